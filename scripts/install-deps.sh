@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpuclk builds and tests with, only those missing.
+# Idempotent; silent when everything is already there. Needs root (or sudo) only when
+# something is missing. CUDA is optional and never installed here (see README).
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libcli11-dev          # command line parsing
+  libfmt-dev            # formatting
+  nlohmann-json3-dev    # JSON output, bench reports
+  libtomlplusplus-dev   # profiles and simulator scenarios
+  libhwloc-dev          # CPU, NUMA and PCIe topology
+  libgtest-dev libgmock-dev  # unit tests
+  libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
+  prometheus            # real server and promtool for exporter tests
+  prometheus-cpp-dev    # exporter
+  gnuplot-nox           # sweep plots
+  clang-format clang-tidy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: missing ${missing[*]}; run as root or install them" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

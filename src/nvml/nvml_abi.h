@@ -1,0 +1,391 @@
+// Our own declarations of the part of the NVML C ABI gpuclk uses.
+//
+// Written from NVIDIA's public NVML API reference (docs.nvidia.com/deploy/nvml-api); no NVIDIA
+// header is copied. Values and layouts must match the driver's libnvidia-ml.so.1 exactly: they
+// are the wire format between gpuclk, the real library and libnvml-sim.so. Only src/nvml/ and
+// sim/abi/ include this file; everything above speaks gpu::Device and unit types.
+#pragma once
+
+#include <cstddef>
+
+extern "C" {
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+typedef enum nvmlReturn_enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_ALREADY_INITIALIZED = 5,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_INSUFFICIENT_POWER = 8,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_IRQ_ISSUE = 11,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_CORRUPTED_INFOROM = 14,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_RESET_REQUIRED = 16,
+  NVML_ERROR_OPERATING_SYSTEM = 17,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_MEMORY = 20,
+  NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_VGPU_ECC_NOT_ENABLED = 22,
+  NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+  NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_DEPRECATED = 26,
+  NVML_ERROR_NOT_READY = 27,
+  NVML_ERROR_GPU_NOT_FOUND = 28,
+  NVML_ERROR_INVALID_STATE = 29,
+  NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
+typedef enum nvmlClockId_enum {
+  NVML_CLOCK_ID_CURRENT = 0,
+  NVML_CLOCK_ID_APP_CLOCK_TARGET = 1,
+  NVML_CLOCK_ID_APP_CLOCK_DEFAULT = 2,
+  NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3
+} nvmlClockId_t;
+
+typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+
+// P0 (max performance) .. P15 (min); 32 = unknown.
+typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+
+typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+
+typedef enum nvmlTemperatureThresholds_enum {
+  NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+  NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+  NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+  NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6
+} nvmlTemperatureThresholds_t;
+
+typedef enum nvmlComputeMode_enum {
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+} nvmlComputeMode_t;
+
+typedef enum nvmlPcieUtilCounter_enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 } nvmlPcieUtilCounter_t;
+
+typedef enum nvmlPerfPolicyType_enum {
+  NVML_PERF_POLICY_POWER = 0,
+  NVML_PERF_POLICY_THERMAL = 1,
+  NVML_PERF_POLICY_SYNC_BOOST = 2,
+  NVML_PERF_POLICY_BOARD_LIMIT = 3,
+  NVML_PERF_POLICY_LOW_UTILIZATION = 4,
+  NVML_PERF_POLICY_RELIABILITY = 5,
+  NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
+  NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11
+} nvmlPerfPolicyType_t;
+
+typedef enum nvmlGpuTopologyLevel_enum {
+  NVML_TOPOLOGY_INTERNAL = 0,
+  NVML_TOPOLOGY_SINGLE = 10,
+  NVML_TOPOLOGY_MULTIPLE = 20,
+  NVML_TOPOLOGY_HOSTBRIDGE = 30,
+  NVML_TOPOLOGY_NODE = 40,
+  NVML_TOPOLOGY_SYSTEM = 50
+} nvmlGpuTopologyLevel_t;
+
+typedef enum nvmlMemoryErrorType_enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 } nvmlMemoryErrorType_t;
+typedef enum nvmlEccCounterType_enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
+
+// nvmlDeviceGetArchitecture values.
+typedef unsigned int nvmlDeviceArchitecture_t;
+enum {
+  NVML_DEVICE_ARCH_KEPLER = 2,
+  NVML_DEVICE_ARCH_MAXWELL = 3,
+  NVML_DEVICE_ARCH_PASCAL = 4,
+  NVML_DEVICE_ARCH_VOLTA = 5,
+  NVML_DEVICE_ARCH_TURING = 6,
+  NVML_DEVICE_ARCH_AMPERE = 7,
+  NVML_DEVICE_ARCH_ADA = 8,
+  NVML_DEVICE_ARCH_HOPPER = 9,
+  NVML_DEVICE_ARCH_BLACKWELL = 10,
+  NVML_DEVICE_ARCH_UNKNOWN = 0xffffffff
+};
+
+// Clock event ("throttle") reason bits, nvmlDeviceGetCurrentClocksEventReasons.
+enum : unsigned long long {
+  nvmlClocksEventReasonGpuIdle = 0x1ULL,
+  nvmlClocksEventReasonApplicationsClocksSetting = 0x2ULL,
+  nvmlClocksEventReasonSwPowerCap = 0x4ULL,
+  nvmlClocksThrottleReasonHwSlowdown = 0x8ULL,
+  nvmlClocksEventReasonSyncBoost = 0x10ULL,
+  nvmlClocksEventReasonSwThermalSlowdown = 0x20ULL,
+  nvmlClocksThrottleReasonHwThermalSlowdown = 0x40ULL,
+  nvmlClocksThrottleReasonHwPowerBrakeSlowdown = 0x80ULL,
+  nvmlClocksEventReasonDisplayClockSetting = 0x100ULL
+};
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_NVLINK_MAX_LINKS 18
+
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;     // combined 16-bit device id and 16-bit vendor id
+  unsigned int pciSubSystemId;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "domain:bus:device.function", hex
+} nvmlPciInfo_t;
+
+typedef struct nvmlUtilization_st {
+  unsigned int gpu;     // percent of time a kernel ran, over the driver's sample period
+  unsigned int memory;  // percent of time device memory was read or written
+} nvmlUtilization_t;
+
+typedef struct nvmlMemory_st {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlViolationTime_st {
+  unsigned long long referenceTime;  // timestamp, µs
+  unsigned long long violationTime;  // accumulated time the policy held clocks down, ns
+} nvmlViolationTime_t;
+
+typedef struct nvmlProcessInfo_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+typedef enum nvmlValueType_enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;     // µs since epoch
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+// GPM (Hopper and later): two samples in time give metrics over the window between them.
+#define NVML_GPM_SUPPORT_VERSION 1
+#define NVML_GPM_METRICS_GET_VERSION 1
+// The library reads numMetrics entries; our array only has to hold as many as we ask for.
+#define GPUCLK_GPM_METRICS_CAPACITY 32
+
+typedef enum nvmlGpmMetricId_enum {
+  NVML_GPM_METRIC_GRAPHICS_UTIL = 1,
+  NVML_GPM_METRIC_SM_UTIL = 2,
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+  NVML_GPM_METRIC_INTEGER_UTIL = 4,
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+  NVML_GPM_METRIC_DFMA_TENSOR_UTIL = 6,
+  NVML_GPM_METRIC_HMMA_TENSOR_UTIL = 7,
+  NVML_GPM_METRIC_IMMA_TENSOR_UTIL = 9,
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+  NVML_GPM_METRIC_FP64_UTIL = 11,
+  NVML_GPM_METRIC_FP32_UTIL = 12,
+  NVML_GPM_METRIC_FP16_UTIL = 13
+} nvmlGpmMetricId_t;
+
+typedef struct nvmlGpmSupport_st {
+  unsigned int version;
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
+typedef struct nvmlGpmMetric_st {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;  // percent for the utilization metrics
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+  unsigned int version;
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[GPUCLK_GPM_METRICS_CAPACITY];
+} nvmlGpmMetricsGet_t;
+
+const char* nvmlErrorString(nvmlReturn_t result);
+
+}  // extern "C"
+
+// Every NVML entry point gpuclk may call: X(name, parameter list, argument names).
+// REQUIRED ones must resolve or the library is rejected; OPTIONAL ones disable a feature only.
+// The loader (src/nvml/api.cpp) and the simulator (sim/abi/) are both written against this list,
+// so a signature mismatch between them is a compile error, not a crash.
+#define GPUCLK_NVML_REQUIRED(X)                                                                    \
+  X(nvmlInit_v2, (void), ())                                                                      \
+  X(nvmlShutdown, (void), ())                                                                     \
+  X(nvmlDeviceGetCount_v2, (unsigned int* count), (count))                                        \
+  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device), (index, device))   \
+  X(nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length), (device, name, length)) \
+  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length), (device, uuid, length)) \
+  X(nvmlDeviceGetClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock),     \
+    (device, type, clock))                                                                        \
+  X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock),  \
+    (device, type, clock))
+
+#define GPUCLK_NVML_OPTIONAL(X)                                                                    \
+  X(nvmlSystemGetDriverVersion, (char* version, unsigned int length), (version, length))          \
+  X(nvmlSystemGetNVMLVersion, (char* version, unsigned int length), (version, length))            \
+  X(nvmlSystemGetCudaDriverVersion_v2, (int* version), (version))                                 \
+  X(nvmlDeviceGetHandleByUUID, (const char* uuid, nvmlDevice_t* device), (uuid, device))          \
+  X(nvmlDeviceGetHandleByPciBusId_v2, (const char* bus_id, nvmlDevice_t* device), (bus_id, device)) \
+  X(nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int* index), (device, index))              \
+  X(nvmlDeviceGetSerial, (nvmlDevice_t device, char* serial, unsigned int length), (device, serial, length)) \
+  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t* pci), (device, pci))            \
+  X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, nvmlDeviceArchitecture_t* arch), (device, arch)) \
+  X(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int* major, int* minor),            \
+    (device, major, minor))                                                                       \
+  X(nvmlDeviceGetNumGpuCores, (nvmlDevice_t device, unsigned int* cores), (device, cores))        \
+  X(nvmlDeviceGetMemoryBusWidth, (nvmlDevice_t device, unsigned int* bits), (device, bits))       \
+  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t* memory), (device, memory))       \
+  X(nvmlDeviceGetApplicationsClock, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), \
+    (device, type, clock))                                                                        \
+  X(nvmlDeviceGetDefaultApplicationsClock,                                                        \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), (device, type, clock))      \
+  X(nvmlDeviceGetMaxCustomerBoostClock, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), \
+    (device, type, clock))                                                                        \
+  X(nvmlDeviceGetSupportedMemoryClocks, (nvmlDevice_t device, unsigned int* count, unsigned int* clocks), \
+    (device, count, clocks))                                                                      \
+  X(nvmlDeviceGetSupportedGraphicsClocks,                                                         \
+    (nvmlDevice_t device, unsigned int memory_clock, unsigned int* count, unsigned int* clocks),  \
+    (device, memory_clock, count, clocks))                                                        \
+  X(nvmlDeviceGetMinMaxClockOfPState,                                                             \
+    (nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int* min,          \
+     unsigned int* max),                                                                          \
+    (device, type, pstate, min, max))                                                             \
+  X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, nvmlPstates_t* pstate), (device, pstate)) \
+  X(nvmlDeviceGetCurrentClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons),   \
+    (device, reasons))                                                                            \
+  X(nvmlDeviceGetSupportedClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons), \
+    (device, reasons))                                                                            \
+  X(nvmlDeviceGetViolationStatus,                                                                 \
+    (nvmlDevice_t device, nvmlPerfPolicyType_t policy, nvmlViolationTime_t* time),                \
+    (device, policy, time))                                                                       \
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* milliwatts), (device, milliwatts)) \
+  X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int* milliwatts),           \
+    (device, milliwatts))                                                                         \
+  X(nvmlDeviceGetPowerManagementLimitConstraints,                                                 \
+    (nvmlDevice_t device, unsigned int* min_milliwatts, unsigned int* max_milliwatts),            \
+    (device, min_milliwatts, max_milliwatts))                                                     \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, (nvmlDevice_t device, unsigned int* milliwatts),    \
+    (device, milliwatts))                                                                         \
+  X(nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* milliwatts),             \
+    (device, milliwatts))                                                                         \
+  X(nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t device, unsigned long long* millijoules),  \
+    (device, millijoules))                                                                        \
+  X(nvmlDeviceGetTemperature, (nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* celsius), \
+    (device, sensor, celsius))                                                                    \
+  X(nvmlDeviceGetTemperatureThreshold,                                                            \
+    (nvmlDevice_t device, nvmlTemperatureThresholds_t threshold, unsigned int* celsius),          \
+    (device, threshold, celsius))                                                                 \
+  X(nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* percent), (device, percent))       \
+  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t* utilization),         \
+    (device, utilization))                                                                        \
+  X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t* mode), (device, mode)) \
+  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t* mode), (device, mode))     \
+  X(nvmlDeviceGetEccMode, (nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending), \
+    (device, current, pending))                                                                   \
+  X(nvmlDeviceGetTotalEccErrors,                                                                  \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,               \
+     unsigned long long* count),                                                                  \
+    (device, type, counter, count))                                                               \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen)) \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen))  \
+  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen)) \
+  X(nvmlDeviceGetCurrPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))  \
+  X(nvmlDeviceGetMaxPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))   \
+  X(nvmlDeviceGetPcieThroughput,                                                                  \
+    (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* kilobytes_per_second),     \
+    (device, counter, kilobytes_per_second))                                                      \
+  X(nvmlDeviceGetTopologyCommonAncestor,                                                          \
+    (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t* level),                  \
+    (device1, device2, level))                                                                    \
+  X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* active), \
+    (device, link, active))                                                                       \
+  X(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci), \
+    (device, link, pci))                                                                          \
+  X(nvmlDeviceGetCpuAffinity, (nvmlDevice_t device, unsigned int cpu_set_size, unsigned long* cpu_set), \
+    (device, cpu_set_size, cpu_set))                                                              \
+  X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int* node), (device, node))           \
+  X(nvmlDeviceGetComputeRunningProcesses_v3,                                                      \
+    (nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos), (device, count, infos))  \
+  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int count, nvmlFieldValue_t* values),         \
+    (device, count, values))                                                                      \
+  X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t* support), (device, support)) \
+  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t* sample), (sample))                                      \
+  X(nvmlGpmSampleFree, (nvmlGpmSample_t sample), (sample))                                        \
+  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t sample), (device, sample))            \
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t* metrics), (metrics))                                 \
+  X(nvmlDeviceSetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t mode), (device, mode))  \
+  X(nvmlDeviceSetApplicationsClocks,                                                              \
+    (nvmlDevice_t device, unsigned int memory_mhz, unsigned int graphics_mhz),                    \
+    (device, memory_mhz, graphics_mhz))                                                           \
+  X(nvmlDeviceResetApplicationsClocks, (nvmlDevice_t device), (device))                           \
+  X(nvmlDeviceSetGpuLockedClocks, (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), \
+    (device, min_mhz, max_mhz))                                                                   \
+  X(nvmlDeviceResetGpuLockedClocks, (nvmlDevice_t device), (device))                              \
+  X(nvmlDeviceSetMemoryLockedClocks, (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), \
+    (device, min_mhz, max_mhz))                                                                   \
+  X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device), (device))                           \
+  X(nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int milliwatts), (device, milliwatts))
+
+// Every entry point above returns nvmlReturn_t; nvmlErrorString (const char*) is declared apart.
+#define GPUCLK_NVML_ALL(X) GPUCLK_NVML_REQUIRED(X) GPUCLK_NVML_OPTIONAL(X)
+
+// Symbolic values nvmlDeviceSetGpuLockedClocks accepts instead of MHz (driver ≥ 525).
+enum : unsigned int {
+  NVML_CLOCK_LIMIT_ID_RANGE_START = 0xffffff00,
+  NVML_CLOCK_LIMIT_ID_TDP = 0xffffff01,
+  NVML_CLOCK_LIMIT_ID_UNLIMITED = 0xffffff02
+};

@@ -1,0 +1,46 @@
+// Time source for everything that waits or timestamps. The simulator runs time faster than the
+// wall clock (GPUCLK_SIM_SPEED); a ScaledClock follows it so sampling intervals stay in GPU time.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+namespace gpuclk {
+
+class Clock {
+ public:
+  using Duration = std::chrono::nanoseconds;
+  using TimePoint = std::chrono::time_point<std::chrono::steady_clock, Duration>;
+
+  virtual ~Clock() = default;
+  // Monotonic "now" in the GPU's time base.
+  virtual TimePoint now() const = 0;
+  virtual void sleep_until(TimePoint deadline) const = 0;
+  void sleep_for(Duration d) const { sleep_until(now() + d); }
+};
+
+// Wall time scaled by `scale` (1 on real hardware): now = start + (steady_now - start) * scale.
+class ScaledClock final : public Clock {
+ public:
+  explicit ScaledClock(double scale = 1.0)
+      : scale_(scale), origin_(std::chrono::steady_clock::now()) {}
+
+  TimePoint now() const override {
+    auto real = std::chrono::steady_clock::now() - origin_;
+    return TimePoint(origin_.time_since_epoch() +
+                     std::chrono::duration_cast<Duration>(real * scale_));
+  }
+  void sleep_until(TimePoint deadline) const override {
+    auto ahead = deadline - now();
+    if (ahead.count() > 0) {
+      std::this_thread::sleep_for(std::chrono::duration_cast<Duration>(ahead / scale_));
+    }
+  }
+  double scale() const { return scale_; }
+
+ private:
+  double scale_;
+  std::chrono::steady_clock::time_point origin_;
+};
+
+}  // namespace gpuclk
