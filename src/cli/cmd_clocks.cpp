@@ -1,0 +1,132 @@
+// `gpuclk clocks`: all of nvidia-smi -q -d CLOCK,PERFORMANCE,SUPPORTED_CLOCKS, per GPU, with a
+// one-line meaning for each clock event reason and the supported clocks written compactly.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "gpu/clock_list.h"
+#include "nvml/nvml_abi.h"
+
+namespace gpuclk::cli {
+namespace {
+
+using gpu::ClockDomain;
+namespace out = output;
+
+struct DomainName {
+  ClockDomain domain;
+  const char* key;
+  const char* label;
+};
+constexpr DomainName kDomains[] = {{ClockDomain::graphics, "graphics", "Graphics"},
+                                   {ClockDomain::sm, "sm", "SM"},
+                                   {ClockDomain::memory, "memory", "Memory"},
+                                   {ClockDomain::video, "video", "Video"}};
+
+void clock_section(out::Node& parent, const char* key, const char* label,
+                   const std::function<gpu::Reading<units::Megahertz>(ClockDomain)>& read,
+                   std::initializer_list<ClockDomain> domains) {
+  auto& s = parent.section(key, label);
+  for (const auto& d : kDomains) {
+    if (std::find(domains.begin(), domains.end(), d.domain) == domains.end()) continue;
+    s.add(d.key, d.label, out::mhz(read(d.domain)));
+  }
+}
+
+out::Node clocks_of(const gpu::Device& d) {
+  const auto& id = d.identity();
+  out::Node n;
+  n.key = "gpu";
+  n.label = fmt::format("GPU {}: {} ({})", d.index(), d.name(), id.pci ? id.pci->bus_id : d.uuid());
+  n.add("index", "Index", out::integer(d.index()));
+  n.add("uuid", "UUID", out::text(d.uuid()));
+  auto pstate = d.pstate();
+  n.add("performance_state", "Performance State", pstate ? out::text("P" + std::to_string(*pstate)) : out::na());
+
+  const auto all = {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory, ClockDomain::video};
+  clock_section(n, "clocks", "Clocks", [&](ClockDomain c) { return d.clock(c); }, all);
+  clock_section(n, "applications_clocks", "Applications Clocks", [&](ClockDomain c) { return d.app_clock(c); },
+                {ClockDomain::graphics, ClockDomain::memory});
+  clock_section(n, "default_applications_clocks", "Default Applications Clocks",
+                [&](ClockDomain c) { return id.default_app_clock[int(c)]; }, {ClockDomain::graphics, ClockDomain::memory});
+  clock_section(n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return id.max(c); }, all);
+  clock_section(n, "max_customer_boost_clocks", "Max Customer Boost Clocks",
+                [&](ClockDomain c) { return id.max_boost_clock[int(c)]; }, {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory});
+
+  if (pstate) {
+    auto& range = n.section("pstate_clock_range", fmt::format("P{} Clock Range", *pstate));
+    for (auto domain : {ClockDomain::sm, ClockDomain::memory}) {
+      auto r = d.pstate_clock_range(domain, *pstate);
+      const char* key = domain == ClockDomain::sm ? "sm" : "memory";
+      auto& s = range.section(key, domain == ClockDomain::sm ? "SM" : "Memory");
+      s.add("min", "Min", r ? out::integer((long long)r->min.value(), "MHz") : out::na());
+      s.add("max", "Max", r ? out::integer((long long)r->max.value(), "MHz") : out::na());
+    }
+  }
+
+  auto active = d.clock_reasons();
+  const auto& supported = id.supported_clock_reasons;
+  auto& reasons = n.section("clock_event_reasons", "Clock Event Reasons");
+  reasons.add("active_mask", "Active (bitmask)", active ? out::text(fmt::format("0x{:016X}", active->bits())) : out::na());
+  for (const auto& r : gpu::clock_reasons()) {
+    auto& item = reasons.section(std::string(r.key), std::string(r.key));
+    std::string state = !active ? "N/A"
+                        : (supported && !supported->has(r.bit)) ? "Not Supported"
+                        : active->has(r.bit) ? "Active" : "Not Active";
+    item.add("state", "State", out::text(state));
+    item.add("meaning", "Meaning", out::text(std::string(r.meaning)));
+  }
+
+  // Time the clocks were held down per policy, since the driver loaded (nvidia-smi: "Clocks
+  // Event Reasons Counters").
+  struct Counter { int policy; const char* key; const char* label; };
+  const Counter counters[] = {{NVML_PERF_POLICY_POWER, "sw_power_cap", "SW Power Capping"},
+                              {NVML_PERF_POLICY_THERMAL, "thermal", "Thermal Slowdown"},
+                              {NVML_PERF_POLICY_SYNC_BOOST, "sync_boost", "Sync Boost"},
+                              {NVML_PERF_POLICY_BOARD_LIMIT, "board_limit", "Board Limit"},
+                              {NVML_PERF_POLICY_LOW_UTILIZATION, "low_utilization", "Low Utilization"},
+                              {NVML_PERF_POLICY_RELIABILITY, "reliability", "Board Reliability"}};
+  auto& times = n.section("clock_event_reason_counters", "Clock Event Reason Counters");
+  for (const auto& c : counters) {
+    auto t = d.violation_time(c.policy);
+    times.add(c.key, c.label, t ? out::integer(t->count() / 1000, "us") : out::na());
+  }
+
+  auto& sup = n.section("supported_clocks", "Supported Clocks", true);
+  if (id.supported_clocks) {
+    for (const auto& entry : *id.supported_clocks) {
+      auto& m = sup.section("memory", fmt::format("Memory {:.0f} MHz", entry.memory.value()));
+      m.add("memory", "Memory", out::integer((long long)entry.memory.value(), "MHz"));
+      m.add("graphics", "Graphics", out::text(gpu::describe_clocks(entry.graphics)));
+      auto s = gpu::summarize_clocks(entry.graphics);
+      m.add("graphics_min", "Graphics Min", out::integer((long long)s.min.value(), "MHz"));
+      m.add("graphics_max", "Graphics Max", out::integer((long long)s.max.value(), "MHz"));
+      m.add("graphics_step", "Graphics Step", s.step.value() > 0 ? out::integer((long long)s.step.value(), "MHz") : out::na());
+      m.add("graphics_count", "Graphics Values", out::integer((long long)s.count));
+    }
+  } else {
+    sup.value = out::na();
+  }
+  return n;
+}
+
+int run_clocks(Context& ctx) {
+  out::Node root;
+  auto& gpus = root.section("gpus", "GPUs", true);
+  for (const auto* d : ctx.selected()) gpus.children.push_back(clocks_of(*d));
+  // Tables and CSV read better without the list wrapper; JSON keeps it.
+  if (ctx.format().kind == out::Format::Kind::json) ctx.printer()->print_tree(root);
+  else ctx.printer()->print_tree(gpus);
+  return 0;
+}
+
+}  // namespace
+
+void add_clocks_command(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("clocks", "Clocks in detail: current, application, max, boost, P-state "
+                                           "range, clock event reasons and counters, supported clocks");
+  sub->callback([&ctx] { ctx.run = [&ctx] { return run_clocks(ctx); }; });
+}
+
+}  // namespace gpuclk::cli

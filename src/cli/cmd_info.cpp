@@ -1,0 +1,151 @@
+// `gpuclk info`: the inventory — CPU, driver, and each GPU's architecture, limits, peaks, link.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "gpu/arch.h"
+#include "host/cpu.h"
+#include "nvml/api.h"
+
+namespace gpuclk::cli {
+namespace {
+
+using gpu::ClockDomain;
+namespace out = output;
+
+out::Value tflops(double flops) { return out::number(flops / 1e12, "TFLOP/s", 1); }
+
+void host_section(out::Node& root, Context& ctx, const host::CpuInfo& cpu) {
+  auto& h = root.section("host", "Host");
+  auto& c = h.section("cpu", "CPU");
+  c.add("vendor", "Vendor", cpu.vendor.empty() ? out::na() : out::text(cpu.vendor));
+  c.add("model", "Model", cpu.model.empty() ? out::na() : out::text(cpu.model));
+  c.add("microarchitecture", "Microarchitecture", out::text(cpu.microarchitecture));
+  c.add("sockets", "Sockets", out::integer(cpu.sockets));
+  c.add("cores", "Cores", out::integer(cpu.cores));
+  c.add("threads", "Threads", out::integer(cpu.threads));
+  auto& numa = c.section("numa_nodes", "NUMA Nodes", true);
+  for (const auto& n : cpu.numa_nodes) {
+    auto& node = numa.section("node", fmt::format("Node {}", n.os_index));
+    node.add("index", "Index", out::integer(n.os_index));
+    node.add("cpus", "CPUs", out::text(host::cpu_list(n.cpus)));
+  }
+  auto& set = ctx.devices();
+  h.add("driver_version", "Driver Version", out::from(set.driver_version()));
+  h.add("nvml_version", "NVML Version", out::from(set.nvml_version()));
+  auto cuda = set.cuda_driver_version();
+  h.add("cuda_driver_version", "CUDA Driver Version",
+        cuda ? out::text(fmt::format("{}.{}", *cuda / 1000, (*cuda % 1000) / 10)) : out::na());
+  h.add("nvml_library", "NVML Library", out::text(ctx.nvml().path()));
+  h.add("simulated", "Simulated", out::flag(ctx.simulated()));
+  h.add("gpu_count", "Attached GPUs", out::integer((long long)set.size()));
+}
+
+out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
+  const auto& id = d.identity();
+  out::Node n;
+  n.key = "gpu";
+  n.label = fmt::format("GPU {}: {}", d.index(), d.name());
+  n.add("index", "Index", out::integer(d.index()));
+  n.add("name", "Name", out::text(d.name()));
+  n.add("uuid", "UUID", out::text(d.uuid()));
+  n.add("serial", "Serial", out::from(id.serial));
+  n.add("pci_bus_id", "PCI Bus Id", id.pci ? out::text(id.pci->bus_id) : out::na());
+  n.add("pci_device_id", "PCI Device Id", id.pci ? out::text(fmt::format("0x{:08X}", id.pci->device_id)) : out::na());
+  n.add("architecture", "Architecture", id.arch ? out::text(std::string(id.arch->family)) : out::na());
+  n.add("compute_capability", "Compute Capability",
+        id.compute_capability ? out::text(fmt::format("{}.{}", id.compute_capability->major, id.compute_capability->minor)) : out::na());
+  n.add("sm_count", "SMs", out::from(id.sm_count));
+  n.add("cuda_cores", "CUDA Cores", out::from(id.cuda_cores));
+
+  auto& mem = n.section("memory", "Memory");
+  mem.add("total", "Total", out::mebibytes(id.memory_total));
+  mem.add("bus_width", "Bus Width", out::from(id.memory_bus_width, "bit"));
+  mem.add("max_clock", "Max Clock", out::mhz(id.max(ClockDomain::memory)));
+  if (id.memory_bus_width && id.max(ClockDomain::memory)) {
+    auto bw = gpu::peak_memory_bandwidth(*id.max(ClockDomain::memory), *id.memory_bus_width);
+    mem.add("peak_bandwidth", "Peak Bandwidth", out::number(bw.value() / 1e9, "GB/s", 0));
+  } else {
+    mem.add("peak_bandwidth", "Peak Bandwidth", out::na());
+  }
+
+  auto& clocks = n.section("clocks", "Clocks");
+  clocks.add("max_sm", "Max SM", out::mhz(id.max(ClockDomain::sm)));
+  clocks.add("max_boost_sm", "Max Boost SM", out::mhz(id.max_boost_clock[int(ClockDomain::sm)]));
+  clocks.add("default_applications_graphics", "Default Applications Graphics", out::mhz(id.default_app_clock[int(ClockDomain::graphics)]));
+  clocks.add("default_applications_memory", "Default Applications Memory", out::mhz(id.default_app_clock[int(ClockDomain::memory)]));
+  auto current_sm = d.clock(ClockDomain::sm);
+  clocks.add("current_sm", "Current SM", out::mhz(current_sm));
+
+  // Dense peaks per data type, at the max SM clock and at the clock it runs now.
+  auto& peaks = n.section("peak", "Peak (dense)");
+  for (auto t : gpu::kAllDataTypes) {
+    auto& p = peaks.section(std::string(gpu::to_string(t)), std::string(gpu::to_string(t)));
+    bool known = id.arch && id.sm_count && id.arch->flop_per_clock(t) > 0;
+    p.add("flop_per_clock_per_sm", "FLOP/clock/SM", known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
+    p.add("at_max_clock", "At Max Clock",
+          known && id.max(ClockDomain::sm) ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *id.max(ClockDomain::sm)).value()) : out::na());
+    p.add("at_current_clock", "At Current Clock",
+          known && current_sm ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value()) : out::na());
+  }
+
+  auto& power = n.section("power", "Power");
+  power.add("default_limit", "Default Limit", out::watts(id.default_power_limit));
+  power.add("limit", "Current Limit", out::watts(d.power_limit()));
+  power.add("min_limit", "Min Limit", id.power_constraints ? out::number(id.power_constraints->min.value(), "W", 2) : out::na());
+  power.add("max_limit", "Max Limit", id.power_constraints ? out::number(id.power_constraints->max.value(), "W", 2) : out::na());
+
+  auto& temp = n.section("temperature_limits", "Temperature Limits");
+  temp.add("slowdown", "Slowdown", out::celsius(id.thresholds.slowdown));
+  temp.add("shutdown", "Shutdown", out::celsius(id.thresholds.shutdown));
+  temp.add("gpu_max", "GPU Max Operating", out::celsius(id.thresholds.gpu_max));
+  temp.add("memory_max", "Memory Max Operating", out::celsius(id.thresholds.memory_max));
+
+  auto& pcie = n.section("pcie", "PCIe");
+  auto link = d.pcie_link();
+  pcie.add("generation_current", "Generation Current", link ? out::integer(link->generation) : out::na());
+  pcie.add("generation_max", "Generation Max", id.pcie_max ? out::integer(id.pcie_max->generation) : out::na());
+  pcie.add("generation_gpu_max", "Generation GPU Max", out::from(id.pcie_gpu_max_generation));
+  pcie.add("width_current", "Width Current", link ? out::integer(link->width, "x") : out::na());
+  pcie.add("width_max", "Width Max", id.pcie_max ? out::integer(id.pcie_max->width, "x") : out::na());
+
+  auto& aff = n.section("affinity", "Affinity");
+  aff.add("cpus", "CPUs", id.cpu_affinity ? out::text(host::cpu_list(*id.cpu_affinity)) : out::na());
+  if (id.cpu_affinity) {
+    auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
+    aff.add("numa_nodes", "NUMA Nodes", nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
+  } else {
+    aff.add("numa_nodes", "NUMA Nodes", out::na());
+  }
+  aff.add("gpu_numa_id", "GPU NUMA Id", out::from(id.numa_node));
+  return n;
+}
+
+int run_info(Context& ctx) {
+  auto cpu = host::read_cpu_info();
+  out::Node root;
+  host_section(root, ctx, cpu);
+  auto& gpus = root.section("gpus", "GPUs", true);
+  for (const auto* d : ctx.selected()) gpus.children.push_back(gpu_info(*d, cpu));
+  if (ctx.format().kind == out::Format::Kind::json) {
+    ctx.printer()->print_tree(root);
+  } else {
+    // Human and CSV: the host, then each GPU as its own top-level block.
+    out::Node flat;
+    flat.children.push_back(root.children.front());
+    for (auto& g : gpus.children) flat.children.push_back(g);
+    ctx.printer()->print_tree(flat);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("info", "Inventory: CPU, driver, and per GPU the architecture, SMs, "
+                                         "memory, max clocks, peak FLOP/s per data type, PCIe link, affinity");
+  sub->callback([&ctx] { ctx.run = [&ctx] { return run_info(ctx); }; });
+}
+
+}  // namespace gpuclk::cli

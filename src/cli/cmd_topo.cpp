@@ -1,0 +1,61 @@
+// `gpuclk topo`: the GPU–GPU connection matrix and each GPU's CPU/NUMA affinity, with the
+// legend nvidia-smi topo -m prints.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "gpu/topology.h"
+#include "host/cpu.h"
+
+namespace gpuclk::cli {
+namespace {
+
+namespace out = output;
+
+int run_topo(Context& ctx) {
+  auto devices = ctx.selected();
+  auto matrix = gpu::connection_matrix(devices);
+  auto cpu = host::read_cpu_info();
+
+  out::Table t;
+  t.columns.push_back({"gpu", "", true});
+  for (const auto* d : devices) t.columns.push_back({"GPU" + std::to_string(d->index()), ""});
+  t.columns.push_back({"cpu_affinity", "CPU Affinity", true});
+  t.columns.push_back({"numa_affinity", "NUMA Affinity", true});
+  t.columns.push_back({"gpu_numa_id", "GPU NUMA ID", true});
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto& id = devices[i]->identity();
+    std::vector<out::Value> row{out::text("GPU" + std::to_string(devices[i]->index()))};
+    for (std::size_t j = 0; j < devices.size(); ++j) row.push_back(out::text(gpu::abbreviation(matrix[i][j])));
+    if (id.cpu_affinity) {
+      row.push_back(out::text(host::cpu_list(*id.cpu_affinity)));
+      auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
+      row.push_back(nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
+    } else {
+      row.push_back(out::na());
+      row.push_back(out::na());
+    }
+    row.push_back(out::from(id.numa_node));
+    t.rows.push_back(std::move(row));
+  }
+  ctx.printer()->print_table(t);
+  if (ctx.format().kind == out::Format::Kind::table) {
+    std::cout << "\nLegend:\n\n";
+    for (const auto& [abbr, meaning] : gpu::topology_legend()) {
+      std::cout << "  " << abbr << std::string(5 - std::min<std::size_t>(abbr.size(), 4), ' ') << "= " << meaning << '\n';
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_topo_command(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("topo", "GPU-GPU connections (NVLink, PCIe path) and CPU/NUMA affinity "
+                                         "(as nvidia-smi topo -m)");
+  sub->callback([&ctx] { ctx.run = [&ctx] { return run_topo(ctx); }; });
+}
+
+}  // namespace gpuclk::cli

@@ -1,0 +1,22 @@
+// Every subcommand's registration function; main.cpp calls them in this order.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace gpuclk::cli {
+
+class Context;
+
+void add_status_command(CLI::App& app, Context& ctx);
+void add_info_command(CLI::App& app, Context& ctx);
+void add_topo_command(CLI::App& app, Context& ctx);
+void add_clocks_command(CLI::App& app, Context& ctx);
+void add_query_command(CLI::App& app, Context& ctx);
+void add_occupancy_command(CLI::App& app, Context& ctx);
+
+// Runs the default view (`gpuclk` with no subcommand = `gpuclk status`).
+int run_status(Context& ctx);
+
+}  // namespace gpuclk::cli

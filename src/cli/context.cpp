@@ -1,0 +1,111 @@
+#include "cli/context.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "gpu/selection.h"
+#include "nvml/api.h"
+
+namespace gpuclk::cli {
+namespace {
+
+bool env_true(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
+// Resolves --sim's scenario to what libnvml-sim.so reads from GPUCLK_SIM_SCENARIO: a file path
+// stays a path; a name is looked up in the scenarios folder beside the library.
+std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
+  if (sim.empty() || sim == "default") return "default";
+  if (std::filesystem::exists(sim)) return std::filesystem::absolute(sim).string();
+  auto named = std::filesystem::path(exe_dir) / "scenarios" / (sim + ".toml");
+  if (std::filesystem::exists(named)) return sim;
+  std::string names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(exe_dir) / "scenarios", ec)) {
+    if (e.path().extension() == ".toml") names += (names.empty() ? "" : ", ") + e.path().stem().string();
+  }
+  throw bad_argument(fmt::format("unknown simulator scenario '{}'", sim),
+                     names.empty() ? "give a path to a scenario .toml file"
+                                   : "valid: " + names + ", or a path to a .toml file");
+}
+
+}  // namespace
+
+Context::Context() = default;
+Context::~Context() = default;
+
+std::string Context::executable_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+nvml::Api& Context::nvml() {
+  if (api_) return *api_;
+  const std::string sim_lib = (std::filesystem::path(executable_dir()) / "libnvml-sim.so").string();
+  if (!options.sim.empty()) {
+    ::setenv("GPUCLK_SIM_SCENARIO", scenario_for(options.sim, executable_dir()).c_str(), 1);
+    api_ = nvml::Api::open(options.nvml_lib.empty() ? sim_lib : options.nvml_lib);
+    return *api_;
+  }
+  try {
+    api_ = nvml::Api::open(options.nvml_lib);
+  } catch (const Error& e) {
+    // `make run` on a machine without a driver shows the simulated node instead (one line).
+    const bool no_driver =
+        e.code() == ExitCode::nvml_not_found || e.code() == ExitCode::driver_not_loaded;
+    if (!no_driver || !options.nvml_lib.empty() || !env_true("GPUCLK_FALLBACK_SIM")) throw;
+    std::cerr << "gpuclk: no NVIDIA GPU here (" << e.what()
+              << "); showing the simulated 4x H100 node (gpuclk --sim)\n";
+    options.sim = "default";
+    ::setenv("GPUCLK_SIM_SCENARIO", "default", 1);
+    api_ = nvml::Api::open(sim_lib);
+  }
+  return *api_;
+}
+
+gpu::DeviceSet& Context::devices() {
+  if (!devices_) devices_ = std::make_unique<gpu::DeviceSet>(nvml());
+  return *devices_;
+}
+
+std::vector<gpu::Device*> Context::selected() {
+  auto& set = devices();
+  std::vector<gpu::DeviceKey> keys;
+  for (const auto& d : set) {
+    keys.push_back({d->index(), d->uuid(), d->identity().pci ? d->identity().pci->bus_id : ""});
+  }
+  std::vector<gpu::Device*> out;
+  for (auto pos : gpu::select_devices(options.devices, keys)) out.push_back(&set[pos]);
+  return out;
+}
+
+output::Format Context::format() const { return output::parse_format(options.format); }
+
+std::unique_ptr<output::Printer> Context::printer(std::ostream& out) const {
+  return output::make_printer(format(), out);
+}
+std::unique_ptr<output::Printer> Context::printer() const { return printer(std::cout); }
+
+const Clock& Context::clock() {
+  if (!clock_) clock_ = std::make_unique<ScaledClock>(nvml().time_scale());
+  return *clock_;
+}
+
+bool Context::read_only() const { return options.read_only || env_true("GPUCLK_READ_ONLY"); }
+
+bool Context::simulated() { return nvml().simulated(); }
+
+std::string Context::state_dir() const {
+  if (!options.state_dir.empty()) return options.state_dir;
+  if (const char* env = std::getenv("GPUCLK_STATE_DIR"); env && *env) return env;
+  return "/var/lib/gpuclk";
+}
+
+}  // namespace gpuclk::cli

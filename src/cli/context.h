@@ -1,0 +1,66 @@
+// What every subcommand gets: the global options, and lazily opened NVML, devices, printer.
+//
+// A command file defines `void add_NAME_command(CLI::App& app, Context& ctx)`: it adds its
+// subcommand and options, and a callback that stores the work in ctx.run. main() parses, then
+// calls ctx.run() and turns a thrown gpuclk::Error into its message and exit code.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "output/format.h"
+#include "output/printer.h"
+#include "util/clock.h"
+
+namespace gpuclk::nvml {
+class Api;
+}
+
+namespace gpuclk::cli {
+
+struct GlobalOptions {
+  std::string devices;      // -i: indexes, UUIDs, PCI bus ids; empty = all
+  std::string format = "table";
+  std::string nvml_lib;     // --nvml-lib
+  std::string sim;          // --sim[=SCENARIO]; empty when not simulating
+  bool read_only = false;   // --read-only (GPUCLK_READ_ONLY=1 also sets it)
+  std::string state_dir;    // --state-dir (GPUCLK_STATE_DIR, else /var/lib/gpuclk)
+};
+
+class Context {
+ public:
+  Context();
+  ~Context();
+
+  GlobalOptions options;
+  std::function<int()> run;  // set by the chosen subcommand
+
+  // NVML, loaded on first use (the simulator with --sim). Throws Error (exit 12/9) with a hint.
+  nvml::Api& nvml();
+  // Every GPU; opened on first use.
+  gpu::DeviceSet& devices();
+  // The GPUs -i selects (all by default). Throws Error (exit 2/6) for a bad -i.
+  std::vector<gpu::Device*> selected();
+  // Output format from --format; throws Error (exit 2) when malformed.
+  output::Format format() const;
+  std::unique_ptr<output::Printer> printer(std::ostream& out) const;
+  std::unique_ptr<output::Printer> printer() const;  // to stdout
+  // Time in the GPU's time base (simulated time under --sim).
+  const Clock& clock();
+  bool read_only() const;
+  bool simulated();
+  std::string state_dir() const;
+  // Where the gpuclk executable lives (the simulator library and scenarios sit beside it).
+  static std::string executable_dir();
+
+ private:
+  std::unique_ptr<nvml::Api> api_;
+  std::unique_ptr<gpu::DeviceSet> devices_;
+  std::unique_ptr<ScaledClock> clock_;
+};
+
+}  // namespace gpuclk::cli

@@ -1,0 +1,430 @@
+#include "gpu/device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "nvml/api.h"
+
+namespace gpuclk::gpu {
+namespace {
+
+using nvml::Api;
+
+// One NVML read outside the capability cache (used for Identity).
+template <class T, class Call>
+Reading<T> probe(Call&& call) {
+  T value{};
+  nvmlReturn_t rc = call(value);
+  if (rc == NVML_SUCCESS) return value;
+  if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+    return Reading<T>::not_supported();
+  }
+  return Reading<T>::error(rc);
+}
+
+nvmlClockType_t to_nvml(ClockDomain d) { return static_cast<nvmlClockType_t>(d); }
+
+Reading<Megahertz> mhz(Reading<unsigned> r) {
+  return r.map([](unsigned v) { return Megahertz(v); });
+}
+
+// NVML writes the bus id as "00000000:00:06.0"; keep it as nvidia-smi prints it.
+PciInfo to_pci(const nvmlPciInfo_t& raw) {
+  PciInfo pci;
+  pci.bus_id = raw.busId;
+  pci.domain = raw.domain;
+  pci.bus = raw.bus;
+  pci.device = raw.device;
+  pci.device_id = raw.pciDeviceId;
+  pci.subsystem_id = raw.pciSubSystemId;
+  return pci;
+}
+
+std::vector<unsigned> cpu_ids(const unsigned long* words, unsigned count) {
+  std::vector<unsigned> ids;
+  constexpr unsigned bits = sizeof(unsigned long) * 8;
+  for (unsigned w = 0; w < count; ++w) {
+    for (unsigned b = 0; b < bits; ++b) {
+      if (words[w] & (1UL << b)) ids.push_back(w * bits + b);
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index)
+    : api_(api), handle_(handle) {
+  identity_.index = index;
+  probe_identity();
+}
+
+void Device::probe_identity() {
+  auto& id = identity_;
+  const auto h = handle_;
+  char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+  NVML_CHECK(api_, nvmlDeviceGetName, h, buf, sizeof buf);
+  id.name = buf;
+  char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+  NVML_CHECK(api_, nvmlDeviceGetUUID, h, uuid, sizeof uuid);
+  id.uuid = uuid;
+
+  id.serial = probe<std::string>([&](std::string& s) {
+    char serial[64] = {};
+    auto rc = Api::call(api_.nvmlDeviceGetSerial, h, serial, unsigned(sizeof serial));
+    s = serial;
+    return rc;
+  });
+  id.pci = probe<PciInfo>([&](PciInfo& p) {
+    nvmlPciInfo_t raw{};
+    auto rc = Api::call(api_.nvmlDeviceGetPciInfo_v3, h, &raw);
+    p = to_pci(raw);
+    return rc;
+  });
+  id.architecture = probe<unsigned>(
+      [&](unsigned& a) { return Api::call(api_.nvmlDeviceGetArchitecture, h, &a); });
+  id.compute_capability = probe<ComputeCapability>([&](ComputeCapability& cc) {
+    return Api::call(api_.nvmlDeviceGetCudaComputeCapability, h, &cc.major, &cc.minor);
+  });
+  if (id.compute_capability) id.arch = find_arch(*id.compute_capability);
+  id.cuda_cores = probe<unsigned>(
+      [&](unsigned& c) { return Api::call(api_.nvmlDeviceGetNumGpuCores, h, &c); });
+  if (id.cuda_cores && id.arch) id.sm_count = *id.cuda_cores / id.arch->fp32_cores_per_sm;
+  id.memory_bus_width = probe<unsigned>(
+      [&](unsigned& w) { return Api::call(api_.nvmlDeviceGetMemoryBusWidth, h, &w); });
+  id.memory_total = probe<Bytes>([&](Bytes& b) {
+    nvmlMemory_t m{};
+    auto rc = Api::call(api_.nvmlDeviceGetMemoryInfo, h, &m);
+    b = Bytes(double(m.total));
+    return rc;
+  });
+
+  for (int d = 0; d < 4; ++d) {
+    auto type = static_cast<nvmlClockType_t>(d);
+    id.max_clock[d] = mhz(probe<unsigned>(
+        [&](unsigned& v) { return Api::call(api_.nvmlDeviceGetMaxClockInfo, h, type, &v); }));
+    id.max_boost_clock[d] = mhz(probe<unsigned>([&](unsigned& v) {
+      return Api::call(api_.nvmlDeviceGetMaxCustomerBoostClock, h, type, &v);
+    }));
+    id.default_app_clock[d] = mhz(probe<unsigned>([&](unsigned& v) {
+      return Api::call(api_.nvmlDeviceGetDefaultApplicationsClock, h, type, &v);
+    }));
+  }
+
+  id.supported_clocks = probe<std::vector<SupportedClocks>>([&](std::vector<SupportedClocks>& out) {
+    unsigned memory[64];
+    unsigned count = 64;
+    auto rc = Api::call(api_.nvmlDeviceGetSupportedMemoryClocks, h, &count, memory);
+    if (rc != NVML_SUCCESS) return rc;
+    for (unsigned i = 0; i < count; ++i) {
+      unsigned graphics[512];
+      unsigned n = 512;
+      rc = Api::call(api_.nvmlDeviceGetSupportedGraphicsClocks, h, memory[i], &n, graphics);
+      if (rc != NVML_SUCCESS) return rc;
+      SupportedClocks entry{Megahertz(memory[i]), {}};
+      for (unsigned j = 0; j < n; ++j) entry.graphics.emplace_back(graphics[j]);
+      out.push_back(std::move(entry));
+    }
+    return NVML_SUCCESS;
+  });
+
+  id.power_constraints = probe<PowerConstraints>([&](PowerConstraints& c) {
+    unsigned lo = 0, hi = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetPowerManagementLimitConstraints, h, &lo, &hi);
+    c = {units::from_milliwatts(lo), units::from_milliwatts(hi)};
+    return rc;
+  });
+  id.default_power_limit = probe<unsigned>([&](unsigned& v) {
+                             return Api::call(api_.nvmlDeviceGetPowerManagementDefaultLimit, h, &v);
+                           }).map([](unsigned v) { return units::from_milliwatts(v); });
+
+  auto threshold = [&](nvmlTemperatureThresholds_t which) {
+    return probe<unsigned>([&](unsigned& v) {
+             return Api::call(api_.nvmlDeviceGetTemperatureThreshold, h, which, &v);
+           }).map([](unsigned v) { return Celsius(v); });
+  };
+  id.thresholds.shutdown = threshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+  id.thresholds.slowdown = threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+  id.thresholds.memory_max = threshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+  id.thresholds.gpu_max = threshold(NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+
+  id.pcie_max = probe<PcieLink>([&](PcieLink& l) {
+    auto rc = Api::call(api_.nvmlDeviceGetMaxPcieLinkGeneration, h, &l.generation);
+    if (rc != NVML_SUCCESS) return rc;
+    return Api::call(api_.nvmlDeviceGetMaxPcieLinkWidth, h, &l.width);
+  });
+  id.pcie_gpu_max_generation = probe<unsigned>(
+      [&](unsigned& g) { return Api::call(api_.nvmlDeviceGetGpuMaxPcieLinkGeneration, h, &g); });
+  id.supported_clock_reasons = probe<ClockReasons>([&](ClockReasons& r) {
+    unsigned long long bits = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetSupportedClocksEventReasons, h, &bits);
+    r = ClockReasons(bits);
+    return rc;
+  });
+  id.numa_node = probe<int>([&](int& n) {
+    unsigned node = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetNumaNodeId, h, &node);
+    n = int(node);
+    return rc;
+  });
+  id.cpu_affinity = probe<std::vector<unsigned>>([&](std::vector<unsigned>& ids) {
+    constexpr unsigned words = 16;  // 1024 CPUs
+    unsigned long set[words] = {};
+    auto rc = Api::call(api_.nvmlDeviceGetCpuAffinity, h, words, set);
+    ids = cpu_ids(set, words);
+    return rc;
+  });
+}
+
+template <class T, class Call>
+Reading<T> Device::read(Field field, Call&& call) const {
+  auto& unsupported = unsupported_[field];
+  if (unsupported.load(std::memory_order_relaxed)) return Reading<T>::not_supported();
+  T value{};
+  nvmlReturn_t rc = call(value);
+  if (rc == NVML_SUCCESS) return value;
+  if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+    unsupported.store(true, std::memory_order_relaxed);
+    return Reading<T>::not_supported();
+  }
+  return Reading<T>::error(rc);
+}
+
+Reading<Megahertz> Device::clock(ClockDomain d) const {
+  return read<Megahertz>(Field(kClock + int(d)), [&](Megahertz& v) {
+    unsigned mhz = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetClockInfo, handle_, to_nvml(d), &mhz);
+    v = Megahertz(mhz);
+    return rc;
+  });
+}
+
+Reading<Megahertz> Device::app_clock(ClockDomain d) const {
+  return read<Megahertz>(Field(kAppClock + int(d)), [&](Megahertz& v) {
+    unsigned mhz = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetApplicationsClock, handle_, to_nvml(d), &mhz);
+    v = Megahertz(mhz);
+    return rc;
+  });
+}
+
+Reading<int> Device::pstate() const {
+  return read<int>(kPstate, [&](int& v) {
+    nvmlPstates_t p = NVML_PSTATE_UNKNOWN;
+    auto rc = Api::call(api_.nvmlDeviceGetPerformanceState, handle_, &p);
+    if (rc == NVML_SUCCESS && p == NVML_PSTATE_UNKNOWN) rc = NVML_ERROR_NOT_SUPPORTED;
+    v = int(p);
+    return rc;
+  });
+}
+
+Reading<ClockRange> Device::pstate_clock_range(ClockDomain d, int pstate) const {
+  return read<ClockRange>(kPstateRange, [&](ClockRange& r) {
+    unsigned lo = 0, hi = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetMinMaxClockOfPState, handle_, to_nvml(d),
+                        static_cast<nvmlPstates_t>(pstate), &lo, &hi);
+    r = {Megahertz(lo), Megahertz(hi)};
+    return rc;
+  });
+}
+
+Reading<ClockReasons> Device::clock_reasons() const {
+  return read<ClockReasons>(kReasons, [&](ClockReasons& r) {
+    unsigned long long bits = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetCurrentClocksEventReasons, handle_, &bits);
+    r = ClockReasons(bits);
+    return rc;
+  });
+}
+
+Reading<std::chrono::nanoseconds> Device::violation_time(int policy) const {
+  // Not cached: support differs per policy (POWER and THERMAL on most boards, others rarely).
+  return probe<std::chrono::nanoseconds>([&](std::chrono::nanoseconds& t) {
+    nvmlViolationTime_t v{};
+    auto rc = Api::call(api_.nvmlDeviceGetViolationStatus, handle_,
+                        static_cast<nvmlPerfPolicyType_t>(policy), &v);
+    t = std::chrono::nanoseconds(v.violationTime);
+    return rc;
+  });
+}
+
+Reading<Watts> Device::power_draw() const {
+  return read<Watts>(kPowerDraw, [&](Watts& w) {
+    unsigned mw = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetPowerUsage, handle_, &mw);
+    w = units::from_milliwatts(mw);
+    return rc;
+  });
+}
+
+Reading<Watts> Device::power_limit() const {
+  return read<Watts>(kPowerLimit, [&](Watts& w) {
+    unsigned mw = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetPowerManagementLimit, handle_, &mw);
+    w = units::from_milliwatts(mw);
+    return rc;
+  });
+}
+
+Reading<Watts> Device::enforced_power_limit() const {
+  return read<Watts>(kEnforcedLimit, [&](Watts& w) {
+    unsigned mw = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetEnforcedPowerLimit, handle_, &mw);
+    w = units::from_milliwatts(mw);
+    return rc;
+  });
+}
+
+Reading<Joules> Device::energy() const {
+  return read<Joules>(kEnergy, [&](Joules& j) {
+    unsigned long long mj = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetTotalEnergyConsumption, handle_, &mj);
+    j = units::from_millijoules(mj);
+    return rc;
+  });
+}
+
+Reading<Celsius> Device::temperature() const {
+  return read<Celsius>(kTemperature, [&](Celsius& c) {
+    unsigned t = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetTemperature, handle_, NVML_TEMPERATURE_GPU, &t);
+    c = Celsius(t);
+    return rc;
+  });
+}
+
+Reading<Ratio> Device::fan_speed() const {
+  return read<Ratio>(kFan, [&](Ratio& r) {
+    unsigned pct = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetFanSpeed, handle_, &pct);
+    r = units::from_percent(pct);
+    return rc;
+  });
+}
+
+Reading<Utilization> Device::utilization() const {
+  return read<Utilization>(kUtilization, [&](Utilization& u) {
+    nvmlUtilization_t raw{};
+    auto rc = Api::call(api_.nvmlDeviceGetUtilizationRates, handle_, &raw);
+    u = {units::from_percent(raw.gpu), units::from_percent(raw.memory)};
+    return rc;
+  });
+}
+
+Reading<MemoryUsage> Device::memory() const {
+  return read<MemoryUsage>(kMemory, [&](MemoryUsage& m) {
+    nvmlMemory_t raw{};
+    auto rc = Api::call(api_.nvmlDeviceGetMemoryInfo, handle_, &raw);
+    m = {Bytes(double(raw.total)), Bytes(double(raw.used)), Bytes(double(raw.free))};
+    return rc;
+  });
+}
+
+Reading<bool> Device::persistence_mode() const {
+  return read<bool>(kPersistence, [&](bool& on) {
+    nvmlEnableState_t s = NVML_FEATURE_DISABLED;
+    auto rc = Api::call(api_.nvmlDeviceGetPersistenceMode, handle_, &s);
+    on = s == NVML_FEATURE_ENABLED;
+    return rc;
+  });
+}
+
+Reading<int> Device::compute_mode() const {
+  return read<int>(kComputeMode, [&](int& m) {
+    nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
+    auto rc = Api::call(api_.nvmlDeviceGetComputeMode, handle_, &mode);
+    m = int(mode);
+    return rc;
+  });
+}
+
+Reading<bool> Device::ecc_enabled() const {
+  return read<bool>(kEcc, [&](bool& on) {
+    nvmlEnableState_t current = NVML_FEATURE_DISABLED, pending = NVML_FEATURE_DISABLED;
+    auto rc = Api::call(api_.nvmlDeviceGetEccMode, handle_, &current, &pending);
+    on = current == NVML_FEATURE_ENABLED;
+    return rc;
+  });
+}
+
+Reading<std::uint64_t> Device::ecc_errors(bool uncorrected) const {
+  return read<std::uint64_t>(kEccErrors, [&](std::uint64_t& n) {
+    unsigned long long count = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetTotalEccErrors, handle_,
+                        uncorrected ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+                                    : NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                        NVML_VOLATILE_ECC, &count);
+    n = count;
+    return rc;
+  });
+}
+
+Reading<PcieLink> Device::pcie_link() const {
+  return read<PcieLink>(kPcieLink, [&](PcieLink& l) {
+    auto rc = Api::call(api_.nvmlDeviceGetCurrPcieLinkGeneration, handle_, &l.generation);
+    if (rc != NVML_SUCCESS) return rc;
+    return Api::call(api_.nvmlDeviceGetCurrPcieLinkWidth, handle_, &l.width);
+  });
+}
+
+Reading<PcieThroughput> Device::pcie_throughput() const {
+  return read<PcieThroughput>(kPcieThroughput, [&](PcieThroughput& t) {
+    unsigned tx = 0, rx = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetPcieThroughput, handle_, NVML_PCIE_UTIL_TX_BYTES, &tx);
+    if (rc != NVML_SUCCESS) return rc;
+    rc = Api::call(api_.nvmlDeviceGetPcieThroughput, handle_, NVML_PCIE_UTIL_RX_BYTES, &rx);
+    t = {units::BytesPerSecond(tx * 1024.0), units::BytesPerSecond(rx * 1024.0)};
+    return rc;
+  });
+}
+
+Reading<std::vector<ProcessInfo>> Device::processes() const {
+  return read<std::vector<ProcessInfo>>(kProcesses, [&](std::vector<ProcessInfo>& out) {
+    nvmlProcessInfo_t infos[256];
+    unsigned count = 256;
+    auto rc = Api::call(api_.nvmlDeviceGetComputeRunningProcesses_v3, handle_, &count, infos);
+    if (rc != NVML_SUCCESS) return rc;
+    for (unsigned i = 0; i < count; ++i) {
+      ProcessInfo p;
+      p.pid = infos[i].pid;
+      // NVML reports "not available" (e.g. under WDDM or without permission) as all ones.
+      if (infos[i].usedGpuMemory != ~0ULL) p.used_memory = Bytes(double(infos[i].usedGpuMemory));
+      else p.used_memory = Reading<Bytes>::not_supported();
+      out.push_back(p);
+    }
+    return rc;
+  });
+}
+
+DeviceSet::DeviceSet(const nvml::Api& api) : api_(api) {
+  unsigned count = 0;
+  NVML_CHECK(api, nvmlDeviceGetCount_v2, &count);
+  for (unsigned i = 0; i < count; ++i) {
+    nvmlDevice_t handle = nullptr;
+    NVML_CHECK(api, nvmlDeviceGetHandleByIndex_v2, i, &handle);
+    devices_.push_back(std::make_unique<Device>(api, handle, i));
+  }
+  driver_version_ = probe<std::string>([&](std::string& s) {
+    char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+    auto rc = Api::call(api.nvmlSystemGetDriverVersion, buf, unsigned(sizeof buf));
+    s = buf;
+    return rc;
+  });
+  nvml_version_ = probe<std::string>([&](std::string& s) {
+    char buf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
+    auto rc = Api::call(api.nvmlSystemGetNVMLVersion, buf, unsigned(sizeof buf));
+    s = buf;
+    return rc;
+  });
+  cuda_driver_version_ = probe<int>(
+      [&](int& v) { return Api::call(api.nvmlSystemGetCudaDriverVersion_v2, &v); });
+}
+
+std::vector<Device*> DeviceSet::all() const {
+  std::vector<Device*> out;
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
+}
+
+}  // namespace gpuclk::gpu

@@ -1,0 +1,196 @@
+// Device: one GPU, read through NVML into unit types. DeviceSet: every GPU NVML sees.
+//
+// Static facts (name, UUID, limits, supported clocks, …) are read once into Identity when the
+// device is opened. Dynamic getters return Reading<T>; a getter that answered NOT_SUPPORTED once
+// is not called again (capabilities are probed once, DESIGN.md decision 3). Getters are
+// thread-safe: NVML is, and the capability cache uses atomics.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/arch.h"
+#include "gpu/clock_reasons.h"
+#include "gpu/reading.h"
+#include "gpu/units.h"
+
+struct nvmlDevice_st;
+
+namespace gpuclk::nvml {
+class Api;
+}
+
+namespace gpuclk::gpu {
+
+using units::Bytes;
+using units::Celsius;
+using units::Joules;
+using units::Megahertz;
+using units::Ratio;
+using units::Watts;
+
+enum class ClockDomain { graphics = 0, sm = 1, memory = 2, video = 3 };
+
+struct PciInfo {
+  std::string bus_id;  // "00000000:00:06.0", as nvidia-smi prints it
+  unsigned domain = 0, bus = 0, device = 0;
+  std::uint32_t device_id = 0;     // PCI device id << 16 | vendor id
+  std::uint32_t subsystem_id = 0;
+};
+
+struct PcieLink {
+  unsigned generation = 0;
+  unsigned width = 0;  // lanes
+};
+
+struct Utilization {
+  Ratio gpu;     // fraction of time a kernel ran
+  Ratio memory;  // fraction of time device memory was read or written
+};
+
+struct MemoryUsage {
+  Bytes total, used, free;
+};
+
+struct PowerConstraints {
+  Watts min, max;
+};
+
+struct ClockRange {
+  Megahertz min, max;
+};
+
+// The graphics clocks the driver accepts with one memory clock (NVML order: highest first).
+struct SupportedClocks {
+  Megahertz memory;
+  std::vector<Megahertz> graphics;
+};
+
+struct TemperatureThresholds {
+  Reading<Celsius> shutdown, slowdown, memory_max, gpu_max;
+};
+
+struct ProcessInfo {
+  unsigned pid = 0;
+  Reading<Bytes> used_memory;
+};
+
+struct PcieThroughput {
+  units::BytesPerSecond tx, rx;
+};
+
+// Read once when the device is opened.
+struct Identity {
+  unsigned index = 0;
+  std::string name;
+  std::string uuid;
+  Reading<std::string> serial;
+  Reading<PciInfo> pci;
+  Reading<unsigned> architecture;  // NVML_DEVICE_ARCH_* code
+  Reading<ComputeCapability> compute_capability;
+  const ArchSpec* arch = nullptr;  // nullptr when unknown
+  Reading<unsigned> cuda_cores;
+  Reading<unsigned> sm_count;      // cuda_cores / cores per SM of the arch
+  Reading<Bytes> memory_total;
+  Reading<unsigned> memory_bus_width;  // bits
+  std::array<Reading<Megahertz>, 4> max_clock;           // by ClockDomain
+  std::array<Reading<Megahertz>, 4> max_boost_clock;     // max customer boost
+  std::array<Reading<Megahertz>, 4> default_app_clock;
+  Reading<std::vector<SupportedClocks>> supported_clocks;
+  Reading<PowerConstraints> power_constraints;
+  Reading<Watts> default_power_limit;
+  TemperatureThresholds thresholds;
+  Reading<PcieLink> pcie_max;         // what the link can reach (GPU and slot together)
+  Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
+  Reading<ClockReasons> supported_clock_reasons;
+  Reading<int> numa_node;
+  Reading<std::vector<unsigned>> cpu_affinity;  // logical CPU ids close to the GPU
+
+  const Reading<Megahertz>& max(ClockDomain d) const { return max_clock[int(d)]; }
+};
+
+class Device {
+ public:
+  Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index);
+
+  const Identity& identity() const { return identity_; }
+  unsigned index() const { return identity_.index; }
+  const std::string& name() const { return identity_.name; }
+  const std::string& uuid() const { return identity_.uuid; }
+  nvmlDevice_st* handle() const { return handle_; }
+  const nvml::Api& api() const { return api_; }
+
+  // Current clocks and settings (MHz).
+  Reading<Megahertz> clock(ClockDomain d) const;
+  Reading<Megahertz> app_clock(ClockDomain d) const;
+  Reading<int> pstate() const;  // 0 (max performance) .. 15
+  Reading<ClockRange> pstate_clock_range(ClockDomain d, int pstate) const;
+  Reading<ClockReasons> clock_reasons() const;
+  // Time the given perf policy (NVML_PERF_POLICY_*) held clocks down since boot.
+  Reading<std::chrono::nanoseconds> violation_time(int policy) const;
+
+  Reading<Watts> power_draw() const;    // the driver's power reading (1 s average on Hopper)
+  Reading<Watts> power_limit() const;   // the limit currently set
+  Reading<Watts> enforced_power_limit() const;  // the limit in force (min of all limits)
+  Reading<Joules> energy() const;       // total since driver load; slow (ms per read on H100)
+  Reading<Celsius> temperature() const;
+  Reading<Ratio> fan_speed() const;
+  Reading<Utilization> utilization() const;
+  Reading<MemoryUsage> memory() const;
+
+  Reading<bool> persistence_mode() const;
+  Reading<int> compute_mode() const;  // NVML_COMPUTEMODE_*
+  Reading<bool> ecc_enabled() const;
+  Reading<std::uint64_t> ecc_errors(bool uncorrected) const;  // volatile counters
+  Reading<PcieLink> pcie_link() const;  // current generation and width
+  Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
+  Reading<std::vector<ProcessInfo>> processes() const;
+
+ private:
+  // Per-getter "not supported" memory; see the class comment.
+  enum Field : int {
+    kClock, kAppClock = kClock + 4, kPstate = kAppClock + 4, kReasons, kViolation, kPowerDraw,
+    kPowerLimit, kEnforcedLimit, kEnergy, kTemperature, kFan, kUtilization, kMemory, kPersistence,
+    kComputeMode, kEcc, kEccErrors, kPcieLink, kPcieThroughput, kProcesses, kPstateRange,
+    kFieldCount
+  };
+  template <class T, class Call>
+  Reading<T> read(Field field, Call&& call) const;
+  void probe_identity();
+
+  const nvml::Api& api_;
+  nvmlDevice_st* handle_;
+  Identity identity_;
+  mutable std::array<std::atomic<bool>, kFieldCount> unsupported_{};
+};
+
+// All GPUs NVML enumerates, plus driver-wide facts.
+class DeviceSet {
+ public:
+  explicit DeviceSet(const nvml::Api& api);
+
+  std::size_t size() const { return devices_.size(); }
+  Device& operator[](std::size_t i) { return *devices_[i]; }
+  const Device& operator[](std::size_t i) const { return *devices_[i]; }
+  auto begin() const { return devices_.begin(); }
+  auto end() const { return devices_.end(); }
+  std::vector<Device*> all() const;
+
+  Reading<std::string> driver_version() const { return driver_version_; }
+  Reading<std::string> nvml_version() const { return nvml_version_; }
+  Reading<int> cuda_driver_version() const { return cuda_driver_version_; }  // 13000 = 13.0
+  const nvml::Api& api() const { return api_; }
+
+ private:
+  const nvml::Api& api_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  Reading<std::string> driver_version_, nvml_version_;
+  Reading<int> cuda_driver_version_;
+};
+
+}  // namespace gpuclk::gpu

@@ -1,0 +1,132 @@
+#include "gpu/selection.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "util/error.h"
+
+namespace gpuclk::gpu {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_hex(std::string_view s, unsigned long& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+bool iequals_prefix(std::string_view prefix, std::string_view full) {
+  if (prefix.size() > full.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(prefix[i])) !=
+        std::tolower(static_cast<unsigned char>(full[i])))
+      return false;
+  }
+  return true;
+}
+
+std::string available(const std::vector<DeviceKey>& keys) {
+  if (keys.empty()) return "no GPUs are visible";
+  std::string out = "GPUs here:";
+  for (const auto& k : keys) out += fmt::format(" {} ({}, {})", k.index, k.uuid, k.bus_id);
+  return out;
+}
+
+}  // namespace
+
+std::string normalize_bus_id(std::string_view text) {
+  // [domain:]bus:device.function
+  auto dot = text.rfind('.');
+  if (dot == std::string_view::npos) return {};
+  auto head = text.substr(0, dot);
+  auto last_colon = head.rfind(':');
+  if (last_colon == std::string_view::npos) return {};
+  auto first_colon = head.find(':');
+  unsigned long domain = 0, bus = 0, device = 0, function = 0;
+  if (first_colon != last_colon) {
+    if (!parse_hex(head.substr(0, first_colon), domain)) return {};
+    if (!parse_hex(head.substr(first_colon + 1, last_colon - first_colon - 1), bus)) return {};
+  } else if (!parse_hex(head.substr(0, last_colon), bus)) {
+    return {};
+  }
+  if (!parse_hex(head.substr(last_colon + 1), device)) return {};
+  if (!parse_hex(text.substr(dot + 1), function)) return {};
+  if (bus > 0xff || device > 0x1f || function > 7) return {};
+  return fmt::format("{:08X}:{:02X}:{:02X}.{:X}", domain, bus, device, function);
+}
+
+std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys) {
+  std::vector<std::size_t> chosen;
+  auto add = [&](std::size_t pos) {
+    if (std::find(chosen.begin(), chosen.end(), pos) == chosen.end()) chosen.push_back(pos);
+  };
+  if (trim(spec).empty()) {
+    for (std::size_t i = 0; i < keys.size(); ++i) chosen.push_back(i);
+    return chosen;
+  }
+
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    auto comma = spec.find(',', start);
+    auto item = trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
+    start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) {
+      throw bad_argument(fmt::format("empty item in device list '{}'", spec),
+                         "use indexes, UUIDs or PCI bus ids separated by commas, e.g. -i 0,2");
+    }
+
+    // An index: all digits.
+    if (std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      unsigned long index = 0;
+      std::from_chars(item.data(), item.data() + item.size(), index);
+      auto it = std::find_if(keys.begin(), keys.end(), [&](const DeviceKey& k) { return k.index == index; });
+      if (it == keys.end()) {
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", item), available(keys));
+      }
+      add(std::size_t(it - keys.begin()));
+      continue;
+    }
+
+    // A UUID (or unique prefix of at least "GPU-" plus 4 characters).
+    if (iequals_prefix("GPU-", item) || iequals_prefix("MIG-", item)) {
+      std::vector<std::size_t> matches;
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (iequals_prefix(item, keys[i].uuid)) matches.push_back(i);
+      }
+      if (matches.empty()) {
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with UUID '{}'", item), available(keys));
+      }
+      if (matches.size() > 1) {
+        throw bad_argument(fmt::format("UUID prefix '{}' matches {} GPUs", item, matches.size()),
+                           "give more characters of the UUID");
+      }
+      add(matches.front());
+      continue;
+    }
+
+    // A PCI bus id.
+    if (auto bus = normalize_bus_id(item); !bus.empty()) {
+      auto it = std::find_if(keys.begin(), keys.end(),
+                             [&](const DeviceKey& k) { return normalize_bus_id(k.bus_id) == bus; });
+      if (it == keys.end()) {
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU at PCI bus id '{}'", item), available(keys));
+      }
+      add(std::size_t(it - keys.begin()));
+      continue;
+    }
+
+    throw bad_argument(fmt::format("'{}' is not a GPU index, UUID or PCI bus id", item),
+                       "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
+  }
+  return chosen;
+}
+
+}  // namespace gpuclk::gpu

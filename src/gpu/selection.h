@@ -1,0 +1,26 @@
+// Device selection as nvidia-smi's -i: comma-separated indexes, UUIDs (or a unique prefix of
+// one, "GPU-cba7…") and PCI bus ids in any of the usual spellings ("00000000:00:06.0",
+// "0000:00:06.0", "00:06.0").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuclk::gpu {
+
+struct DeviceKey {
+  unsigned index;
+  std::string uuid;
+  std::string bus_id;  // empty when unknown
+};
+
+// Positions in `keys` that `spec` selects, in the order given, without duplicates. An empty
+// spec selects all. Throws Error: exit 2 for a malformed item, exit 6 for one that matches no
+// GPU (the message lists what is there).
+std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys);
+
+// Normalizes a PCI bus id to "DDDDDDDD:BB:DD.F" (upper-case hex); empty if not a bus id.
+std::string normalize_bus_id(std::string_view text);
+
+}  // namespace gpuclk::gpu

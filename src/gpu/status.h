@@ -1,0 +1,41 @@
+// One look at a GPU (what `gpuclk` shows per row), and the node-wide checks over all of them:
+// the settings that should match across GPUs and the states worth acting on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+
+namespace gpuclk::gpu {
+
+struct StatusSnapshot {
+  unsigned index = 0;
+  std::string name;
+  std::string uuid;
+  Reading<int> pstate;
+  Reading<Megahertz> sm_clock, sm_max, memory_clock, memory_max;
+  Reading<Megahertz> app_sm_clock, app_memory_clock, default_app_sm_clock, default_app_memory_clock;
+  Reading<Watts> power_draw, power_limit, default_power_limit;
+  Reading<Celsius> temperature, slowdown_temperature;
+  Reading<Utilization> utilization;
+  Reading<ClockReasons> clock_reasons;
+  Reading<bool> persistence_mode;
+  Reading<PcieLink> pcie_link, pcie_max;
+};
+
+// Reads the snapshot (about 20 NVML calls, all fast ones).
+StatusSnapshot take_status(const Device& device);
+
+struct Finding {
+  enum class Severity { info, warning } severity = Severity::warning;
+  std::vector<unsigned> gpus;  // GPU indexes concerned
+  std::string message;         // what is wrong and why it matters
+  std::string action;          // what to do, a command where one exists
+};
+
+// Checks across the GPUs: settings that differ (application clocks, power limits), persistence
+// mode off, PCIe links below their maximum, thermal slowdown, temperatures near slowdown.
+std::vector<Finding> check_status(const std::vector<StatusSnapshot>& gpus);
+
+}  // namespace gpuclk::gpu

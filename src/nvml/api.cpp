@@ -1,0 +1,98 @@
+#include "nvml/api.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <fmt/format.h>
+
+namespace gpuclk::nvml {
+namespace {
+
+std::string loaded_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) {
+    return map->l_name;
+  }
+  return fallback;
+}
+
+// The CUDA toolkit ships a stub libnvidia-ml.so for linking only; every call in it fails.
+// Catching it here turns a confusing "Unknown Error" later into a clear message now.
+bool is_toolkit_stub(const std::string& path) {
+  return path.find("/stubs/") != std::string::npos;
+}
+
+}  // namespace
+
+std::unique_ptr<Api> Api::open(const std::string& requested) {
+  std::string path = requested;
+  if (path.empty()) {
+    if (const char* env = std::getenv("GPUCLK_NVML_LIB"); env && *env) path = env;
+  }
+  const bool explicit_path = !path.empty();
+  if (!explicit_path) path = "libnvidia-ml.so.1";
+
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    if (explicit_path) {
+      throw Error(ExitCode::nvml_not_found,
+                  fmt::format("cannot load NVML library '{}': {}", path, why ? why : "unknown"),
+                  "check the path given with --nvml-lib or GPUCLK_NVML_LIB");
+    }
+    throw Error(ExitCode::nvml_not_found, "no NVIDIA driver found (libnvidia-ml.so.1 not loadable)",
+                "`gpuclk --sim` runs on a simulated node");
+  }
+
+  std::unique_ptr<Api> api(new Api());
+  api->handle_ = handle;
+  api->path_ = loaded_path(handle, path);
+  if (is_toolkit_stub(api->path_)) {
+    throw Error(ExitCode::nvml_not_found,
+                fmt::format("'{}' is the CUDA toolkit's link-time stub, not the driver's NVML",
+                            api->path_),
+                "install the NVIDIA driver, or point --nvml-lib at the driver's libnvidia-ml.so.1");
+  }
+
+  std::vector<std::string> missing_required;
+#define GPUCLK_NVML_RESOLVE_REQUIRED(name, params, args)                              \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));          \
+  if (!api->name) missing_required.emplace_back(#name);
+#define GPUCLK_NVML_RESOLVE_OPTIONAL(name, params, args)                              \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));          \
+  if (!api->name) api->missing_.emplace_back(#name);
+  GPUCLK_NVML_REQUIRED(GPUCLK_NVML_RESOLVE_REQUIRED)
+  GPUCLK_NVML_OPTIONAL(GPUCLK_NVML_RESOLVE_OPTIONAL)
+#undef GPUCLK_NVML_RESOLVE_REQUIRED
+#undef GPUCLK_NVML_RESOLVE_OPTIONAL
+  api->nvmlErrorString =
+      reinterpret_cast<decltype(api->nvmlErrorString)>(dlsym(handle, "nvmlErrorString"));
+  api->time_scale_fn_ =
+      reinterpret_cast<double (*)()>(dlsym(handle, "gpuclk_sim_time_scale"));
+
+  if (!missing_required.empty()) {
+    throw Error(ExitCode::nvml_not_found,
+                fmt::format("'{}' lacks {} NVML entry points gpuclk needs (first: {})", api->path_,
+                            missing_required.size(), missing_required.front()),
+                "the driver is too old: gpuclk needs driver R450 or newer");
+  }
+
+  nvmlReturn_t rc = api->nvmlInit_v2();
+  if (rc != NVML_SUCCESS) throw NvmlError(rc, "nvmlInit_v2", api->path_);
+  api->initialized_ = true;
+  return api;
+}
+
+Api::~Api() {
+  if (initialized_ && nvmlShutdown) nvmlShutdown();
+  // The real driver library is never unloaded by its users (nvidia-smi, DCGM): it may keep
+  // threads. Leaving it mapped until exit is the safe choice; the handle is reference-counted.
+  if (handle_ && simulated()) dlclose(handle_);
+}
+
+double Api::time_scale() const { return time_scale_fn_ ? time_scale_fn_() : 1.0; }
+
+void* Api::symbol(const char* name) const { return dlsym(handle_, name); }
+
+}  // namespace gpuclk::nvml

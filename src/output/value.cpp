@@ -1,0 +1,40 @@
+#include "output/value.h"
+
+#include <fmt/format.h>
+
+namespace gpuclk::output {
+
+Value mhz(const gpu::Reading<units::Megahertz>& r) {
+  return r ? integer(static_cast<long long>(r->value() + 0.5), "MHz") : na();
+}
+Value watts(const gpu::Reading<units::Watts>& r, int precision) {
+  return r ? number(r->value(), "W", precision) : na();
+}
+Value celsius(const gpu::Reading<units::Celsius>& r) {
+  return r ? integer(static_cast<long long>(r->value() + 0.5), "C") : na();
+}
+Value percent(const gpu::Reading<units::Ratio>& r) {
+  return r ? integer(static_cast<long long>(r->value() * 100.0 + 0.5), "%") : na();
+}
+Value mebibytes(const gpu::Reading<units::Bytes>& r) {
+  return r ? integer(static_cast<long long>(r->value() / (1024.0 * 1024.0)), "MiB") : na();
+}
+
+std::string to_text(const Value& v, bool with_unit) {
+  std::string body = std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return "N/A";
+        else if constexpr (std::is_same_v<T, bool>) return x ? "yes" : "no";
+        else if constexpr (std::is_same_v<T, long long>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{:.{}f}", x, v.precision);
+        else return x;
+      },
+      v.content);
+  if (with_unit && !v.missing() && !v.unit.empty()) {
+    return body + " " + v.unit;
+  }
+  return body;
+}
+
+}  // namespace gpuclk::output
