@@ -1,0 +1,112 @@
+// The memory workload. Bytes are counted as DRAM traffic the program asks for (read + written),
+// the convention of STREAM and of PyTorch bandwidth scripts; a 1 GiB copy therefore moves 2 GiB.
+#include <algorithm>
+
+#include "bench/detail/cuda_resources.h"
+#include "bench/detail/kernel.h"
+#include "bench/mem_kernels.h"
+
+namespace gpuclk::bench::detail {
+
+namespace {
+
+constexpr float kTriadScalar = 1.75f;
+
+class MemKernel final : public Kernel {
+ public:
+  MemKernel(const MemSpec& spec, const DeviceInfo& device, const RunOptions& options,
+            cudaStream_t stream)
+      : spec_(spec) {
+    const std::size_t bytes = spec.bytes;
+    if (spec.kind == MemKind::triad) {
+      a_ = DeviceBuffer(bytes);
+      b_ = DeviceBuffer(bytes);
+      c_ = DeviceBuffer(bytes);
+      fill_random_floats(b_.as<float>(), bytes / 4, options.seed, stream);
+      fill_random_floats(c_.as<float>(), bytes / 4, options.seed + 1, stream);
+      GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
+      blocks_ = std::max(1, triad_blocks_per_sm()) * std::max(1, device.sm_count);
+    } else {
+      // a_ = destination, b_ = source.
+      a_ = DeviceBuffer(bytes);
+      b_ = DeviceBuffer(bytes);
+      fill_random_words(b_.as<std::uint32_t>(), bytes / 4, options.seed, stream);
+      GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
+      if (spec.kind == MemKind::copy_kernel) {
+        blocks_ = std::max(1, copy_blocks_per_sm()) * std::max(1, device.sm_count);
+      }
+    }
+    GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  void launch(cudaStream_t stream) override {
+    switch (spec_.kind) {
+      case MemKind::copy:
+        GPUCLK_CUDA_CHECK(cudaMemcpyAsync(a_.get(), b_.get(), spec_.bytes,
+                                          cudaMemcpyDeviceToDevice, stream));
+        break;
+      case MemKind::copy_kernel:
+        launch_copy(a_.get(), b_.get(), spec_.bytes, blocks_, stream);
+        break;
+      case MemKind::triad:
+        launch_triad(a_.as<float>(), b_.as<float>(), c_.as<float>(), kTriadScalar,
+                     spec_.bytes / 4, blocks_, stream);
+        break;
+    }
+  }
+
+  double work_per_launch() const override {
+    return double(spec_.bytes) * (spec_.kind == MemKind::triad ? 3.0 : 2.0);
+  }
+  RateUnit unit() const override { return RateUnit::byte_per_second; }
+
+  Verification verify(cudaStream_t stream) override {
+    DeviceBuffer counter(sizeof(unsigned long long));
+    GPUCLK_CUDA_CHECK(cudaMemsetAsync(counter.get(), 0, counter.bytes(), stream));
+    const std::size_t words = spec_.bytes / 4;
+    if (spec_.kind == MemKind::triad) {
+      count_triad_mismatches(a_.as<float>(), b_.as<float>(), c_.as<float>(), kTriadScalar, words,
+                             counter.as<unsigned long long>(), stream);
+    } else {
+      count_copy_mismatches(a_.as<std::uint32_t>(), b_.as<std::uint32_t>(), words,
+                            counter.as<unsigned long long>(), stream);
+    }
+    unsigned long long mismatches = 0;
+    GPUCLK_CUDA_CHECK(cudaMemcpyAsync(&mismatches, counter.get(), sizeof mismatches,
+                                      cudaMemcpyDeviceToHost, stream));
+    GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return verify_exact(words, mismatches,
+                        spec_.kind == MemKind::triad
+                            ? "every element equals fma(s, c, b) bit for bit"
+                            : "every 32-bit word of the destination equals the source");
+  }
+
+  std::vector<std::pair<std::string, std::string>> details() const override {
+    std::vector<std::pair<std::string, std::string>> d = {
+        {"bytes_per_array", std::to_string(spec_.bytes)},
+        {"arrays", spec_.kind == MemKind::triad ? "3" : "2"},
+    };
+    if (spec_.kind == MemKind::copy) {
+      d.emplace_back("method", "cudaMemcpyAsync device to device");
+    } else {
+      d.emplace_back("method", spec_.kind == MemKind::triad ? "triad kernel, float4"
+                                                            : "copy kernel, 16-byte vectors");
+      d.emplace_back("grid", std::to_string(blocks_) + " x " + std::to_string(kMemThreads));
+    }
+    return d;
+  }
+
+ private:
+  MemSpec spec_;
+  DeviceBuffer a_, b_, c_;
+  int blocks_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_mem(const MemSpec& spec, const DeviceInfo& device,
+                                 const RunOptions& options, cudaStream_t stream) {
+  return std::make_unique<MemKernel>(spec, device, options, stream);
+}
+
+}  // namespace gpuclk::bench::detail
