@@ -1,0 +1,149 @@
+#include "occupancy/resource_usage.h"
+
+#include <charconv>
+#include <cxxabi.h>
+#include <cstdlib>
+#include <memory>
+
+namespace gpuclk::occupancy {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    lines.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+std::int64_t to_number(std::string_view text) {
+  std::int64_t value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+// "REG:24 STACK:32 SHARED:0 LOCAL:0 CONSTANT[0]:372 CONSTANT[2]:8 TEXTURE:0 …"
+void read_cuobjdump_fields(std::string_view line, KernelResources& kernel) {
+  while (!(line = trim(line)).empty()) {
+    const auto end = line.find(' ');
+    const std::string_view field = line.substr(0, end);
+    line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
+    const auto colon = field.rfind(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = field.substr(0, colon);
+    const std::int64_t value = to_number(field.substr(colon + 1));
+    if (key == "REG") kernel.registers = int(value);
+    else if (key == "SHARED") kernel.static_shared_bytes = value;
+    else if (key == "STACK") kernel.stack_bytes = value;
+    else if (key == "LOCAL") kernel.local_bytes = value;
+    else if (key == "CONSTANT[0]") kernel.constant0_bytes = value;
+    else if (key.starts_with("CONSTANT[")) kernel.other_constant_bytes += value;
+  }
+}
+
+// The number right before `unit` in "…, 1200 bytes stack frame, …"; 0 when absent.
+std::int64_t number_before(std::string_view line, std::string_view unit) {
+  const auto at = line.find(unit);
+  if (at == std::string_view::npos) return 0;
+  std::string_view before = trim(line.substr(0, at));
+  const auto start = before.find_last_not_of("0123456789");
+  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1));
+}
+
+std::string_view quoted(std::string_view line, std::size_t from) {
+  const auto open = line.find('\'', from);
+  if (open == std::string_view::npos) return {};
+  const auto close = line.find('\'', open + 1);
+  if (close == std::string_view::npos) return {};
+  return line.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+std::vector<KernelResources> parse_cuobjdump_resource_usage(std::string_view text) {
+  std::vector<KernelResources> kernels;
+  std::string arch;
+  KernelResources* pending = nullptr;  // "Function X:" seen, its fields on the next line
+  for (std::string_view raw : lines_of(text)) {
+    const std::string_view line = trim(raw);
+    if (line.starts_with("Fatbin ")) {
+      arch.clear();
+      pending = nullptr;
+    } else if (line.starts_with("arch =")) {
+      arch = std::string(trim(line.substr(6)));
+    } else if (line.starts_with("Function ") && line.ends_with(":")) {
+      KernelResources kernel;
+      kernel.name = std::string(trim(line.substr(9, line.size() - 10)));
+      kernel.arch = arch;
+      kernels.push_back(std::move(kernel));
+      pending = &kernels.back();
+    } else if (pending != nullptr && line.starts_with("REG:")) {
+      read_cuobjdump_fields(line, *pending);
+      pending = nullptr;
+    }
+  }
+  return kernels;
+}
+
+std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
+  std::vector<KernelResources> kernels;
+  KernelResources* current = nullptr;  // the entry function whose lines follow
+  bool in_properties = false;          // after "Function properties for <current>"
+  for (std::string_view raw : lines_of(text)) {
+    const std::string_view line = trim(raw);
+    if (const auto at = line.find("Compiling entry function"); at != std::string_view::npos) {
+      KernelResources kernel;
+      kernel.name = std::string(quoted(line, at));
+      const auto for_at = line.find(" for ", at);
+      if (for_at != std::string_view::npos) kernel.arch = std::string(quoted(line, for_at));
+      kernels.push_back(std::move(kernel));
+      current = &kernels.back();
+      in_properties = false;
+    } else if (const auto props = line.find("Function properties for ");
+               props != std::string_view::npos) {
+      // Device functions have properties too; only the current kernel's count.
+      const std::string_view name = trim(line.substr(props + 24));
+      in_properties = current != nullptr && name == current->name;
+    } else if (in_properties && line.find("bytes stack frame") != std::string_view::npos) {
+      current->stack_bytes = number_before(line, "bytes stack frame");
+      current->spill_store_bytes = number_before(line, "bytes spill stores");
+      current->spill_load_bytes = number_before(line, "bytes spill loads");
+      in_properties = false;
+    } else if (current != nullptr && line.find("Used ") != std::string_view::npos &&
+               line.find(" registers") != std::string_view::npos) {
+      current->registers = int(number_before(line, " registers"));
+      if (line.find(" barriers") != std::string_view::npos) {
+        current->barriers = int(number_before(line, " barriers"));
+      }
+      current->static_shared_bytes = number_before(line, " bytes smem");
+      current->local_bytes = number_before(line, " bytes lmem");
+      current->constant0_bytes = number_before(line, " bytes cmem[0]");
+      for (int bank = 1; bank < 32; ++bank) {
+        current->other_constant_bytes +=
+            number_before(line, " bytes cmem[" + std::to_string(bank) + "]");
+      }
+      current = nullptr;
+    }
+  }
+  return kernels;
+}
+
+std::string demangle(const std::string& name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> plain(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && plain ? std::string(plain.get()) : name;
+}
+
+}  // namespace gpuclk::occupancy
