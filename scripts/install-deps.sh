@@ -17,6 +17,7 @@ packages=(
   prometheus-cpp-dev    # exporter
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
+  jq                    # JSON assertions in tests/cli
 )
 
 missing=()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Everything we check on the GPU machine, in one call (DEVICE.md). Read-only, always.
+#   scripts/device-check.sh [SECTION...]      sections: foundation latency (default: all known)
+# Build first, here: cmake --preset device && cmake --build build/device -j2
+# Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
+export GPUCLK_READ_ONLY=1
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${GPUCLK_BIN:-build/device/gpuclk}
+OUT=${OUT:-/tmp/gpuclk-device-check}
+mkdir -p "$OUT"
+SECTIONS=${*:-foundation latency}
+status=0
+
+section_foundation() {
+  echo "## foundation: gpuclk vs nvidia-smi on the same fields"
+  nvidia-smi -q > "$OUT/smi_q.txt" 2>&1
+  nvidia-smi topo -m > "$OUT/smi_topo.txt" 2>&1
+  for cmd in "" info clocks topo; do
+    "$BIN" $cmd > "$OUT/gpuclk_${cmd:-status}.txt" 2>&1 || { echo "gpuclk $cmd failed"; status=1; }
+  done
+  "$BIN" info --format json > "$OUT/gpuclk_info.json" 2>&1
+  # Fields with the same name and meaning in both tools.
+  local fields=(name uuid pci.bus_id driver_version compute_cap pstate persistence_mode
+    clocks.max.sm clocks.max.mem clocks.applications.graphics clocks.applications.memory
+    clocks.default_applications.graphics clocks.default_applications.memory
+    power.limit power.default_limit power.min_limit power.max_limit enforced.power.limit
+    memory.total pcie.link.gen.max pcie.link.width.max pcie.link.width.current
+    clocks_event_reasons.supported ecc.mode.current compute_mode)
+  local list; list=$(IFS=,; echo "${fields[*]}")
+  nvidia-smi --query-gpu="$list" --format=csv,noheader,nounits > "$OUT/smi_fields.csv"
+  "$BIN" query --fields "$list" --format csv,noheader,nounits > "$OUT/gpuclk_fields.csv"
+  echo "| field | nvidia-smi | gpuclk | same |"
+  echo "|---|---|---|---|"
+  paste -d'\n' "$OUT/smi_fields.csv" "$OUT/gpuclk_fields.csv" | python3 -c '
+import sys
+fields = sys.argv[1].split(",")
+lines = sys.stdin.read().splitlines()
+bad = 0
+def norm(v):
+    v = v.strip()
+    try: return "%.2f" % float(v)
+    except ValueError: return v.lower()
+for g in range(0, len(lines), 2):
+    smi = [x.strip() for x in lines[g].split(", ")]
+    ours = [x.strip() for x in lines[g+1].split(", ")]
+    for f, a, b in zip(fields, smi, ours):
+        same = norm(a) == norm(b) or (a.startswith("[") and b.startswith("["))
+        bad += not same
+        print(f"| GPU{g//2} {f} | {a} | {b} | {\"yes\" if same else \"NO\"} |")
+print(f"\n{bad} field(s) differ")
+sys.exit(1 if bad else 0)' "$list" || status=1
+  # Volatile fields: sampled back to back, they agree within sampling.
+  local volatile=clocks.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu,memory.used
+  echo; echo "volatile fields, nvidia-smi then gpuclk back to back:"
+  nvidia-smi --query-gpu=$volatile --format=csv,noheader
+  "$BIN" query --fields $volatile --format csv,noheader
+  # Supported clocks: the same list.
+  local smi_count ours
+  smi_count=$(nvidia-smi -q -d SUPPORTED_CLOCKS | grep -c "Graphics *:")
+  ours=$("$BIN" clocks --format json | python3 -c 'import json,sys; print(sum(m["graphics_count"] for g in json.load(sys.stdin)["gpus"] for m in g["supported_clocks"]))')
+  echo "supported graphics clocks (all memory clocks, all GPUs): nvidia-smi $smi_count, gpuclk $ours"
+  [ "$smi_count" = "$ours" ] || status=1
+  echo; echo "topology: nvidia-smi topo -m / gpuclk topo"; cat "$OUT/smi_topo.txt"; cat "$OUT/gpuclk_topo.txt"
+}
+
+section_latency() {
+  echo "## latency: perf/cli_latency.sh"
+  perf/cli_latency.sh "$BIN" 30 | tee "$OUT/cli_latency.md"
+}
+
+section_readonly() {
+  echo "## read-only: every write refused with exit 4"
+  local rc=0
+  for cmd in "set --app-clocks 2619,1980" "set --power-limit 600" "set --persistence on" \
+             "set --lock-gpu-clocks 1410" "reset --app-clocks" "restore"; do
+    "$BIN" --read-only $cmd >/dev/null 2>"$OUT/ro.err"; rc=$?
+    echo "gpuclk $cmd -> exit $rc: $(head -1 "$OUT/ro.err")"
+    [ $rc -eq 4 ] || status=1
+  done
+}
+
+for s in $SECTIONS; do
+  # Not a pipe: the section must run in this shell so its status reaches us.
+  if declare -F "section_$s" >/dev/null; then "section_$s" > >(tee -a "$OUT/device-check.log") 2>&1
+  else echo "unknown section $s"; status=2; fi
+done
+exit $status

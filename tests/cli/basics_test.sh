@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The binary without a GPU: help, version, NVML missing, bad global options.
+source "$(dirname "$0")/lib.sh" "$1"
+
+gpuclk --help
+expect_exit 0; expect_out "status"; expect_out "clocks"; expect_out "query"
+
+gpuclk --version
+expect_exit 0; expect_out "gpuclk 0.1.0"
+
+# No driver on this machine: exit 12 and the hint to use the simulator.
+GPUCLK_NVML_LIB= gpuclk status
+if [ -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ]; then
+  echo "skip: a real NVML is installed here"
+else
+  expect_exit 12; expect_err "no NVIDIA driver found"; expect_err "gpuclk --sim"
+fi
+
+# An explicit library that does not exist: exit 12 naming the path.
+gpuclk --nvml-lib /nonexistent/libnvidia-ml.so.1 clocks
+expect_exit 12; expect_err "/nonexistent/libnvidia-ml.so.1"
+
+# The CUDA toolkit's link-time stub (lib64/stubs/libnvidia-ml.so) is refused, not used. Any
+# NVML-shaped library under a stubs/ folder stands in for it here.
+mkdir -p "$TEST_TMP/cuda/lib64/stubs"
+cp "$GPUCLK_BIN_DIR/libnvml-sim.so" "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so"
+gpuclk --nvml-lib "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so" status
+expect_exit 12; expect_err "CUDA toolkit's link-time stub"
+
+# A library that is not NVML at all.
+gpuclk --nvml-lib /lib/x86_64-linux-gnu/libm.so.6 status
+expect_exit 12; expect_err "lacks"
+
+gpuclk --bogus-option
+expect_exit 2
+
+gpuclk nosuchcommand
+expect_exit 2
+
+finish

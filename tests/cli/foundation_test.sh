@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# status, info, topo, clocks, query on the simulated 4xH100 node: every command, every format,
+# selection by index/UUID/bus id, bad input.
+source "$(dirname "$0")/lib.sh" "$1"
+
+# --- status (default command) ---
+gpuclk --sim
+expect_exit 0; expect_out "NVIDIA H100 80GB HBM3"; expect_out "simulated node"
+gpuclk --sim status --format json
+expect_exit 0; expect_json '.gpus | length' 4; expect_json '.gpus[0]."clocks.max.sm"' 1980
+expect_json '.gpus[0]."power.limit"' 700
+gpuclk --sim status --format csv
+expect_exit 0; expect_out "index, name, pstate, clocks.sm [MHz]"; expect_lines 5
+
+# make run's fallback: no driver, GPUCLK_FALLBACK_SIM=1 -> one banner line and the simulated node.
+if [ ! -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ]; then
+  GPUCLK_FALLBACK_SIM=1 gpuclk
+  expect_exit 0; expect_err "showing the simulated 4x H100 node"; expect_out "NVIDIA H100 80GB HBM3"
+fi
+
+# --- query ---
+gpuclk --sim query --fields index,name,clocks.max.sm,clocks.max.mem,power.limit --format csv,noheader,nounits
+expect_exit 0; expect_lines 4; expect_out "0, NVIDIA H100 80GB HBM3, 1980, 2619, 700.00"
+gpuclk --sim query --fields clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format csv
+expect_exit 0; expect_out "clocks.sm [MHz], clocks.mem [MHz], power.draw [W], temperature.gpu, clocks_event_reasons.active"
+gpuclk --sim query --fields index,clocks.max.sm,peak.bf16.max,power.min_limit --format json
+expect_exit 0; expect_json '.[0]."clocks.max.sm"' 1980; expect_json '.[0]."peak.bf16.max"' 1070.5
+expect_json '.[0]."power.min_limit"' 200; expect_json 'length' 4
+gpuclk --sim query --fields index,name --format table
+expect_exit 0; expect_out "index  name"
+gpuclk --sim query --help-fields
+expect_exit 0; expect_out "clocks.sm [MHz]"; expect_out "clocks_event_reasons.sw_power_cap"
+
+# Bad input.
+gpuclk --sim query --fields clocks.sm,bogus.field
+expect_exit 2; expect_err "unknown field 'bogus.field'"
+gpuclk --sim query
+expect_exit 2; expect_err "needs --fields"
+gpuclk --sim query --fields clocks.sm --format xml
+expect_exit 2; expect_err "unknown format 'xml'"
+gpuclk --sim query --fields clocks.sm --format json,noheader
+expect_exit 2
+
+# --- selection by index, UUID and PCI bus id ---
+gpuclk --sim query --fields uuid,pci.bus_id --format csv,noheader
+uuid2=$(sed -n 3p <<<"$OUT" | cut -d, -f1 | tr -d ' ')
+bus3=$(sed -n 4p <<<"$OUT" | cut -d, -f2 | tr -d ' ')
+gpuclk --sim -i "$uuid2" query --fields index --format csv,noheader
+expect_exit 0; expect_lines 1; expect_out "2"
+gpuclk --sim -i "${bus3#0000}" query --fields index --format csv,noheader
+expect_exit 0; expect_out "3"
+gpuclk --sim -i "3,0,$uuid2" query --fields index --format csv,noheader
+expect_exit 0; expect_lines 3; [ "$(tr '\n' ' ' <<<"$OUT")" == "3 0 2 " ] || fail "order not kept: $OUT"
+gpuclk --sim query --fields index -i 1 --format csv,noheader   # -i after the subcommand too
+expect_exit 0; expect_lines 1
+gpuclk --sim -i 9 status
+expect_exit 6; expect_err "no GPU with index 9"; expect_err "GPUs here"
+gpuclk --sim -i GPU-00000000-dead status
+expect_exit 6
+gpuclk --sim -i "zero" status
+expect_exit 2
+
+# --- clocks ---
+gpuclk --sim clocks -i 0
+expect_exit 0; expect_out "Max Clocks"; expect_out "Clock Event Reasons"; expect_out "sw_power_cap"
+expect_out "345–1980 MHz, step 15, 110 values"; expect_out "Memory 1593 MHz"
+gpuclk --sim clocks --format json
+expect_exit 0; expect_json '.gpus | length' 4; expect_json '.gpus[0].max_clocks.sm' 1980
+expect_json '.gpus[0].supported_clocks[0].graphics_count' 110
+expect_json '.gpus[0].clock_event_reasons.sw_power_cap.meaning | test("power limit")' true
+gpuclk --sim clocks --format csv
+expect_exit 0; expect_out "key, value"
+
+# --- info ---
+gpuclk --sim info
+expect_exit 0; expect_out "Microarchitecture"; expect_out "Hopper"; expect_out "Compute Capability"
+gpuclk --sim info --format json
+expect_exit 0; expect_json '.gpus[0].sm_count' 132; expect_json '.gpus[0].compute_capability' 9.0
+expect_json '.gpus[0].peak.bf16.at_max_clock' 1070.5; expect_json '.gpus[0].memory.peak_bandwidth' 3352
+expect_json '.host.simulated' true; expect_json '.host.cpu.threads > 0' true
+
+# --- topo ---
+gpuclk --sim topo
+expect_exit 0; expect_out "GPU0"; expect_out "Legend:"; expect_out "NV#"
+gpuclk --sim topo --format json
+expect_exit 0; expect_json '.[0].GPU0' X; expect_json 'length' 4
+
+# --- simulator scenarios ---
+gpuclk --sim=nosuchscenario status
+expect_exit 2; expect_err "unknown simulator scenario 'nosuchscenario'"
+
+finish

@@ -1,0 +1,55 @@
+# Helpers for CLI tests: each test script sources this, runs the real gpuclk binary against
+# libnvml-sim.so, and asserts exit codes and output. Usage in a test:
+#   source "$(dirname "$0")/lib.sh" "$1"      # $1 = path to the gpuclk binary
+#   gpuclk --sim clocks; expect_exit 0; expect_out "Max Clocks"
+# Each script gets its own simulator state file, so tests run in parallel without sharing GPUs.
+set -u
+GPUCLK_BIN=${1:?usage: test.sh /path/to/gpuclk}
+GPUCLK_BIN_DIR=$(cd "$(dirname "$GPUCLK_BIN")" && pwd)
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-cli.XXXXXX")
+trap 'rm -rf "$TEST_TMP"' EXIT
+export GPUCLK_SIM_STATE="$TEST_TMP/sim.state"
+export GPUCLK_STATE_DIR="$TEST_TMP/state"
+unset GPUCLK_READ_ONLY GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_FALLBACK_SIM
+FAILURES=0
+CHECKS=0
+OUT=""
+ERR=""
+RC=0
+
+# gpuclk ARGS...: runs the binary, keeps stdout in $OUT, stderr in $ERR, exit code in $RC.
+gpuclk() {
+  OUT=$("$GPUCLK_BIN" "$@" 2>"$TEST_TMP/stderr")
+  RC=$?
+  ERR=$(cat "$TEST_TMP/stderr")
+  LAST_CMD="gpuclk $*"
+}
+
+fail() {
+  FAILURES=$((FAILURES + 1))
+  echo "FAIL: $LAST_CMD: $*" >&2
+  echo "  stdout: $(printf '%s' "$OUT" | head -c 2000)" >&2
+  echo "  stderr: $(printf '%s' "$ERR" | head -c 1000)" >&2
+}
+check() { CHECKS=$((CHECKS + 1)); }
+
+expect_exit() { check; [ "$RC" -eq "$1" ] || fail "exit code $RC, expected $1"; }
+expect_out() { check; grep -qF -- "$1" <<<"$OUT" || fail "stdout lacks '$1'"; }
+expect_no_out() { check; ! grep -qF -- "$1" <<<"$OUT" || fail "stdout has '$1'"; }
+expect_err() { check; grep -qF -- "$1" <<<"$ERR" || fail "stderr lacks '$1'"; }
+expect_out_re() { check; grep -qE -- "$1" <<<"$OUT" || fail "stdout does not match /$1/"; }
+# expect_lines N: stdout has exactly N lines.
+expect_lines() { check; local n; n=$(printf '%s\n' "$OUT" | grep -c ''); [ "$n" -eq "$1" ] || fail "$n lines, expected $1"; }
+# expect_json 'jq filter' expected: the filter's output on stdout (JSON) equals expected.
+expect_json() {
+  check
+  local got
+  got=$(jq -r "$1" <<<"$OUT" 2>&1) || { fail "not JSON or filter failed: $1: $got"; return; }
+  [ "$got" == "$2" ] || fail "jq '$1' = '$got', expected '$2'"
+}
+
+finish() {
+  echo "$CHECKS checks, $FAILURES failed"
+  [ "$FAILURES" -eq 0 ]
+  exit $?
+}
