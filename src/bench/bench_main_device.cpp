@@ -113,7 +113,7 @@ struct Options {
   std::string kinds = "copy,copy_kernel,triad";
   double mib = 1024;
   // fma
-  std::int64_t iterations = 4096;
+  std::int64_t iterations = 2048;
 };
 
 std::vector<WorkloadSpec> build_specs(const std::string& workload, const Options& o) {
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
   mem->add_option("--kind", o.kinds, "copy,copy_kernel,triad (comma separated)");
   mem->add_option("--mib", o.mib, "size of each array (MiB)");
   auto* fma = app.add_subcommand("fma", "FP32 FMA throughput");
-  fma->add_option("--iterations", o.iterations, "loop trips per thread (128 FMA each)");
+  fma->add_option("--iterations", o.iterations, "loop trips per thread (256 FMA each)");
   app.require_subcommand(1);
   CLI11_PARSE(app, argc, argv);
   o.run.verify = !no_verify;

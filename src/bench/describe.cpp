@@ -87,7 +87,9 @@ void validate(const WorkloadSpec& spec) {
             }
           },
           [](const FmaSpec& f) {
-            if (f.iterations < 1) throw bad_argument("fma: iterations must be at least 1");
+            if (f.iterations < 1 || f.iterations > 0x7fffffff) {
+              throw bad_argument("fma: iterations must be 1..2147483647");
+            }
           }},
       spec);
 }

@@ -13,6 +13,8 @@ namespace gpuclk::bench::detail {
 
 namespace {
 
+constexpr double kMaxHostReplayFmas = double(1 << 30);
+
 // The host replays the recurrence for a few threads; std::fma rounds exactly like __fmaf_rn.
 float expected_sum(std::uint64_t thread, std::int64_t iterations) {
   float sum = 0;
@@ -50,13 +52,21 @@ class FmaKernel final : public Kernel {
     GPUCLK_CUDA_CHECK(cudaMemcpyAsync(out.data(), out_.get(), out_.bytes(),
                                       cudaMemcpyDeviceToHost, stream));
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    // A few threads spread over the grid; the replay costs iterations·128 FMAs on the host each.
-    const std::uint64_t checked[] = {0, threads_ / 3, (2 * threads_) / 3, threads_ - 1};
+    // A few threads spread over the grid; the replay costs iterations·256 FMAs on the host
+    // each, so very long kernels get fewer checked threads, or none.
+    const double replay_fmas = double(spec_.iterations) * kFmaPerIteration;
+    const int threads_to_check = int(std::min(4.0, kMaxHostReplayFmas / replay_fmas));
+    if (threads_to_check < 1) {
+      Verification skipped;
+      skipped.method = "skipped: replaying this many FMAs on the host would take too long";
+      return skipped;
+    }
     std::uint64_t mismatches = 0;
-    for (std::uint64_t thread : checked) {
+    for (int i = 0; i < threads_to_check; ++i) {
+      const std::uint64_t thread = i == threads_to_check - 1 ? threads_ - 1 : i * threads_ / 3;
       if (out[thread] != expected_sum(thread, spec_.iterations)) ++mismatches;
     }
-    return verify_exact(std::size(checked), mismatches,
+    return verify_exact(std::uint64_t(threads_to_check), mismatches,
                         "sampled threads' results equal a host replay bit for bit");
   }
 

@@ -14,7 +14,8 @@ __global__ void fma_kernel(float* out, std::int64_t iterations, float multiplier
   float x[kFmaChains];
 #pragma unroll
   for (int j = 0; j < kFmaChains; ++j) x[j] = fma_initial_value(thread, j);
-  for (std::int64_t i = 0; i < iterations; ++i) {
+  // A 32-bit counter: one instruction per trip fewer than a 64-bit one (validate() caps it).
+  for (int i = 0; i < int(iterations); ++i) {
 #pragma unroll
     for (int u = 0; u < kFmaUnroll; ++u) {
 #pragma unroll

@@ -52,16 +52,16 @@ struct MemSpec {
 
 // Independent FP32 FMA chains in registers on every resident thread: no memory traffic, so the
 // rate follows the SM clock (Hopper peak: 256 FLOP per clock per SM). Work per launch:
-// 2 FLOP × 128 FMA × iterations × threads.
+// 2 FLOP × 256 FMA × iterations × threads.
 struct FmaSpec {
-  std::int64_t iterations = 4096;  // loop trips per thread (128 FMA each), ≥ 1
+  std::int64_t iterations = 2048;  // loop trips per thread (256 FMA each), 1 .. 2^31 − 1
 };
 
 using WorkloadSpec = std::variant<GemmSpec, MemSpec, FmaSpec>;
 
 // "gemm", "mem" or "fma".
 std::string workload_name(const WorkloadSpec& spec);
-// The variant in words: "bf16 8192x8192x8192", "copy 1073741824 B", "fp32 4096 iterations".
+// The variant in words: "bf16 8192x8192x8192", "copy 1073741824 B", "fp32 2048 iterations".
 std::string describe(const WorkloadSpec& spec);
 // Throws gpuclk::Error(bad_argument) for sizes outside the ranges above.
 void validate(const WorkloadSpec& spec);
