@@ -33,6 +33,8 @@ std::vector<QueryField> build() {
   std::vector<QueryField> f;
   auto add = [&](std::string name, std::vector<std::string> aliases, std::string unit,
                  std::string description, auto read) {
+    // Clock domains whose nvidia-smi nickname is their name ("sm") get no alias.
+    std::erase(aliases, name);
     f.push_back({std::move(name), std::move(aliases), std::move(unit), std::move(description), read});
   };
   add("timestamp", {}, "", "time of the query, as nvidia-smi prints it", [](const Device&, const DeviceSet&) {
