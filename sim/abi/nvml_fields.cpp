@@ -1,0 +1,78 @@
+// nvmlDeviceGetFieldValues: the field ids the model can answer; every other id gets
+// NOT_SUPPORTED in its own entry (the call itself succeeds, as the real library does).
+#include <cmath>
+
+#include "abi_common.h"
+#include "gpu_model.h"
+
+using namespace gpuclk::sim;
+using namespace gpuclk::sim::abi;
+
+namespace {
+
+void set_uint(nvmlFieldValue_t& v, double value) {
+  v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+  v.value.uiVal = value <= 0 ? 0u : static_cast<unsigned int>(std::llround(value));
+}
+
+void set_ull(nvmlFieldValue_t& v, unsigned long long value) {
+  v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+  v.value.ullVal = value;
+}
+
+nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
+  const NodeModel& model = Context::get().model();
+  const GpuSpec& spec = *model.config(i).spec;
+  const GpuState& s = model.gpu(i);
+  const GpuDynamics& d = s.dynamics;
+  const unsigned id = v.fieldId;
+  if (id >= NVML_FI_DEV_ECC_CURRENT && id <= NVML_FI_DEV_ECC_DBE_AGG_TOTAL) {
+    if (!spec.ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
+    switch (id) {
+      case NVML_FI_DEV_ECC_CURRENT:
+      case NVML_FI_DEV_ECC_PENDING: set_uint(v, 1); break;
+      case NVML_FI_DEV_ECC_SBE_VOL_TOTAL: set_ull(v, d.ecc_corrected_volatile); break;
+      case NVML_FI_DEV_ECC_DBE_VOL_TOTAL: set_ull(v, d.ecc_uncorrected_volatile); break;
+      case NVML_FI_DEV_ECC_SBE_AGG_TOTAL: set_ull(v, d.ecc_corrected_aggregate); break;
+      case NVML_FI_DEV_ECC_DBE_AGG_TOTAL: set_ull(v, d.ecc_uncorrected_aggregate); break;
+    }
+    return NVML_SUCCESS;
+  }
+  if (id >= NVML_FI_DEV_PERF_POLICY_POWER && id <= NVML_FI_DEV_PERF_POLICY_TOTAL_BASE_CLOCKS) {
+    set_ull(v, d.violation_ns[id - NVML_FI_DEV_PERF_POLICY_POWER]);  // same order as Policy
+    return NVML_SUCCESS;
+  }
+  switch (id) {
+    case NVML_FI_DEV_MEMORY_TEMP: set_uint(v, d.sink_c + spec.memory_temp_offset_c); return NVML_SUCCESS;
+    case NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION:
+    case NVML_FI_DEV_ENERGY: set_ull(v, static_cast<unsigned long long>(d.energy_j * 1000)); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_AVERAGE:
+      if (!spec.power_average_supported) return NVML_ERROR_NOT_SUPPORTED;
+      set_uint(v, average_power_w(s) * 1000);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_INSTANT: set_uint(v, d.power_w * 1000); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_MIN_LIMIT: set_uint(v, spec.power_limit_min_w * 1000); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_MAX_LIMIT: set_uint(v, spec.power_limit_max_w * 1000); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_DEFAULT_LIMIT: set_uint(v, spec.power_limit_default_w * 1000); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_CURRENT_LIMIT:
+    case NVML_FI_DEV_POWER_REQUESTED_LIMIT: set_uint(v, s.settings.power_limit_mw); return NVML_SUCCESS;
+    default: return NVML_ERROR_NOT_SUPPORTED;
+  }
+}
+
+}  // namespace
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+  return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
+    if (!values || count <= 0) return NVML_ERROR_INVALID_ARGUMENT;
+    Context& c = Context::get();
+    const long long now_us = c.timestamp_us(c.model().now_s());
+    for (int k = 0; k < count; ++k) {
+      nvmlFieldValue_t& v = values[k];
+      v.timestamp = now_us;
+      v.latencyUsec = 0;
+      v.nvmlReturn = fill_field(i, v);
+    }
+    return NVML_SUCCESS;
+  });
+}

@@ -1,0 +1,186 @@
+// Library life cycle, versions, device count and handle lookup.
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+#include "abi_common.h"
+
+namespace gpuclk::sim::abi {
+namespace {
+
+nvmlDevice_st g_handles[kMaxGpus] = {};
+bool g_handles_ready = false;
+
+void prepare_handles() {
+  if (g_handles_ready) return;
+  for (std::uint32_t i = 0; i < kMaxGpus; ++i) g_handles[i].index = i;
+  g_handles_ready = true;
+}
+
+// "domain:bus:device.function" in any of NVML's spellings → numbers; false if malformed.
+bool parse_bus_id(const char* text, unsigned& domain, unsigned& bus, unsigned& device, unsigned& function) {
+  int consumed = 0;
+  if (std::sscanf(text, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &consumed) == 4 &&
+      text[consumed] == '\0') {
+    return true;
+  }
+  domain = 0;
+  return std::sscanf(text, "%x:%x.%x%n", &bus, &device, &function, &consumed) == 3 && text[consumed] == '\0';
+}
+
+template <typename Match>
+nvmlReturn_t find_handle(nvmlDevice_t* device, Match&& match) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
+  if (!device) return NVML_ERROR_INVALID_ARGUMENT;
+  try {
+    context.sync();
+    for (std::size_t i = 0; i < context.model().gpu_count(); ++i) {
+      if (match(context.model().config(i))) {
+        if (context.model().gpu(i).dynamics.lost) return NVML_ERROR_GPU_IS_LOST;
+        *device = handle_of(i);
+        return NVML_SUCCESS;
+      }
+    }
+    return NVML_ERROR_NOT_FOUND;
+  } catch (const std::exception&) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+template <typename Body>
+nvmlReturn_t with_system(Body&& body) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
+  return body(context);
+}
+
+}  // namespace
+
+nvmlDevice_t handle_of(std::size_t index) {
+  prepare_handles();
+  return &g_handles[index];
+}
+
+std::optional<std::size_t> index_of(nvmlDevice_t device) {
+  if (!device || device < &g_handles[0] || device >= &g_handles[0] + kMaxGpus) return std::nullopt;
+  const std::size_t index = static_cast<std::size_t>(device - &g_handles[0]);
+  if (index >= Context::get().model().gpu_count()) return std::nullopt;
+  return index;
+}
+
+nvmlReturn_t to_nvml(Status status) {
+  switch (status) {
+    case Status::ok: return NVML_SUCCESS;
+    case Status::invalid_argument: return NVML_ERROR_INVALID_ARGUMENT;
+    case Status::not_supported: return NVML_ERROR_NOT_SUPPORTED;
+    case Status::no_permission: return NVML_ERROR_NO_PERMISSION;
+    case Status::gpu_lost: return NVML_ERROR_GPU_IS_LOST;
+  }
+  return NVML_ERROR_UNKNOWN;
+}
+
+}  // namespace gpuclk::sim::abi
+
+using namespace gpuclk::sim::abi;
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  return context.init();
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlShutdown(void) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  return context.shutdown();
+}
+
+GPUCLK_SIM_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT: return "Timeout";
+    case NVML_ERROR_IRQ_ISSUE: return "Interrupt request issue";
+    case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
+    case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
+    case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request.";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
+    case NVML_ERROR_IN_USE: return "In use by another client";
+    case NVML_ERROR_MEMORY: return "Insufficient Memory";
+    case NVML_ERROR_NO_DATA: return "No data";
+    case NVML_ERROR_VGPU_ECC_NOT_ENABLED: return "The requested vgpu operation is not available on target device, because ECC is enabled";
+    case NVML_ERROR_INSUFFICIENT_RESOURCES: return "Ran out of critical resources, other than memory";
+    case NVML_ERROR_FREQ_NOT_SUPPORTED: return "Requested frequency is not supported";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
+    case NVML_ERROR_DEPRECATED: return "Deprecated";
+    case NVML_ERROR_NOT_READY: return "Not ready";
+    case NVML_ERROR_GPU_NOT_FOUND: return "GPU not found";
+    case NVML_ERROR_INVALID_STATE: return "Invalid state";
+    case NVML_ERROR_UNKNOWN: return "Unknown Error";
+  }
+  return "Unknown Error";
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  return with_system([&](Context& c) { return copy_string(c.scenario().driver_version, version, length); });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+  return with_system([&](Context& c) { return copy_string(c.scenario().nvml_version, version, length); });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  return with_system([&](Context& c) {
+    if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+    *version = c.scenario().cuda_driver_version;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  return with_system([&](Context& c) {
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = static_cast<unsigned int>(c.model().gpu_count());
+    return NVML_SUCCESS;
+  });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
+  if (!device || index >= context.model().gpu_count()) return NVML_ERROR_INVALID_ARGUMENT;
+  return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) { return g.index == index; });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  if (!uuid) return NVML_ERROR_INVALID_ARGUMENT;
+  return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) { return g.uuid == uuid; });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+  unsigned domain = 0, bus = 0, dev = 0, function = 0;
+  if (!bus_id) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!parse_bus_id(bus_id, domain, bus, dev, function)) {
+    Context& context = Context::get();
+    std::lock_guard<std::recursive_mutex> guard(context.mutex());
+    return context.initialized() ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+  }
+  return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) {
+    return g.pci_domain == domain && g.pci_bus == bus && g.pci_device == dev && function == 0;
+  });
+}

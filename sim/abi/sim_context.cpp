@@ -1,0 +1,282 @@
+#include "sim_context.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpuclk::sim::abi {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'C', 'S', 'I', 'M', 'A', 'B', '1'};
+constexpr long long kSaveEveryNs = 1'000'000'000;  // periodic save, wall time
+
+struct FileHeader {
+  char magic[8];
+  double speed;
+  long long anchor_wall_ns;
+  double anchor_sim_s;
+};
+
+long long wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+std::uint64_t hash(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Where this library lives: scenarios are installed beside it.
+std::filesystem::path library_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&library_dir), &info) != 0 && info.dli_fname) {
+    return std::filesystem::absolute(info.dli_fname).parent_path();
+  }
+  return {};
+}
+
+std::vector<std::filesystem::path> scenario_dirs() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* d = env("GPUCLK_SIM_SCENARIO_DIR")) dirs.emplace_back(d);
+  const auto lib = library_dir();
+  if (!lib.empty()) {
+    dirs.push_back(lib / "scenarios");
+    dirs.push_back(lib.parent_path() / "share" / "gpuclk" / "scenarios");
+  }
+#ifdef GPUCLK_SIM_SOURCE_SCENARIOS
+  dirs.emplace_back(GPUCLK_SIM_SOURCE_SCENARIOS);
+#endif
+  return dirs;
+}
+
+std::filesystem::path resolve_scenario(const std::string& value, bool& by_name) {
+  by_name = value.find('/') == std::string::npos && !value.ends_with(".toml");
+  if (!by_name) return std::filesystem::absolute(value);
+  for (const auto& dir : scenario_dirs()) {
+    auto file = dir / (value + ".toml");
+    if (std::filesystem::exists(file)) return file;
+  }
+  throw ScenarioError("no scenario named '" + value + "' (looked in the scenarios directory next to " +
+                      "libnvml-sim.so; set GPUCLK_SIM_SCENARIO to a name or a .toml path)");
+}
+
+}  // namespace
+
+Context& Context::get() {
+  static Context* context = new Context();  // never destroyed: NVML calls may come from atexit
+  return *context;
+}
+
+bool Context::ensure_loaded() {
+  if (loaded_) return true;
+  try {
+    bool by_name = true;
+    const std::string name = env("GPUCLK_SIM_SCENARIO") ? env("GPUCLK_SIM_SCENARIO") : "default";
+    scenario_path_ = resolve_scenario(name, by_name);
+    std::vector<std::filesystem::path> model_dirs{scenario_path_.parent_path()};
+    for (const auto& d : scenario_dirs()) model_dirs.push_back(d);
+    scenario_ = std::make_shared<const Scenario>(load_scenario(scenario_path_, model_dirs));
+    model_ = std::make_unique<NodeModel>(scenario_);
+
+    std::string state_path;
+    if (const char* p = env("GPUCLK_SIM_STATE")) {
+      state_path = p;
+    } else {
+      std::string stem = scenario_->name;
+      if (!by_name) {
+        char suffix[20];
+        std::snprintf(suffix, sizeof suffix, "-%08llx",
+                      static_cast<unsigned long long>(hash(scenario_path_.string()) & 0xffffffffULL));
+        stem += suffix;
+      }
+      state_path = "/tmp/gpuclk-sim-" + std::to_string(::getuid()) + "-" + stem + ".state";
+    }
+    state_ = std::make_unique<StateFile>(state_path);
+    if (const char* s = env("GPUCLK_SIM_SPEED")) {
+      char* end = nullptr;
+      const double v = std::strtod(s, &end);
+      if (end == s || *end != '\0' || !(v >= 0) || !std::isfinite(v)) {
+        throw ScenarioError(std::string("GPUCLK_SIM_SPEED: expected a number >= 0, got '") + s + "'");
+      }
+      speed_ = v;
+      speed_from_env_ = true;
+    }
+    if (const char* s = env("GPUCLK_SIM_START")) start_s_ = std::max(0.0, std::strtod(s, nullptr));
+    loaded_ = true;
+    load_or_create(false);
+    return true;
+  } catch (const std::exception& e) {
+    last_error_ = e.what();
+    loaded_ = false;
+    model_.reset();
+    return false;
+  }
+}
+
+nvmlReturn_t Context::init() {
+  if (!ensure_loaded()) {
+    std::fprintf(stderr, "libnvml-sim: %s\n", last_error_.c_str());
+    return NVML_ERROR_UNKNOWN;
+  }
+  if (scenario_->init_error != 0) return static_cast<nvmlReturn_t>(scenario_->init_error);
+  ++init_count_;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t Context::shutdown() {
+  if (init_count_ == 0) return NVML_ERROR_UNINITIALIZED;
+  if (--init_count_ == 0) {
+    try {
+      auto lock = state_->lock();
+      if (state_->changed()) {
+        load_or_create(true);
+      } else {
+        model_->advance_to(sim_now());
+        save();
+      }
+    } catch (const std::exception&) {
+      // The state is advisory: a read-only /tmp must not make nvmlShutdown fail.
+    }
+  }
+  return NVML_SUCCESS;
+}
+
+double Context::sim_now() const {
+  return anchor_sim_s_ + static_cast<double>(wall_ns() - anchor_wall_ns_) * 1e-9 * speed_;
+}
+
+long long Context::timestamp_us(double sim_s) const {
+  return anchor_wall_ns_ / 1000 + std::llround((sim_s - anchor_sim_s_) * 1e6);
+}
+
+std::string Context::encode() const {
+  FileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.speed = speed_;
+  h.anchor_wall_ns = anchor_wall_ns_;
+  h.anchor_sim_s = anchor_sim_s_;
+  std::string out(sizeof h, '\0');
+  std::memcpy(out.data(), &h, sizeof h);
+  return out + model_->serialize();
+}
+
+bool Context::decode(const std::string& bytes) {
+  FileHeader h{};
+  if (bytes.size() < sizeof h) return false;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return false;
+  if (!model_->deserialize(std::string_view(bytes).substr(sizeof h))) return false;
+  anchor_wall_ns_ = h.anchor_wall_ns;
+  anchor_sim_s_ = h.anchor_sim_s;
+  if (speed_from_env_ && h.speed != speed_) {
+    // This process runs time at another speed: continue from the simulated now, at ours.
+    const double now = h.anchor_sim_s + static_cast<double>(wall_ns() - h.anchor_wall_ns) * 1e-9 * h.speed;
+    anchor_wall_ns_ = wall_ns();
+    anchor_sim_s_ = std::max(now, model_->now_s());
+  } else {
+    speed_ = h.speed;
+  }
+  return true;
+}
+
+void Context::save() {
+  state_->write(encode());
+  last_save_wall_ns_ = wall_ns();
+}
+
+void Context::load_or_create(bool have_lock) {
+  if (auto bytes = state_->read(); bytes && decode(*bytes)) {
+    model_->advance_to(sim_now());
+    return;
+  }
+  // No state yet (or another scenario's): power on now, at the start time. Under the lock, so two
+  // processes starting together agree on one timeline. (flock is per open file: taking it again
+  // while holding it would wait forever.)
+  std::optional<StateFile::Lock> lock;
+  if (!have_lock) lock.emplace(state_->path().string() + ".lock");
+  if (auto bytes = state_->read(); bytes && decode(*bytes)) {
+    model_->advance_to(sim_now());
+    return;
+  }
+  model_->reset();
+  anchor_wall_ns_ = wall_ns();
+  anchor_sim_s_ = start_s_;
+  model_->advance_to(start_s_);
+  save();
+}
+
+void Context::sync() {
+  if (state_->changed()) load_or_create(false);
+  model_->advance_to(sim_now());
+  if (wall_ns() - last_save_wall_ns_ > kSaveEveryNs) {
+    auto lock = state_->lock();
+    if (state_->changed()) {
+      load_or_create(true);
+    } else {
+      save();
+    }
+  }
+}
+
+Status Context::mutate(const std::function<Status(NodeModel&)>& apply) {
+  auto lock = state_->lock();
+  if (state_->changed()) load_or_create(true);
+  model_->advance_to(sim_now());
+  const Status status = apply(*model_);
+  if (status == Status::ok) save();
+  return status;
+}
+
+void Context::skip(double seconds) {
+  auto lock = state_->lock();
+  if (state_->changed()) load_or_create(true);
+  anchor_sim_s_ += seconds;
+  model_->advance_to(sim_now());
+  save();
+}
+
+void Context::reset() {
+  auto lock = state_->lock();
+  model_->reset();
+  anchor_wall_ns_ = wall_ns();
+  anchor_sim_s_ = start_s_;
+  model_->advance_to(start_s_);
+  save();
+}
+
+std::optional<nvmlReturn_t> Context::injected_error(std::size_t gpu, const char* function, bool telemetry) {
+  const GpuConfig& config = scenario_->gpus[gpu];
+  const double t = model_->now_s();
+  for (const InjectedError& e : config.errors) {
+    const bool matches = e.function == function || (e.function == "*" && telemetry);
+    if (matches && t >= e.from_s && t < e.until_s) return static_cast<nvmlReturn_t>(e.code);
+  }
+  if (telemetry && config.read_error_rate > 0) {
+    const std::uint64_t r = splitmix64(scenario_->seed ^ (static_cast<std::uint64_t>(gpu) << 40) ^ ++call_counter_);
+    const double u = static_cast<double>(r >> 11) * 0x1.0p-53;
+    if (u < config.read_error_rate) return static_cast<nvmlReturn_t>(config.read_error_code);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuclk::sim::abi

@@ -1,0 +1,115 @@
+#include "state_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace gpuclk::sim::abi {
+namespace {
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+}  // namespace
+
+std::optional<StateFile::Identity> StateFile::identity_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return Identity{st.st_dev, st.st_ino,
+                  static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                  static_cast<long long>(st.st_size)};
+}
+
+bool StateFile::changed() const {
+  if (!seen_anything_) return true;
+  return identity_of(path_) != seen_;
+}
+
+std::optional<std::string> StateFile::read() {
+  seen_anything_ = true;
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    seen_ = std::nullopt;
+    return std::nullopt;
+  }
+  // The identity of what we read, not of whatever the path names a moment later.
+  struct stat st {};
+  ::fstat(fd, &st);
+  seen_ = Identity{st.st_dev, st.st_ino,
+                   static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                   static_cast<long long>(st.st_size)};
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  hold(fd);
+  bytes.resize(done);
+  return bytes;
+}
+
+void StateFile::write(const std::string& bytes) {
+  const std::string tmp = path_.string() + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("create " + tmp);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw_errno("write " + tmp);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw_errno("rename to " + path_.string());
+  }
+  seen_anything_ = true;
+  seen_ = identity_of(path_);
+  hold(fd);
+}
+
+void StateFile::hold(int fd) {
+  if (held_fd_ >= 0) ::close(held_fd_);
+  held_fd_ = fd;
+}
+
+StateFile::~StateFile() {
+  if (held_fd_ >= 0) ::close(held_fd_);
+}
+
+void StateFile::remove() {
+  ::unlink(path_.c_str());
+  seen_anything_ = true;
+  seen_ = std::nullopt;
+}
+
+StateFile::Lock::Lock(const std::filesystem::path& lock_path) {
+  fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_errno("open " + lock_path.string());
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      ::close(fd_);
+      throw_errno("flock " + lock_path.string());
+    }
+  }
+}
+
+StateFile::Lock::~Lock() {
+  if (fd_ >= 0) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+}
+
+}  // namespace gpuclk::sim::abi

@@ -1,0 +1,65 @@
+// The state file shared by every process using one scenario: read without a lock (writers
+// replace it atomically by rename), read-modify-write under an exclusive flock on "<path>.lock".
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace gpuclk::sim::abi {
+
+class StateFile {
+ public:
+  explicit StateFile(std::filesystem::path path) : path_(std::move(path)) {}
+  ~StateFile();
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+  // True when the file differs from what this process last read or wrote (another process wrote
+  // it, or it was removed). One stat(2).
+  bool changed() const;
+  // The whole file, or nullopt if it does not exist; remembers its identity for changed().
+  std::optional<std::string> read();
+  // Replaces the file atomically (write to a temporary, rename). Throws std::system_error.
+  void write(const std::string& bytes);
+  // Removes the file (a fresh start for the next reader).
+  void remove();
+
+  // Exclusive lock for a read-modify-write; released by the destructor.
+  class Lock {
+   public:
+    explicit Lock(const std::filesystem::path& lock_path);
+    ~Lock();
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    int fd_ = -1;
+  };
+  Lock lock() const { return Lock(path_.string() + ".lock"); }
+
+ private:
+  struct Identity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    long long mtime_ns = 0;
+    long long size = -1;
+    bool operator==(const Identity&) const = default;
+  };
+  static std::optional<Identity> identity_of(const std::filesystem::path& path);
+
+  // Keeps the file we last read or wrote open, so its inode number cannot be reused by a later
+  // file: (device, inode) then identifies a version even when mtime is too coarse to.
+  void hold(int fd);
+
+  std::filesystem::path path_;
+  int held_fd_ = -1;
+  std::optional<Identity> seen_;  // nullopt: we saw no file
+  bool seen_anything_ = false;
+};
+
+}  // namespace gpuclk::sim::abi

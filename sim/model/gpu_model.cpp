@@ -1,0 +1,280 @@
+#include "gpu_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "physics.h"
+
+namespace gpuclk::sim {
+namespace {
+
+constexpr int kMaxPhasesPerStep = 64;  // guards a workload of many tiny phases
+constexpr double kHwSlowdownHysteresisC = 3;
+constexpr double kSwThermalReleaseC = 1;
+
+double phase_amount(const Phase& phase) {
+  switch (phase.kind) {
+    case PhaseKind::compute: return phase.flops;
+    case PhaseKind::memory:
+    case PhaseKind::transfer: return phase.bytes;
+    case PhaseKind::idle:
+    case PhaseKind::off: return phase.seconds;
+  }
+  return 0;
+}
+
+const Phase kOff{"off", PhaseKind::off};
+
+const Phase* phase_of(const GpuConfig& config, const GpuDynamics& d) {
+  const auto& phases = config.workload.phases;
+  if (!d.started || d.phase_index >= phases.size()) return nullptr;
+  return &phases[d.phase_index];
+}
+
+// The phase running now, or the implicit "off" before the start and after the end.
+const Phase& phase_now(const GpuConfig& config, const GpuState& state) {
+  const Phase* p = current_phase(config, state);
+  return p ? *p : kOff;
+}
+
+void accumulate(TickActivity& into, const TickActivity& a, double weight) {
+  into.busy += a.busy * weight;
+  into.dram += a.dram * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.pipe[i] += a.pipe[i] * weight;
+  for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
+    into.activity[i] += a.activity[i] * weight;
+  }
+  into.flops_per_s += a.flops_per_s * weight;
+  into.dram_bytes_per_s += a.dram_bytes_per_s * weight;
+  into.pcie_rx_bytes_per_s += a.pcie_rx_bytes_per_s * weight;
+  into.pcie_tx_bytes_per_s += a.pcie_tx_bytes_per_s * weight;
+}
+
+double link_bandwidth(const GpuConfig& config) {
+  return pcie_bandwidth(config.pcie_generation, config.pcie_width);
+}
+
+double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mhz,
+                std::uint32_t memory_mhz, double die_c) {
+  const GpuSpec& spec = *config.spec;
+  PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config));
+  return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity);
+}
+
+// Moves to the next phase; past the last one a non-repeating workload is over (off).
+void next_phase(const GpuConfig& config, GpuDynamics& d) {
+  d.phase_done = 0;
+  ++d.phase_index;
+  if (d.phase_index >= config.workload.phases.size()) {
+    ++d.iterations;
+    d.phase_index = config.workload.repeat ? 0 : static_cast<std::uint32_t>(config.workload.phases.size());
+  }
+}
+
+// Runs the workload for dt at fixed clocks; returns the time-weighted activity.
+TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s, double dt) {
+  const GpuSpec& spec = *config.spec;
+  TickActivity total;
+  double left = dt;
+  if (!d.started) {
+    if (now_s + dt <= config.workload.start_s) return total;
+    left = now_s + dt - config.workload.start_s;  // the start falls in this step
+    d.started = 1;
+  }
+  for (int n = 0; n < kMaxPhasesPerStep && left > 0; ++n) {
+    const Phase* phase = phase_of(config, d);
+    if (!phase) break;
+    PhaseRates r = phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config));
+    const double need = phase_amount(*phase) - d.phase_done;
+    double used = left;
+    if (r.work_per_s <= 0) {
+      used = left;  // stalled (e.g. a link of width 0): the phase never ends
+    } else if (r.work_per_s * left >= need) {
+      used = std::max(0.0, need / r.work_per_s);
+    }
+    const double work = r.work_per_s * used;
+    d.phase_done += work;
+    d.total_flops += r.activity.flops_per_s * used;
+    d.total_dram_bytes += r.activity.dram_bytes_per_s * used;
+    d.total_pcie_bytes += (r.activity.pcie_rx_bytes_per_s + r.activity.pcie_tx_bytes_per_s) * used;
+    accumulate(total, r.activity, used / dt);
+    left -= used;
+    if (d.phase_done >= phase_amount(*phase) * (1 - 1e-12)) next_phase(config, d);
+  }
+  return total;
+}
+
+double window_sum(const double* window) {
+  double s = 0;
+  for (int i = 0; i < kWindowTicks; ++i) s += window[i];
+  return s;
+}
+
+}  // namespace
+
+const Phase* current_phase(const GpuConfig& config, const GpuState& state) {
+  return phase_of(config, state.dynamics);
+}
+
+ClockRange requested_sm_range(const GpuSpec& spec, const GpuSettings& s) {
+  if (s.locked_sm_min_mhz != 0 || s.locked_sm_max_mhz != 0) {
+    return {spec.ceil_sm_clock(s.locked_sm_min_mhz), spec.floor_sm_clock(s.locked_sm_max_mhz)};
+  }
+  return {spec.sm_min_mhz, spec.floor_sm_clock(s.app_sm_mhz)};
+}
+
+std::uint32_t requested_memory_mhz(const GpuSpec& spec, const GpuSettings& s) {
+  if (s.locked_memory_min_mhz != 0 || s.locked_memory_max_mhz != 0) {
+    for (auto m : spec.memory_clocks_mhz) {  // descending: the highest clock inside the lock
+      if (m <= s.locked_memory_max_mhz && m >= s.locked_memory_min_mhz) return m;
+    }
+  }
+  return s.app_memory_mhz;
+}
+
+GpuState initial_gpu_state(const GpuConfig& config) {
+  const GpuSpec& spec = *config.spec;
+  GpuState state;
+  GpuSettings& s = state.settings;
+  s.app_sm_mhz = config.app_sm_mhz;
+  s.app_memory_mhz = config.app_memory_mhz;
+  s.power_limit_mw = config.power_limit_mw;
+  s.persistence_mode = config.persistence_mode ? 1 : 0;
+
+  GpuDynamics& d = state.dynamics;
+  d.sm_mhz = spec.sm_min_mhz;
+  d.memory_mhz = requested_memory_mhz(spec, s);
+  d.thermal_cap_mhz = spec.sm_max_mhz;
+  d.event_reasons = reason::gpu_idle;
+  d.started = config.workload.start_s <= 0 ? 1 : 0;
+  // Idle thermal equilibrium: T = ambient + (R_sink + R_die) × P(T); P depends weakly on T.
+  const double r_total = spec.sink_k_per_w * config.cooling_factor + spec.die_k_per_w;
+  double die = config.ambient_c;
+  double power = 0;
+  for (int i = 0; i < 20; ++i) {
+    power = power_at(config, kOff, d.sm_mhz, d.memory_mhz, die);
+    die = config.ambient_c + r_total * power;
+  }
+  d.power_w = power;
+  d.die_c = die;
+  d.sink_c = config.ambient_c + spec.sink_k_per_w * config.cooling_factor * power;
+  for (int i = 0; i < kWindowTicks; ++i) d.window_power_w[i] = power;
+  d.ecc_corrected_volatile = 0;
+  d.ecc_corrected_aggregate = config.ecc_corrected;
+  d.ecc_uncorrected_aggregate = config.ecc_uncorrected;
+  return state;
+}
+
+void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt) {
+  const GpuSpec& spec = *config.spec;
+  const GpuSettings& s = state.settings;
+  GpuDynamics& d = state.dynamics;
+  if (d.lost) return;
+  if (now_s >= config.lost_at_s) {
+    d.lost = 1;
+    d.power_w = 0;
+    return;
+  }
+
+  // Clocks: what the settings ask for, then the thermal and power limits, in 15 MHz steps.
+  if (!d.started && now_s >= config.workload.start_s) d.started = 1;
+  const Phase& phase = phase_now(config, state);
+  const bool context = phase.kind != PhaseKind::off;
+  const ClockRange range = requested_sm_range(spec, s);
+  const std::uint32_t wanted = context ? range.high_mhz : range.low_mhz;
+  std::uint32_t ceiling = std::min(wanted, spec.floor_sm_clock(d.thermal_cap_mhz));
+  if (d.hw_slowdown) ceiling = std::min(ceiling, spec.floor_sm_clock(spec.sm_max_mhz / 2));
+  d.memory_mhz = requested_memory_mhz(spec, s);
+  const double limit_w = s.power_limit_mw / 1000.0;
+  // P(f) rises with f, so searching from last step's clock finds the same clock as a search
+  // from the top, in a step or two.
+  std::uint32_t f = std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling);
+  if (power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
+    while (f > spec.sm_min_mhz && power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
+      f -= spec.sm_step_mhz;
+    }
+  } else {
+    while (f + spec.sm_step_mhz <= ceiling &&
+           power_at(config, phase, f + spec.sm_step_mhz, d.memory_mhz, d.die_c) <= limit_w) {
+      f += spec.sm_step_mhz;
+    }
+  }
+  d.sm_mhz = f;
+  d.context_active = context ? 1 : 0;
+
+  // Work at these clocks; power follows from what ran.
+  const TickActivity activity = run_workload(config, d, now_s, dt);
+  const double power = board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity);
+  d.last = activity;
+  d.power_w = power;
+  d.energy_j += power * dt;
+  for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
+    d.activity_seconds[i] += activity.activity[i] * dt;
+  }
+  // Coarse steps fill the whole window: the last second was uniform.
+  const int slots = std::clamp(static_cast<int>(std::lround(dt / kTickSeconds)), 1, kWindowTicks);
+  for (int i = 0; i < slots; ++i) {
+    d.window_power_w[d.window_pos] = power;
+    d.window_busy[d.window_pos] = activity.busy;
+    d.window_dram[d.window_pos] = activity.dram;
+    d.window_pos = (d.window_pos + 1) % kWindowTicks;
+  }
+
+  // Thermal: two first-order stages, each integrated exactly for constant power over dt.
+  const double r_sink = spec.sink_k_per_w * config.cooling_factor;
+  const double tau_sink = r_sink * spec.sink_heat_capacity_j_per_k;
+  const double sink_target = config.ambient_c + r_sink * power;
+  d.sink_c += (sink_target - d.sink_c) * (1 - std::exp(-dt / tau_sink));
+  const double die_target = d.sink_c + spec.die_k_per_w * power;
+  d.die_c += (die_target - d.die_c) * (1 - std::exp(-dt / spec.die_time_constant_s));
+
+  // Event reasons for this step, then the thermal controllers for the next.
+  std::uint64_t reasons = 0;
+  if (!context) reasons |= reason::gpu_idle;
+  if (context && range.high_mhz < spec.sm_max_mhz) reasons |= reason::applications_clocks;
+  if (f < ceiling) reasons |= reason::sw_power_cap;
+  if (spec.floor_sm_clock(d.thermal_cap_mhz) < wanted && f >= spec.floor_sm_clock(d.thermal_cap_mhz)) {
+    reasons |= reason::sw_thermal;
+  }
+  if (d.hw_slowdown) reasons |= reason::hw_slowdown | reason::hw_thermal;
+  d.event_reasons = reasons;
+  const auto add_violation = [&](Policy p) {
+    d.violation_ns[static_cast<int>(p)] += static_cast<std::uint64_t>(std::llround(dt * 1e9));
+  };
+  if (reasons & reason::sw_power_cap) add_violation(Policy::power);
+  if (reasons & (reason::sw_thermal | reason::hw_thermal)) add_violation(Policy::thermal);
+  if (reasons & reason::applications_clocks) add_violation(Policy::total_app_clocks);
+  if ((reasons & (reason::sw_power_cap | reason::sw_thermal | reason::hw_slowdown)) &&
+      f < spec.sm_base_mhz) {
+    add_violation(Policy::total_base_clocks);
+  }
+
+  if (d.die_c > spec.gpu_max_c) {
+    d.thermal_cap_mhz = std::max(spec.sm_min_mhz, std::min(d.thermal_cap_mhz, f) - spec.sm_step_mhz);
+  } else if (d.die_c < spec.gpu_max_c - kSwThermalReleaseC) {
+    d.thermal_cap_mhz = std::min(spec.sm_max_mhz, d.thermal_cap_mhz + spec.sm_step_mhz);
+  }
+  if (d.die_c >= spec.slowdown_c) {
+    d.hw_slowdown = 1;
+  } else if (d.die_c < spec.slowdown_c - kHwSlowdownHysteresisC) {
+    d.hw_slowdown = 0;
+  }
+  if (d.die_c >= spec.shutdown_c) d.lost = 1;  // the board protects itself: off the bus
+
+  // ECC: corrected errors accrue at the scenario's rate.
+  d.ecc_corrected_accrued += config.ecc_corrected_per_hour * dt / 3600.0;
+  if (d.ecc_corrected_accrued >= 1) {
+    const auto whole = static_cast<std::uint64_t>(d.ecc_corrected_accrued);
+    d.ecc_corrected_accrued -= static_cast<double>(whole);
+    d.ecc_corrected_volatile += whole;
+    d.ecc_corrected_aggregate += whole;
+  }
+}
+
+double average_power_w(const GpuState& state) {
+  return window_sum(state.dynamics.window_power_w) / kWindowTicks;
+}
+double average_busy(const GpuState& state) { return window_sum(state.dynamics.window_busy) / kWindowTicks; }
+double average_dram(const GpuState& state) { return window_sum(state.dynamics.window_dram) / kWindowTicks; }
+
+}  // namespace gpuclk::sim

@@ -1,0 +1,123 @@
+// A GPU model: what one kind of board is (identity, clocks, limits) and the parameters of its
+// physics (power, throughput, thermal). Loaded from sim/scenarios/models/<key>.toml; immutable.
+// Units are in the member names: MHz, W, °C, bytes, seconds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "curve.h"
+#include "dtype.h"
+
+namespace gpuclk::sim {
+
+// The subset of NVML's device architecture numbers (nvmlDeviceArchitecture_t) we model.
+enum class Architecture : std::uint32_t { volta = 5, turing = 6, ampere = 7, ada = 8, hopper = 9, blackwell = 10 };
+
+struct GpuSpec {
+  std::string key;  // model file stem, e.g. "h100-sxm5-80gb"
+
+  // Identity, as NVML reports it.
+  std::string name;
+  Architecture architecture = Architecture::hopper;
+  int compute_capability_major = 9;
+  int compute_capability_minor = 0;
+  std::uint32_t pci_device_id = 0;     // combined: device << 16 | vendor (0x10DE)
+  std::uint32_t pci_subsystem_id = 0;  // combined: subsystem << 16 | subsystem vendor
+  std::uint32_t sm_count = 0;
+  std::uint32_t cuda_cores = 0;
+  std::uint32_t memory_bus_width_bits = 0;
+  std::uint64_t memory_total_bytes = 0;
+  std::uint64_t memory_reserved_bytes = 0;  // used with no process (driver reservation)
+
+  // Clocks. SM clocks run from sm_min to sm_max in sm_step, for every memory clock.
+  std::uint32_t sm_min_mhz = 0;
+  std::uint32_t sm_max_mhz = 0;
+  std::uint32_t sm_step_mhz = 15;
+  std::uint32_t sm_base_mhz = 0;  // the "TDP" clock NVML_CLOCK_LIMIT_ID_TDP locks to
+  std::vector<std::uint32_t> memory_clocks_mhz;  // supported memory clocks, descending
+  std::uint32_t default_app_sm_mhz = 0;
+  std::uint32_t default_app_memory_mhz = 0;
+  std::uint32_t video_idle_mhz = 0;
+  std::uint32_t video_max_mhz = 0;
+  bool memory_locked_clocks_supported = false;  // nvmlDeviceSetMemoryLockedClocks (not Hopper)
+
+  // Power. limit_* are the NVML power management limit constraints.
+  double power_limit_min_w = 0;
+  double power_limit_max_w = 0;
+  double power_limit_default_w = 0;
+  double static_w = 0;             // leakage and board at static_reference_c, no clock running
+  double static_reference_c = 0;
+  double leakage_w_per_c = 0;      // leakage slope with die temperature
+  double memory_interface_w = 0;   // HBM/GDDR interface at the max memory clock, ∝ memory clock
+  double clock_tree_w = 0;         // clocks running, nothing issued, at sm_max and its voltage
+  Curve voltage_curve;             // x: SM MHz, y: volts
+  PerDataType<double> pipe_full_w{};  // dynamic W with that pipe 100 % busy at sm_max (0: no pipe)
+  double load_store_full_w = 0;    // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
+  double dram_joules_per_byte = 0; // DRAM + fabric energy per byte moved
+  double pcie_joules_per_byte = 0;
+
+  // Throughput (roofline).
+  PerDataType<double> flop_per_clock_per_sm{};  // dense; 0 where the GPU has no such pipe
+  PerDataType<double> default_efficiency{};     // achieved / peak for the phase kind's kernels
+  double memory_bandwidth_bytes_per_s = 0;      // peak at the max memory clock
+  double memory_default_efficiency = 0;         // achieved / peak of a device copy
+  Curve bandwidth_vs_sm_throughput;  // x: SM issue rate / max (count × clock), y: bandwidth / max
+
+  // Thermal: die above heat sink (fast), heat sink above ambient (slow); both first order.
+  double ambient_c = 0;
+  double die_k_per_w = 0;
+  double die_time_constant_s = 0;
+  double sink_k_per_w = 0;
+  double sink_heat_capacity_j_per_k = 0;
+  double memory_temp_offset_c = 0;  // HBM temperature above the die's heat sink
+  double shutdown_c = 0;
+  double slowdown_c = 0;            // HW slowdown (clocks halved)
+  double gpu_max_c = 0;             // SW thermal slowdown target
+  double memory_max_c = 0;
+
+  // Bus and features.
+  std::uint32_t pcie_max_generation = 0;
+  std::uint32_t pcie_max_width = 0;
+  std::uint32_t nvlink_count = 0;
+  bool has_fan = false;
+  bool gpm_supported = false;
+  bool ecc_supported = false;
+  bool power_average_supported = true;  // NVML_FI_DEV_POWER_AVERAGE (not GA100)
+
+  // Every SM clock the GPU supports, descending (NVML's order).
+  std::vector<std::uint32_t> supported_sm_clocks() const {
+    std::vector<std::uint32_t> clocks;
+    for (std::uint32_t f = sm_max_mhz; f >= sm_min_mhz && f <= sm_max_mhz; f -= sm_step_mhz) {
+      clocks.push_back(f);
+      if (f < sm_min_mhz + sm_step_mhz) break;
+    }
+    return clocks;
+  }
+  bool is_supported_sm_clock(std::uint32_t mhz) const {
+    return mhz >= sm_min_mhz && mhz <= sm_max_mhz && (sm_max_mhz - mhz) % sm_step_mhz == 0;
+  }
+  bool is_supported_memory_clock(std::uint32_t mhz) const {
+    for (auto m : memory_clocks_mhz) {
+      if (m == mhz) return true;
+    }
+    return false;
+  }
+  std::uint32_t max_memory_mhz() const { return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.front(); }
+  std::uint32_t min_memory_mhz() const { return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.back(); }
+  // Highest supported SM clock ≤ mhz (sm_min if none).
+  std::uint32_t floor_sm_clock(std::uint32_t mhz) const {
+    if (mhz >= sm_max_mhz) return sm_max_mhz;
+    if (mhz <= sm_min_mhz) return sm_min_mhz;
+    return sm_max_mhz - ((sm_max_mhz - mhz + sm_step_mhz - 1) / sm_step_mhz) * sm_step_mhz;
+  }
+  // Lowest supported SM clock ≥ mhz (sm_max if none).
+  std::uint32_t ceil_sm_clock(std::uint32_t mhz) const {
+    if (mhz <= sm_min_mhz) return sm_min_mhz;
+    if (mhz >= sm_max_mhz) return sm_max_mhz;
+    return sm_max_mhz - ((sm_max_mhz - mhz) / sm_step_mhz) * sm_step_mhz;
+  }
+};
+
+}  // namespace gpuclk::sim

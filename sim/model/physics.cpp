@@ -1,0 +1,157 @@
+#include "physics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gpuclk::sim {
+namespace {
+
+constexpr double kDefaultComputeSmActive = 0.96;   // GPM SM util of the BF16 GEMM (gpm.json)
+constexpr double kDefaultMemorySmActive = 0.99;    // GPM SM util of the 1 GiB copy
+constexpr double kDefaultComputeOccupancy = 0.14;  // GEMMs run few, fat warps
+constexpr double kDefaultMemoryOccupancy = 0.80;   // copies fill the SMs with warps
+constexpr double kPcieProtocolEfficiency = 0.85;   // TLP headers, flow control
+
+double efficiency_of(const GpuSpec& spec, const Phase& phase) {
+  if (phase.efficiency > 0) return phase.efficiency;
+  if (phase.kind == PhaseKind::memory) return spec.memory_default_efficiency;
+  return spec.default_efficiency[static_cast<int>(phase.dtype)];
+}
+
+void fill_pipe_metrics(TickActivity& a, DataType type, double pipe_utilization) {
+  a.pipe[static_cast<int>(type)] = pipe_utilization;
+  auto set = [&](Activity which, double v) { a.activity[static_cast<int>(which)] = v; };
+  switch (type) {
+    case DataType::fp64: set(Activity::fp64, pipe_utilization); break;
+    case DataType::fp32: set(Activity::fp32, pipe_utilization); break;
+    case DataType::tf32:
+    case DataType::fp16:
+    case DataType::bf16:
+      set(Activity::tensor, pipe_utilization);
+      set(Activity::hmma_tensor, pipe_utilization);
+      break;
+    case DataType::fp8:
+    case DataType::int8:
+      set(Activity::tensor, pipe_utilization);
+      set(Activity::imma_tensor, pipe_utilization);
+      break;
+  }
+}
+
+}  // namespace
+
+double core_voltage(const GpuSpec& spec, double sm_mhz) { return spec.voltage_curve(sm_mhz); }
+
+double dynamic_scale(const GpuSpec& spec, double sm_mhz) {
+  const double v_max = core_voltage(spec, spec.sm_max_mhz);
+  const double v = core_voltage(spec, sm_mhz);
+  if (v_max <= 0) return sm_mhz / spec.sm_max_mhz;
+  return (v / v_max) * (v / v_max) * sm_mhz / spec.sm_max_mhz;
+}
+
+double peak_dram_bandwidth(const GpuSpec& spec, double memory_mhz) {
+  return spec.memory_bandwidth_bytes_per_s * memory_mhz / spec.max_memory_mhz();
+}
+
+double reachable_dram_bandwidth(const GpuSpec& spec, double sm_mhz, double memory_mhz) {
+  double shape = 1;
+  if (!spec.bandwidth_vs_sm_throughput.empty()) {
+    shape = spec.bandwidth_vs_sm_throughput(sm_mhz / spec.sm_max_mhz) /
+            spec.bandwidth_vs_sm_throughput(1.0);
+  }
+  return peak_dram_bandwidth(spec, memory_mhz) * std::min(1.0, shape);
+}
+
+double peak_flops(const GpuSpec& spec, DataType type, double sm_mhz) {
+  return spec.flop_per_clock_per_sm[static_cast<int>(type)] * spec.sm_count * sm_mhz * 1e6;
+}
+
+double pcie_bandwidth(std::uint32_t generation, std::uint32_t width) {
+  static constexpr double kGigatransfers[] = {0, 2.5, 5, 8, 16, 32, 64};
+  if (generation == 0 || generation > 6) return 0;
+  const double encoding = generation <= 2 ? 8.0 / 10.0 : 128.0 / 130.0;
+  return kGigatransfers[generation] * 1e9 * encoding / 8.0 * width * kPcieProtocolEfficiency;
+}
+
+PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, double memory_mhz,
+                       double pcie_bytes_per_s) {
+  PhaseRates r;
+  TickActivity& a = r.activity;
+  const double efficiency = efficiency_of(spec, phase);
+  const double peak_bw = peak_dram_bandwidth(spec, memory_mhz);
+  // The roofline's bandwidth roof: what a copy kernel reaches at these clocks.
+  const double bw_roof = spec.memory_default_efficiency *
+                         reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
+  switch (phase.kind) {
+    case PhaseKind::compute: {
+      const double peak = peak_flops(spec, phase.dtype, sm_mhz);
+      double rate = efficiency * peak;
+      if (phase.intensity > 0) rate = std::min(rate, phase.intensity * bw_roof);
+      r.work_per_s = rate;
+      a.flops_per_s = rate;
+      a.dram_bytes_per_s = phase.intensity > 0 ? rate / phase.intensity : 0;
+      fill_pipe_metrics(a, phase.dtype, peak > 0 ? rate / peak : 0);
+      a.busy = 1;
+      a.activity[static_cast<int>(Activity::sm_active)] = kDefaultComputeSmActive;
+      a.activity[static_cast<int>(Activity::sm_occupancy)] =
+          phase.sm_occupancy >= 0 ? phase.sm_occupancy : kDefaultComputeOccupancy;
+      r.context = true;
+      break;
+    }
+    case PhaseKind::memory: {
+      double rate = efficiency * reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
+      const double peak = peak_flops(spec, phase.dtype, sm_mhz);
+      if (phase.intensity > 0) {
+        const double compute_roof = spec.default_efficiency[static_cast<int>(phase.dtype)] * peak;
+        rate = std::min(rate, compute_roof / phase.intensity);
+      }
+      r.work_per_s = rate;
+      a.dram_bytes_per_s = rate;
+      a.flops_per_s = rate * phase.intensity;
+      fill_pipe_metrics(a, phase.dtype, peak > 0 ? a.flops_per_s / peak : 0);
+      a.busy = 1;
+      a.activity[static_cast<int>(Activity::sm_active)] = kDefaultMemorySmActive;
+      a.activity[static_cast<int>(Activity::sm_occupancy)] =
+          phase.sm_occupancy >= 0 ? phase.sm_occupancy : kDefaultMemoryOccupancy;
+      r.context = true;
+      break;
+    }
+    case PhaseKind::transfer: {
+      double rate = pcie_bytes_per_s;
+      if (phase.pcie_bytes_per_s > 0) rate = std::min(rate, phase.pcie_bytes_per_s);
+      r.work_per_s = rate;
+      a.dram_bytes_per_s = rate;  // the copy engine writes (or reads) device memory
+      (phase.to_host ? a.pcie_tx_bytes_per_s : a.pcie_rx_bytes_per_s) = rate;
+      r.context = true;
+      break;
+    }
+    case PhaseKind::idle:
+      r.work_per_s = 1;
+      r.context = true;
+      break;
+    case PhaseKind::off:
+      r.work_per_s = 1;
+      r.context = false;
+      break;
+  }
+  a.dram = peak_bw > 0 ? a.dram_bytes_per_s / peak_bw : 0;
+  a.activity[static_cast<int>(Activity::dram)] = a.dram;
+  a.activity[static_cast<int>(Activity::graphics)] = a.busy;
+  return r;
+}
+
+double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double die_c,
+                   const TickActivity& activity) {
+  double pipes = 0;
+  for (int i = 0; i < kDataTypeCount; ++i) pipes += spec.pipe_full_w[i] * activity.pipe[i];
+  const double switching = spec.clock_tree_w + pipes + spec.load_store_full_w * activity.dram;
+  const double leakage = spec.static_w + spec.leakage_w_per_c * (die_c - spec.static_reference_c);
+  const double memory_interface = spec.memory_interface_w * memory_mhz / spec.max_memory_mhz();
+  const double traffic = spec.dram_joules_per_byte * activity.dram_bytes_per_s +
+                         spec.pcie_joules_per_byte *
+                             (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s);
+  return std::max(0.0, leakage) + memory_interface + dynamic_scale(spec, sm_mhz) * switching + traffic;
+}
+
+}  // namespace gpuclk::sim

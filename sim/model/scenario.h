@@ -1,0 +1,97 @@
+// A simulated node: GPU models and count, per-GPU overrides, privileges, workloads and faults.
+// Loaded from a TOML scenario file (sim/scenarios/*.toml) that names GPU model files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu_spec.h"
+#include "workload.h"
+
+namespace gpuclk::sim {
+
+// A call that fails in a time window: `function` ("*" for every read) returns `code` (an NVML
+// return code number) on `gpu` from from_s to until_s of simulated time.
+struct InjectedError {
+  std::string function;
+  std::uint32_t code = 999;
+  double from_s = 0;
+  double until_s = std::numeric_limits<double>::infinity();
+};
+
+struct GpuConfig {
+  std::shared_ptr<const GpuSpec> spec;
+  std::uint32_t index = 0;
+  std::string uuid;    // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  std::string serial;
+  std::uint32_t pci_domain = 0;
+  std::uint32_t pci_bus = 0;
+  std::uint32_t pci_device = 0;
+  std::uint32_t numa_node = 0;
+  std::uint32_t pcie_switch = 0;         // GPUs on the same switch are NVML_TOPOLOGY_SINGLE apart
+  std::uint32_t pcie_generation = 0;     // current link (trained) generation and width
+  std::uint32_t pcie_width = 0;
+  std::uint32_t pcie_slot_max_generation = 0;  // what the slot allows (nvmlDeviceGetMaxPcieLinkGeneration)
+  double cooling_factor = 1;             // multiplies the heat sink's thermal resistance
+  double ambient_c = 0;
+
+  // Settings at power-on (the driver's defaults unless the scenario says otherwise).
+  std::uint32_t app_sm_mhz = 0;
+  std::uint32_t app_memory_mhz = 0;
+  std::uint32_t power_limit_mw = 0;
+  bool persistence_mode = true;
+
+  // ECC counters at t = 0 and the rate corrected errors accrue at.
+  std::uint64_t ecc_corrected = 0;
+  std::uint64_t ecc_uncorrected = 0;
+  double ecc_corrected_per_hour = 0;
+
+  Workload workload;
+
+  // Faults.
+  double lost_at_s = std::numeric_limits<double>::infinity();
+  double read_error_rate = 0;            // probability a read fails transiently
+  std::uint32_t read_error_code = 999;   // NVML code it fails with (default NVML_ERROR_UNKNOWN)
+  std::vector<InjectedError> errors;
+};
+
+struct Scenario {
+  std::string name;                 // file stem
+  std::filesystem::path path;
+  std::uint64_t fingerprint = 0;    // hash of the scenario and model files' text
+  std::string description;
+  bool privileged = true;           // writes need root on a real host
+  std::string driver_version;
+  std::string nvml_version;
+  int cuda_driver_version = 0;
+  std::uint32_t init_error = 0;     // NVML code nvmlInit_v2 returns (0: it succeeds)
+  std::uint64_t seed = 1;
+  std::uint32_t cpu_count = 0;      // logical CPUs, split evenly over numa_nodes
+  std::uint32_t numa_nodes = 1;
+  bool nvswitch = false;            // NVLinks go to NVSwitches (else no NVLink)
+  std::vector<GpuConfig> gpus;
+};
+
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a GPU model file. Throws ScenarioError with the file and key on a bad or missing value.
+std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file);
+
+// Parses a scenario; GPU models are looked up as <dir>/models/<key>.toml for each dir in
+// model_dirs, in order. Throws ScenarioError.
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::filesystem::path>& model_dirs);
+
+// An NVML return code number by its short name ("unknown", "timeout", "gpu_is_lost",
+// "driver_not_loaded", …); throws ScenarioError for a name it does not know.
+std::uint32_t nvml_code_by_name(const std::string& name);
+
+}  // namespace gpuclk::sim

@@ -1,0 +1,306 @@
+// Scenario files: sim/scenarios/*.toml. [node] says what the host is, [gpu_defaults] applies to
+// every GPU, [[gpu]] overrides one GPU by index, [workloads.<name>] are referenced by name.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "scenario.h"
+#include "toml_access.h"
+
+namespace gpuclk::sim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file.string() + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// Stable identifiers per scenario and GPU, shaped like the driver's.
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: nearby inputs, unrelated outputs
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string make_uuid(const std::string& scenario, std::uint32_t index) {
+  const std::uint64_t a = mix(fnv1a(scenario + "/uuid/" + std::to_string(index)));
+  const std::uint64_t b = mix(a);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+std::string make_serial(const std::string& scenario, std::uint32_t index) {
+  const std::uint64_t h = mix(fnv1a(scenario + "/serial/" + std::to_string(index)));
+  return "1654" + std::to_string(100000000ULL + h % 900000000ULL);
+}
+
+// PCI buses of the eight GPUs of an HGX H100 board; beyond eight, every 0x10.
+std::uint32_t default_bus(std::uint32_t index) {
+  static constexpr std::uint32_t kBuses[] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+  return index < 8 ? kBuses[index] : 0x100 + 0x10 * (index - 8);
+}
+
+Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
+  Phase p;
+  const std::string kind = t.text("kind");
+  p.name = t.text_or("name", kind);
+  if (kind == "compute") {
+    p.kind = PhaseKind::compute;
+  } else if (kind == "memory") {
+    p.kind = PhaseKind::memory;
+  } else if (kind == "transfer") {
+    p.kind = PhaseKind::transfer;
+  } else if (kind == "idle") {
+    p.kind = PhaseKind::idle;
+  } else if (kind == "off") {
+    p.kind = PhaseKind::off;
+  } else {
+    t.fail("kind", "expected compute, memory, transfer, idle or off");
+  }
+  const std::string dtype = t.text_or("dtype", p.kind == PhaseKind::compute ? "bf16" : "fp32");
+  auto parsed = parse_data_type(dtype);
+  if (!parsed) t.fail("dtype", "unknown data type '" + dtype + "'");
+  p.dtype = *parsed;
+  p.flops = t.number_or("tflop", 0) * 1e12 + t.number_or("flops", 0);
+  p.bytes = t.number_or("gib", 0) * kGiB + t.number_or("gb", 0) * 1e9 + t.number_or("bytes", 0);
+  p.seconds = t.number_or("seconds", 0) + t.number_or("ms", 0) / 1000;
+  p.intensity = t.number_or("intensity", 0);
+  p.efficiency = t.number_or("efficiency", 0);
+  p.sm_occupancy = t.number_or("sm_occupancy", -1);
+  p.pcie_bytes_per_s = t.number_or("gb_per_s", 0) * 1e9;
+  const std::string direction = t.text_or("direction", "to_device");
+  if (direction != "to_device" && direction != "to_host") t.fail("direction", "expected to_device or to_host");
+  p.to_host = direction == "to_host";
+  if (p.kind == PhaseKind::compute && p.flops <= 0) t.fail("tflop", "a compute phase needs tflop or flops > 0");
+  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer) && p.bytes <= 0) {
+    t.fail("gib", "a memory or transfer phase needs gib, gb or bytes > 0");
+  }
+  if ((p.kind == PhaseKind::idle || p.kind == PhaseKind::off) && p.seconds <= 0) {
+    t.fail("seconds", "an idle or off phase needs seconds or ms > 0");
+  }
+  if ((p.kind == PhaseKind::compute || (p.kind == PhaseKind::memory && p.intensity > 0)) &&
+      spec.flop_per_clock_per_sm[static_cast<int>(p.dtype)] <= 0) {
+    t.fail("dtype", "GPU model " + spec.key + " has no " + dtype + " pipe");
+  }
+  if (p.efficiency < 0 || p.efficiency > 1) t.fail("efficiency", "must be in 0..1");
+  return p;
+}
+
+Workload parse_workload(const TomlAccess& t, const std::string& name, const GpuSpec& spec) {
+  Workload w;
+  w.name = name;
+  w.start_s = t.number_or("start_s", 0);
+  w.repeat = t.boolean_or("repeat", false);
+  if (auto process = t.optional_sub("process")) {
+    w.process.pid = static_cast<std::uint32_t>(process->integer("pid"));
+    w.process.name = process->text_or("name", "python3");
+    w.process.memory_bytes = static_cast<std::uint64_t>(process->number_or("memory_gib", 1) * kGiB);
+  } else {
+    w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB)};
+  }
+  const toml::node* phases = t.table().get("phases");
+  if (!phases || !phases->is_array_of_tables()) t.fail("phases", "expected [[workloads." + name + ".phases]]");
+  int n = 0;
+  for (const toml::node& e : *phases->as_array()) {
+    w.phases.push_back(parse_phase(TomlAccess(*e.as_table(), t.where() + " phases[" + std::to_string(n++) + "]"), spec));
+  }
+  return w;
+}
+
+// Applies the per-GPU keys of `t` ([gpu_defaults] or one [[gpu]]) to `gpu`.
+void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vector<std::filesystem::path>& model_dirs,
+                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs, std::string& fingerprint_text,
+                    GpuConfig& gpu);
+
+std::shared_ptr<const GpuSpec> find_spec(const TomlAccess& t, const std::string& key,
+                                         const std::vector<std::filesystem::path>& model_dirs,
+                                         std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
+                                         std::string& fingerprint_text) {
+  if (auto it = specs.find(key); it != specs.end()) return it->second;
+  for (const auto& dir : model_dirs) {
+    const auto file = dir / "models" / (key + ".toml");
+    if (std::filesystem::exists(file)) {
+      fingerprint_text += read_text(file);
+      auto spec = load_gpu_spec(file);
+      specs[key] = spec;
+      return spec;
+    }
+  }
+  t.fail("gpu_model", "no model file models/" + key + ".toml next to the scenario or in the installed scenarios");
+}
+
+void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vector<std::filesystem::path>& model_dirs,
+                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs, std::string& fingerprint_text,
+                    GpuConfig& gpu) {
+  if (t.has("gpu_model")) {
+    gpu.spec = find_spec(t, t.text("gpu_model"), model_dirs, specs, fingerprint_text);
+    gpu.app_sm_mhz = gpu.spec->default_app_sm_mhz;
+    gpu.app_memory_mhz = gpu.spec->default_app_memory_mhz;
+    gpu.power_limit_mw = static_cast<std::uint32_t>(std::lround(gpu.spec->power_limit_default_w * 1000));
+    gpu.pcie_generation = gpu.pcie_slot_max_generation = gpu.spec->pcie_max_generation;
+    gpu.pcie_width = gpu.spec->pcie_max_width;
+    gpu.ambient_c = gpu.spec->ambient_c;
+  }
+  const GpuSpec& spec = *gpu.spec;
+  if (t.has("uuid")) gpu.uuid = t.text("uuid");
+  if (t.has("serial")) gpu.serial = t.text("serial");
+  if (t.has("pci_bus")) gpu.pci_bus = static_cast<std::uint32_t>(t.integer("pci_bus"));
+  if (t.has("numa_node")) gpu.numa_node = static_cast<std::uint32_t>(t.integer("numa_node"));
+  gpu.cooling_factor = t.number_or("cooling_factor", gpu.cooling_factor);
+  gpu.ambient_c = t.number_or("ambient_c", gpu.ambient_c);
+  gpu.persistence_mode = t.boolean_or("persistence_mode", gpu.persistence_mode);
+  if (t.has("power_limit_w")) {
+    const double w = t.number("power_limit_w");
+    if (w < spec.power_limit_min_w || w > spec.power_limit_max_w) t.fail("power_limit_w", "outside the model's limits");
+    gpu.power_limit_mw = static_cast<std::uint32_t>(std::lround(w * 1000));
+  }
+  if (auto app = t.optional_sub("applications_clocks")) {
+    gpu.app_sm_mhz = static_cast<std::uint32_t>(app->integer("sm_mhz"));
+    gpu.app_memory_mhz = static_cast<std::uint32_t>(app->integer_or("memory_mhz", spec.default_app_memory_mhz));
+    if (!spec.is_supported_sm_clock(gpu.app_sm_mhz) || !spec.is_supported_memory_clock(gpu.app_memory_mhz)) {
+      app->fail("sm_mhz", "not a supported clock pair of " + spec.key);
+    }
+  }
+  if (auto pcie = t.optional_sub("pcie")) {
+    gpu.pcie_generation = static_cast<std::uint32_t>(pcie->integer_or("generation", gpu.pcie_generation));
+    gpu.pcie_width = static_cast<std::uint32_t>(pcie->integer_or("width", gpu.pcie_width));
+    gpu.pcie_slot_max_generation =
+        static_cast<std::uint32_t>(pcie->integer_or("slot_max_generation", gpu.pcie_slot_max_generation));
+    if (gpu.pcie_generation > spec.pcie_max_generation || gpu.pcie_width > spec.pcie_max_width) {
+      pcie->fail("generation", "beyond what the GPU model supports");
+    }
+  }
+  if (auto ecc = t.optional_sub("ecc")) {
+    gpu.ecc_corrected = ecc->integer_or("corrected", gpu.ecc_corrected);
+    gpu.ecc_uncorrected = ecc->integer_or("uncorrected", gpu.ecc_uncorrected);
+    gpu.ecc_corrected_per_hour = ecc->number_or("corrected_per_hour", gpu.ecc_corrected_per_hour);
+  }
+  if (t.has("workload")) {
+    const std::string name = t.text("workload");
+    auto workloads = root.optional_sub("workloads");
+    if (!workloads || !workloads->has(name)) t.fail("workload", "no [workloads." + name + "]");
+    gpu.workload = parse_workload(workloads->sub(name), name, spec);
+  }
+  if (t.has("lost_at_s")) gpu.lost_at_s = t.number("lost_at_s");
+  gpu.read_error_rate = t.number_or("read_error_rate", gpu.read_error_rate);
+  if (t.has("read_error_code")) gpu.read_error_code = nvml_code_by_name(t.text("read_error_code"));
+  if (const toml::node* errors = t.table().get("errors")) {
+    if (!errors->is_array()) t.fail("errors", "expected an array of tables");
+    gpu.errors.clear();
+    for (const toml::node& e : *errors->as_array()) {
+      if (!e.is_table()) t.fail("errors", "expected an array of tables");
+      TomlAccess et(*e.as_table(), t.where() + " errors");
+      InjectedError err;
+      err.function = et.text("function");
+      err.code = nvml_code_by_name(et.text_or("code", "unknown"));
+      err.from_s = et.number_or("from_s", 0);
+      err.until_s = et.number_or("until_s", std::numeric_limits<double>::infinity());
+      gpu.errors.push_back(err);
+    }
+  }
+}
+
+}  // namespace
+
+std::uint32_t nvml_code_by_name(const std::string& name) {
+  static const std::map<std::string, std::uint32_t> kCodes = {
+      {"uninitialized", 1}, {"invalid_argument", 2}, {"not_supported", 3}, {"no_permission", 4},
+      {"not_found", 6}, {"insufficient_power", 8}, {"driver_not_loaded", 9}, {"timeout", 10},
+      {"irq_issue", 11}, {"library_not_found", 12}, {"corrupted_inforom", 14}, {"gpu_is_lost", 15},
+      {"reset_required", 16}, {"operating_system", 17}, {"lib_rm_version_mismatch", 18},
+      {"in_use", 19}, {"memory", 20}, {"no_data", 21}, {"insufficient_resources", 23},
+      {"not_ready", 27}, {"gpu_not_found", 28}, {"unknown", 999}};
+  auto it = kCodes.find(name);
+  if (it == kCodes.end()) throw ScenarioError("unknown NVML error name '" + name + "'");
+  return it->second;
+}
+
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::filesystem::path>& model_dirs) {
+  std::string fingerprint_text = read_text(file);
+  toml::table root_table;
+  try {
+    root_table = toml::parse(fingerprint_text, file.string());
+  } catch (const toml::parse_error& e) {
+    throw ScenarioError(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                        std::string(e.description()));
+  }
+  TomlAccess root(root_table, file.string());
+  Scenario s;
+  s.name = file.stem().string();
+  s.path = file;
+
+  TomlAccess node = root.sub("node");
+  s.description = node.text_or("description", "");
+  s.privileged = node.boolean_or("privileged", true);
+  s.driver_version = node.text_or("driver_version", "580.159.04");
+  s.nvml_version = node.text_or("nvml_version", "13.580.159.04");
+  s.cuda_driver_version = static_cast<int>(node.integer_or("cuda_driver_version", 13000));
+  if (node.has("init_error")) s.init_error = nvml_code_by_name(node.text("init_error"));
+  s.seed = node.integer_or("seed", 1);
+  s.cpu_count = static_cast<std::uint32_t>(node.integer_or("cpu_count", 64));
+  s.numa_nodes = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("numa_nodes", 1)));
+  s.nvswitch = node.boolean_or("nvswitch", false);
+  const auto count = static_cast<std::uint32_t>(node.integer("gpu_count"));
+  const auto per_switch = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("gpus_per_pcie_switch", 2)));
+  const std::vector<std::string> uuids = node.texts_or("uuids");
+
+  std::map<std::string, std::shared_ptr<const GpuSpec>> specs;
+  GpuConfig base;
+  base.spec = find_spec(node, node.text("gpu_model"), model_dirs, specs, fingerprint_text);
+  // Start from the model's defaults; [gpu_defaults] and [[gpu]] override.
+  toml::table model_only;
+  model_only.insert("gpu_model", node.text("gpu_model"));
+  apply_gpu_keys(TomlAccess(model_only, file.string()), root, model_dirs, specs, fingerprint_text, base);
+  if (auto defaults = root.optional_sub("gpu_defaults")) {
+    apply_gpu_keys(*defaults, root, model_dirs, specs, fingerprint_text, base);
+  }
+  std::map<std::uint32_t, const toml::table*> overrides;
+  if (const toml::node* gpus = root_table.get("gpu")) {
+    if (!gpus->is_array_of_tables()) root.fail("gpu", "expected [[gpu]] tables");
+    for (const toml::node& e : *gpus->as_array()) {
+      TomlAccess g(*e.as_table(), file.string() + " [[gpu]]");
+      const auto index = static_cast<std::uint32_t>(g.integer("index"));
+      if (index >= count) g.fail("index", "beyond node.gpu_count");
+      overrides[index] = e.as_table();
+    }
+  }
+  for (std::uint32_t i = 0; i < count; ++i) {
+    GpuConfig gpu = base;
+    gpu.index = i;
+    gpu.uuid = i < uuids.size() ? uuids[i] : make_uuid(s.name, i);
+    gpu.serial = make_serial(s.name, i);
+    gpu.pci_bus = default_bus(i);
+    gpu.numa_node = i * s.numa_nodes / std::max<std::uint32_t>(1, count);
+    gpu.pcie_switch = i / per_switch;
+    if (auto it = overrides.find(i); it != overrides.end()) {
+      apply_gpu_keys(TomlAccess(*it->second, file.string() + " [[gpu]] index " + std::to_string(i)), root,
+                     model_dirs, specs, fingerprint_text, gpu);
+    }
+    gpu.workload.process.pid += i;  // one process per GPU, as a DDP job launches them
+    s.gpus.push_back(std::move(gpu));
+  }
+  s.fingerprint = fnv1a(fingerprint_text);
+  return s;
+}
+
+}  // namespace gpuclk::sim

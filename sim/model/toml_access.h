@@ -1,0 +1,54 @@
+// Typed, checked access to TOML values for the scenario and model loaders: a missing or
+// mistyped value throws ScenarioError naming the file and the key.
+#pragma once
+
+// Debian's libtomlplusplus-dev 3.3 ships toml.h; upstream's single header is toml.hpp.
+#if __has_include(<toml++/toml.hpp>)
+#include <toml++/toml.hpp>
+#else
+#include <toml++/toml.h>
+#endif
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "curve.h"
+#include "scenario.h"
+
+namespace gpuclk::sim {
+
+class TomlAccess {
+ public:
+  TomlAccess(const toml::table& table, std::string where) : table_(table), where_(std::move(where)) {}
+
+  bool has(std::string_view key) const { return table_.contains(key); }
+  const toml::table& table() const { return table_; }
+  const std::string& where() const { return where_; }
+
+  // A sub-table as its own accessor; required ones throw, optional ones return nullopt.
+  TomlAccess sub(std::string_view key) const;
+  std::optional<TomlAccess> optional_sub(std::string_view key) const;
+
+  double number(std::string_view key) const;
+  double number_or(std::string_view key, double fallback) const;
+  std::uint64_t integer(std::string_view key) const;
+  std::uint64_t integer_or(std::string_view key, std::uint64_t fallback) const;
+  std::string text(std::string_view key) const;
+  std::string text_or(std::string_view key, std::string fallback) const;
+  bool boolean_or(std::string_view key, bool fallback) const;
+  std::vector<std::uint64_t> integers(std::string_view key) const;
+  std::vector<std::string> texts_or(std::string_view key) const;
+  Curve curve(std::string_view key) const;  // [[x, y], …], x ascending
+
+  [[noreturn]] void fail(std::string_view key, std::string_view problem) const;
+
+ private:
+  const toml::node* node(std::string_view key) const;
+
+  const toml::table& table_;
+  std::string where_;
+};
+
+}  // namespace gpuclk::sim

@@ -1,0 +1,50 @@
+// What a GPU is asked to do: phases given as amounts of work, so a lower clock makes a
+// compute-bound phase last longer and a memory-bound one barely.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace gpuclk::sim {
+
+enum class PhaseKind : std::uint8_t {
+  compute,   // `flops` of `dtype`; DRAM traffic flops / intensity (roofline)
+  memory,    // `bytes` of DRAM traffic (read + write); flops = bytes × intensity
+  transfer,  // `bytes` over PCIe (host → device unless to_host); no kernel runs
+  idle,      // `seconds` with the process's context held and nothing launched (clocks stay up)
+  off,       // `seconds` with no process on the GPU (clocks drop to idle)
+};
+
+struct Phase {
+  std::string name;
+  PhaseKind kind = PhaseKind::idle;
+  DataType dtype = DataType::bf16;
+  double flops = 0;
+  double bytes = 0;
+  double seconds = 0;
+  double intensity = 0;        // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
+  double efficiency = 0;       // achieved / peak; 0: the GPU model's default for the dtype or copy
+  double sm_occupancy = -1;    // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
+  double pcie_bytes_per_s = 0; // transfer: requested rate, 0 = as fast as the link allows
+  bool to_host = false;        // transfer direction
+};
+
+struct Process {
+  std::uint32_t pid = 0;
+  std::string name;
+  std::uint64_t memory_bytes = 0;
+};
+
+struct Workload {
+  std::string name;
+  double start_s = 0;   // the GPU is off (no process) before this time
+  bool repeat = false;  // loop the phases forever; otherwise off after the last one
+  Process process;
+  std::vector<Phase> phases;
+};
+
+}  // namespace gpuclk::sim
