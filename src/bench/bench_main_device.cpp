@@ -40,7 +40,10 @@ Json to_json(const gpuclk::bench::DeviceInfo& d) {
 Json spec_json(const WorkloadSpec& spec) {
   using namespace gpuclk::bench;
   if (const auto* g = std::get_if<GemmSpec>(&spec)) {
-    return Json{{"dtype", to_string(g->dtype)}, {"m", g->m}, {"n", g->n}, {"k", g->k},
+    return Json{{"dtype", to_string(g->dtype)},
+                {"m", g->m},
+                {"n", g->n},
+                {"k", g->k},
                 {"workspace_bytes", g->workspace_bytes},
                 {"autotune_candidates", g->autotune_candidates}};
   }
@@ -68,22 +71,29 @@ Json to_json(const gpuclk::bench::Result& r, const WorkloadSpec& spec) {
       {"params", spec_json(spec)},
       {"unit", gpuclk::bench::to_string(r.unit)},
       {"work_per_launch", r.work_per_launch},
-      {"rate",
-       Json{{"median", r.rate.median}, {"mean", r.rate.mean}, {"min", r.rate.min},
-            {"max", r.rate.max}, {"stddev", r.rate.stddev}, {"spread", r.rate.spread},
-            {"count", r.rate.count}}},
+      {"rate", Json{{"median", r.rate.median},
+                    {"mean", r.rate.mean},
+                    {"min", r.rate.min},
+                    {"max", r.rate.max},
+                    {"stddev", r.rate.stddev},
+                    {"spread", r.rate.spread},
+                    {"count", r.rate.count}}},
       {"overall_rate", r.overall_rate},
       {"window_host_seconds", std::chrono::duration<double>(r.window_end - r.window_start).count()},
-      {"verification",
-       Json{{"checked", v.checked}, {"passed", v.passed}, {"samples", v.samples},
-            {"failures", v.failures}, {"max_error", v.max_error}, {"bound", v.bound},
-            {"method", v.method}}},
+      {"verification", Json{{"checked", v.checked},
+                            {"passed", v.passed},
+                            {"samples", v.samples},
+                            {"failures", v.failures},
+                            {"max_error", v.max_error},
+                            {"bound", v.bound},
+                            {"method", v.method}}},
       {"details", details},
       {"repetitions", repetitions}};
 }
 
 Json error_json(int device, const WorkloadSpec& spec, std::exception_ptr error, int& exit_code) {
-  Json j{{"device", device}, {"workload", gpuclk::bench::workload_name(spec)},
+  Json j{{"device", device},
+         {"workload", gpuclk::bench::workload_name(spec)},
          {"variant", gpuclk::bench::describe(spec)}};
   try {
     std::rethrow_exception(error);
@@ -122,16 +132,18 @@ std::vector<WorkloadSpec> build_specs(const std::string& workload, const Options
   if (workload == "gemm") {
     for (const std::string& name : split(o.dtypes)) {
       auto dtype = parse_gemm_dtype(name);
-      if (!dtype) throw gpuclk::bad_argument("unknown dtype '" + name + "'",
-                                             "use fp32, tf32, fp16, bf16 or fp8");
-      specs.push_back(GemmSpec{*dtype, o.m, o.n, o.k,
-                               std::size_t(o.workspace_mib * 1024 * 1024), o.autotune});
+      if (!dtype)
+        throw gpuclk::bad_argument("unknown dtype '" + name + "'",
+                                   "use fp32, tf32, fp16, bf16 or fp8");
+      specs.push_back(
+          GemmSpec{*dtype, o.m, o.n, o.k, std::size_t(o.workspace_mib * 1024 * 1024), o.autotune});
     }
   } else if (workload == "mem") {
     for (const std::string& name : split(o.kinds)) {
       auto kind = parse_mem_kind(name);
-      if (!kind) throw gpuclk::bad_argument("unknown mem kind '" + name + "'",
-                                            "use copy, copy_kernel or triad");
+      if (!kind)
+        throw gpuclk::bad_argument("unknown mem kind '" + name + "'",
+                                   "use copy, copy_kernel or triad");
       specs.push_back(MemSpec{*kind, std::size_t(o.mib * 1024 * 1024) / 16 * 16});
     }
   } else {

@@ -19,9 +19,12 @@ constexpr std::int64_t kMaxDimension = std::int64_t(1) << 31;
 
 std::string_view to_string(MemKind kind) {
   switch (kind) {
-    case MemKind::copy: return "copy";
-    case MemKind::copy_kernel: return "copy_kernel";
-    case MemKind::triad: return "triad";
+    case MemKind::copy:
+      return "copy";
+    case MemKind::copy_kernel:
+      return "copy_kernel";
+    case MemKind::triad:
+      return "triad";
   }
   return "?";
 }
@@ -46,52 +49,51 @@ std::string workload_name(const WorkloadSpec& spec) {
 
 std::string describe(const WorkloadSpec& spec) {
   return std::visit(
-      Overloaded{[](const GemmSpec& g) {
-                   return std::string(to_string(g.dtype)) + " " + std::to_string(g.m) + "x" +
-                          std::to_string(g.n) + "x" + std::to_string(g.k);
-                 },
-                 [](const MemSpec& m) {
-                   return std::string(to_string(m.kind)) + " " + std::to_string(m.bytes) + " B";
-                 },
-                 [](const FmaSpec& f) {
-                   return "fp32 " + std::to_string(f.iterations) + " iterations";
-                 }},
+      Overloaded{
+          [](const GemmSpec& g) {
+            return std::string(to_string(g.dtype)) + " " + std::to_string(g.m) + "x" +
+                   std::to_string(g.n) + "x" + std::to_string(g.k);
+          },
+          [](const MemSpec& m) {
+            return std::string(to_string(m.kind)) + " " + std::to_string(m.bytes) + " B";
+          },
+          [](const FmaSpec& f) { return "fp32 " + std::to_string(f.iterations) + " iterations"; }},
       spec);
 }
 
 void validate(const WorkloadSpec& spec) {
-  std::visit(
-      Overloaded{
-          [](const GemmSpec& g) {
-            for (auto [name, value] : {std::pair{"m", g.m}, std::pair{"n", g.n},
-                                       std::pair{"k", g.k}}) {
-              if (value < 1 || value > kMaxDimension) {
-                throw bad_argument(std::string("gemm: ") + name + " = " + std::to_string(value) +
-                                   " is outside 1.." + std::to_string(kMaxDimension));
-              }
-              // cuBLASLt's FP8 kernels need 16-byte aligned leading dimensions.
-              if (g.dtype == GemmDtype::fp8 && value % 16 != 0) {
-                throw bad_argument(std::string("gemm fp8: ") + name + " = " +
-                                       std::to_string(value) + " is not a multiple of 16",
-                                   "cuBLASLt's FP8 kernels need 16-byte aligned dimensions");
-              }
-            }
-            if (g.autotune_candidates < 1 || g.autotune_candidates > 32) {
-              throw bad_argument("gemm: autotune candidates must be 1..32");
-            }
-          },
-          [](const MemSpec& m) {
-            if (m.bytes < 16 || m.bytes % 16 != 0) {
-              throw bad_argument("mem: bytes = " + std::to_string(m.bytes) +
-                                 " must be a positive multiple of 16");
-            }
-          },
-          [](const FmaSpec& f) {
-            if (f.iterations < 1 || f.iterations > 0x7fffffff) {
-              throw bad_argument("fma: iterations must be 1..2147483647");
-            }
-          }},
-      spec);
+  std::visit(Overloaded{[](const GemmSpec& g) {
+                          for (auto [name, value] :
+                               {std::pair{"m", g.m}, std::pair{"n", g.n}, std::pair{"k", g.k}}) {
+                            if (value < 1 || value > kMaxDimension) {
+                              throw bad_argument(std::string("gemm: ") + name + " = " +
+                                                 std::to_string(value) + " is outside 1.." +
+                                                 std::to_string(kMaxDimension));
+                            }
+                            // cuBLASLt's FP8 kernels need 16-byte aligned leading dimensions.
+                            if (g.dtype == GemmDtype::fp8 && value % 16 != 0) {
+                              throw bad_argument(
+                                  std::string("gemm fp8: ") + name + " = " + std::to_string(value) +
+                                      " is not a multiple of 16",
+                                  "cuBLASLt's FP8 kernels need 16-byte aligned dimensions");
+                            }
+                          }
+                          if (g.autotune_candidates < 1 || g.autotune_candidates > 32) {
+                            throw bad_argument("gemm: autotune candidates must be 1..32");
+                          }
+                        },
+                        [](const MemSpec& m) {
+                          if (m.bytes < 16 || m.bytes % 16 != 0) {
+                            throw bad_argument("mem: bytes = " + std::to_string(m.bytes) +
+                                               " must be a positive multiple of 16");
+                          }
+                        },
+                        [](const FmaSpec& f) {
+                          if (f.iterations < 1 || f.iterations > 0x7fffffff) {
+                            throw bad_argument("fma: iterations must be 1..2147483647");
+                          }
+                        }},
+             spec);
 }
 
 }  // namespace gpuclk::bench

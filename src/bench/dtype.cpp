@@ -6,11 +6,16 @@ namespace gpuclk::bench {
 
 std::string_view to_string(GemmDtype dtype) {
   switch (dtype) {
-    case GemmDtype::fp32: return "fp32";
-    case GemmDtype::tf32: return "tf32";
-    case GemmDtype::fp16: return "fp16";
-    case GemmDtype::bf16: return "bf16";
-    case GemmDtype::fp8: return "fp8";
+    case GemmDtype::fp32:
+      return "fp32";
+    case GemmDtype::tf32:
+      return "tf32";
+    case GemmDtype::fp16:
+      return "fp16";
+    case GemmDtype::bf16:
+      return "bf16";
+    case GemmDtype::fp8:
+      return "fp8";
   }
   return "?";
 }
@@ -26,10 +31,13 @@ std::optional<GemmDtype> parse_gemm_dtype(std::string_view name) {
 int input_element_bytes(GemmDtype dtype) {
   switch (dtype) {
     case GemmDtype::fp32:
-    case GemmDtype::tf32: return 4;
+    case GemmDtype::tf32:
+      return 4;
     case GemmDtype::fp16:
-    case GemmDtype::bf16: return 2;
-    case GemmDtype::fp8: return 1;
+    case GemmDtype::bf16:
+      return 2;
+    case GemmDtype::fp8:
+      return 1;
   }
   return 0;
 }
@@ -42,10 +50,13 @@ int output_element_bytes(GemmDtype dtype) {
 double output_unit_roundoff(GemmDtype dtype) {
   switch (dtype) {
     case GemmDtype::fp32:
-    case GemmDtype::tf32: return std::ldexp(1.0, -24);
-    case GemmDtype::fp16: return std::ldexp(1.0, -11);
+    case GemmDtype::tf32:
+      return std::ldexp(1.0, -24);
+    case GemmDtype::fp16:
+      return std::ldexp(1.0, -11);
     case GemmDtype::bf16:
-    case GemmDtype::fp8: return std::ldexp(1.0, -8);
+    case GemmDtype::fp8:
+      return std::ldexp(1.0, -8);
   }
   return 0;
 }

@@ -49,8 +49,8 @@ class FmaKernel final : public Kernel {
 
   Verification verify(cudaStream_t stream) override {
     std::vector<float> out(threads_);
-    GPUCLK_CUDA_CHECK(cudaMemcpyAsync(out.data(), out_.get(), out_.bytes(),
-                                      cudaMemcpyDeviceToHost, stream));
+    GPUCLK_CUDA_CHECK(
+        cudaMemcpyAsync(out.data(), out_.get(), out_.bytes(), cudaMemcpyDeviceToHost, stream));
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
     // A few threads spread over the grid; the replay costs iterations·256 FMAs on the host
     // each, so very long kernels get fewer checked threads, or none.
@@ -85,8 +85,8 @@ class FmaKernel final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_fma(const FmaSpec& spec, const DeviceInfo& device,
-                                 const RunOptions&, cudaStream_t stream) {
+std::unique_ptr<Kernel> make_fma(const FmaSpec& spec, const DeviceInfo& device, const RunOptions&,
+                                 cudaStream_t stream) {
   return std::make_unique<FmaKernel>(spec, device, stream);
 }
 

@@ -31,18 +31,24 @@ struct TypeConfig {
 TypeConfig type_config(GemmDtype dtype) {
   switch (dtype) {
     case GemmDtype::fp32:
-      return {ElementType::f32, ElementType::f32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, false};
+      return {ElementType::f32, ElementType::f32,   CUDA_R_32F,
+              CUDA_R_32F,       CUBLAS_COMPUTE_32F, false};
     case GemmDtype::tf32:
-      return {ElementType::f32, ElementType::f32, CUDA_R_32F, CUDA_R_32F,
-              CUBLAS_COMPUTE_32F_FAST_TF32, false};
-    case GemmDtype::fp16:
-      return {ElementType::f16, ElementType::f16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
-    case GemmDtype::bf16:
-      return {ElementType::bf16, ElementType::bf16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
+      return {ElementType::f32,
+              ElementType::f32,
+              CUDA_R_32F,
+              CUDA_R_32F,
+              CUBLAS_COMPUTE_32F_FAST_TF32,
               false};
+    case GemmDtype::fp16:
+      return {ElementType::f16, ElementType::f16,   CUDA_R_16F,
+              CUDA_R_16F,       CUBLAS_COMPUTE_32F, false};
+    case GemmDtype::bf16:
+      return {ElementType::bf16, ElementType::bf16,  CUDA_R_16BF,
+              CUDA_R_16BF,       CUBLAS_COMPUTE_32F, false};
     case GemmDtype::fp8:
-      return {ElementType::e4m3, ElementType::bf16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
-              true};
+      return {ElementType::e4m3, ElementType::bf16,  CUDA_R_8F_E4M3,
+              CUDA_R_16BF,       CUBLAS_COMPUTE_32F, true};
   }
   throw Error(ExitCode::bad_argument, "gemm: unknown dtype");
 }
@@ -53,13 +59,18 @@ std::string format_double(double value, const char* format) {
   return buffer;
 }
 
+// One configuration attribute of a chosen algorithm, for the record; "?" if cuBLASLt will not
+// say (it only describes, so it must never fail the run).
 template <class T>
-T algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+std::string algo_attribute(const cublasLtMatmulAlgo_t& algo,
+                           cublasLtMatmulAlgoConfigAttributes_t attribute) {
   T value{};
   std::size_t written = 0;
-  GPUCLK_CUDA_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value,
-                                                         &written));
-  return value;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value, &written) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return "?";
+  }
+  return std::to_string(value);
 }
 
 class GemmKernel final : public Kernel {
@@ -70,7 +81,8 @@ class GemmKernel final : public Kernel {
     if (spec.dtype == GemmDtype::fp8 && device.cc_major * 10 + device.cc_minor < 89) {
       throw Error(ExitCode::not_supported,
                   "gemm fp8 needs FP8 tensor cores (compute capability 8.9 or newer: Ada, "
-                  "Hopper); " + device.name + " is " + std::to_string(device.cc_major) + "." +
+                  "Hopper); " +
+                      device.name + " is " + std::to_string(device.cc_major) + "." +
                       std::to_string(device.cc_minor),
                   "use --dtype bf16 or fp16 on this GPU");
     }
@@ -90,9 +102,7 @@ class GemmKernel final : public Kernel {
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void launch(cudaStream_t stream) override {
-    GPUCLK_CUDA_CHECK(matmul(algo_, stream));
-  }
+  void launch(cudaStream_t stream) override { GPUCLK_CUDA_CHECK(matmul(algo_, stream)); }
 
   double work_per_launch() const override {
     return 2.0 * double(spec_.m) * double(spec_.n) * double(spec_.k);
@@ -138,9 +148,7 @@ class GemmKernel final : public Kernel {
     return verify_gemm(spec_.dtype, spec_.k, samples);
   }
 
-  std::vector<std::pair<std::string, std::string>> details() const override {
-    return details_;
-  }
+  std::vector<std::pair<std::string, std::string>> details() const override { return details_; }
 
  private:
   cublasStatus_t matmul(const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) const {
@@ -174,7 +182,8 @@ class GemmKernel final : public Kernel {
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
         handle_.get(), desc_.get(), a_layout_.get(), b_layout_.get(), d_layout_.get(),
         d_layout_.get(), preference.get(), int(results.size()), results.data(), &returned);
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED ||
+        (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
       throw Error(ExitCode::not_supported,
                   "cuBLASLt has no algorithm for gemm " + std::string(to_string(spec_.dtype)) +
                       " " + std::to_string(spec_.m) + "x" + std::to_string(spec_.n) + "x" +
@@ -206,17 +215,16 @@ class GemmKernel final : public Kernel {
     details_ = {
         {"library", "cuBLASLt " + std::to_string(cublasLtGetVersion())},
         {"layout", config_.a_transposed ? "TN (column-major)" : "NN (column-major)"},
-        {"compute", spec_.dtype == GemmDtype::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
-                                                   : "CUBLAS_COMPUTE_32F"},
+        {"compute",
+         spec_.dtype == GemmDtype::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F"},
         {"workspace_bytes", std::to_string(workspace_.bytes())},
         {"algorithm_workspace_bytes", std::to_string(results[chosen].workspaceSize)},
         {"heuristic_rank", std::to_string(chosen)},
         {"autotune", autotune},
-        {"algo_id", std::to_string(algo_attribute<std::int32_t>(algo_, CUBLASLT_ALGO_CONFIG_ID))},
-        {"tile_id", std::to_string(algo_attribute<std::uint32_t>(algo_, CUBLASLT_ALGO_CONFIG_TILE_ID))},
-        {"stages_id",
-         std::to_string(algo_attribute<std::uint32_t>(algo_, CUBLASLT_ALGO_CONFIG_STAGES_ID))},
-        {"splitk", std::to_string(algo_attribute<std::int32_t>(algo_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM))},
+        {"algo_id", algo_attribute<std::int32_t>(algo_, CUBLASLT_ALGO_CONFIG_ID)},
+        {"tile_id", algo_attribute<std::uint32_t>(algo_, CUBLASLT_ALGO_CONFIG_TILE_ID)},
+        {"stages_id", algo_attribute<std::uint32_t>(algo_, CUBLASLT_ALGO_CONFIG_STAGES_ID)},
+        {"splitk", algo_attribute<std::int32_t>(algo_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)},
         {"waves", format_double(results[chosen].wavesCount, "%.2f")},
     };
   }
@@ -230,7 +238,8 @@ class GemmKernel final : public Kernel {
     stop.record(stream);
     stop.synchronize();
     const double once = stop.seconds_since(start);
-    const int launches = std::clamp(int(kAutotuneSecondsPerCandidate / std::max(once, 1e-6)), 1, 50);
+    const int launches =
+        std::clamp(int(kAutotuneSecondsPerCandidate / std::max(once, 1e-6)), 1, 50);
     start.record(stream);
     for (int i = 0; i < launches; ++i) {
       if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return 0;

@@ -25,8 +25,7 @@ __device__ inline double load(const __nv_fp8_e4m3* p) { return float(*p); }
 template <class T>
 __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     store(data + i, random_signed_unit(seed, i));
   }
 }
@@ -77,8 +76,8 @@ __global__ void reference_kernel(const TIn* a, const TIn* b, const TOut* d, std:
 }
 
 template <class TIn, class TOut>
-void reference_typed(const ReferenceProblem& p, const std::int64_t* rows,
-                     const std::int64_t* cols, int count, double* out, cudaStream_t stream) {
+void reference_typed(const ReferenceProblem& p, const std::int64_t* rows, const std::int64_t* cols,
+                     int count, double* out, cudaStream_t stream) {
   reference_kernel<<<unsigned(count), kReferenceThreads, 0, stream>>>(
       static_cast<const TIn*>(p.a), static_cast<const TIn*>(p.b), static_cast<const TOut*>(p.d),
       p.m, p.k, p.a_transposed, rows, cols, out);
@@ -90,15 +89,19 @@ void reference_typed(const ReferenceProblem& p, const std::int64_t* rows,
 void fill_random(ElementType type, void* data, std::size_t count, std::uint64_t seed,
                  cudaStream_t stream) {
   switch (type) {
-    case ElementType::f32: return fill_random_typed<float>(data, count, seed, stream);
-    case ElementType::f16: return fill_random_typed<__half>(data, count, seed, stream);
-    case ElementType::bf16: return fill_random_typed<__nv_bfloat16>(data, count, seed, stream);
-    case ElementType::e4m3: return fill_random_typed<__nv_fp8_e4m3>(data, count, seed, stream);
+    case ElementType::f32:
+      return fill_random_typed<float>(data, count, seed, stream);
+    case ElementType::f16:
+      return fill_random_typed<__half>(data, count, seed, stream);
+    case ElementType::bf16:
+      return fill_random_typed<__nv_bfloat16>(data, count, seed, stream);
+    case ElementType::e4m3:
+      return fill_random_typed<__nv_fp8_e4m3>(data, count, seed, stream);
   }
 }
 
-void launch_reference(const ReferenceProblem& p, const std::int64_t* rows,
-                      const std::int64_t* cols, int count, double* out, cudaStream_t stream) {
+void launch_reference(const ReferenceProblem& p, const std::int64_t* rows, const std::int64_t* cols,
+                      int count, double* out, cudaStream_t stream) {
   if (count <= 0) return;
   using E = ElementType;
   // The combinations the GEMM workload uses (see gemm.cpp's table).

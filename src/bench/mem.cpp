@@ -42,15 +42,15 @@ class MemKernel final : public Kernel {
   void launch(cudaStream_t stream) override {
     switch (spec_.kind) {
       case MemKind::copy:
-        GPUCLK_CUDA_CHECK(cudaMemcpyAsync(a_.get(), b_.get(), spec_.bytes,
-                                          cudaMemcpyDeviceToDevice, stream));
+        GPUCLK_CUDA_CHECK(
+            cudaMemcpyAsync(a_.get(), b_.get(), spec_.bytes, cudaMemcpyDeviceToDevice, stream));
         break;
       case MemKind::copy_kernel:
         launch_copy(a_.get(), b_.get(), spec_.bytes, blocks_, stream);
         break;
       case MemKind::triad:
-        launch_triad(a_.as<float>(), b_.as<float>(), c_.as<float>(), kTriadScalar,
-                     spec_.bytes / 4, blocks_, stream);
+        launch_triad(a_.as<float>(), b_.as<float>(), c_.as<float>(), kTriadScalar, spec_.bytes / 4,
+                     blocks_, stream);
         break;
     }
   }

@@ -52,8 +52,9 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      a[i + u * stride] = make_float4(__fmaf_rn(s, vc[u].x, vb[u].x), __fmaf_rn(s, vc[u].y, vb[u].y),
-                                      __fmaf_rn(s, vc[u].z, vb[u].z), __fmaf_rn(s, vc[u].w, vb[u].w));
+      a[i + u * stride] =
+          make_float4(__fmaf_rn(s, vc[u].x, vb[u].x), __fmaf_rn(s, vc[u].y, vb[u].y),
+                      __fmaf_rn(s, vc[u].z, vb[u].z), __fmaf_rn(s, vc[u].w, vb[u].w));
     }
   }
   for (; i < vectors; i += stride) {
@@ -104,7 +105,8 @@ void fill_random_floats(float* data, std::size_t count, std::uint64_t seed, cuda
 
 int copy_blocks_per_sm() {
   int blocks = 0;
-  GPUCLK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel, kMemThreads, 0));
+  GPUCLK_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel, kMemThreads, 0));
   return blocks;
 }
 
@@ -139,7 +141,7 @@ void count_triad_mismatches(const float* a, const float* b, const float* c, floa
                             std::size_t count, unsigned long long* mismatches,
                             cudaStream_t stream) {
   triad_mismatch_kernel<<<helper_grid(count), kMemThreads, 0, stream>>>(a, b, c, scalar, count,
-                                                                         mismatches);
+                                                                        mismatches);
   GPUCLK_CUDA_CHECK_LAUNCH();
 }
 

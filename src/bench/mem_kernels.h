@@ -33,7 +33,6 @@ void count_copy_mismatches(const std::uint32_t* x, const std::uint32_t* y, std::
 
 // Adds to *mismatches the number of i where a[i] != fma(scalar, c[i], b[i]) bit for bit.
 void count_triad_mismatches(const float* a, const float* b, const float* c, float scalar,
-                            std::size_t count, unsigned long long* mismatches,
-                            cudaStream_t stream);
+                            std::size_t count, unsigned long long* mismatches, cudaStream_t stream);
 
 }  // namespace gpuclk::bench::detail

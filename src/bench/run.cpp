@@ -68,7 +68,8 @@ DeviceInfo device_info(int device) {
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) uuid += '-';
     char hex[3];
-    std::snprintf(hex, sizeof hex, "%02x", unsigned(static_cast<unsigned char>(prop.uuid.bytes[i])));
+    std::snprintf(hex, sizeof hex, "%02x",
+                  unsigned(static_cast<unsigned char>(prop.uuid.bytes[i])));
     uuid += hex;
   }
   info.uuid = uuid;
@@ -92,9 +93,8 @@ Result run(const WorkloadSpec& spec, int device, const RunOptions& options) {
   phase(Phase::prepared);
   const double per_launch =
       detail::warm_up(*kernel, stream.get(), options.warmup_seconds, options.repetition_seconds);
-  const MeasurementPlan plan = plan_measurement(per_launch, options.seconds,
-                                                options.repetition_seconds,
-                                                options.min_repetitions);
+  const MeasurementPlan plan = plan_measurement(
+      per_launch, options.seconds, options.repetition_seconds, options.min_repetitions);
   phase(Phase::warmed_up);
   detail::TimedWindow window =
       detail::measure(*kernel, stream.get(), plan, device, options.on_repetition);

@@ -73,8 +73,8 @@ std::vector<MatrixPosition> gemm_sample_positions(std::int64_t m, std::int64_t n
   std::uint64_t state = seed;
   while (int(positions.size()) < count) {
     const std::uint64_t r = splitmix64(state);
-    positions.push_back({std::int64_t(r % std::uint64_t(m)),
-                         std::int64_t((r >> 32) % std::uint64_t(n))});
+    positions.push_back(
+        {std::int64_t(r % std::uint64_t(m)), std::int64_t((r >> 32) % std::uint64_t(n))});
   }
   return positions;
 }

@@ -12,13 +12,13 @@
 namespace gpuclk::bench {
 
 struct Verification {
-  bool checked = false;        // false: skipped (RunOptions::verify off)
+  bool checked = false;  // false: skipped (RunOptions::verify off)
   bool passed = false;
   std::uint64_t samples = 0;   // elements compared
   std::uint64_t failures = 0;  // elements outside their bound
-  double max_error = 0;        // GEMM: max |computed − reference| / ‖a∘b‖₂; exact checks: 0 or 1
-  double bound = 0;            // GEMM: the accumulation part of the bound (same unit); exact: 0
-  std::string method;          // one line saying how it was checked
+  double max_error = 0;  // GEMM: max |computed − reference| / ‖a∘b‖₂; exact checks: 0 or 1
+  double bound = 0;      // GEMM: the accumulation part of the bound (same unit); exact: 0
+  std::string method;    // one line saying how it was checked
 };
 
 // One sampled GEMM output element C(i,j): the value the GPU wrote, the double-precision

@@ -29,7 +29,7 @@ namespace gpuclk::bench {
 // Work per launch: 2·m·n·k FLOP. Inputs uniform random in [-1, 1).
 struct GemmSpec {
   GemmDtype dtype = GemmDtype::bf16;
-  std::int64_t m = 8192, n = 8192, k = 8192;  // each ≥ 1 (fp8: multiples of 16)
+  std::int64_t m = 8192, n = 8192, k = 8192;            // each ≥ 1 (fp8: multiples of 16)
   std::size_t workspace_bytes = std::size_t(64) << 20;  // cuBLASLt workspace (PyTorch: 32 MiB)
   // cuBLASLt heuristic results timed before measuring; the fastest wins only if it beats the
   // first by more than 2 %. 1 takes the heuristic's first choice.
@@ -70,10 +70,10 @@ enum class RateUnit { flop_per_second, byte_per_second };
 std::string_view to_string(RateUnit unit);  // "FLOP/s", "B/s"
 
 struct DeviceInfo {
-  int ordinal = -1;             // CUDA ordinal (follows CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER)
-  std::string name;             // "NVIDIA H100 80GB HBM3"
-  std::string uuid;             // NVML's form, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-  std::string pci_bus_id;       // NVML's form, "00000000:19:00.0"
+  int ordinal = -1;        // CUDA ordinal (follows CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER)
+  std::string name;        // "NVIDIA H100 80GB HBM3"
+  std::string uuid;        // NVML's form, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  std::string pci_bus_id;  // NVML's form, "00000000:19:00.0"
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   std::size_t memory_bytes = 0;
@@ -87,12 +87,12 @@ enum class Phase {
 };
 
 struct Progress {
-  int device = -1;            // CUDA ordinal
-  int repetition = 0;         // 0-based index of the repetition just finished
-  int repetitions = 0;        // planned count
-  double seconds = 0;         // its duration, GPU time (s)
-  double rate = 0;            // its rate, in Result::unit
-  double elapsed_seconds = 0; // since the measured window began, GPU time (s)
+  int device = -1;             // CUDA ordinal
+  int repetition = 0;          // 0-based index of the repetition just finished
+  int repetitions = 0;         // planned count
+  double seconds = 0;          // its duration, GPU time (s)
+  double rate = 0;             // its rate, in Result::unit
+  double elapsed_seconds = 0;  // since the measured window began, GPU time (s)
 };
 
 struct RunOptions {
@@ -112,7 +112,7 @@ struct Repetition {
   double start_seconds = 0;  // from the start of the measured window, GPU time (s)
   double seconds = 0;        // duration (s)
   int launches = 0;
-  double rate = 0;           // in Result::unit
+  double rate = 0;  // in Result::unit
 };
 
 struct Result {
@@ -122,7 +122,7 @@ struct Result {
   RateUnit unit = RateUnit::flop_per_second;
   double work_per_launch = 0;  // FLOP or bytes
   std::vector<Repetition> repetitions;
-  RateSummary rate;      // over repetitions; rate.median is the headline figure
+  RateSummary rate;         // over repetitions; rate.median is the headline figure
   double overall_rate = 0;  // all work / whole window
   // The measured window on the host's steady clock (the GPU was idle just before the start and
   // finished just before the end): match telemetry samples against it.

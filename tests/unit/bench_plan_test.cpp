@@ -1,8 +1,8 @@
-#include "bench/plan.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "bench/plan.h"
 
 namespace gpuclk::bench {
 namespace {

@@ -1,8 +1,8 @@
-#include "bench/stats.h"
-
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "bench/stats.h"
 
 namespace gpuclk::bench {
 namespace {

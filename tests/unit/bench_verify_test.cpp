@@ -1,5 +1,3 @@
-#include "bench/verify.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "bench/random.h"
+#include "bench/verify.h"
 
 namespace gpuclk::bench {
 namespace {

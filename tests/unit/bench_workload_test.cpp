@@ -1,9 +1,8 @@
-#include "bench/workload.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "bench/workload.h"
 #include "util/error.h"
 
 namespace gpuclk::bench {

@@ -48,7 +48,8 @@ Advice advise(cublasStatus_t status) {
   switch (status) {
     case CUBLAS_STATUS_NOT_SUPPORTED:
     case CUBLAS_STATUS_ARCH_MISMATCH:
-      return {ExitCode::not_supported, "this GPU or cuBLAS version lacks that GEMM; try another dtype"};
+      return {ExitCode::not_supported,
+              "this GPU or cuBLAS version lacks that GEMM; try another dtype"};
     case CUBLAS_STATUS_ALLOC_FAILED:
       return {ExitCode::other, "not enough free GPU memory for cuBLAS: use smaller sizes"};
     case CUBLAS_STATUS_NOT_INITIALIZED:

@@ -23,7 +23,7 @@ class CudaError : public Error {
         call_(std::move(call)) {}
 
   CudaLibrary library() const noexcept { return library_; }
-  int status() const noexcept { return status_; }  // cudaError_t or cublasStatus_t
+  int status() const noexcept { return status_; }             // cudaError_t or cublasStatus_t
   const std::string& call() const noexcept { return call_; }  // source text of the call
 
  private:

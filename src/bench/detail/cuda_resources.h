@@ -13,7 +13,8 @@
 
 namespace gpuclk::bench::detail {
 
-// unique_ptr over a CUDA handle type (which is a pointer to an opaque struct) with its destroy call.
+// unique_ptr over a CUDA handle type (which is a pointer to an opaque struct) with its destroy
+// call.
 template <class Handle, auto Destroy>
 struct HandleDeleter {
   void operator()(Handle handle) const noexcept { (void)Destroy(handle); }
@@ -69,7 +70,9 @@ class DeviceBuffer {
   }
   void* get() const { return memory_.get(); }
   template <class T>
-  T* as() const { return static_cast<T*>(memory_.get()); }
+  T* as() const {
+    return static_cast<T*>(memory_.get());
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:

@@ -67,8 +67,8 @@ TimedWindow measure(Kernel& kernel, cudaStream_t stream, const MeasurementPlan& 
     previous_end = end_offset;
     window.repetitions.push_back(repetition);
     if (on_repetition) {
-      on_repetition(Progress{device, r, plan.repetitions, repetition.seconds, repetition.rate,
-                             end_offset});
+      on_repetition(
+          Progress{device, r, plan.repetitions, repetition.seconds, repetition.rate, end_offset});
     }
   }
   window.end = std::chrono::steady_clock::now();

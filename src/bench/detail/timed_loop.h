@@ -17,7 +17,7 @@ double warm_up(Kernel& kernel, cudaStream_t stream, double seconds, double chunk
 struct TimedWindow {
   std::vector<Repetition> repetitions;
   std::chrono::steady_clock::time_point start, end;  // host steady clock around the window
-  double seconds = 0;                                 // GPU time from first launch to last
+  double seconds = 0;                                // GPU time from first launch to last
 };
 
 // Runs plan.repetitions repetitions of plan.launches_per_repetition launches back to back (the
