@@ -3,6 +3,7 @@
 // same problem; FP8 is the exception: Hopper's FP8 kernels take A transposed only ("TN").
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "bench/detail/cuda_resources.h"
@@ -18,6 +19,7 @@ constexpr int kVerifySamples = 256;
 // cap a short timing can favour a kernel that is not faster once the clock settles.
 constexpr double kAutotuneMargin = 0.98;
 constexpr double kAutotuneSecondsPerCandidate = 0.05;
+constexpr double kRefused = std::numeric_limits<double>::infinity();
 
 struct TypeConfig {
   ElementType input;
@@ -204,11 +206,18 @@ class GemmKernel final : public Kernel {
       for (std::size_t i = 1; i < results.size(); ++i) {
         if (seconds[i] < seconds[fastest]) fastest = i;
       }
-      if (seconds[0] > 0 && seconds[fastest] < kAutotuneMargin * seconds[0]) chosen = fastest;
+      // The first choice stays unless another is clearly faster (or the first would not run).
+      if (seconds[fastest] < kAutotuneMargin * seconds[0]) chosen = fastest;
+      if (seconds[chosen] == kRefused) {
+        throw Error(ExitCode::not_supported,
+                    "cuBLASLt refused every algorithm it proposed for gemm " +
+                        std::string(to_string(spec_.dtype)));
+      }
       autotune = std::to_string(results.size()) + " candidates timed; chosen #" +
                  std::to_string(chosen) + " at " +
-                 format_double(seconds[0] > 0 ? seconds[chosen] / seconds[0] : 1.0, "%.3f") +
-                 "x the time of #0";
+                 (seconds[0] == kRefused
+                      ? std::string("(#0 refused)")
+                      : format_double(seconds[chosen] / seconds[0], "%.3f") + "x the time of #0");
     }
     algo_ = results[chosen].algo;
 
@@ -229,12 +238,12 @@ class GemmKernel final : public Kernel {
     };
   }
 
-  // Mean seconds per launch of `algo`; 0 if cuBLASLt refuses to run it.
+  // Mean seconds per launch of `algo`; infinity if cuBLASLt refuses to run it.
   double time_algorithm(const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) const {
-    if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return 0;
+    if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return kRefused;
     Event start, stop;
     start.record(stream);
-    if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return 0;
+    if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return kRefused;
     stop.record(stream);
     stop.synchronize();
     const double once = stop.seconds_since(start);
@@ -242,7 +251,7 @@ class GemmKernel final : public Kernel {
         std::clamp(int(kAutotuneSecondsPerCandidate / std::max(once, 1e-6)), 1, 50);
     start.record(stream);
     for (int i = 0; i < launches; ++i) {
-      if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return 0;
+      if (matmul(algo, stream) != CUBLAS_STATUS_SUCCESS) return kRefused;
     }
     stop.record(stream);
     stop.synchronize();
