@@ -3,9 +3,13 @@
 # binary runs on a host that has none of them (the GPU machine: see DEVICE.md).
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
-find_package(tomlplusplus CONFIG QUIET)
-if(NOT TARGET tomlplusplus::tomlplusplus)
+# Debian's toml++ is a compiled library; the portable build uses its headers alone
+# (TOML_HEADER_ONLY, the .inl files ship with the package) so no libtomlplusplus.so is needed.
+if(GPUCLK_PORTABLE)
   add_library(tomlplusplus::tomlplusplus INTERFACE IMPORTED)
+  set_target_properties(tomlplusplus::tomlplusplus PROPERTIES INTERFACE_COMPILE_DEFINITIONS TOML_HEADER_ONLY=1)
+else()
+  find_package(tomlplusplus CONFIG REQUIRED)
 endif()
 find_package(fmt CONFIG REQUIRED)
 find_package(Threads REQUIRED)
