@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "physics.h"
 
@@ -59,6 +60,54 @@ double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mh
   const GpuSpec& spec = *config.spec;
   PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config));
   return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity);
+}
+
+// Highest supported clock ≤ ceiling where `phase` draws at most limit_w (sm_min if none does).
+// P(f) rises with f, so the search starts at last step's clock and moves a step or two.
+std::uint32_t power_capped_clock(const GpuConfig& config, const Phase& phase, const GpuDynamics& d,
+                                 std::uint32_t ceiling, double limit_w) {
+  const GpuSpec& spec = *config.spec;
+  std::uint32_t f = std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling);
+  if (power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
+    while (f > spec.sm_min_mhz && power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
+      f -= spec.sm_step_mhz;
+    }
+  } else {
+    while (f + spec.sm_step_mhz <= ceiling &&
+           power_at(config, phase, f + spec.sm_step_mhz, d.memory_mhz, d.die_c) <= limit_w) {
+      f += spec.sm_step_mhz;
+    }
+  }
+  return f;
+}
+
+// The phases that may run during the step [now_s, now_s + dt): the current one and, if it could
+// end within the step even at the ceiling clock, the ones after it.
+std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynamics& d, const Phase& now,
+                                         std::uint32_t ceiling, double now_s, double dt) {
+  std::vector<const Phase*> out{&now};
+  const auto& phases = config.workload.phases;
+  std::size_t index = d.phase_index;
+  double done = d.phase_done;
+  double left = dt;
+  if (!d.started) {  // the workload may start within the step
+    left = now_s + dt - config.workload.start_s;
+    index = 0;
+    done = 0;
+    if (left <= 0 || phases.empty()) return out;
+    out.push_back(&phases[0]);
+  }
+  for (int n = 0; n < kMaxPhasesPerStep && index < phases.size(); ++n) {
+    const Phase& p = phases[index];
+    const PhaseRates r = phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config));
+    if (r.work_per_s <= 0) break;
+    left -= (phase_amount(p) - done) / r.work_per_s;
+    if (left <= 0) break;
+    done = 0;
+    index = index + 1 < phases.size() ? index + 1 : (config.workload.repeat ? 0 : phases.size());
+    if (index < phases.size()) out.push_back(&phases[index]);
+  }
+  return out;
 }
 
 // Moves to the next phase; past the last one a non-repeating workload is over (off).
@@ -186,18 +235,11 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   if (d.hw_slowdown) ceiling = std::min(ceiling, spec.floor_sm_clock(spec.sm_max_mhz / 2));
   d.memory_mhz = requested_memory_mhz(spec, s);
   const double limit_w = s.power_limit_mw / 1000.0;
-  // P(f) rises with f, so searching from last step's clock finds the same clock as a search
-  // from the top, in a step or two.
-  std::uint32_t f = std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling);
-  if (power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
-    while (f > spec.sm_min_mhz && power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
-      f -= spec.sm_step_mhz;
-    }
-  } else {
-    while (f + spec.sm_step_mhz <= ceiling &&
-           power_at(config, phase, f + spec.sm_step_mhz, d.memory_mhz, d.die_c) <= limit_w) {
-      f += spec.sm_step_mhz;
-    }
+  // The highest clock at which every phase that may run during this step fits the power limit
+  // (a step that finishes one phase starts the next at the same clock).
+  std::uint32_t f = ceiling;
+  for (const Phase* p : phases_in_step(config, d, phase, ceiling, now_s, dt)) {
+    f = std::min(f, power_capped_clock(config, *p, d, ceiling, limit_w));
   }
   d.sm_mhz = f;
   d.context_active = context ? 1 : 0;

@@ -1,0 +1,144 @@
+#include "calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "gpu_model.h"
+#include "node_model.h"
+
+namespace gpuclk::sim {
+namespace {
+
+struct Tick {
+  double t;
+  double power_w;
+  double sm_mhz;
+  double die_c;
+  bool capped;
+};
+
+PhaseMeasurement summarize(const std::string& name, std::size_t index, const std::vector<Tick>& ticks,
+                           double flops, double bytes) {
+  PhaseMeasurement m;
+  m.name = name;
+  m.phase_index = index;
+  m.start_s = ticks.front().t;
+  m.duration_s = static_cast<double>(ticks.size()) * kTickSeconds;
+  double energy = 0;
+  int capped = 0;
+  std::vector<double> clocks;
+  for (const Tick& k : ticks) {
+    energy += k.power_w * kTickSeconds;
+    capped += k.capped ? 1 : 0;
+    clocks.push_back(k.sm_mhz);
+    m.max_power_w = std::max(m.max_power_w, k.power_w);
+  }
+  std::sort(clocks.begin(), clocks.end());
+  m.average_power_w = energy / m.duration_s;
+  m.median_sm_mhz = clocks[clocks.size() / 2];
+  m.min_sm_mhz = clocks.front();
+  m.max_sm_mhz = clocks.back();
+  m.flops_per_s = flops / m.duration_s;
+  m.dram_bytes_per_s = bytes / m.duration_s;
+  m.power_capped_fraction = static_cast<double>(capped) / static_cast<double>(ticks.size());
+  m.die_start_c = ticks.front().die_c;
+  m.die_end_c = ticks.back().die_c;
+  const std::size_t six = std::min(ticks.size() - 1, static_cast<std::size_t>(6.0 / kTickSeconds));
+  m.die_after_6s_c = ticks[six].die_c;
+  return m;
+}
+
+}  // namespace
+
+std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu, double until_s) {
+  NodeModel model(std::make_shared<const Scenario>(scenario));
+  std::vector<PhaseMeasurement> out;
+  std::vector<Tick> ticks;
+  std::string name;
+  std::size_t index = 0;
+  double flops0 = 0;
+  double bytes0 = 0;
+  auto flush = [&](const GpuDynamics& d) {
+    if (!ticks.empty()) out.push_back(summarize(name, index, ticks, d.total_flops - flops0, d.total_dram_bytes - bytes0));
+    ticks.clear();
+    flops0 = d.total_flops;
+    bytes0 = d.total_dram_bytes;
+  };
+  const auto steps = static_cast<long>(std::floor(until_s / kTickSeconds));
+  for (long k = 0; k < steps; ++k) {
+    const GpuState& s = model.gpu(gpu);
+    const Phase* phase = current_phase(model.config(gpu), s);
+    const std::string now_name = phase ? phase->name : "off";
+    const std::size_t now_index = s.dynamics.phase_index + s.dynamics.iterations * 1000003;
+    if (ticks.empty() || now_index != index) {
+      flush(s.dynamics);
+      name = now_name;
+      index = now_index;
+    }
+    model.step(kTickSeconds);
+    const GpuDynamics& d = model.gpu(gpu).dynamics;
+    ticks.push_back({static_cast<double>(k) * kTickSeconds, d.power_w, static_cast<double>(d.sm_mhz), d.die_c,
+                     (d.event_reasons & reason::sw_power_cap) != 0});
+  }
+  flush(model.gpu(gpu).dynamics);
+  return out;
+}
+
+bool CalibrationRow::ok() const { return std::fabs(simulated - measured) <= tolerance; }
+
+std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
+  const std::vector<PhaseMeasurement> phases = measure_phases(scenario, 0, 140);
+  std::map<std::string, PhaseMeasurement> first;
+  for (const PhaseMeasurement& m : phases) first.emplace(m.name, m);  // first occurrence of each
+  auto get = [&](const std::string& name) -> const PhaseMeasurement& {
+    auto it = first.find(name);
+    if (it == first.end()) throw std::runtime_error("calibration scenario has no phase '" + name + "'");
+    return it->second;
+  };
+  // calibration/h100/README.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
+  const auto pct = [](double v, double p) { return v * p / 100; };
+  std::vector<CalibrationRow> rows;
+  const PhaseMeasurement& idle = get("idle");
+  rows.push_back({"idle", "power W", 75, idle.average_power_w, pct(75, 5)});
+  rows.push_back({"idle", "SM clock MHz", 345, idle.median_sm_mhz, 0});
+  const PhaseMeasurement& fp32 = get("gemm_fp32");
+  rows.push_back({"FP32 SGEMM 8192³", "power W", 692, fp32.average_power_w, pct(692, 5)});
+  rows.push_back({"FP32 SGEMM 8192³", "SM clock MHz", 1980, fp32.median_sm_mhz, 0});
+  rows.push_back({"FP32 SGEMM 8192³", "rate TFLOP/s", 51.9, fp32.flops_per_s / 1e12, pct(51.9, 5)});
+  rows.push_back({"FP32 SGEMM 8192³", "temperature after 6 s °C", 54, fp32.die_after_6s_c, 3});
+  const PhaseMeasurement& tf32 = get("gemm_tf32");
+  rows.push_back({"TF32 GEMM 8192³", "power W", 694, tf32.average_power_w, pct(694, 5)});
+  rows.push_back({"TF32 GEMM 8192³", "SM clock MHz", 1425, tf32.median_sm_mhz, 45});
+  rows.push_back({"TF32 GEMM 8192³", "rate TFLOP/s", 357, tf32.flops_per_s / 1e12, pct(357, 5)});
+  rows.push_back({"TF32 GEMM 8192³", "time power-capped %", 97, 100 * tf32.power_capped_fraction, 5});
+  const PhaseMeasurement& bf16 = get("gemm_bf16");
+  rows.push_back({"BF16 GEMM 8192³", "power W", 697, bf16.average_power_w, pct(697, 5)});
+  rows.push_back({"BF16 GEMM 8192³", "SM clock MHz", 1410, bf16.median_sm_mhz, 45});
+  rows.push_back({"BF16 GEMM 8192³", "rate TFLOP/s", 681, bf16.flops_per_s / 1e12, pct(681, 5)});
+  rows.push_back({"BF16 GEMM 8192³", "time power-capped %", 98, 100 * bf16.power_capped_fraction, 5});
+  const PhaseMeasurement& copy = get("copy_1GiB");
+  rows.push_back({"device copy 1 GiB", "power W", 540, copy.average_power_w, pct(540, 5)});
+  rows.push_back({"device copy 1 GiB", "SM clock MHz", 1980, copy.median_sm_mhz, 0});
+  rows.push_back({"device copy 1 GiB", "rate TB/s", 3.00, copy.dram_bytes_per_s / 1e12, pct(3.00, 5)});
+  const PhaseMeasurement& gap = get("gap");
+  rows.push_back({"idle after work (context held)", "power W", 120, gap.average_power_w, pct(120, 10)});
+  rows.push_back({"idle after work (context held)", "SM clock MHz", 1980, gap.median_sm_mhz, 0});
+  return rows;
+}
+
+std::string format_calibration_table(const std::vector<CalibrationRow>& rows) {
+  std::string out = "| workload | quantity | measured | simulated | error | within |\n|---|---|---:|---:|---:|---|\n";
+  char line[256];
+  for (const CalibrationRow& r : rows) {
+    const double error = r.measured != 0 ? 100 * (r.simulated - r.measured) / r.measured : 0;
+    std::snprintf(line, sizeof line, "| %s | %s | %.4g | %.4g | %+.1f %% | %s |\n", r.workload.c_str(),
+                  r.quantity.c_str(), r.measured, r.simulated, error, r.ok() ? "yes" : "NO");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace gpuclk::sim

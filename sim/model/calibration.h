@@ -1,0 +1,52 @@
+// Runs a scenario's workload through the model and measures each phase the way
+// calibration/h100/bench_power.json measured the real card; compares with those measurements.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+
+namespace gpuclk::sim {
+
+struct PhaseMeasurement {
+  std::string name;
+  std::size_t phase_index = 0;
+  double start_s = 0;
+  double duration_s = 0;
+  double average_power_w = 0;      // energy / duration
+  double median_sm_mhz = 0;
+  double min_sm_mhz = 0;
+  double max_sm_mhz = 0;
+  double flops_per_s = 0;
+  double dram_bytes_per_s = 0;
+  double power_capped_fraction = 0;  // of the phase's ticks with the SW power cap reason
+  double die_start_c = 0;
+  double die_after_6s_c = 0;         // as far into the phase as bench_power.json ran
+  double die_end_c = 0;
+  double max_power_w = 0;            // highest instant power of any tick
+};
+
+// Steps GPU `gpu` of `scenario` from power-on to `until_s` and measures every phase it ran
+// (a phase that repeats is measured per occurrence, in order).
+std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu, double until_s);
+
+// One row of the calibration table: what the H100 did, what the model does, within tolerance?
+struct CalibrationRow {
+  std::string workload;
+  std::string quantity;  // "power W", "SM clock MHz", "rate TFLOP/s", …
+  double measured = 0;
+  double simulated = 0;
+  double tolerance = 0;  // absolute, in the quantity's unit
+  bool ok() const;
+};
+
+// The table for the h100-calibration scenario (its phases by name: idle, gemm_fp32, gemm_tf32,
+// gemm_bf16, copy_1GiB, gap). Throws std::runtime_error if a phase is missing.
+std::vector<CalibrationRow> h100_calibration_table(const Scenario& h100_calibration);
+
+// Markdown table of the rows.
+std::string format_calibration_table(const std::vector<CalibrationRow>& rows);
+
+}  // namespace gpuclk::sim
