@@ -1,0 +1,59 @@
+// Where the journal lives and how it is read and written: <state dir>/journal.json, replaced
+// atomically (temporary file, fsync, rename, fsync of the directory), and <state dir>/lock, an
+// flock that serializes gpuclk processes from reading the journal to their last write.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "control/journal.h"
+
+namespace gpuclk::control {
+
+// The boot this host runs (/proc/sys/kernel/random/boot_id); empty when unreadable.
+std::string current_boot_id();
+
+class JournalStore {
+ public:
+  explicit JournalStore(std::filesystem::path state_dir);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path file() const { return dir_ / "journal.json"; }
+
+  // Held from before the journal is read until after the last write; released by the
+  // destructor (and by the kernel if the process dies).
+  class Lock {
+   public:
+    Lock(Lock&& other) noexcept;
+    Lock& operator=(Lock&&) = delete;
+    Lock(const Lock&) = delete;
+    ~Lock();
+
+   private:
+    friend class JournalStore;
+    explicit Lock(int fd) : fd_(fd) {}
+    int fd_ = -1;
+  };
+
+  // Creates the state directory if needed and takes the lock, calling `waiting` (with the
+  // holder's pid when known) before blocking on another gpuclk. Throws Error: exit 4 when the
+  // directory or lock cannot be created for lack of permission, 255 otherwise.
+  Lock lock(const std::function<void(long holder_pid)>& waiting = {}) const;
+
+  // The journal (empty when there is none). Throws Error (exit 255) for an unreadable or corrupt
+  // file, naming it and what to do.
+  Journal load() const;
+  // Like load(), but nullopt instead of throwing (status views that must not fail).
+  std::optional<Journal> try_load() const;
+  // Replaces the journal atomically and durably. Throws Error (4 or 255).
+  void save(Journal journal) const;
+  // Moves the journal aside as journal.json.<suffix> (a stale journal from an earlier boot).
+  std::filesystem::path archive(const std::string& suffix) const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace gpuclk::control

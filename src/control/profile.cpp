@@ -1,0 +1,133 @@
+#include "control/profile.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+// Debian's libtomlplusplus-dev 3.3 ships toml.h; upstream's single header is toml.hpp.
+#if __has_include(<toml++/toml.hpp>)
+#include <toml++/toml.hpp>
+#else
+#include <toml++/toml.h>
+#endif
+
+#include "util/error.h"
+
+namespace gpuclk::control {
+namespace {
+
+const std::set<std::string> kSettingKeys = {"persistence_mode", "application_clocks", "locked_gpu_clocks",
+                                            "locked_memory_clocks", "power_limit_w"};
+
+std::string where(const std::string& source, const toml::node& node) {
+  const auto& src = node.source();
+  return src.begin.line ? fmt::format("{}:{}", source, src.begin.line) : source;
+}
+
+// A value given as a string, or as a number/bool written without quotes ("power_limit_w = 600").
+std::string text_of(const toml::node& node, const std::string& key, const std::string& source) {
+  if (auto s = node.value<std::string>()) return *s;
+  if (auto b = node.value<bool>()) return *b ? "on" : "off";
+  if (node.is_integer()) return std::to_string(*node.value<long long>());
+  if (auto d = node.value<double>()) return fmt::format("{}", *d);
+  throw bad_argument(fmt::format("{}: {} must be a string or a number", where(source, node), key));
+}
+
+Request settings_from(const toml::table& table, const std::string& source, const std::set<std::string>& allowed_extra) {
+  Request r;
+  for (const auto& [k, node] : table) {
+    const std::string key(k.str());
+    if (allowed_extra.count(key)) continue;
+    if (!kSettingKeys.count(key)) {
+      throw bad_argument(fmt::format("{}: unknown key '{}'", where(source, node), key),
+                         "settings: persistence_mode, application_clocks, locked_gpu_clocks, "
+                         "locked_memory_clocks, power_limit_w (deploy/profiles/example.toml)");
+    }
+    const auto value = text_of(node, key, source);
+    const auto option = fmt::format("{}: {}", where(source, node), key);
+    if (key == "persistence_mode") r.persistence_mode = parse_on_off(value, option);
+    else if (key == "application_clocks") r.application_clocks = parse_application_clocks(value, option);
+    else if (key == "locked_gpu_clocks") r.locked_gpu_clocks = parse_clock_lock(value, option);
+    else if (key == "locked_memory_clocks") r.locked_memory_clocks = parse_clock_lock(value, option);
+    else if (key == "power_limit_w") r.power_limit_watts = parse_power_limit(value, option);
+  }
+  return r;
+}
+
+std::string gpus_of(const toml::table& table, const std::string& source) {
+  const auto* node = table.get("gpus");
+  if (!node) return {};
+  auto s = node->value<std::string>();
+  if (!s) {
+    if (node->is_integer()) return std::to_string(*node->value<long long>());
+    throw bad_argument(fmt::format("{}: gpus must be a string: \"all\" or indexes, UUIDs, PCI bus ids", where(source, *node)));
+  }
+  return *s;
+}
+
+}  // namespace
+
+Profile parse_profile(const std::string& text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw bad_argument(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
+  }
+  Profile p;
+  for (const auto& [k, node] : root) {
+    const std::string key(k.str());
+    if (key == "description") {
+      p.description = node.value_or(std::string());
+    } else if (key == "gpus") {
+      p.gpus = gpus_of(root, source);
+    } else if (key == "snap") {
+      auto b = node.value<bool>();
+      if (!b) throw bad_argument(fmt::format("{}: snap must be true or false", where(source, node)));
+      p.snap = *b;
+    } else if (key == "settings") {
+      if (!node.is_table()) throw bad_argument(fmt::format("{}: [settings] must be a table", where(source, node)));
+      p.settings = settings_from(*node.as_table(), source, {});
+    } else if (key == "override") {
+      if (!node.is_array_of_tables()) {
+        throw bad_argument(fmt::format("{}: override must be [[override]] tables", where(source, node)));
+      }
+      for (const auto& item : *node.as_array()) {
+        const auto& table = *item.as_table();
+        ProfileGroup g{gpus_of(table, source), settings_from(table, source, {"gpus"})};
+        if (g.gpus.empty()) {
+          throw bad_argument(fmt::format("{}: an [[override]] needs gpus = \"...\"", where(source, item)));
+        }
+        p.overrides.push_back(std::move(g));
+      }
+    } else if (key == "version") {
+      if (node.value<long long>() != 1) {
+        throw bad_argument(fmt::format("{}: profile version {} is not 1", where(source, node), text_of(node, key, source)));
+      }
+    } else {
+      throw bad_argument(fmt::format("{}: unknown key '{}'", where(source, node), key),
+                         "top-level keys: version, description, gpus, snap, [settings], [[override]]");
+    }
+  }
+  bool any = !p.settings.empty();
+  for (const auto& o : p.overrides) any = any || !o.request.empty();
+  if (!any) {
+    throw bad_argument(fmt::format("{}: the profile names no setting", source),
+                       "add a [settings] table (see deploy/profiles/example.toml)");
+  }
+  return p;
+}
+
+Profile load_profile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw bad_argument(fmt::format("cannot read profile {}", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto p = parse_profile(text.str(), path.string());
+  p.path = path;
+  return p;
+}
+
+}  // namespace gpuclk::control

@@ -1,0 +1,48 @@
+// What a user asks gpuclk to change, as typed on the command line or in a profile, before it is
+// checked against any GPU (validate.h does that). Parsers throw Error (exit 2) naming the option
+// and the form it takes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "control/settings.h"
+
+namespace gpuclk::control {
+
+// Set a value, or return the setting to the driver's default.
+template <class T>
+struct Change {
+  bool to_default = false;
+  T value{};
+
+  static Change of(T v) { return {false, std::move(v)}; }
+  static Change driver_default() { return {true, T{}}; }
+  bool operator==(const Change&) const = default;
+};
+
+struct Request {
+  std::optional<bool> persistence_mode;
+  std::optional<Change<ApplicationClocks>> application_clocks;
+  std::optional<Change<ClockLock>> locked_gpu_clocks;      // to_default: unlock
+  std::optional<Change<ClockLock>> locked_memory_clocks;   // to_default: unlock
+  std::optional<Change<double>> power_limit_watts;
+
+  bool has(Setting s) const;
+  bool empty() const;
+  // The settings of `over` replace these (a profile's per-GPU section over its defaults).
+  void merge(const Request& over);
+};
+
+// "on" | "off" (also 1/0, true/false, enabled/disabled).
+bool parse_on_off(std::string_view text, std::string_view option);
+// "MEM,GFX" in MHz (nvidia-smi -ac order), or "default".
+Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::string_view option);
+// "MIN[,MAX]" in MHz (MAX defaults to MIN), "tdp" (= tdp,tdp), "tdp,unlimited", "unlimited,tdp",
+// or "default" / "unlimited,unlimited" (both unlock).
+Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view option);
+// Watts ("600", "612.5", "600W"), or "default".
+Change<double> parse_power_limit(std::string_view text, std::string_view option);
+
+}  // namespace gpuclk::control

@@ -1,0 +1,160 @@
+#include "control/restore.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace gpuclk::control {
+namespace {
+
+struct GpuResult {
+  unsigned index = 0;
+  bool restored = false;
+  ExitCode code = ExitCode::ok;
+  std::string problem;
+};
+
+HistoryRecord history(const JournalEntry& e, Setting s, std::string from, std::string to, std::string outcome) {
+  return {utc_now(), static_cast<long>(::getpid()), "restore", e.index, e.uuid, std::string(key_of(s)),
+          std::move(from), std::move(to), std::move(outcome)};
+}
+
+}  // namespace
+
+ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
+                     const PersistJournal& persist, const RunOptions& options) {
+  ChangeReport report;
+  std::vector<GpuResult> results;
+  const auto entries = journal.gpus;  // the loop edits the journal
+  for (const auto& entry : entries) {
+    GpuResult result{entry.index};
+    auto it = std::find_if(gpus.begin(), gpus.end(), [&](auto* g) { return g->facts().uuid == entry.uuid; });
+    if (it == gpus.end()) {
+      result.code = ExitCode::gpu_not_found;
+      result.problem = fmt::format("GPU {} ({}) is not present; its entry stays in the journal",
+                                   entry.index, entry.uuid);
+      for (auto s : entry.touched) {
+        report.settings.push_back({entry.index, entry.uuid, s, describe(entry.applied, s),
+                                   describe(entry.original, s), "N/A", Outcome::failed, "GPU not present"});
+      }
+      results.push_back(result);
+      continue;
+    }
+    GpuControl& gpu = **it;
+    result.index = gpu.facts().index;
+    const auto now = known_settings(gpu, journal);
+    std::vector<std::size_t> rows;
+    std::set<Setting> failed;
+    // Reverse write order: power and locks first, persistence mode last.
+    for (auto s_it = kWriteOrder.rbegin(); s_it != kWriteOrder.rend(); ++s_it) {
+      const Setting s = *s_it;
+      if (!entry.touched.count(s)) continue;
+      SettingReport row{result.index, entry.uuid, s, describe(now, s), describe(entry.original, s), {},
+                        Outcome::unchanged, {}};
+      if (now.same(entry.original, s)) {
+        row.read_back = row.before;
+      } else if (options.dry_run) {
+        row.outcome = Outcome::would_change;
+      } else {
+        if (options.interrupted && options.interrupted()) {
+          row.outcome = Outcome::not_attempted;
+          row.error = "interrupted by a signal";
+          failed.insert(s);
+          if (result.code == ExitCode::ok) {
+            result.code = ExitCode::other;
+            result.problem = "interrupted by a signal";
+          }
+        } else {
+          try {
+            write_setting(gpu, s, entry.original);
+            row.outcome = Outcome::changed;
+          } catch (const Error& e) {
+            row.outcome = Outcome::failed;
+            row.error = e.what();
+            if (result.code == ExitCode::ok) {
+              result.code = e.code();
+              result.problem = e.what();
+              report.hint = e.hint();
+            }
+          } catch (const std::exception& e) {
+            row.outcome = Outcome::failed;
+            row.error = e.what();
+            if (result.code == ExitCode::ok) {
+              result.code = ExitCode::other;
+              result.problem = e.what();
+            }
+          }
+          if (row.outcome == Outcome::failed) failed.insert(s);
+          journal.add_history(history(entry, s, row.before, row.target, row.outcome == Outcome::changed ? "ok" : row.error));
+          if (row.outcome == Outcome::changed && options.after_write) options.after_write(report.count(Outcome::changed) + 1);
+        }
+      }
+      rows.push_back(report.settings.size());
+      report.settings.push_back(std::move(row));
+    }
+    if (options.dry_run) {
+      results.push_back(result);
+      continue;
+    }
+    // Read back what NVML can; a value that did not take counts as a failure to restore.
+    const auto after = gpu.read_settings();
+    const auto live = gpu.live_clocks();
+    for (auto r : rows) {
+      auto& row = report.settings[r];
+      if (row.outcome != Outcome::changed) continue;
+      if (after.has(row.setting)) {
+        row.read_back = describe(after, row.setting);
+        if (!after.same(entry.original, row.setting)) {
+          row.outcome = Outcome::failed;
+          row.error = fmt::format("reads {} after restoring {}", row.read_back, row.target);
+          failed.insert(row.setting);
+          if (result.code == ExitCode::ok) {
+            result.code = ExitCode::other;
+            result.problem = row.error;
+          }
+        }
+      } else {
+        row.read_back = live_text(live, row.setting);
+      }
+    }
+    auto* current = journal.find(entry.uuid);
+    if (failed.empty()) {
+      journal.remove(entry.uuid);
+      result.restored = true;
+    } else {
+      // Keep only what is still to do, so the next restore retries exactly that.
+      for (auto s : kWriteOrder) {
+        if (entry.touched.count(s) && !failed.count(s)) {
+          current->touched.erase(s);
+          current->applied.clear(s);
+          current->pending.clear(s);
+        }
+      }
+    }
+    persist(journal);
+    results.push_back(result);
+  }
+
+  std::vector<const GpuResult*> bad;
+  for (const auto& r : results) {
+    if (!r.restored && r.code != ExitCode::ok) bad.push_back(&r);
+  }
+  if (bad.empty()) return report;
+  const bool some_restored = std::any_of(results.begin(), results.end(), [](const auto& r) { return r.restored; });
+  const bool same_code = std::all_of(bad.begin(), bad.end(), [&](auto* r) { return r->code == bad[0]->code; });
+  report.exit = some_restored || !same_code ? ExitCode::partial : bad[0]->code;
+  report.error = some_restored ? "restore left GPUs in different states:" : "restore failed:";
+  for (const auto& r : results) {
+    report.error += r.restored ? fmt::format("\n  GPU {}: restored to its original state", r.index)
+                               : fmt::format("\n  GPU {}: not restored: {}", r.index, r.problem);
+  }
+  if (report.hint.empty()) {
+    report.hint = "the journal keeps what is left to restore; fix the cause and run `gpuclk restore` again";
+  }
+  return report;
+}
+
+}  // namespace gpuclk::control

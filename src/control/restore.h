@@ -1,0 +1,18 @@
+// Restore: every GPU the journal lists goes back to its original state (the settings before
+// gpuclk's first change), setting by setting in reverse write order. Idempotent: a GPU whose
+// settings are all back leaves the journal, saved after each GPU, so a restore that is itself
+// interrupted is simply run again.
+#pragma once
+
+#include <vector>
+
+#include "control/transaction.h"
+
+namespace gpuclk::control {
+
+// `gpus`: every GPU present (matched to journal entries by UUID). A journaled GPU that is not
+// present stays in the journal and makes the exit code partial (16) or gpu_not_found (6).
+ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
+                     const PersistJournal& persist, const RunOptions& options);
+
+}  // namespace gpuclk::control
