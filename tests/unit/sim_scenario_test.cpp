@@ -1,0 +1,148 @@
+// Every shipped scenario loads; per-GPU overrides land; mistakes are reported with file and key.
+#include "scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "node_model.h"
+#include "sim_test_support.h"
+
+namespace gpuclk::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(sim_scenario_test, every_shipped_scenario_loads_and_runs) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(testing::scenarios_dir())) {
+    if (entry.path().extension() != ".toml") continue;
+    ++count;
+    SCOPED_TRACE(entry.path().string());
+    const Scenario s = load_scenario(entry.path(), {testing::scenarios_dir()});
+    ASSERT_FALSE(s.gpus.empty());
+    std::set<std::string> uuids;
+    std::set<std::uint32_t> buses;
+    for (const GpuConfig& g : s.gpus) {
+      uuids.insert(g.uuid);
+      buses.insert(g.pci_bus);
+      EXPECT_EQ(g.uuid.size(), 40u) << g.uuid;
+      EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u);
+    }
+    EXPECT_EQ(uuids.size(), s.gpus.size());
+    EXPECT_EQ(buses.size(), s.gpus.size());
+    NodeModel model(std::make_shared<const Scenario>(s));
+    model.advance_to(30);
+  }
+  EXPECT_GE(count, 9);
+}
+
+TEST(sim_scenario_test, default_is_four_h100_with_the_calibration_identity) {
+  const Scenario s = testing::load("default");
+  ASSERT_EQ(s.gpus.size(), 4u);
+  EXPECT_TRUE(s.privileged);
+  const GpuConfig& g = s.gpus[0];
+  EXPECT_EQ(g.spec->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.uuid, "GPU-cba78776-3017-caf5-5d64-a73aee97faac");
+  EXPECT_EQ(g.spec->pci_device_id, 0x233010DEu);
+  EXPECT_EQ(g.spec->supported_sm_clocks().size(), 110u);
+  EXPECT_EQ(g.spec->memory_clocks_mhz, (std::vector<std::uint32_t>{2619, 1593}));
+  EXPECT_EQ(g.power_limit_mw, 700000u);
+  EXPECT_EQ(g.app_sm_mhz, 1980u);
+  EXPECT_EQ(g.spec->slowdown_c, 89);
+  EXPECT_EQ(g.spec->shutdown_c, 95);
+  EXPECT_EQ(g.spec->gpu_max_c, 87);
+  EXPECT_EQ(s.gpus[1].workload.process.pid, g.workload.process.pid + 1);
+}
+
+TEST(sim_scenario_test, misconfigured_overrides_one_thing_per_gpu) {
+  const Scenario s = testing::load("misconfigured");
+  ASSERT_EQ(s.gpus.size(), 4u);
+  EXPECT_EQ(s.gpus[0].app_sm_mhz, 1980u);
+  EXPECT_EQ(s.gpus[1].app_sm_mhz, 1410u);
+  EXPECT_EQ(s.gpus[2].pcie_generation, 3u);
+  EXPECT_EQ(s.gpus[2].pcie_width, 8u);
+  EXPECT_EQ(s.gpus[2].pcie_slot_max_generation, 5u);
+  EXPECT_DOUBLE_EQ(s.gpus[3].cooling_factor, 2.2);
+  EXPECT_DOUBLE_EQ(s.gpus[0].cooling_factor, 1.0);
+}
+
+TEST(sim_scenario_test, poorly_cooled_gpu_reaches_thermal_slowdown_and_not_shutdown) {
+  NodeModel model(std::make_shared<const Scenario>(testing::load("misconfigured")));
+  bool thermal = false;
+  for (int s = 0; s < 400; ++s) {
+    model.step(1);
+    thermal = thermal || (model.gpu(3).dynamics.event_reasons & reason::sw_thermal);
+    EXPECT_LT(model.gpu(3).dynamics.die_c, 95);
+    EXPECT_FALSE(model.gpu(0).dynamics.event_reasons & reason::sw_thermal);
+  }
+  EXPECT_TRUE(thermal);
+  EXPECT_GT(model.gpu(3).dynamics.violation_ns[static_cast<int>(Policy::thermal)], 10'000'000'000ull);
+  // It got less done than the well-cooled GPU 0.
+  EXPECT_LT(model.gpu(3).dynamics.total_flops, 0.97 * model.gpu(0).dynamics.total_flops);
+}
+
+TEST(sim_scenario_test, faults_and_privileges_come_from_the_file) {
+  const Scenario faults = testing::load("faults");
+  EXPECT_DOUBLE_EQ(faults.gpus[1].read_error_rate, 0.05);
+  EXPECT_EQ(faults.gpus[1].read_error_code, 999u);
+  EXPECT_DOUBLE_EQ(faults.gpus[2].lost_at_s, 60);
+  ASSERT_EQ(faults.gpus[3].errors.size(), 1u);
+  EXPECT_EQ(faults.gpus[3].errors[0].function, "nvmlDeviceGetPowerUsage");
+  EXPECT_EQ(faults.gpus[3].errors[0].code, 10u);  // NVML_ERROR_TIMEOUT
+  EXPECT_FALSE(testing::load("unprivileged").privileged);
+  EXPECT_EQ(testing::load("no-driver").init_error, 9u);  // NVML_ERROR_DRIVER_NOT_LOADED
+  EXPECT_EQ(testing::load("8xh100").gpus.size(), 8u);
+}
+
+class sim_scenario_errors_test : public ::testing::Test {
+ protected:
+  fs::path write(const std::string& text) {
+    const fs::path file = fs::temp_directory_path() / ("gpuclk_sim_scenario_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml");
+    std::ofstream(file) << text;
+    files_.push_back(file);
+    return file;
+  }
+  void TearDown() override {
+    for (const auto& f : files_) fs::remove(f);
+  }
+  std::string error_of(const std::string& text) {
+    try {
+      load_scenario(write(text), {testing::scenarios_dir()});
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::vector<fs::path> files_;
+};
+
+TEST_F(sim_scenario_errors_test, names_the_key_that_is_wrong) {
+  EXPECT_NE(error_of("[node]\ngpu_count = 1\n").find("gpu_model"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\n").find("gpu_count"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"nope\"\ngpu_count = 1\n").find("models/nope.toml"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[gpu_defaults]\nworkload = \"w\"\n")
+                .find("workloads.w"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 1\n").find("index"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 0\n"
+                     "applications_clocks = { sm_mhz = 1411 }\n").find("sm_mhz"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[gpu_defaults]\nworkload = \"w\"\n"
+                     "[workloads.w]\n[[workloads.w.phases]]\nkind = \"compute\"\n").find("tflop"), std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\ninit_error = \"bogus\"\n").find("bogus"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node\n").find(":1"), std::string::npos);  // parse errors carry the line
+}
+
+TEST_F(sim_scenario_errors_test, a_scenario_outside_the_tree_finds_installed_models) {
+  const fs::path file = write(
+      "[node]\ngpu_model = \"l4\"\ngpu_count = 2\n[[gpu]]\nindex = 1\ngpu_model = \"a100-sxm4-80gb\"\n");
+  const Scenario s = load_scenario(file, {file.parent_path(), testing::scenarios_dir()});
+  EXPECT_EQ(s.gpus[0].spec->name, "NVIDIA L4");
+  EXPECT_EQ(s.gpus[1].spec->name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(s.gpus[1].power_limit_mw, 400000u);
+}
+
+}  // namespace
+}  // namespace gpuclk::sim
