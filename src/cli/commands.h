@@ -15,6 +15,11 @@ void add_topo_command(CLI::App& app, Context& ctx);
 void add_clocks_command(CLI::App& app, Context& ctx);
 void add_query_command(CLI::App& app, Context& ctx);
 void add_occupancy_command(CLI::App& app, Context& ctx);
+void add_set_command(CLI::App& app, Context& ctx);
+void add_reset_command(CLI::App& app, Context& ctx);
+void add_restore_command(CLI::App& app, Context& ctx);
+void add_journal_command(CLI::App& app, Context& ctx);
+void add_apply_command(CLI::App& app, Context& ctx);
 
 // Runs the default view (`gpuclk` with no subcommand = `gpuclk status`).
 int run_status(Context& ctx);

@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_clocks_command(app, ctx);
   gpuclk::cli::add_query_command(app, ctx);
   gpuclk::cli::add_occupancy_command(app, ctx);
+  gpuclk::cli::add_set_command(app, ctx);
+  gpuclk::cli::add_reset_command(app, ctx);
+  gpuclk::cli::add_restore_command(app, ctx);
+  gpuclk::cli::add_journal_command(app, ctx);
+  gpuclk::cli::add_apply_command(app, ctx);
 
   std::set<std::string> names;
   for (const auto* sub : app.get_subcommands({})) names.insert(sub->get_name());

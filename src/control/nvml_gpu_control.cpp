@@ -77,44 +77,59 @@ LiveClocks live_clocks(const gpu::Device& device) {
   return c;
 }
 
-NvmlGpuControl::NvmlGpuControl(const gpu::Device& device, WriteAccess /*access*/)
-    : device_(device), facts_(facts_of(device)) {}
+NvmlGpuControl::NvmlGpuControl(const gpu::Device& device, std::optional<WriteAccess> access)
+    : device_(device), access_(access), facts_(facts_of(device)) {}
+
+void NvmlGpuControl::require_access() const {
+  if (!access_) {
+    throw Error(ExitCode::no_permission,
+                fmt::format("GPU {}: no write access (dry run or read-only mode)", facts_.index));
+  }
+}
 
 Settings NvmlGpuControl::read_settings() const { return control::read_settings(device_); }
 LiveClocks NvmlGpuControl::live_clocks() const { return control::live_clocks(device_); }
 
 void NvmlGpuControl::set_persistence_mode(bool enabled) {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceSetPersistenceMode, device_.handle(),
              enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
 }
 
 void NvmlGpuControl::set_application_clocks(ApplicationClocks clocks) {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceSetApplicationsClocks, device_.handle(), clocks.memory_mhz,
              clocks.graphics_mhz);
 }
 
 void NvmlGpuControl::reset_application_clocks() {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceResetApplicationsClocks, device_.handle());
 }
 
 void NvmlGpuControl::lock_gpu_clocks(ClockBound min, ClockBound max) {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceSetGpuLockedClocks, device_.handle(), to_nvml(min), to_nvml(max));
 }
 
 void NvmlGpuControl::reset_gpu_locked_clocks() {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceResetGpuLockedClocks, device_.handle());
 }
 
 void NvmlGpuControl::lock_memory_clocks(ClockBound min, ClockBound max) {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceSetMemoryLockedClocks, device_.handle(), to_nvml(min),
              to_nvml(max));
 }
 
 void NvmlGpuControl::reset_memory_locked_clocks() {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceResetMemoryLockedClocks, device_.handle());
 }
 
 void NvmlGpuControl::set_power_limit(std::uint32_t milliwatts) {
+  require_access();
   NVML_CHECK(device_.api(), nvmlDeviceSetPowerManagementLimit, device_.handle(), milliwatts);
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "control/gpu_control.h"
@@ -29,7 +31,8 @@ GpuFacts facts_of(const gpu::Device& device);
 
 class NvmlGpuControl final : public GpuControl {
  public:
-  NvmlGpuControl(const gpu::Device& device, WriteAccess access);
+  // Without access (a dry run) it reads, and every write throws Error (exit 4).
+  NvmlGpuControl(const gpu::Device& device, std::optional<WriteAccess> access);
 
   const GpuFacts& facts() const override { return facts_; }
   Settings read_settings() const override;
@@ -45,7 +48,10 @@ class NvmlGpuControl final : public GpuControl {
   void set_power_limit(std::uint32_t milliwatts) override;
 
  private:
+  void require_access() const;
+
   const gpu::Device& device_;
+  std::optional<WriteAccess> access_;
   GpuFacts facts_;
 };
 

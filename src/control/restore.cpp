@@ -25,11 +25,13 @@ HistoryRecord history(const JournalEntry& e, Setting s, std::string from, std::s
 }  // namespace
 
 ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
-                     const PersistJournal& persist, const RunOptions& options) {
+                     const PersistJournal& persist, const RunOptions& options,
+                     const std::vector<std::string>& only) {
   ChangeReport report;
   std::vector<GpuResult> results;
   const auto entries = journal.gpus;  // the loop edits the journal
   for (const auto& entry : entries) {
+    if (!only.empty() && std::find(only.begin(), only.end(), entry.uuid) == only.end()) continue;
     GpuResult result{entry.index};
     auto it = std::find_if(gpus.begin(), gpus.end(), [&](auto* g) { return g->facts().uuid == entry.uuid; });
     if (it == gpus.end()) {

@@ -1,0 +1,203 @@
+#include "cli/cmd_control.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "control/validate.h"
+#include "nvml/api.h"
+
+namespace gpuclk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using control::Outcome;
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Test hook, honoured only on the simulator: after the N-th GPU write, announce it in the
+// marker file and wait to be killed (tests/cli/control_crash_test.sh sends SIGKILL there,
+// between two writes of one run).
+std::function<void(std::size_t)> pause_hook(Context& ctx) {
+  const auto after = env_or_empty("GPUCLK_TEST_PAUSE_AFTER_WRITES");
+  if (after.empty() || !ctx.simulated()) return {};
+  const auto n = std::strtoul(after.c_str(), nullptr, 10);
+  const auto marker = env_or_empty("GPUCLK_TEST_PAUSE_MARKER");
+  return [n, marker](std::size_t done) {
+    if (done != n) return;
+    if (!marker.empty()) std::ofstream(marker) << ::getpid() << '\n';
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  };
+}
+
+output::Table report_table(const control::ChangeReport& report) {
+  output::Table t;
+  t.columns = {{"gpu", "GPU"},       {"setting", "Setting", true},  {"before", "Before", true},
+               {"target", "Target", true}, {"read_back", "Read back", true}, {"result", "Result", true}};
+  for (const auto& s : report.settings) {
+    t.rows.push_back({output::integer(s.gpu), output::text(std::string(control::label_of(s.setting))),
+                      output::text(s.before), output::text(s.target),
+                      s.read_back.empty() ? output::na() : output::text(s.read_back),
+                      output::text(std::string(control::to_string(s.outcome)))});
+  }
+  return t;
+}
+
+std::string summary(const control::ChangeReport& report, const std::string& journal_file,
+                    const std::string& nothing_to_do, bool dry_run) {
+  std::set<unsigned> gpus;
+  for (const auto& s : report.settings) {
+    if (s.outcome == Outcome::changed || s.outcome == Outcome::would_change) gpus.insert(s.gpu);
+  }
+  if (dry_run) {
+    const auto n = report.count(Outcome::would_change);
+    return n == 0 ? nothing_to_do + "; dry run, nothing written"
+                  : fmt::format("dry run: would change {} setting(s) on {} GPU(s); nothing written", n, gpus.size());
+  }
+  if (report.exit != ExitCode::ok) return {};
+  const auto n = report.count(Outcome::changed);
+  if (n == 0) return nothing_to_do;
+  return fmt::format("changed {} setting(s) on {} GPU(s); journal {}", n, gpus.size(), journal_file);
+}
+
+}  // namespace
+
+fs::path journal_dir(Context& ctx) {
+  if (!ctx.options.state_dir.empty()) return ctx.options.state_dir;
+  if (auto env = env_or_empty("GPUCLK_STATE_DIR"); !env.empty()) return env;
+  bool simulated = !ctx.options.sim.empty();
+  if (!simulated) {
+    try {
+      simulated = ctx.simulated();
+    } catch (const Error&) {
+      // No NVML at all: the default directory, for `gpuclk journal` on any host.
+    }
+  }
+  if (simulated) {
+    // Beside the simulator's own state: each simulated node has its own journal.
+    auto* state_path = reinterpret_cast<const char* (*)()>(ctx.nvml().symbol("gpuclk_sim_state_path"));
+    std::string state = state_path && state_path() ? state_path() : "";
+    if (state.empty()) state = fmt::format("/tmp/gpuclk-sim-{}", ::getuid());
+    return state + ".gpuclk";
+  }
+  return ctx.state_dir();
+}
+
+std::optional<control::Journal> peek_journal(Context& ctx) {
+  try {
+    return control::JournalStore(journal_dir(ctx)).try_load();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
+    : ctx_(ctx), command_(std::move(command)), dry_run_(dry_run), store_(fs::path()) {
+  if (!dry_run_) access_ = control::allow_writes(ctx.read_only(), command_);
+  store_ = control::JournalStore(journal_dir(ctx));
+  if (dry_run_) {
+    journal_ = store_.try_load().value_or(control::Journal{});
+    return;
+  }
+  lock_.emplace(store_.lock([&](long pid) {
+    std::cerr << "gpuclk: waiting for another gpuclk" << (pid > 0 ? fmt::format(" (pid {})", pid) : "")
+              << " to finish with " << store_.dir().string() << "\n";
+  }));
+  signals_.emplace();
+  journal_ = store_.load();
+  const auto boot = control::current_boot_id();
+  if (!journal_.boot_id.empty() && !boot.empty() && journal_.boot_id != boot && !ctx.simulated()) {
+    // Settings do not survive a reboot: the GPUs this journal lists are at their defaults now.
+    const auto moved = store_.archive("boot-" + journal_.boot_id.substr(0, 8));
+    std::cerr << "gpuclk: the journal is from an earlier boot; a reboot reset those GPUs, so it "
+                 "was moved to " << moved.string() << "\n";
+    journal_ = control::Journal{};
+  }
+}
+
+control::PersistJournal ControlSession::persist() {
+  return [this](const control::Journal& j) { store_.save(j); };
+}
+
+control::RunOptions ControlSession::options() {
+  control::RunOptions o;
+  o.command = command_;
+  o.dry_run = dry_run_;
+  o.after_write = pause_hook(ctx_);
+  if (signals_) o.interrupted = [this] { return signals_->interrupted(); };
+  return o;
+}
+
+std::vector<std::unique_ptr<control::GpuControl>> ControlSession::open(
+    const std::vector<gpu::Device*>& devices) const {
+  std::vector<std::unique_ptr<control::GpuControl>> out;
+  for (auto* d : devices) out.push_back(std::make_unique<control::NvmlGpuControl>(*d, access_));
+  return out;
+}
+
+int ControlSession::finish(const control::ChangeReport& report, const std::string& nothing_to_do) {
+  const auto format = ctx_.format();
+  const auto line = summary(report, store_.file().string(), nothing_to_do, dry_run_);
+  auto printer = ctx_.printer();
+  if (format.kind == output::Format::Kind::json) {
+    output::Node root;
+    auto& rows = root.section("settings", "Settings", true);
+    for (const auto& s : report.settings) {
+      auto& n = rows.section("setting", "");
+      n.add("gpu", "", output::integer(s.gpu));
+      n.add("uuid", "", output::text(s.uuid));
+      n.add("setting", "", output::text(std::string(control::key_of(s.setting))));
+      n.add("before", "", output::text(s.before));
+      n.add("target", "", output::text(s.target));
+      n.add("read_back", "", s.read_back.empty() ? output::na() : output::text(s.read_back));
+      n.add("result", "", output::text(std::string(control::to_string(s.outcome))));
+      n.add("error", "", s.error.empty() ? output::na() : output::text(s.error));
+    }
+    auto& notes = root.section("notes", "Notes", true);
+    for (const auto& note : report.notes) notes.add("note", "", output::text(note));
+    root.add("summary", "", line.empty() ? output::na() : output::text(line));
+    root.add("journal", "", output::text(store_.file().string()));
+    root.add("exit_code", "", output::integer(static_cast<int>(report.exit)));
+    printer->print_tree(root);
+  } else {
+    if (!report.settings.empty()) printer->print_table(report_table(report));
+    if (format.kind == output::Format::Kind::table) {
+      for (const auto& note : report.notes) std::cout << "note: " << note << '\n';
+      if (!line.empty()) std::cout << line << '\n';
+    }
+  }
+  std::cout.flush();
+  if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
+  return 0;
+}
+
+int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,
+               const std::string& nothing_to_do) {
+  std::vector<gpu::Device*> devices;
+  for (const auto& r : requests) devices.push_back(r.device);
+  auto gpus = session.open(devices);
+  std::vector<control::GpuChange> changes;
+  std::vector<control::Problem> problems;
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto checked = control::validate(requests[i].request, gpus[i]->facts(), snap);
+    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
+    for (const auto& n : checked.notes) notes.push_back(fmt::format("GPU {}: {}", gpus[i]->facts().index, n));
+    if (!checked.target.empty()) changes.push_back({gpus[i].get(), checked.target});
+  }
+  if (!problems.empty()) control::throw_problems(problems);
+  auto report = control::apply_changes(changes, session.journal(), session.persist(), session.options());
+  report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  return session.finish(report, nothing_to_do);
+}
+
+}  // namespace gpuclk::cli

@@ -1,0 +1,71 @@
+// What `gpuclk set`, `reset`, `restore` and `apply` share: where the journal is, the session a
+// writing command holds (read-only check, journal lock, signals held, journal loaded), and how a
+// change report is printed and turned into an exit code.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "control/journal_store.h"
+#include "control/nvml_gpu_control.h"
+#include "control/report.h"
+#include "control/request.h"
+#include "control/signals.h"
+#include "control/transaction.h"
+
+namespace gpuclk::cli {
+
+// The journal's directory: --state-dir, else GPUCLK_STATE_DIR, else under --sim a directory
+// beside the simulator's state file (a simulated run never touches /var/lib/gpuclk), else
+// /var/lib/gpuclk.
+std::filesystem::path journal_dir(Context& ctx);
+
+// The journal as it is now, for views (status, clocks, journal); nullopt when there is none or
+// it cannot be read. Never takes the lock, never writes.
+std::optional<control::Journal> peek_journal(Context& ctx);
+
+class ControlSession {
+ public:
+  // Refuses in read-only mode (exit 4) unless `dry_run`; a real run takes the journal lock,
+  // holds signals back and loads the journal (moving aside one left from an earlier boot).
+  ControlSession(Context& ctx, std::string command, bool dry_run);
+
+  control::Journal& journal() { return journal_; }
+  const control::JournalStore& store() const { return store_; }
+  control::PersistJournal persist();
+  control::RunOptions options();
+  bool dry_run() const { return dry_run_; }
+  // One GpuControl per device; in a dry run they can read but refuse to write.
+  std::vector<std::unique_ptr<control::GpuControl>> open(const std::vector<gpu::Device*>& devices) const;
+
+  // Prints the report (table/csv/json), notes and a summary line; returns 0 or throws the
+  // report's Error so main() prints it and exits with its code.
+  int finish(const control::ChangeReport& report, const std::string& nothing_to_do);
+
+ private:
+  Context& ctx_;
+  std::string command_;
+  bool dry_run_;
+  control::JournalStore store_;
+  std::optional<control::WriteAccess> access_;
+  std::optional<control::JournalStore::Lock> lock_;
+  std::optional<control::SignalDeferral> signals_;
+  control::Journal journal_;
+};
+
+// One GPU and what to change on it.
+struct DeviceRequest {
+  gpu::Device* device = nullptr;
+  control::Request request;
+};
+
+// Validates every request against its GPU (all problems before any write), then applies them
+// as one transaction and prints the report. Returns 0 or throws Error.
+int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,
+               const std::string& nothing_to_do);
+
+}  // namespace gpuclk::cli
