@@ -54,10 +54,26 @@ std::vector<unsigned> cpu_ids(const unsigned long* words, unsigned count) {
 
 }  // namespace
 
-Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index)
+Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int open_error)
     : api_(api), handle_(handle) {
   identity_.index = index;
-  probe_identity();
+  if (!handle) {
+    identity_.unavailable_code = open_error ? open_error : int(NVML_ERROR_UNKNOWN);
+    identity_.name = std::string("(") + nvml::describe(nvmlReturn_t(identity_.unavailable_code)) + ")";
+    return;
+  }
+  try {
+    probe_identity();
+  } catch (const nvml::NvmlError& e) {
+    // A GPU that fell off the bus (or errs on its name/UUID) is shown as such; the node goes on.
+    identity_.unavailable_code = int(e.nvml_code());
+    identity_.name = std::string("(") + nvml::describe(e.nvml_code()) + ")";
+  }
+  const char* extra_names[kExtraCount] = {
+      "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetConfComputeProtectedMemoryUsage",
+      "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
+      "nvmlDeviceGetJpgUtilization", "nvmlDeviceGetOfaUtilization"};
+  for (int i = 0; i < kExtraCount; ++i) extra_fn_[i] = api_.symbol(extra_names[i]);
 }
 
 void Device::probe_identity() {
@@ -179,6 +195,7 @@ void Device::probe_identity() {
 
 template <class T, class Call>
 Reading<T> Device::read(Field field, Call&& call) const {
+  if (!handle_) return Reading<T>::error(identity_.unavailable_code);
   auto& unsupported = unsupported_[field];
   if (unsupported.load(std::memory_order_relaxed)) return Reading<T>::not_supported();
   T value{};
@@ -397,13 +414,102 @@ Reading<std::vector<ProcessInfo>> Device::processes() const {
   });
 }
 
+namespace {
+
+// One field value as an unsigned integer (every field gpuclk reads is a count or °C).
+nvmlReturn_t field_value(const Api& api, nvmlDevice_t h, unsigned field, unsigned long long& out) {
+  nvmlFieldValue_t fv{};
+  fv.fieldId = field;
+  auto rc = Api::call(api.nvmlDeviceGetFieldValues, h, 1, &fv);
+  if (rc != NVML_SUCCESS) return rc;
+  if (fv.nvmlReturn != NVML_SUCCESS) return fv.nvmlReturn;
+  switch (fv.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE: out = static_cast<unsigned long long>(fv.value.dVal); break;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: out = fv.value.uiVal; break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: out = fv.value.ulVal; break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: out = fv.value.ullVal; break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: out = static_cast<unsigned long long>(fv.value.sllVal); break;
+    case NVML_VALUE_TYPE_SIGNED_INT: out = static_cast<unsigned long long>(fv.value.siVal); break;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: out = fv.value.usVal; break;
+    default: return NVML_ERROR_UNKNOWN;
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t missing_entry_point() { return NVML_ERROR_FUNCTION_NOT_FOUND; }
+
+}  // namespace
+
+Reading<Celsius> Device::memory_temperature() const {
+  return read<Celsius>(kMemoryTemperature, [&](Celsius& c) {
+    unsigned long long t = 0;
+    auto rc = field_value(api_, handle_, NVML_FI_DEV_MEMORY_TEMP, t);
+    // Boards without a memory sensor answer 0 rather than NOT_SUPPORTED.
+    if (rc == NVML_SUCCESS && t == 0) rc = NVML_ERROR_NOT_SUPPORTED;
+    c = Celsius(double(t));
+    return rc;
+  });
+}
+
+Reading<std::uint64_t> Device::pcie_replay_errors() const {
+  return read<std::uint64_t>(kPcieReplay, [&](std::uint64_t& n) {
+    unsigned long long count = 0;
+    auto rc = field_value(api_, handle_, NVML_FI_DEV_PCIE_REPLAY_COUNTER, count);
+    n = count;
+    return rc;
+  });
+}
+
+Reading<Bytes> Device::bar1_used() const {
+  return read<Bytes>(kBar1, [&](Bytes& b) {
+    auto fn = reinterpret_cast<gpuclk_nvml_bar1_memory_fn>(extra_fn_[kBar1Fn]);
+    if (!fn) return missing_entry_point();
+    nvmlBAR1Memory_t raw{};
+    auto rc = fn(handle_, &raw);
+    b = Bytes(double(raw.bar1Used));
+    return rc;
+  });
+}
+
+Reading<Bytes> Device::protected_memory_used() const {
+  return read<Bytes>(kProtectedMemory, [&](Bytes& b) {
+    auto fn = reinterpret_cast<gpuclk_nvml_memory_usage_fn>(extra_fn_[kProtectedMemoryFn]);
+    if (!fn) return missing_entry_point();
+    nvmlMemory_t raw{};
+    auto rc = fn(handle_, &raw);
+    b = Bytes(double(raw.used));
+    return rc;
+  });
+}
+
+Reading<Ratio> Device::engine_utilization(Field field, void* entry_point) const {
+  return read<Ratio>(field, [&](Ratio& r) {
+    auto fn = reinterpret_cast<gpuclk_nvml_engine_utilization_fn>(entry_point);
+    if (!fn) return missing_entry_point();
+    unsigned percent = 0, period_us = 0;
+    auto rc = fn(handle_, &percent, &period_us);
+    r = units::from_percent(percent);
+    return rc;
+  });
+}
+
+MediaUtilization Device::media_utilization() const {
+  return {engine_utilization(kEncoder, extra_fn_[kEncoderFn]),
+          engine_utilization(kDecoder, extra_fn_[kDecoderFn]),
+          engine_utilization(kJpeg, extra_fn_[kJpegFn]), engine_utilization(kOfa, extra_fn_[kOfaFn])};
+}
+
+bool Device::is_lost_error(int nvml_code) { return nvml_code == NVML_ERROR_GPU_IS_LOST; }
+
 DeviceSet::DeviceSet(const nvml::Api& api) : api_(api) {
   unsigned count = 0;
   NVML_CHECK(api, nvmlDeviceGetCount_v2, &count);
   for (unsigned i = 0; i < count; ++i) {
     nvmlDevice_t handle = nullptr;
-    NVML_CHECK(api, nvmlDeviceGetHandleByIndex_v2, i, &handle);
-    devices_.push_back(std::make_unique<Device>(api, handle, i));
+    // A handle that cannot be had (GPU lost at enumeration) still gets its row.
+    auto rc = Api::call(api.nvmlDeviceGetHandleByIndex_v2, i, &handle);
+    if (rc != NVML_SUCCESS) handle = nullptr;
+    devices_.push_back(std::make_unique<Device>(api, handle, i, int(rc)));
   }
   driver_version_ = probe<std::string>([&](std::string& s) {
     char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};

@@ -84,9 +84,17 @@ struct PcieThroughput {
   units::BytesPerSecond tx, rx;
 };
 
+// Video/media engines' busy fraction (nvidia-smi dmon's enc, dec, jpg, ofa columns).
+struct MediaUtilization {
+  Reading<Ratio> encoder, decoder, jpeg, ofa;
+};
+
 // Read once when the device is opened.
 struct Identity {
   unsigned index = 0;
+  // Non-zero when the GPU could not be opened (NVML code, e.g. 15 = GPU is lost): the rest of
+  // Identity is empty and every getter reports an error, but the other GPUs carry on.
+  int unavailable_code = 0;
   std::string name;
   std::string uuid;
   Reading<std::string> serial;
@@ -116,9 +124,11 @@ struct Identity {
 
 class Device {
  public:
-  Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index);
+  // `open_error`: the NVML code when no handle could be had (handle is then nullptr).
+  Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int open_error = 0);
 
   const Identity& identity() const { return identity_; }
+  bool available() const { return identity_.unavailable_code == 0; }
   unsigned index() const { return identity_.index; }
   const std::string& name() const { return identity_.name; }
   const std::string& uuid() const { return identity_.uuid; }
@@ -151,17 +161,32 @@ class Device {
   Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
 
+  // Telemetry extras (dmon columns). Each is optional: not_supported where the driver lacks it.
+  Reading<Celsius> memory_temperature() const;      // HBM/GDDR; a field value (NVML_FI_DEV_MEMORY_TEMP)
+  Reading<std::uint64_t> pcie_replay_errors() const;  // since driver load (NVML_FI_DEV_PCIE_REPLAY_COUNTER)
+  Reading<Bytes> bar1_used() const;
+  Reading<Bytes> protected_memory_used() const;     // confidential-computing protected memory
+  MediaUtilization media_utilization() const;       // 4 reads
+  // True for the NVML code of a GPU that fell off the bus (NVML_ERROR_GPU_IS_LOST).
+  static bool is_lost_error(int nvml_code);
+
  private:
   // Per-getter "not supported" memory; see the class comment.
   enum Field : int {
     kClock, kAppClock = kClock + 4, kPstate = kAppClock + 4, kReasons, kViolation, kPowerDraw,
     kPowerLimit, kEnforcedLimit, kEnergy, kTemperature, kFan, kUtilization, kMemory, kPersistence,
     kComputeMode, kEcc, kEccErrors, kPcieLink, kPcieThroughput, kProcesses, kPstateRange,
+    kMemoryTemperature, kPcieReplay, kBar1, kProtectedMemory, kEncoder, kDecoder, kJpeg, kOfa,
     kFieldCount
   };
   template <class T, class Call>
   Reading<T> read(Field field, Call&& call) const;
   void probe_identity();
+  Reading<Ratio> engine_utilization(Field field, void* entry_point) const;
+
+  // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
+  enum Extra { kBar1Fn, kProtectedMemoryFn, kEncoderFn, kDecoderFn, kJpegFn, kOfaFn, kExtraCount };
+  std::array<void*, kExtraCount> extra_fn_{};
 
   const nvml::Api& api_;
   nvmlDevice_st* handle_;

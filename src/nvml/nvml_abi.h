@@ -417,3 +417,29 @@ enum : unsigned int {
   NVML_FI_DEV_ENERGY = 191,  // mJ
   NVML_FI_DEV_POWER_REQUESTED_LIMIT = 192
 };
+
+// ---------------------------------------------------------------------------------------------
+// Telemetry extras (dmon columns; src/gpu reads them). Appended; values are NVML's own.
+extern "C" {
+
+// nvmlDeviceGetFieldValues field ids (NVML_FI_DEV_MEMORY_TEMP is in the list above).
+enum : unsigned int {
+  NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94    // PCIe replays since driver load
+};
+
+typedef struct nvmlBAR1Memory_st {
+  unsigned long long bar1Total;  // bytes
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+}  // extern "C"
+
+// Entry points outside the function table: looked up by name with Api::symbol() on first use,
+// so neither the loader nor the simulator has to know them. Each is optional.
+//   nvmlDeviceGetBAR1MemoryInfo, nvmlDeviceGetConfComputeProtectedMemoryUsage (nvmlMemory_t),
+//   nvmlDeviceGetEncoderUtilization / DecoderUtilization / JpgUtilization / OfaUtilization.
+using gpuclk_nvml_bar1_memory_fn = nvmlReturn_t (*)(nvmlDevice_t device, nvmlBAR1Memory_t* bar1);
+using gpuclk_nvml_memory_usage_fn = nvmlReturn_t (*)(nvmlDevice_t device, nvmlMemory_t* memory);
+using gpuclk_nvml_engine_utilization_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* percent,
+                                                           unsigned int* sampling_period_us);

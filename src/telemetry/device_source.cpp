@@ -1,0 +1,144 @@
+// The sampler's real source: gpu::Device getters (which convert NVML units once) and GpmSampler.
+#include <optional>
+
+#include "gpu/device.h"
+#include "gpu/gpm.h"
+#include "telemetry/source.h"
+
+namespace gpuclk::telemetry {
+namespace {
+
+using gpu::ClockDomain;
+using gpu::Reading;
+using gpu::ReadStatus;
+
+// Not supported is absence, not an error: the Device remembers it and answers without a call.
+template <class T>
+void note(const Reading<T>& r, ReadOutcome& outcome) {
+  if (r.status() != ReadStatus::error) return;
+  ++outcome.errors;
+  outcome.last_error = r.error_code();
+  if (gpu::Device::is_lost_error(r.error_code())) outcome.lost = true;
+}
+
+template <class T>
+std::optional<T> keep(const Reading<T>& r, ReadOutcome& outcome) {
+  note(r, outcome);
+  return r.optional();
+}
+
+std::optional<Ratio> keep_ratio(const Reading<Ratio>& r) { return r.optional(); }
+
+class DeviceSource final : public GpuSource {
+ public:
+  DeviceSource(const gpu::Device& device, const FieldSet& fields) : device_(device) {
+    if (fields.has(Field::gpm)) gpm_.emplace(device);
+  }
+
+  GpuInfo info() const override {
+    const auto& id = device_.identity();
+    GpuInfo info;
+    info.index = id.index;
+    info.uuid = id.uuid;
+    info.name = id.name;
+    info.max_sm_clock = id.max(ClockDomain::sm).optional();
+    info.max_memory_clock = id.max(ClockDomain::memory).optional();
+    info.power_limit = device_.enforced_power_limit().optional();
+    return info;
+  }
+
+  ReadOutcome read_fast(const FieldSet& f, FastSample& s) override {
+    ReadOutcome o;
+    // The order puts the reads every consumer wants first, so a GPU that goes away mid-tick is
+    // noticed on the cheapest call.
+    if (f.has(Field::power)) s.power = keep(device_.power_draw(), o);
+    if (o.lost) return o;
+    if (f.has(Field::sm_clock)) s.sm_clock = keep(device_.clock(ClockDomain::sm), o);
+    if (f.has(Field::memory_clock)) s.memory_clock = keep(device_.clock(ClockDomain::memory), o);
+    if (f.has(Field::clock_reasons)) s.clock_reasons = keep(device_.clock_reasons(), o);
+    if (f.has(Field::gpu_temperature)) s.gpu_temperature = keep(device_.temperature(), o);
+    if (f.has(Field::memory_temperature)) {
+      s.memory_temperature = keep(device_.memory_temperature(), o);
+    }
+    if (f.has(Field::utilization)) {
+      auto u = device_.utilization();
+      note(u, o);
+      if (u) {
+        s.gpu_utilization = u->gpu;
+        s.memory_utilization = u->memory;
+      }
+    }
+    if (f.has(Field::memory_used)) {
+      auto m = device_.memory();
+      note(m, o);
+      if (m) s.memory_used = m->used;
+    }
+    if (f.has(Field::pstate)) s.pstate = keep(device_.pstate(), o);
+    if (f.has(Field::bar1_used)) s.bar1_used = keep(device_.bar1_used(), o);
+    if (f.has(Field::protected_memory_used)) {
+      s.protected_memory_used = keep(device_.protected_memory_used(), o);
+    }
+    if (f.has(Field::media_utilization)) {
+      auto media = device_.media_utilization();
+      for (const auto* r : {&media.encoder, &media.decoder, &media.jpeg, &media.ofa}) note(*r, o);
+      s.encoder = keep_ratio(media.encoder);
+      s.decoder = keep_ratio(media.decoder);
+      s.jpeg = keep_ratio(media.jpeg);
+      s.ofa = keep_ratio(media.ofa);
+    }
+    return o;
+  }
+
+  ReadOutcome read_slow(const FieldSet& f, SlowSample& s) override {
+    ReadOutcome o;
+    if (f.has(Field::energy)) s.energy = keep(device_.energy(), o);
+    if (o.lost) return o;
+    if (f.has(Field::gpm) && gpm_) read_gpm(s, o);
+    if (f.has(Field::violation_time)) {
+      // Policy numbers as NVML's nvmlPerfPolicyType_t: 0 power, 1 thermal.
+      s.power_violation = keep(device_.violation_time(0), o);
+      s.thermal_violation = keep(device_.violation_time(1), o);
+    }
+    if (f.has(Field::ecc_errors)) {
+      s.ecc_corrected = keep(device_.ecc_errors(false), o);
+      s.ecc_uncorrected = keep(device_.ecc_errors(true), o);
+    }
+    if (f.has(Field::pcie_replay)) s.pcie_replay = keep(device_.pcie_replay_errors(), o);
+    if (f.has(Field::pcie_throughput)) {
+      auto t = device_.pcie_throughput();
+      note(t, o);
+      if (t) {
+        s.pcie_rx = t->rx;
+        s.pcie_tx = t->tx;
+      }
+    }
+    return o;
+  }
+
+ private:
+  void read_gpm(SlowSample& s, ReadOutcome& o) {
+    auto m = gpm_->take();
+    if (m) {
+      s.gpm = GpmActivity{m->graphics_activity.optional(), m->sm_activity.optional(),
+                          m->sm_occupancy.optional(),      m->tensor_activity.optional(),
+                          m->dram_activity.optional(),     m->fp64_activity.optional(),
+                          m->fp32_activity.optional(),     m->fp16_activity.optional()};
+      s.gpm_window_start = last_gpm_time_;
+    } else if (!gpu::GpmSampler::opened_window(m)) {
+      note(m, o);
+    }
+    last_gpm_time_ = s.time;
+  }
+
+  const gpu::Device& device_;
+  std::optional<gpu::GpmSampler> gpm_;
+  TimePoint last_gpm_time_{};
+};
+
+}  // namespace
+
+std::unique_ptr<GpuSource> make_device_source(const gpu::Device& device, const FieldSet& fields) {
+  return std::make_unique<DeviceSource>(device, fields);
+}
+
+}  // namespace gpuclk::telemetry

@@ -1,0 +1,75 @@
+// Timestamped readings of one GPU, as the sampler stores them. Every field is optional: a field
+// not asked for, not supported, or whose read failed is empty (std::nullopt).
+// Times are Clock time points (monotonic, in the GPU's time base: simulated time under --sim).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpu/clock_reasons.h"
+#include "gpu/units.h"
+#include "util/clock.h"
+
+namespace gpuclk::telemetry {
+
+using units::Bytes;
+using units::BytesPerSecond;
+using units::Celsius;
+using units::Joules;
+using units::Megahertz;
+using units::Ratio;
+using units::Watts;
+using TimePoint = Clock::TimePoint;
+using Duration = Clock::Duration;
+
+// Static facts a consumer needs next to the samples.
+struct GpuInfo {
+  unsigned index = 0;
+  std::string uuid;
+  std::string name;
+  std::optional<Megahertz> max_sm_clock;
+  std::optional<Megahertz> max_memory_clock;
+  std::optional<Watts> power_limit;  // enforced limit when the sampler started
+};
+
+// Fields read every tick (Field::sm_clock .. Field::media_utilization).
+struct FastSample {
+  TimePoint time{};  // when the reads of this GPU began
+  std::optional<Megahertz> sm_clock, memory_clock;
+  std::optional<Watts> power;  // the driver's reading (a 1 s average on Hopper)
+  std::optional<Celsius> gpu_temperature, memory_temperature;
+  std::optional<Ratio> gpu_utilization, memory_utilization;  // over the driver's sample period
+  std::optional<gpu::ClockReasons> clock_reasons;
+  std::optional<Bytes> memory_used, bar1_used, protected_memory_used;
+  std::optional<int> pstate;
+  std::optional<Ratio> encoder, decoder, jpeg, ofa;
+};
+
+// GPM busy fractions over one window (Hopper and later).
+struct GpmActivity {
+  std::optional<Ratio> graphics, sm, sm_occupancy, tensor, dram, fp64, fp32, fp16;
+};
+
+// Fields read on the slow cadence (Field::energy .. Field::violation_time).
+struct SlowSample {
+  TimePoint time{};
+  std::optional<Joules> energy;  // counter since driver load
+  std::optional<BytesPerSecond> pcie_rx, pcie_tx;
+  std::optional<GpmActivity> gpm;  // over [gpm_window_start, time]
+  TimePoint gpm_window_start{};
+  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;  // volatile counts
+  std::optional<std::uint64_t> pcie_replay;                      // since driver load
+  std::optional<std::chrono::nanoseconds> power_violation, thermal_violation;  // since boot
+};
+
+// What went wrong reading one GPU. A lost GPU (fell off the bus) is not read again.
+struct GpuHealth {
+  bool lost = false;
+  std::optional<TimePoint> lost_at;
+  std::uint64_t read_errors = 0;  // failed reads other than "not supported"
+  int last_error = 0;             // NVML code of the last failure (0: none)
+};
+
+}  // namespace gpuclk::telemetry

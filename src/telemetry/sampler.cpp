@@ -1,0 +1,318 @@
+#include "telemetry/sampler.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/device.h"
+
+namespace gpuclk::telemetry {
+namespace {
+
+// Longest single sleep: how quickly stop() is noticed (in Clock time).
+constexpr Duration kSleepStep = std::chrono::milliseconds(50);
+
+Duration percentile(std::vector<Duration> values, double q) {
+  if (values.empty()) return {};
+  auto k = static_cast<std::size_t>(q * double(values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + long(k), values.end());
+  return values[k];
+}
+
+template <class T>
+std::vector<T> all_of(const RingBuffer<T>& ring) {
+  std::vector<T> out;
+  out.reserve(ring.size());
+  for (std::size_t i = 0; i < ring.size(); ++i) out.push_back(ring.at(i));
+  return out;
+}
+
+}  // namespace
+
+struct Sampler::Gpu {
+  Gpu(std::unique_ptr<GpuSource> s, const SamplerOptions& o, TimePoint start)
+      : source(std::move(s)), info(source->info()), fast(o.fast_capacity), slow(o.slow_capacity),
+        running(start) {}
+
+  std::unique_ptr<GpuSource> source;
+  GpuInfo info;
+  mutable std::mutex fast_mutex;
+  RingBuffer<FastSample> fast;
+  mutable std::mutex slow_mutex;
+  RingBuffer<SlowSample> slow;
+  mutable std::mutex summary_mutex;
+  SummaryBuilder running;  // since start()
+  mutable std::mutex health_mutex;
+  GpuHealth health;
+  std::atomic<bool> lost{false};
+  std::thread slow_thread;
+};
+
+Sampler::Sampler(std::vector<std::unique_ptr<GpuSource>> sources, const Clock& clock,
+                 SamplerOptions options)
+    : clock_(clock), options_(options) {
+  if (options_.fast_interval <= Duration::zero()) throw std::invalid_argument("fast_interval must be > 0");
+  // Slow reads stay in phase with fast ticks (see slow_loop), so the cadence is whole ticks.
+  const auto ticks = std::max<Duration::rep>(
+      1, (options_.slow_interval.count() + options_.fast_interval.count() - 1) / options_.fast_interval.count());
+  options_.slow_interval = options_.fast_interval * ticks;
+  started_at_ = clock_.now();
+  for (auto& s : sources) gpus_.push_back(std::make_unique<Gpu>(std::move(s), options_, started_at_));
+}
+
+Sampler::~Sampler() { stop(); }
+
+const GpuInfo& Sampler::info(std::size_t gpu) const { return gpus_.at(gpu)->info; }
+
+TimePoint Sampler::now() const { return stopped_at_ ? *stopped_at_ : clock_.now(); }
+
+void Sampler::start() {
+  if (running_.exchange(true)) return;
+  stop_requested_ = false;
+  stopped_at_.reset();
+  started_at_ = clock_.now();
+  for (auto& g : gpus_) {
+    std::scoped_lock lock(g->summary_mutex);
+    g->running = SummaryBuilder(started_at_);
+  }
+  fast_thread_ = std::thread([this] { fast_loop(); });
+  if (!options_.fields.slow().empty()) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      gpus_[i]->slow_thread = std::thread([this, i] { slow_loop(i); });
+    }
+  }
+}
+
+void Sampler::stop() {
+  if (!running_.load()) return;
+  stop_requested_ = true;
+  if (fast_thread_.joinable()) fast_thread_.join();
+  for (auto& g : gpus_) {
+    if (g->slow_thread.joinable()) g->slow_thread.join();
+  }
+  // Close the window with fresh readings: the energy counter and violation counters make the
+  // whole-run figures exact up to this moment.
+  const auto now = clock_.now();
+  sample_fast_once(now);
+  FieldSet closing;
+  for (Field f : {Field::energy, Field::violation_time}) {
+    if (options_.fields.has(f)) closing.add(f);
+  }
+  if (!closing.empty()) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) sample_slow_once(i, closing);
+  }
+  stopped_at_ = clock_.now();
+  running_ = false;
+  tick_cv_.notify_all();
+}
+
+bool Sampler::sleep_until(TimePoint deadline) const {
+  while (!stop_requested_.load()) {
+    auto now = clock_.now();
+    if (now >= deadline) return true;
+    clock_.sleep_until(std::min(deadline, now + kSleepStep));
+  }
+  return false;
+}
+
+void Sampler::fast_loop() {
+  const auto interval = options_.fast_interval;
+  std::uint64_t k = 0;
+  while (sleep_until(started_at_ + interval * k)) {
+    const auto scheduled = started_at_ + interval * k;
+    sample_fast_once(scheduled);
+    // The next tick on the schedule; ticks more than half an interval past are skipped.
+    const auto now = clock_.now();
+    std::uint64_t skipped = 0;
+    ++k;
+    while (started_at_ + interval * k + interval / 2 < now) ++k, ++skipped;
+    if (skipped) {
+      std::scoped_lock lock(tick_mutex_);
+      missed_ticks_ += skipped;
+    }
+  }
+}
+
+void Sampler::slow_loop(std::size_t index) {
+  Gpu& g = *gpus_[index];
+  const FieldSet fields = options_.fields.slow();
+  // Just after a fast tick, so the milliseconds of a slow read end before the next one.
+  const Duration phase = std::min<Duration>(options_.fast_interval / 10, std::chrono::milliseconds(10));
+  const auto interval = options_.slow_interval;
+  std::uint64_t k = 0;
+  TimePoint next = started_at_;  // the first read at once: the energy baseline
+  while (!g.lost.load() && sleep_until(next)) {
+    sample_slow_once(index, fields);
+    const auto now = clock_.now();
+    do {
+      ++k;
+      next = started_at_ + phase + interval * k;
+    } while (next < now);
+  }
+}
+
+void Sampler::record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when) {
+  {
+    std::scoped_lock lock(g.health_mutex);
+    g.health.read_errors += outcome.errors;
+    g.health.last_error = outcome.last_error;
+    if (outcome.lost && !g.health.lost) {
+      g.health.lost = true;
+      g.health.lost_at = when;
+    }
+  }
+  if (outcome.lost) {
+    g.lost = true;
+    std::scoped_lock lock(g.summary_mutex);
+    g.running.mark_lost(when);
+  }
+}
+
+void Sampler::sample_fast_once(TimePoint scheduled) {
+  const FieldSet fields = options_.fields.fast();
+  const auto tick_start = clock_.now();
+  std::vector<Duration> lateness;
+  for (auto& gp : gpus_) {
+    Gpu& g = *gp;
+    if (g.lost.load()) continue;
+    FastSample s;
+    s.time = clock_.now();
+    ReadOutcome outcome = g.source->read_fast(fields, s);
+    if (outcome.errors) record_failure(g, outcome, s.time);
+    if (outcome.lost) continue;
+    {
+      std::scoped_lock lock(g.fast_mutex);
+      g.fast.push(s);
+    }
+    {
+      std::scoped_lock lock(g.summary_mutex);
+      g.running.add(s);
+    }
+    lateness.push_back(s.time - scheduled);
+  }
+  const auto cost = clock_.now() - tick_start;
+  {
+    std::scoped_lock lock(tick_mutex_);
+    ++ticks_;
+    if (running_.load() && !stop_requested_.load()) {
+      for (auto l : lateness) lateness_.push(l);
+      tick_cost_.push(cost);
+    }
+  }
+  tick_cv_.notify_all();
+}
+
+void Sampler::sample_slow_once(std::size_t index, const FieldSet& fields) {
+  Gpu& g = *gpus_.at(index);
+  if (g.lost.load()) return;
+  SlowSample s;
+  s.time = clock_.now();
+  ReadOutcome outcome = g.source->read_slow(fields, s);
+  if (outcome.errors) record_failure(g, outcome, s.time);
+  if (outcome.lost) return;
+  {
+    std::scoped_lock lock(g.slow_mutex);
+    g.slow.push(s);
+  }
+  std::scoped_lock lock(g.summary_mutex);
+  g.running.add(s);
+}
+
+Snapshot Sampler::snapshot() const {
+  Snapshot snap;
+  {
+    std::scoped_lock lock(tick_mutex_);
+    snap.tick = ticks_;
+  }
+  snap.time = now();
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    const Gpu* g = gpus_[i].get();
+    GpuSnapshot s;
+    s.info = g->info;
+    s.health = health(i);
+    {
+      std::scoped_lock lock(g->fast_mutex);
+      s.fast = g->fast.latest();
+    }
+    {
+      std::scoped_lock lock(g->slow_mutex);
+      s.slow = g->slow.latest(0);
+      s.previous_slow = g->slow.latest(1);
+    }
+    snap.gpus.push_back(std::move(s));
+  }
+  return snap;
+}
+
+GpuHealth Sampler::health(std::size_t gpu) const {
+  const Gpu& g = *gpus_.at(gpu);
+  std::scoped_lock lock(g.health_mutex);
+  return g.health;
+}
+
+std::vector<FastSample> Sampler::fast_samples(std::size_t gpu, TimePoint from, TimePoint to) const {
+  const Gpu& g = *gpus_.at(gpu);
+  std::scoped_lock lock(g.fast_mutex);
+  return g.fast.between(from, to);
+}
+
+std::vector<SlowSample> Sampler::slow_samples(std::size_t gpu, TimePoint from, TimePoint to) const {
+  const Gpu& g = *gpus_.at(gpu);
+  std::scoped_lock lock(g.slow_mutex);
+  return g.slow.between(from, to);
+}
+
+Summary Sampler::summary(std::size_t gpu) const {
+  const Gpu& g = *gpus_.at(gpu);
+  const auto end = now();
+  std::scoped_lock lock(g.summary_mutex);
+  return g.running.finish(end);
+}
+
+Summary Sampler::summary(std::size_t gpu, TimePoint from, TimePoint to) const {
+  auto fast = fast_samples(gpu, from, to);
+  auto slow = slow_samples(gpu, from, to);
+  SummaryBuilder builder(from);
+  // Merge by time, so each slow read sees the power integral up to its own time.
+  std::size_t f = 0, s = 0;
+  while (f < fast.size() || s < slow.size()) {
+    if (s == slow.size() || (f < fast.size() && fast[f].time <= slow[s].time)) builder.add(fast[f++]);
+    else builder.add(slow[s++]);
+  }
+  auto h = health(gpu);
+  if (h.lost_at && *h.lost_at <= to) builder.mark_lost(*h.lost_at);
+  return builder.finish(to);
+}
+
+TimingStats Sampler::timing() const {
+  std::scoped_lock lock(tick_mutex_);
+  TimingStats t;
+  t.ticks = ticks_;
+  t.missed_ticks = missed_ticks_;
+  auto lateness = all_of(lateness_);
+  auto cost = all_of(tick_cost_);
+  t.lateness_p50 = percentile(lateness, 0.5);
+  t.lateness_p99 = percentile(lateness, 0.99);
+  t.lateness_max = lateness.empty() ? Duration{} : *std::max_element(lateness.begin(), lateness.end());
+  if (!cost.empty()) {
+    Duration sum{};
+    for (auto c : cost) sum += c;
+    t.tick_cost_mean = sum / long(cost.size());
+    t.tick_cost_p99 = percentile(cost, 0.99);
+  }
+  return t;
+}
+
+std::uint64_t Sampler::wait_for_tick(std::uint64_t seen, std::chrono::milliseconds wall_timeout) const {
+  std::unique_lock lock(tick_mutex_);
+  tick_cv_.wait_for(lock, wall_timeout, [&] { return ticks_ > seen || !running_.load(); });
+  return ticks_;
+}
+
+std::vector<std::unique_ptr<GpuSource>> device_sources(const std::vector<gpu::Device*>& devices,
+                                                       const FieldSet& fields) {
+  std::vector<std::unique_ptr<GpuSource>> sources;
+  for (const auto* d : devices) sources.push_back(make_device_source(*d, fields));
+  return sources;
+}
+
+}  // namespace gpuclk::telemetry
