@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "control/consistency.h"
 #include "gpu/clock_list.h"
 #include "nvml/nvml_abi.h"
 
@@ -34,7 +36,35 @@ void clock_section(out::Node& parent, const char* key, const char* label,
   }
 }
 
-out::Node clocks_of(const gpu::Device& d) {
+// What gpuclk applied to this GPU (its journal) and where the GPU differs from the others of its
+// model; null when there is nothing to say.
+struct AppliedView {
+  const control::JournalEntry* entry = nullptr;
+  std::vector<control::Difference> differences;
+};
+
+void applied_section(out::Node& n, const AppliedView& view) {
+  auto& s = n.section("gpuclk", "Set by gpuclk");
+  if (view.entry) {
+    for (auto setting : control::kWriteOrder) {
+      if (!view.entry->touched.count(setting)) continue;
+      const auto& e = *view.entry;
+      std::string value = e.pending.has(setting)
+                              ? control::describe(e.pending, setting) + " (interrupted: run gpuclk restore)"
+                              : e.applied.has(setting) ? control::describe(e.applied, setting) : "N/A";
+      value += " (original " + control::describe(e.original, setting) + ")";
+      s.add(std::string(control::key_of(setting)), std::string(control::label_of(setting)), out::text(value));
+    }
+  }
+  std::string differs;
+  for (const auto& d : view.differences) {
+    differs += fmt::format("{}{} {} (others: {})", differs.empty() ? "" : "; ", control::label_of(d.setting),
+                           d.value, d.majority);
+  }
+  s.add("differs_from_other_gpus", "Differs From Other GPUs", out::text(differs.empty() ? "no" : differs));
+}
+
+out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) {
   const auto& id = d.identity();
   out::Node n;
   n.key = "gpu";
@@ -93,6 +123,8 @@ out::Node clocks_of(const gpu::Device& d) {
     times.add(c.key, c.label, t ? out::integer(t->count() / 1000, "us") : out::na());
   }
 
+  if (applied) applied_section(n, *applied);
+
   auto& sup = n.section("supported_clocks", "Supported Clocks", true);
   if (id.supported_clocks) {
     for (const auto& entry : *id.supported_clocks) {
@@ -114,7 +146,21 @@ out::Node clocks_of(const gpu::Device& d) {
 int run_clocks(Context& ctx) {
   out::Node root;
   auto& gpus = root.section("gpus", "GPUs", true);
-  for (const auto* d : ctx.selected()) gpus.children.push_back(clocks_of(*d));
+  const auto selected = ctx.selected();
+  // The "Set by gpuclk" section appears only where gpuclk changed something or settings differ.
+  const auto journal = peek_journal(ctx).value_or(control::Journal{});
+  std::vector<control::GpuSettingsView> views;
+  for (const auto* d : selected) {
+    control::GpuSettingsView v{d->index(), d->uuid(), d->name(), control::read_settings(*d)};
+    control::add_journal_locks(v.settings, journal, d->uuid());
+    views.push_back(std::move(v));
+  }
+  auto differences = control::settings_that_differ(views);
+  for (const auto* d : selected) {
+    AppliedView view{journal.find(d->uuid()), differences[d->uuid()]};
+    const bool show = view.entry || !view.differences.empty();
+    gpus.children.push_back(clocks_of(*d, show ? &view : nullptr));
+  }
   // Tables and CSV read better without the list wrapper; JSON keeps it.
   if (ctx.format().kind == out::Format::Kind::json) ctx.printer()->print_tree(root);
   else ctx.printer()->print_tree(gpus);

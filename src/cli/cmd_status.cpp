@@ -2,9 +2,12 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <map>
 
+#include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "control/consistency.h"
 #include "gpu/status.h"
 
 namespace gpuclk::cli {
@@ -68,6 +71,53 @@ output::Node findings_tree(const std::vector<gpu::Finding>& findings) {
   return root;
 }
 
+// What gpuclk applied (its journal): a column, shown only when some GPU has an entry, and a
+// finding where the GPUs' clock locks differ (NVML cannot read locks; the other settings are
+// compared by gpu::check_status from their readings).
+void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& gpus, output::Table& table,
+                          std::vector<gpu::Finding>& findings) {
+  const auto journal = peek_journal(ctx);
+  if (!journal || journal->clean()) return;
+  bool any = false;
+  std::vector<output::Value> column;
+  std::vector<control::GpuSettingsView> views;
+  for (const auto& g : gpus) {
+    const auto* entry = journal->find(g.uuid);
+    const auto text = entry ? control::applied_summary(*entry) : std::string();
+    any = any || !text.empty();
+    column.push_back(text.empty() ? output::text("-") : output::text(text));
+    control::GpuSettingsView view{g.index, g.uuid, g.name, {}};
+    control::add_journal_locks(view.settings, *journal, g.uuid);
+    views.push_back(std::move(view));
+  }
+  if (!any) return;
+  table.columns.push_back({"gpuclk.applied", "Set by gpuclk", true});
+  for (std::size_t i = 0; i < table.rows.size(); ++i) table.rows[i].push_back(column[i]);
+  std::map<std::pair<control::Setting, std::string>, std::vector<unsigned>> odd;  // (setting, value) → GPUs
+  std::map<std::pair<control::Setting, std::string>, std::string> majority;
+  for (const auto& [uuid, diffs] : control::settings_that_differ(views)) {
+    unsigned index = 0;
+    for (const auto& v : views) {
+      if (v.uuid == uuid) index = v.index;
+    }
+    for (const auto& d : diffs) {
+      odd[{d.setting, d.value}].push_back(index);
+      majority[{d.setting, d.value}] = d.majority;
+    }
+  }
+  for (const auto& [key, indexes] : odd) {
+    std::string list;
+    for (auto i : indexes) list += (list.empty() ? "" : ",") + std::to_string(i);
+    findings.push_back({gpu::Finding::Severity::warning, indexes,
+                        "GPU " + list + ": " + std::string(control::label_of(key.first)) + " " + key.second +
+                            " (gpuclk journal) differ from the other GPUs' " + majority[key] +
+                            "; a multi-GPU job runs at the pace of its slowest GPU",
+                        std::string("gpuclk set --all ") +
+                            (key.first == control::Setting::locked_gpu_clocks ? "--lock-gpu-clocks" : "--lock-memory-clocks") +
+                            " MIN[,MAX] (the same on every GPU), or gpuclk restore"});
+  }
+}
+
 }  // namespace
 
 int run_status(Context& ctx) {
@@ -76,11 +126,12 @@ int run_status(Context& ctx) {
   for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
   auto findings = gpu::check_status(gpus);
   auto printer = ctx.printer();
+  auto table = status_table(gpus);
+  add_applied_settings(ctx, gpus, table, findings);
 
   if (format.kind == output::Format::Kind::json) {
     // One document: the rows and the findings.
     output::Node root;
-    auto table = status_table(gpus);
     auto& list = root.section("gpus", "GPUs", true);
     for (const auto& row : table.rows) {
       auto& n = list.section("gpu", "");
@@ -91,7 +142,7 @@ int run_status(Context& ctx) {
     return 0;
   }
 
-  printer->print_table(status_table(gpus));
+  printer->print_table(table);
   if (format.kind == output::Format::Kind::table) {
     if (ctx.simulated()) std::cout << "(simulated node: " << ctx.options.sim << ")\n";
     for (const auto& f : findings) {
