@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <system_error>
 
 namespace gpuclk::sim::abi {
@@ -15,7 +17,30 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
+long long steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr long long kRestatNs = 100'000'000;
+
 }  // namespace
+
+StateFile::StateFile(std::filesystem::path path) : path_(std::move(path)) {
+  const std::string gen = path_.string() + ".gen";
+  const int fd = ::open(gen.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // change detection falls back to stat on every call
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size < static_cast<off_t>(sizeof(std::uint64_t))) {
+    if (::ftruncate(fd, sizeof(std::uint64_t)) != 0) {
+      ::close(fd);
+      return;
+    }
+  }
+  void* p = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p != MAP_FAILED) generation_ = static_cast<std::atomic<std::uint64_t>*>(p);
+}
 
 std::optional<StateFile::Identity> StateFile::identity_of(const std::filesystem::path& path) {
   struct stat st {};
@@ -25,13 +50,23 @@ std::optional<StateFile::Identity> StateFile::identity_of(const std::filesystem:
                   static_cast<long long>(st.st_size)};
 }
 
-bool StateFile::changed() const {
+bool StateFile::changed() {
   if (!seen_anything_) return true;
+  const long long now = steady_ns();
+  if (generation_ && generation_->load(std::memory_order_acquire) == seen_generation_ &&
+      now - last_stat_ns_ < kRestatNs) {
+    return false;
+  }
+  last_stat_ns_ = now;
+  if (generation_) seen_generation_ = generation_->load(std::memory_order_acquire);
   return identity_of(path_) != seen_;
 }
 
 std::optional<std::string> StateFile::read() {
   seen_anything_ = true;
+  // Before the read: a write that lands after it bumps the counter past what we saw.
+  if (generation_) seen_generation_ = generation_->load(std::memory_order_acquire);
+  last_stat_ns_ = steady_ns();
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     seen_ = std::nullopt;
@@ -77,6 +112,8 @@ void StateFile::write(const std::string& bytes) {
   seen_anything_ = true;
   seen_ = identity_of(path_);
   hold(fd);
+  if (generation_) seen_generation_ = generation_->fetch_add(1, std::memory_order_acq_rel) + 1;
+  last_stat_ns_ = steady_ns();
 }
 
 void StateFile::hold(int fd) {
@@ -86,12 +123,7 @@ void StateFile::hold(int fd) {
 
 StateFile::~StateFile() {
   if (held_fd_ >= 0) ::close(held_fd_);
-}
-
-void StateFile::remove() {
-  ::unlink(path_.c_str());
-  seen_anything_ = true;
-  seen_ = std::nullopt;
+  if (generation_) ::munmap(generation_, sizeof(std::uint64_t));
 }
 
 StateFile::Lock::Lock(const std::filesystem::path& lock_path) {

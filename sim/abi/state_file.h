@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,7 +14,7 @@ namespace gpuclk::sim::abi {
 
 class StateFile {
  public:
-  explicit StateFile(std::filesystem::path path) : path_(std::move(path)) {}
+  explicit StateFile(std::filesystem::path path);
   ~StateFile();
   StateFile(const StateFile&) = delete;
   StateFile& operator=(const StateFile&) = delete;
@@ -20,14 +22,14 @@ class StateFile {
   const std::filesystem::path& path() const { return path_; }
 
   // True when the file differs from what this process last read or wrote (another process wrote
-  // it, or it was removed). One stat(2).
-  bool changed() const;
+  // it, or it was removed). Normally one load of a counter shared with the other processes
+  // (<path>.gen, bumped by every write); a stat(2) when it moved, and every 100 ms regardless, in
+  // case someone replaced the file by hand.
+  bool changed();
   // The whole file, or nullopt if it does not exist; remembers its identity for changed().
   std::optional<std::string> read();
   // Replaces the file atomically (write to a temporary, rename). Throws std::system_error.
   void write(const std::string& bytes);
-  // Removes the file (a fresh start for the next reader).
-  void remove();
 
   // Exclusive lock for a read-modify-write; released by the destructor.
   class Lock {
@@ -58,6 +60,9 @@ class StateFile {
 
   std::filesystem::path path_;
   int held_fd_ = -1;
+  std::atomic<std::uint64_t>* generation_ = nullptr;  // mmap of <path>.gen; null if unavailable
+  std::uint64_t seen_generation_ = 0;
+  long long last_stat_ns_ = 0;
   std::optional<Identity> seen_;  // nullopt: we saw no file
   bool seen_anything_ = false;
 };

@@ -59,7 +59,7 @@ double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mh
                 std::uint32_t memory_mhz, double die_c) {
   const GpuSpec& spec = *config.spec;
   PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config));
-  return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity);
+  return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity, config.leakage_factor);
 }
 
 // Highest supported clock ≤ ceiling where `phase` draws at most limit_w (sm_min if none does).
@@ -246,7 +246,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 
   // Work at these clocks; power follows from what ran.
   const TickActivity activity = run_workload(config, d, now_s, dt);
-  const double power = board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity);
+  const double power = board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
   d.last = activity;
   d.power_w = power;
   d.energy_j += power * dt;

@@ -142,7 +142,7 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
 }
 
 double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double die_c,
-                   const TickActivity& activity) {
+                   const TickActivity& activity, double leakage_factor) {
   double pipes = 0;
   for (int i = 0; i < kDataTypeCount; ++i) pipes += spec.pipe_full_w[i] * activity.pipe[i];
   const double switching = spec.clock_tree_w + pipes + spec.load_store_full_w * activity.dram;
@@ -151,7 +151,7 @@ double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double
   const double traffic = spec.dram_joules_per_byte * activity.dram_bytes_per_s +
                          spec.pcie_joules_per_byte *
                              (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s);
-  return std::max(0.0, leakage) + memory_interface + dynamic_scale(spec, sm_mhz) * switching + traffic;
+  return std::max(0.0, leakage * leakage_factor) + memory_interface + dynamic_scale(spec, sm_mhz) * switching + traffic;
 }
 
 }  // namespace gpuclk::sim

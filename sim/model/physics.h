@@ -39,8 +39,9 @@ struct PhaseRates {
 PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, double memory_mhz,
                        double pcie_bytes_per_s);
 
-// Board power (W) at these clocks, die temperature and activity.
+// Board power (W) at these clocks, die temperature and activity; leakage_factor scales the
+// static part for one board (1 = the model's typical part).
 double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double die_c,
-                   const TickActivity& activity);
+                   const TickActivity& activity, double leakage_factor = 1);
 
 }  // namespace gpuclk::sim

@@ -263,6 +263,8 @@ Scenario load_scenario(const std::filesystem::path& file,
   const auto count = static_cast<std::uint32_t>(node.integer("gpu_count"));
   const auto per_switch = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("gpus_per_pcie_switch", 2)));
   const std::vector<std::string> uuids = node.texts_or("uuids");
+  const double variation = node.number_or("silicon_variation", 0);
+  if (variation < 0 || variation > 0.5) node.fail("silicon_variation", "expected a fraction in 0..0.5");
 
   std::map<std::string, std::shared_ptr<const GpuSpec>> specs;
   GpuConfig base;
@@ -292,6 +294,12 @@ Scenario load_scenario(const std::filesystem::path& file,
     gpu.pci_bus = default_bus(i);
     gpu.numa_node = i * s.numa_nodes / std::max<std::uint32_t>(1, count);
     gpu.pcie_switch = i / per_switch;
+    // No two boards are alike: leakage and cooling spread by ±variation, the same every run.
+    const auto unit = [&](const char* what) {
+      return static_cast<double>(mix(fnv1a(s.name + what + std::to_string(i))) >> 11) * 0x1.0p-53 * 2 - 1;
+    };
+    gpu.leakage_factor = 1 + variation * unit("/leakage/");
+    gpu.cooling_factor *= 1 + variation * unit("/cooling/");
     if (auto it = overrides.find(i); it != overrides.end()) {
       apply_gpu_keys(TomlAccess(*it->second, file.string() + " [[gpu]] index " + std::to_string(i)), root,
                      model_dirs, specs, fingerprint_text, gpu);
