@@ -43,6 +43,7 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
     return NVML_SUCCESS;
   }
   switch (id) {
+    case NVML_FI_DEV_PCIE_REPLAY_COUNTER: set_ull(v, 0); return NVML_SUCCESS;  // a clean link
     case NVML_FI_DEV_MEMORY_TEMP: set_uint(v, d.sink_c + spec.memory_temp_offset_c); return NVML_SUCCESS;
     case NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION:
     case NVML_FI_DEV_ENERGY: set_ull(v, static_cast<unsigned long long>(d.energy_j * 1000)); return NVML_SUCCESS;

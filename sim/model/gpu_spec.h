@@ -30,6 +30,7 @@ struct GpuSpec {
   std::uint32_t memory_bus_width_bits = 0;
   std::uint64_t memory_total_bytes = 0;
   std::uint64_t memory_reserved_bytes = 0;  // used with no process (driver reservation)
+  std::uint64_t bar1_total_bytes = 256ULL << 20;  // BAR1 aperture
 
   // Clocks. SM clocks run from sm_min to sm_max in sm_step, for every memory clock.
   std::uint32_t sm_min_mhz = 0;

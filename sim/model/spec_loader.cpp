@@ -59,6 +59,7 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.memory_bus_width_bits = static_cast<std::uint32_t>(id.integer("memory_bus_width_bits"));
   s.memory_total_bytes = id.integer("memory_total_bytes");
   s.memory_reserved_bytes = id.integer("memory_reserved_bytes");
+  s.bar1_total_bytes = id.integer_or("bar1_total_bytes", s.bar1_total_bytes);
 
   TomlAccess clocks = top.sub("clocks");
   s.sm_min_mhz = static_cast<std::uint32_t>(clocks.integer("sm_min_mhz"));

@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "gpuclk_sim.h"
+#include "../../sim/abi/gpuclk_sim.h"
 #include "nvml/nvml_abi.h"
 
 namespace {
@@ -63,11 +63,14 @@ struct Nvml {
 class sim_abi_test : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!fs::exists(library())) GTEST_SKIP() << library() << " is not built (cmake --build … --target nvml_sim)";
     dir_ = fs::temp_directory_path() / ("gpuclk-sim-abi-" + std::to_string(::getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
 
   // Runs body in a child process with these environment variables and a fresh library.
   int in_child(const std::map<std::string, std::string>& env, const std::function<void(Nvml&)>& body) {
@@ -304,6 +307,43 @@ TEST_F(sim_abi_test, default_scenario_reads_like_an_idle_h100_node) {
     int not_a_gpu = 0;
     EXPECT_EQ(n.nvmlDeviceGetPowerUsage(reinterpret_cast<nvmlDevice_t>(&not_a_gpu), &v), NVML_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(n.nvmlShutdown(), NVML_SUCCESS);
+  }), 0);
+}
+
+TEST_F(sim_abi_test, entry_points_looked_up_by_name_answer_like_an_h100) {
+  EXPECT_EQ(in_child(frozen("default", "0"), [](Nvml& n) {
+    ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+    void* self = dlopen(library().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(self, nullptr);
+    auto bar1 = reinterpret_cast<gpuclk_nvml_bar1_memory_fn>(dlsym(self, "nvmlDeviceGetBAR1MemoryInfo"));
+    auto protected_memory =
+        reinterpret_cast<gpuclk_nvml_memory_usage_fn>(dlsym(self, "nvmlDeviceGetConfComputeProtectedMemoryUsage"));
+    ASSERT_NE(bar1, nullptr);
+    ASSERT_NE(protected_memory, nullptr);
+    nvmlBAR1Memory_t b{};
+    EXPECT_EQ(bar1(n.handle(0), &b), NVML_SUCCESS);
+    EXPECT_EQ(b.bar1Total, 131072ull << 20);
+    EXPECT_EQ(b.bar1Used, 1ull << 20);
+    nvmlMemory_t m{1, 1, 1};
+    EXPECT_EQ(protected_memory(n.handle(0), &m), NVML_SUCCESS);
+    EXPECT_EQ(m.total, 0ull);
+    for (const char* name : {"nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
+                             "nvmlDeviceGetJpgUtilization", "nvmlDeviceGetOfaUtilization"}) {
+      auto engine = reinterpret_cast<gpuclk_nvml_engine_utilization_fn>(dlsym(self, name));
+      ASSERT_NE(engine, nullptr) << name;
+      unsigned percent = 9, period = 0;
+      EXPECT_EQ(engine(n.handle(1), &percent, &period), NVML_SUCCESS) << name;
+      EXPECT_EQ(percent, 0u);
+      EXPECT_GT(period, 0u);
+    }
+    nvmlFieldValue_t f[2] = {};
+    f[0].fieldId = NVML_FI_DEV_PCIE_REPLAY_COUNTER;
+    f[1].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+    EXPECT_EQ(n.nvmlDeviceGetFieldValues(n.handle(0), 2, f), NVML_SUCCESS);
+    EXPECT_EQ(f[0].nvmlReturn, NVML_SUCCESS);
+    EXPECT_EQ(f[0].value.ullVal, 0ull);
+    EXPECT_EQ(f[1].value.uiVal, 36u);  // smi_q.txt: memory 36 °C beside a 33 °C GPU
+    n.nvmlShutdown();
   }), 0);
 }
 
