@@ -200,8 +200,14 @@ bool Context::decode(const std::string& bytes) {
 }
 
 void Context::save() {
-  state_->write(encode());
   last_save_wall_ns_ = wall_ns();
+  try {
+    state_->write(encode());
+  } catch (const std::exception& e) {
+    // Still a working simulator, only not shared with other processes: say so once.
+    if (!save_failed_) std::fprintf(stderr, "libnvml-sim: state not shared with other processes: %s\n", e.what());
+    save_failed_ = true;
+  }
 }
 
 void Context::load_or_create(bool have_lock) {

@@ -78,6 +78,7 @@ class Context {
   double anchor_sim_s_ = 0;
   double start_s_ = 0;
   long long last_save_wall_ns_ = 0;
+  bool save_failed_ = false;
   std::uint64_t call_counter_ = 0;
 };
 

@@ -128,7 +128,7 @@ StateFile::~StateFile() {
 
 StateFile::Lock::Lock(const std::filesystem::path& lock_path) {
   fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw_errno("open " + lock_path.string());
+  if (fd_ < 0) return;  // an unwritable directory: no sharing, the process runs on its own
   while (::flock(fd_, LOCK_EX) != 0) {
     if (errno != EINTR) {
       ::close(fd_);

@@ -9,7 +9,9 @@
 namespace gpuclk::sim {
 namespace {
 
-constexpr int kMaxPhasesPerStep = 64;  // guards a workload of many tiny phases
+// Guards a workload of many tiny phases; coarse (fast-forward) steps may cross more.
+constexpr int kMaxPhasesPerTick = 64;
+int max_phases(double dt) { return static_cast<int>(kMaxPhasesPerTick * std::max(1.0, dt / kTickSeconds)); }
 constexpr double kHwSlowdownHysteresisC = 3;
 constexpr double kSwThermalReleaseC = 1;
 
@@ -97,7 +99,7 @@ std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynam
     if (left <= 0 || phases.empty()) return out;
     out.push_back(&phases[0]);
   }
-  for (int n = 0; n < kMaxPhasesPerStep && index < phases.size(); ++n) {
+  for (int n = 0; n < max_phases(dt) && index < phases.size(); ++n) {
     const Phase& p = phases[index];
     const PhaseRates r = phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config));
     if (r.work_per_s <= 0) break;
@@ -130,7 +132,7 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
     left = now_s + dt - config.workload.start_s;  // the start falls in this step
     d.started = 1;
   }
-  for (int n = 0; n < kMaxPhasesPerStep && left > 0; ++n) {
+  for (int n = 0; n < max_phases(dt) && left > 0; ++n) {
     const Phase* phase = phase_of(config, d);
     if (!phase) break;
     PhaseRates r = phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config));

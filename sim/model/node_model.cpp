@@ -1,5 +1,6 @@
 #include "node_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -9,7 +10,7 @@ namespace {
 constexpr char kMagic[8] = {'G', 'C', 'S', 'I', 'M', 'S', 'T', '1'};
 constexpr std::uint64_t kFastForwardTicks = 60'000;  // 10 min
 constexpr std::uint64_t kFineTailTicks = 6'000;      // the last minute always in fine ticks
-constexpr std::uint64_t kCoarseTicks = 100;          // 1 s
+constexpr std::uint64_t kMaxCoarseSteps = 100'000;   // a week-old state catches up in < 1 s
 
 struct Header {
   char magic[8];
@@ -35,11 +36,13 @@ void NodeModel::advance_to(double t_s) {
   if (!(t_s > 0)) return;
   const auto target = static_cast<std::uint64_t>(std::floor(t_s / kTickSeconds + 1e-9));
   if (target <= tick_) return;
+  // Coarse steps of whole seconds, longer for longer gaps; the same for every GPU.
+  const std::uint64_t coarse = 100 * std::max<std::uint64_t>(1, (target - tick_) / 100 / kMaxCoarseSteps);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     std::uint64_t t = tick_;
-    while (target - t > kFastForwardTicks && target - t > kFineTailTicks + kCoarseTicks) {
-      step_gpu(config(i), gpus_[i], static_cast<double>(t) * kTickSeconds, kCoarseTicks * kTickSeconds);
-      t += kCoarseTicks;
+    while (target - t > kFastForwardTicks && target - t > kFineTailTicks + coarse) {
+      step_gpu(config(i), gpus_[i], static_cast<double>(t) * kTickSeconds, static_cast<double>(coarse) * kTickSeconds);
+      t += coarse;
     }
     for (; t < target; ++t) {
       step_gpu(config(i), gpus_[i], static_cast<double>(t) * kTickSeconds, kTickSeconds);
