@@ -28,10 +28,11 @@ std::string where(const std::string& source, const toml::node& node) {
 
 // A value given as a string, or as a number/bool written without quotes ("power_limit_w = 600").
 std::string text_of(const toml::node& node, const std::string& key, const std::string& source) {
-  if (auto s = node.value<std::string>()) return *s;
-  if (auto b = node.value<bool>()) return *b ? "on" : "off";
+  // Check the type first: toml++'s value<T>() converts between numbers and booleans.
+  if (node.is_string()) return *node.value<std::string>();
+  if (node.is_boolean()) return *node.value<bool>() ? "on" : "off";
   if (node.is_integer()) return std::to_string(*node.value<long long>());
-  if (auto d = node.value<double>()) return fmt::format("{}", *d);
+  if (node.is_floating_point()) return fmt::format("{}", *node.value<double>());
   throw bad_argument(fmt::format("{}: {} must be a string or a number", where(source, node), key));
 }
 
@@ -59,7 +60,7 @@ Request settings_from(const toml::table& table, const std::string& source, const
 std::string gpus_of(const toml::table& table, const std::string& source) {
   const auto* node = table.get("gpus");
   if (!node) return {};
-  auto s = node->value<std::string>();
+  auto s = node->is_string() ? node->value<std::string>() : std::nullopt;
   if (!s) {
     if (node->is_integer()) return std::to_string(*node->value<long long>());
     throw bad_argument(fmt::format("{}: gpus must be a string: \"all\" or indexes, UUIDs, PCI bus ids", where(source, *node)));
@@ -84,7 +85,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     } else if (key == "gpus") {
       p.gpus = gpus_of(root, source);
     } else if (key == "snap") {
-      auto b = node.value<bool>();
+      auto b = node.is_boolean() ? node.value<bool>() : std::nullopt;
       if (!b) throw bad_argument(fmt::format("{}: snap must be true or false", where(source, node)));
       p.snap = *b;
     } else if (key == "settings") {
@@ -103,7 +104,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
         p.overrides.push_back(std::move(g));
       }
     } else if (key == "version") {
-      if (node.value<long long>() != 1) {
+      if (!node.is_integer() || node.value<long long>() != 1) {
         throw bad_argument(fmt::format("{}: profile version {} is not 1", where(source, node), text_of(node, key, source)));
       }
     } else {

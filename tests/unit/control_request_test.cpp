@@ -1,0 +1,78 @@
+#include "control/request.h"
+
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace gpuclk::control {
+namespace {
+
+TEST(control_request_test, parses_on_off_spellings) {
+  EXPECT_TRUE(parse_on_off("on", "--persistence"));
+  EXPECT_TRUE(parse_on_off("ENABLED", "--persistence"));
+  EXPECT_FALSE(parse_on_off("0", "--persistence"));
+  EXPECT_THROW(parse_on_off("maybe", "--persistence"), Error);
+}
+
+TEST(control_request_test, application_clocks_are_memory_then_graphics) {
+  auto c = parse_application_clocks("2619,1755", "--app-clocks");
+  EXPECT_FALSE(c.to_default);
+  EXPECT_EQ(c.value.memory_mhz, 2619u);
+  EXPECT_EQ(c.value.graphics_mhz, 1755u);
+  EXPECT_TRUE(parse_application_clocks("default", "--app-clocks").to_default);
+  EXPECT_THROW(parse_application_clocks("1755", "--app-clocks"), Error);
+  EXPECT_THROW(parse_application_clocks("a,b", "--app-clocks"), Error);
+}
+
+TEST(control_request_test, clock_lock_single_value_locks_min_and_max) {
+  auto c = parse_clock_lock("1500", "--lock-gpu-clocks");
+  EXPECT_EQ(c.value, ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500)));
+  auto r = parse_clock_lock("1410,1755", "--lock-gpu-clocks");
+  EXPECT_EQ(r.value.min.mhz, 1410u);
+  EXPECT_EQ(r.value.max.mhz, 1755u);
+}
+
+TEST(control_request_test, clock_lock_symbolic_limits) {
+  EXPECT_EQ(parse_clock_lock("tdp", "x").value, ClockLock::range(ClockBound::tdp(), ClockBound::tdp()));
+  EXPECT_EQ(parse_clock_lock("tdp,unlimited", "x").value,
+            ClockLock::range(ClockBound::tdp(), ClockBound::unlimited()));
+  // The driver documents unlimited,unlimited as a reset.
+  EXPECT_TRUE(parse_clock_lock("unlimited,unlimited", "x").to_default);
+  EXPECT_TRUE(parse_clock_lock("default", "x").to_default);
+}
+
+TEST(control_request_test, clock_lock_rejects_mixed_and_inverted_ranges) {
+  EXPECT_THROW(parse_clock_lock("tdp,1500", "x"), Error);
+  EXPECT_THROW(parse_clock_lock("1755,1410", "x"), Error);
+  EXPECT_THROW(parse_clock_lock("fast", "x"), Error);
+  try {
+    parse_clock_lock("1755,1410", "--lock-gpu-clocks");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_argument);
+    EXPECT_NE(std::string(e.what()).find("--lock-gpu-clocks"), std::string::npos);
+  }
+}
+
+TEST(control_request_test, power_limit_in_watts) {
+  EXPECT_DOUBLE_EQ(parse_power_limit("600", "x").value, 600.0);
+  EXPECT_DOUBLE_EQ(parse_power_limit("612.5W", "x").value, 612.5);
+  EXPECT_TRUE(parse_power_limit("default", "x").to_default);
+  EXPECT_THROW(parse_power_limit("-5", "x"), Error);
+  EXPECT_THROW(parse_power_limit("lots", "x"), Error);
+}
+
+TEST(control_request_test, merge_replaces_only_named_settings) {
+  Request base;
+  base.power_limit_watts = Change<double>::of(700);
+  base.persistence_mode = true;
+  Request over;
+  over.power_limit_watts = Change<double>::of(500);
+  base.merge(over);
+  EXPECT_DOUBLE_EQ(base.power_limit_watts->value, 500);
+  EXPECT_TRUE(*base.persistence_mode);
+  EXPECT_FALSE(base.has(Setting::application_clocks));
+}
+
+}  // namespace
+}  // namespace gpuclk::control
