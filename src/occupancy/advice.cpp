@@ -113,8 +113,12 @@ void advise_block_size(const ArchLimits& arch, const KernelConfig& kernel,
   KernelConfig changed = kernel;
   changed.threads_per_block = chosen->threads_per_block;
   advice.push_back({AdviceKind::block_size, changed, chosen->occupancy,
-                    fmt::format("block {} instead of {} → {}", chosen->threads_per_block,
-                                kernel.threads_per_block, outcome(chosen->occupancy))});
+                    fmt::format("block {} instead of {}{} → {}", chosen->threads_per_block,
+                                kernel.threads_per_block,
+                                kernel.total_shared_bytes() > 0
+                                    ? " (if shared memory per block stays the same)"
+                                    : "",
+                                outcome(chosen->occupancy))});
 }
 
 void advise_whole_warps(const ArchLimits& arch, const KernelConfig& kernel,
