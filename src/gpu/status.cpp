@@ -13,6 +13,7 @@ StatusSnapshot take_status(const Device& d) {
   s.index = d.index();
   s.name = d.name();
   s.uuid = d.uuid();
+  s.unavailable_code = id.unavailable_code;
   s.pstate = d.pstate();
   s.sm_clock = d.clock(ClockDomain::sm);
   s.sm_max = id.max(ClockDomain::sm);
@@ -74,6 +75,13 @@ bool busy(const StatusSnapshot& g) {
 
 std::vector<Finding> check_status(const std::vector<StatusSnapshot>& gpus) {
   std::vector<Finding> out;
+  for (const auto& g : gpus) {
+    if (g.unavailable_code == 0) continue;
+    out.push_back({Finding::Severity::warning, {g.index},
+                   fmt::format("GPU {}: cannot be read: {} (NVML error {})", g.index, g.name, g.unavailable_code),
+                   g.unavailable_code == 15 ? "the GPU fell off the bus: check `dmesg` for Xid errors; it needs a reset or reboot"
+                                            : "check `nvidia-smi` and `dmesg`"});
+  }
 
   // Only GPUs of one model are expected to match.
   std::map<std::string, std::vector<StatusSnapshot>> by_model;

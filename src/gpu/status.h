@@ -13,6 +13,7 @@ struct StatusSnapshot {
   unsigned index = 0;
   std::string name;
   std::string uuid;
+  int unavailable_code = 0;  // see Identity::unavailable_code
   Reading<int> pstate;
   Reading<Megahertz> sm_clock, sm_max, memory_clock, memory_max;
   Reading<Megahertz> app_sm_clock, app_memory_clock, default_app_sm_clock, default_app_memory_clock;

@@ -49,7 +49,8 @@ constexpr Joules from_millijoules(unsigned long long mj) { return Joules(double(
 constexpr Ratio from_percent(double pct) { return Ratio(pct / 100.0); }
 constexpr unsigned to_milliwatts(Watts w) { return unsigned(w.value() * 1000.0 + 0.5); }
 
-constexpr Joules operator*(Watts w, double seconds) { return Joules(w.value() * seconds); }
+// Energy of a constant power over `seconds`.
+constexpr Joules energy_over(Watts w, double seconds) { return Joules(w.value() * seconds); }
 constexpr double hertz(Megahertz f) { return f.value() * 1e6; }
 
 }  // namespace gpuclk::units

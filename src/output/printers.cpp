@@ -3,6 +3,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -153,12 +154,20 @@ class CsvPrinter final : public Printer {
 
 // ---------------------------------------------------------------------------------------------
 // JSON: one document for tables and trees, one object per line (JSON Lines) for streams.
+// Doubles carry the precision they are shown with in tables, so every format agrees.
 nlohmann::ordered_json to_json(const Value& v) {
   return std::visit(
-      [](const auto& x) -> nlohmann::ordered_json {
+      [&](const auto& x) -> nlohmann::ordered_json {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
-        else return x;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (v.precision <= 0) return static_cast<long long>(std::llround(x));
+          const double scale = std::pow(10.0, v.precision);
+          return std::round(x * scale) / scale;
+        } else {
+          return x;
+        }
       },
       v.content);
 }

@@ -11,7 +11,10 @@ TEST(units_test, milliwatts_convert_once_to_watts) {
 
 TEST(units_test, millijoules_convert_to_joules) { EXPECT_DOUBLE_EQ(from_millijoules(2828600).value(), 2828.6); }
 
-TEST(units_test, power_times_seconds_is_energy) { EXPECT_DOUBLE_EQ((Watts(700) * 6.0).value(), 4200.0); }
+TEST(units_test, power_over_seconds_is_energy) {
+  EXPECT_DOUBLE_EQ(energy_over(Watts(700), 6.0).value(), 4200.0);
+  EXPECT_DOUBLE_EQ((Watts(700) * 0.5).value(), 350.0);  // scaling stays a power
+}
 
 TEST(units_test, quantities_compare_and_divide_to_ratio) {
   EXPECT_LT(Megahertz(1410), Megahertz(1980));
