@@ -150,7 +150,8 @@ int run_clocks(Context& ctx) {
   // The "Set by gpuclk" section appears only where gpuclk changed something or settings differ.
   const auto journal = peek_journal(ctx).value_or(control::Journal{});
   std::vector<control::GpuSettingsView> views;
-  for (const auto* d : selected) {
+  // Compared with every GPU of the node, also those -i leaves out.
+  for (const auto* d : ctx.devices().all()) {
     control::GpuSettingsView v{d->index(), d->uuid(), d->name(), control::read_settings(*d)};
     control::add_journal_locks(v.settings, journal, d->uuid());
     views.push_back(std::move(v));

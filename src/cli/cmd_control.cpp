@@ -134,6 +134,8 @@ control::RunOptions ControlSession::options() {
   o.dry_run = dry_run_;
   o.after_write = pause_hook(ctx_);
   if (signals_) o.interrupted = [this] { return signals_->interrupted(); };
+  // Clock changes take effect within milliseconds; read back after they have.
+  o.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
   return o;
 }
 

@@ -102,6 +102,7 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
       continue;
     }
     // Read back what NVML can; a value that did not take counts as a failure to restore.
+    if (options.settle && !rows.empty()) options.settle();
     const auto after = gpu.read_settings();
     const auto live = gpu.live_clocks();
     for (auto r : rows) {

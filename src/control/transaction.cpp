@@ -143,6 +143,7 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
 
   if (!failure) {
     sequence.commit();
+    if (options.settle) options.settle();
     for (auto& p : plans) {
       if (p.writes.empty()) continue;
       const auto after = p.gpu->read_settings();

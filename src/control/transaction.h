@@ -31,6 +31,8 @@ struct RunOptions {
   std::function<void(std::size_t writes)> after_write;
   // True when the run should stop before its next write (a signal arrived).
   std::function<bool()> interrupted;
+  // Waits for written clocks to take effect before they are read back (a few ms on a GPU).
+  std::function<void()> settle;
 };
 
 // Saves the journal durably; throws Error if it cannot (then nothing is written to a GPU).
