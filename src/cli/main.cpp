@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_restore_command(app, ctx);
   gpuclk::cli::add_journal_command(app, ctx);
   gpuclk::cli::add_apply_command(app, ctx);
+  gpuclk::cli::add_dmon_command(app, ctx);
+  gpuclk::cli::add_stat_command(app, ctx);
 
   std::set<std::string> names;
   for (const auto* sub : app.get_subcommands({})) names.insert(sub->get_name());

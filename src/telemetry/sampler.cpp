@@ -89,12 +89,12 @@ void Sampler::stop() {
   for (auto& g : gpus_) {
     if (g->slow_thread.joinable()) g->slow_thread.join();
   }
-  // Close the window with fresh readings: the energy counter and violation counters make the
-  // whole-run figures exact up to this moment.
+  // Close the window with fresh readings: the energy and violation counters make the whole-run
+  // figures exact up to this moment, and the last GPM window ends here.
   const auto now = clock_.now();
   sample_fast_once(now);
   FieldSet closing;
-  for (Field f : {Field::energy, Field::violation_time}) {
+  for (Field f : {Field::energy, Field::violation_time, Field::gpm}) {
     if (options_.fields.has(f)) closing.add(f);
   }
   if (!closing.empty()) {

@@ -69,8 +69,8 @@ class Sampler {
 
   // Starts the threads; the first fast tick and slow reads happen at once.
   void start();
-  // Stops the threads, then reads every GPU once more (fast fields and the energy counter), so
-  // a summary ends exactly at the stop. Idempotent.
+  // Stops the threads, then reads every GPU once more (fast fields, energy and violation
+  // counters, GPM), so a summary ends exactly at the stop. Idempotent.
   void stop();
   bool running() const { return running_.load(); }
 

@@ -1,0 +1,297 @@
+// `gpuclk dmon`: one row per GPU per interval, in nvidia-smi dmon's layout and units, read from
+// the telemetry sampler (fast fields every interval, slow ones on their own cadence).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "output/dmon_printer.h"
+#include "telemetry/interval.h"
+#include "telemetry/sampler.h"
+#include "util/error.h"
+
+namespace gpuclk::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using output::DmonColumn;
+using output::Value;
+using telemetry::Field;
+using telemetry::FieldSet;
+using telemetry::GpuSnapshot;
+
+struct DmonOptions {
+  std::string select = "puc";
+  std::string delay = "1";
+  long long count = 0;
+  std::string time_options;
+  std::string file;
+};
+
+// What a row is built from: the GPU's latest readings and its energy since dmon started.
+struct RowInput {
+  const GpuSnapshot& gpu;
+  std::optional<units::Joules> energy;
+};
+
+using Cell = std::function<Value(const RowInput&)>;
+
+struct Group {
+  char letter;
+  const char* meaning;
+  FieldSet fields;
+  std::vector<std::pair<DmonColumn, Cell>> columns;
+};
+
+template <class Q>
+Value rounded(const std::optional<Q>& q, double scale = 1) {
+  return q ? output::integer(std::llround(q->value() * scale)) : output::na();
+}
+Value count(const std::optional<std::uint64_t>& n) {
+  return n ? output::integer(static_cast<long long>(*n)) : output::na();
+}
+constexpr double kPercent = 100, kMebibyte = 1.0 / (1024 * 1024);
+
+// Fast readings; '-' until the first tick.
+template <class F>
+Cell fast(F f) {
+  return [f](const RowInput& in) { return in.gpu.fast ? f(*in.gpu.fast) : output::na(); };
+}
+template <class F>
+Cell slow(F f) {
+  return [f](const RowInput& in) { return in.gpu.slow ? f(*in.gpu.slow) : output::na(); };
+}
+
+// Percent of the time between the last two slow reads that a violation counter grew.
+Value violation_percent(const RowInput& in, bool thermal, bool as_flag) {
+  const auto& a = in.gpu.previous_slow;
+  const auto& b = in.gpu.slow;
+  if (!a || !b) return output::na();
+  const auto& va = thermal ? a->thermal_violation : a->power_violation;
+  const auto& vb = thermal ? b->thermal_violation : b->power_violation;
+  const double dt = std::chrono::duration<double>(b->time - a->time).count();
+  if (!va || !vb || dt <= 0) return output::na();
+  const double fraction = std::chrono::duration<double>(*vb - *va).count() / dt;
+  if (as_flag) return output::integer(fraction > 0 ? 1 : 0);
+  return output::integer(std::llround(std::clamp(fraction, 0.0, 1.0) * 100));
+}
+
+Value reason_names(const std::optional<gpu::ClockReasons>& r) {
+  if (!r) return output::na();
+  std::string names;
+  for (const auto& info : gpu::clock_reasons()) {
+    if (r->has(info.bit)) names += (names.empty() ? "" : ",") + std::string(info.short_name);
+  }
+  return output::text(names.empty() ? "none" : names);
+}
+
+const std::vector<Group>& groups() {
+  using S = telemetry::FastSample;
+  using L = telemetry::SlowSample;
+  static const std::vector<Group> all = {
+      {'p', "power and temperature", {Field::power, Field::gpu_temperature, Field::memory_temperature},
+       {{{"pwr", "W", "power.draw"}, fast([](const S& s) { return rounded(s.power); })},
+        {{"gtemp", "C", "temperature.gpu"}, fast([](const S& s) { return rounded(s.gpu_temperature); })},
+        {{"mtemp", "C", "temperature.memory"}, fast([](const S& s) { return rounded(s.memory_temperature); })}}},
+      {'u', "utilization", {Field::utilization, Field::media_utilization},
+       {{{"sm", "%", "utilization.gpu"}, fast([](const S& s) { return rounded(s.gpu_utilization, kPercent); })},
+        {{"mem", "%", "utilization.memory"}, fast([](const S& s) { return rounded(s.memory_utilization, kPercent); })},
+        {{"enc", "%", "utilization.encoder"}, fast([](const S& s) { return rounded(s.encoder, kPercent); })},
+        {{"dec", "%", "utilization.decoder"}, fast([](const S& s) { return rounded(s.decoder, kPercent); })},
+        {{"jpg", "%", "utilization.jpeg"}, fast([](const S& s) { return rounded(s.jpeg, kPercent); })},
+        {{"ofa", "%", "utilization.ofa"}, fast([](const S& s) { return rounded(s.ofa, kPercent); })}}},
+      {'c', "memory and SM clocks", {Field::memory_clock, Field::sm_clock},
+       {{{"mclk", "MHz", "clocks.mem"}, fast([](const S& s) { return rounded(s.memory_clock); })},
+        {{"pclk", "MHz", "clocks.sm"}, fast([](const S& s) { return rounded(s.sm_clock); })}}},
+      {'v', "power and thermal violations", {Field::violation_time},
+       {{{"pviol", "%", "violation.power"}, [](const RowInput& in) { return violation_percent(in, false, false); }},
+        {{"tviol", "bool", "violation.thermal"}, [](const RowInput& in) { return violation_percent(in, true, true); }}}},
+      {'m', "frame buffer, BAR1 and protected memory", {Field::memory_used, Field::bar1_used, Field::protected_memory_used},
+       {{{"fb", "MB", "memory.used"}, fast([](const S& s) { return rounded(s.memory_used, kMebibyte); })},
+        {{"bar1", "MB", "bar1.used"}, fast([](const S& s) { return rounded(s.bar1_used, kMebibyte); })},
+        {{"ccpm", "MB", "ccpm.used"}, fast([](const S& s) { return rounded(s.protected_memory_used, kMebibyte); })}}},
+      {'e', "ECC errors and PCIe replays", {Field::ecc_errors, Field::pcie_replay},
+       {{{"sbecc", "errs", "ecc.errors.corrected.volatile"}, slow([](const L& s) { return count(s.ecc_corrected); })},
+        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile"}, slow([](const L& s) { return count(s.ecc_uncorrected); })},
+        {{"pci", "errs", "pcie.replay_errors"}, slow([](const L& s) { return count(s.pcie_replay); })}}},
+      {'t', "PCIe throughput", {Field::pcie_throughput},
+       {{{"rxpci", "MB/s", "pcie.rx"}, slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
+        {{"txpci", "MB/s", "pcie.tx"}, slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
+      {'r', "clock event reasons (gpuclk)", {Field::clock_reasons},
+       {{{"reasons", "", "clocks_event_reasons.active"}, fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
+      {'g', "GPM SM, tensor and DRAM activity (gpuclk)", {Field::gpm},
+       {{{"smact", "%", "gpm.sm_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->sm, kPercent) : output::na(); })},
+        {{"tensor", "%", "gpm.tensor_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->tensor, kPercent) : output::na(); })},
+        {{"dram", "%", "gpm.dram_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->dram, kPercent) : output::na(); })}}},
+      {'x', "energy since dmon started (gpuclk)", {Field::energy, Field::power},
+       {{{"energy", "J", "energy"}, [](const RowInput& in) { return rounded(in.energy); }}}},
+  };
+  return all;
+}
+
+std::vector<const Group*> parse_groups(const std::string& select) {
+  std::vector<const Group*> chosen;
+  std::set<char> seen;
+  for (char c : select) {
+    if (!seen.insert(c).second) continue;
+    auto it = std::find_if(groups().begin(), groups().end(), [c](const Group& g) { return g.letter == c; });
+    if (it == groups().end()) {
+      throw bad_argument(fmt::format("unknown metric group '{}' in -s {}", c, select),
+                         "valid: p u c v m e t (as nvidia-smi dmon), r (clock event reasons), "
+                         "g (GPM activity), x (energy); default puc");
+    }
+    chosen.push_back(&*it);
+  }
+  if (chosen.empty()) throw bad_argument("-s needs at least one metric group", "e.g. -s puc");
+  return chosen;
+}
+
+telemetry::Duration parse_interval(const std::string& text) {
+  if (auto d = telemetry::parse_interval(text)) return *d;
+  throw bad_argument(fmt::format("bad interval -d {}", text),
+                     "give seconds (1, 0.1) or milliseconds (100ms), at least 10ms");
+}
+
+output::DmonStyle parse_style(const std::string& format, const std::string& time_options) {
+  output::DmonStyle style;
+  std::size_t start = 0;
+  while (start <= format.size()) {
+    auto comma = format.find(',', start);
+    std::string part = format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? format.size() + 1 : comma + 1;
+    if (part == "table") style.kind = output::DmonStyle::Kind::table;
+    else if (part == "csv") style.kind = output::DmonStyle::Kind::csv;
+    else if (part == "json") style.kind = output::DmonStyle::Kind::json;
+    else if (part == "noheader") style.header = false;
+    else if (part == "nounit" || part == "nounits") style.units = false;
+    else
+      throw bad_argument(fmt::format("unknown dmon format '{}'", part),
+                         "valid: table, csv, json, with noheader and nounit (comma separated)");
+  }
+  for (char c : time_options) {
+    if (c == 'D') style.date = true;
+    else if (c == 'T') style.time = true;
+    else throw bad_argument(fmt::format("unknown -o option '{}'", c), "valid: D (date), T (time), DT");
+  }
+  return style;
+}
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+// Ctrl-C, kill and a closed terminal end dmon cleanly (sampler stopped, exit 0).
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = false;
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) previous_.push_back({s, std::signal(s, on_interrupt)});
+  }
+  ~InterruptGuard() {
+    for (auto [s, h] : previous_) std::signal(s, h);
+  }
+
+ private:
+  std::vector<std::pair<int, void (*)(int)>> previous_;
+};
+
+int run_dmon(Context& ctx, const DmonOptions& o) {
+  const auto chosen = parse_groups(o.select);
+  const auto interval = parse_interval(o.delay);
+  auto style = parse_style(ctx.options.format, o.time_options);
+  style.milliseconds = interval < 1s;
+  if (o.count < 0) throw bad_argument(fmt::format("bad count -c {}", o.count), "give a count >= 1");
+
+  FieldSet fields;
+  std::vector<DmonColumn> columns;
+  std::vector<Cell> cells;
+  for (const auto* g : chosen) {
+    fields = fields | g->fields;
+    for (const auto& [column, cell] : g->columns) {
+      columns.push_back(column);
+      cells.push_back(cell);
+    }
+  }
+  const auto devices = ctx.selected();
+  telemetry::SamplerOptions so;
+  so.fast_interval = interval;
+  so.slow_interval = std::max<telemetry::Duration>(interval, 100ms);
+  so.fields = fields;
+  so.fast_capacity = 16;
+  so.slow_capacity = 16;
+  telemetry::Sampler sampler(telemetry::device_sources(devices, fields), ctx.clock(), so);
+
+  std::ofstream file;
+  if (!o.file.empty()) {
+    file.open(o.file);
+    if (!file) throw Error(ExitCode::other, fmt::format("cannot write {}", o.file));
+  }
+  std::ostream& out = o.file.empty() ? std::cout : file;
+  output::DmonPrinter printer(out, style);
+  if (!fields.slow().empty() && sampler.options().slow_interval > interval) {
+    printer.note(fmt::format("slow fields are read every {} ms; rows in between repeat the last value",
+                             std::chrono::duration_cast<std::chrono::milliseconds>(sampler.options().slow_interval).count()));
+  }
+  printer.begin(columns);
+
+  InterruptGuard guard;
+  sampler.start();
+  std::uint64_t seen = 0;
+  long long printed = 0;
+  std::set<std::size_t> reported_lost;
+  while (!g_interrupted) {
+    const auto tick = sampler.wait_for_tick(seen, 100ms);
+    if (tick == seen) continue;
+    seen = tick;
+    const auto snap = sampler.snapshot();
+    const auto now = std::chrono::system_clock::now();
+    std::size_t alive = 0;
+    for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
+      const auto& g = snap.gpus[i];
+      if (g.health.lost) {
+        if (reported_lost.insert(i).second) {
+          std::cerr << fmt::format("gpuclk: GPU {} was lost (fell off the bus); the others go on\n", g.info.index);
+        }
+        continue;
+      }
+      ++alive;
+      RowInput in{g, fields.has(Field::energy) ? sampler.summary(i).energy : std::nullopt};
+      std::vector<Value> values;
+      for (const auto& cell : cells) values.push_back(cell(in));
+      printer.row(now, g.info.index, values);
+    }
+    if (alive == 0) {
+      sampler.stop();
+      throw Error(ExitCode::gpu_lost, "every selected GPU was lost", "check `dmesg` for Xid errors; a reset or reboot brings it back");
+    }
+    if (o.count && ++printed >= o.count) break;
+  }
+  sampler.stop();
+  return 0;
+}
+
+}  // namespace
+
+void add_dmon_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<DmonOptions>();
+  auto* sub = app.add_subcommand("dmon", "Scrolling per-GPU telemetry, one row per interval (as nvidia-smi dmon; "
+                                         "plus r: clock event reasons, g: GPM activity, x: energy)");
+  sub->add_option("-s,--select", opts->select,
+                  "metric groups: p power/temp, u utilization, c clocks, v violations, m memory, "
+                  "e ECC/PCIe errors, t PCIe throughput, r reasons, g GPM, x energy (default puc)");
+  sub->add_option("-d,--delay", opts->delay, "interval: seconds (1, 0.1) or 100ms; at least 10ms (default 1)");
+  sub->add_option("-c,--count", opts->count, "stop after this many intervals (default: until Ctrl-C)");
+  sub->add_option("-o,--options", opts->time_options, "D: date, T: time, DT: both, first in each row");
+  sub->add_option("-f,--filename", opts->file, "write to this file instead of stdout");
+  sub->footer("Formats (global --format): table, csv, json (JSON Lines); csv/table take noheader, nounit.");
+  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_dmon(ctx, *opts); }; });
+}
+
+}  // namespace gpuclk::cli

@@ -1,0 +1,236 @@
+// `gpuclk stat [options] -- CMD [ARGS…]`: run a command, sample the GPUs while it runs, and
+// report per GPU what it cost and what held it back (as `perf stat` does for CPUs).
+// The report goes to stderr, so the command's own stdout stays clean; --json FILE writes the
+// same report as JSON. The exit code is the command's.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "nvml/api.h"
+#include "telemetry/child_process.h"
+#include "telemetry/interval.h"
+#include "telemetry/sampler.h"
+#include "telemetry/verdict.h"
+#include "util/error.h"
+
+namespace gpuclk::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using output::Node;
+using telemetry::Summary;
+
+struct StatOptions {
+  std::vector<std::string> command;
+  std::string json_file;
+  std::string interval = "100ms";
+  bool all_gpus = false;
+};
+
+// What one GPU did during the run.
+struct GpuReport {
+  telemetry::GpuInfo info;
+  Summary summary;
+  telemetry::GpuHealth health;
+  std::optional<double> truth_energy_j;  // the simulator's exact energy over the run
+};
+
+struct RunReport {
+  std::vector<std::string> command;
+  telemetry::ChildExit exit;
+  std::set<unsigned> gpus_used;  // by the command's processes, as NVML lists them
+  bool attributed = false;
+  telemetry::SamplerOptions sampling;
+  telemetry::TimingStats timing;
+  std::vector<GpuReport> gpus;
+};
+
+double ms(telemetry::Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+template <class Q>
+output::Value number(const std::optional<Q>& q, const char* unit, int precision, double scale = 1) {
+  return q ? output::number(q->value() * scale, unit, precision) : output::na();
+}
+output::Value pct(const std::optional<units::Ratio>& r) { return number(r, "%", 1, 100); }
+
+std::string joined(const std::vector<std::string>& words, const char* sep = " ") {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : sep) + w;
+  return out;
+}
+
+Node gpu_node(const GpuReport& g) {
+  const Summary& s = g.summary;
+  Node n{"gpu", fmt::format("GPU {} ({})", g.info.index, g.info.name), {}, {}, false};
+  n.add("index", "Index", output::integer(g.info.index));
+  n.add("uuid", "UUID", output::text(g.info.uuid));
+  n.add("duration_s", "Duration", output::number(s.seconds(), "s", 2));
+  n.add("samples", "Samples", output::integer(static_cast<long long>(s.fast_samples)));
+  n.add("lost", "Lost", output::flag(s.lost));
+  n.add("energy_j", "Energy", number(s.energy, "J", 1));
+  n.add("energy_source", "Energy from", s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
+  if (g.truth_energy_j) n.add("simulator_energy_j", "Energy (simulator truth)", output::number(*g.truth_energy_j, "J", 1));
+  auto& power = n.section("power_w", "Power");
+  power.add("mean", "Mean", number(s.power_mean, "W", 1));
+  power.add("peak", "Peak", number(s.power_peak, "W", 1));
+  power.add("limit", "Limit", number(g.info.power_limit, "W", 0));
+  auto& sm = n.section("sm_clock_mhz", "SM clock");
+  const auto* c = s.sm_clock ? &*s.sm_clock : nullptr;
+  sm.add("p5", "p5", c ? output::integer(std::lround(c->p5.value()), "MHz") : output::na());
+  sm.add("median", "Median", c ? output::integer(std::lround(c->median.value()), "MHz") : output::na());
+  sm.add("p95", "p95", c ? output::integer(std::lround(c->p95.value()), "MHz") : output::na());
+  sm.add("max", "Max (GPU)", number(g.info.max_sm_clock, "MHz", 0));
+  n.add("memory_clock_median_mhz", "Memory clock median",
+        s.memory_clock ? output::integer(std::lround(s.memory_clock->median.value()), "MHz") : output::na());
+  auto& reasons = n.section("clock_reasons_pct", "Clock event reasons (time active)");
+  for (const auto& info : gpu::clock_reasons()) {
+    if (auto f = s.reason_fraction(info.bit); f && f->value() > 0) {
+      reasons.add(std::string(info.key), std::string(info.key), pct(f));
+    }
+  }
+  if (reasons.children.empty()) reasons.value = s.reason_seconds > 0 ? output::text("none") : output::na();
+  auto& violation = n.section("violation_pct", "Held down by policy (driver counters)");
+  violation.add("power", "Power", pct(s.power_violation));
+  violation.add("thermal", "Thermal", pct(s.thermal_violation));
+  auto& util = n.section("utilization_pct", "Utilization (mean)");
+  util.add("gpu", "GPU", pct(s.gpu_utilization));
+  util.add("memory", "Memory", pct(s.memory_utilization));
+  auto& gpm = n.section("gpm_pct", "GPM activity (mean)");
+  const auto none = std::optional<units::Ratio>{};
+  gpm.add("sm", "SM", pct(s.gpm ? s.gpm->sm : none));
+  gpm.add("tensor", "Tensor", pct(s.gpm ? s.gpm->tensor : none));
+  gpm.add("dram", "DRAM", pct(s.gpm ? s.gpm->dram : none));
+  gpm.add("sm_occupancy", "SM occupancy", pct(s.gpm ? s.gpm->sm_occupancy : none));
+  auto& temp = n.section("temperature_max_c", "Max temperature");
+  temp.add("gpu", "GPU", number(s.temperature_max, "C", 0));
+  temp.add("memory", "Memory", number(s.memory_temperature_max, "C", 0));
+  n.add("read_errors", "Read errors", output::integer(static_cast<long long>(g.health.read_errors)));
+  const auto v = telemetry::verdicts(s, g.info);
+  n.add("verdict", "Verdict", output::text(v.front().text));
+  std::vector<std::string> more;
+  for (std::size_t i = 1; i < v.size(); ++i) more.push_back(v[i].text);
+  if (!more.empty()) n.add("also", "Also", output::text(joined(more, "; ")));
+  return n;
+}
+
+Node report_tree(const RunReport& r) {
+  Node root;
+  root.add("command", "Command", output::text(joined(r.command)));
+  root.add("exit_code", "Exit code", output::integer(r.exit.exit_code));
+  root.add("signal", "Killed by signal",
+           r.exit.signal ? output::text(strsignal(*r.exit.signal)) : output::na());
+  root.add("wall_time_s", "Wall time", output::number(std::chrono::duration<double>(r.exit.wall).count(), "s", 2));
+  std::string used;
+  for (auto i : r.gpus_used) used += (used.empty() ? "" : ",") + std::to_string(i);
+  root.add("gpus_used_by_command", "GPUs used by the command",
+           r.attributed ? output::text(used) : output::na());
+  auto& sampling = root.section("sampling", "Sampling");
+  sampling.add("interval_ms", "Interval", output::number(ms(r.sampling.fast_interval), "ms", 0));
+  sampling.add("slow_interval_ms", "Slow fields every", output::number(ms(r.sampling.slow_interval), "ms", 0));
+  sampling.add("ticks", "Ticks", output::integer(static_cast<long long>(r.timing.ticks)));
+  sampling.add("missed_ticks", "Missed ticks", output::integer(static_cast<long long>(r.timing.missed_ticks)));
+  sampling.add("lateness_p99_ms", "Lateness p99", output::number(ms(r.timing.lateness_p99), "ms", 2));
+  auto& gpus = root.section("gpus", "GPUs", true);
+  for (const auto& g : r.gpus) gpus.children.push_back(gpu_node(g));
+  return root;
+}
+
+// The simulator's exact energy counter (gpuclk_sim_energy_joules), when running on it.
+using TruthFn = double (*)(unsigned);
+TruthFn simulator_truth(Context& ctx) {
+  if (!ctx.simulated()) return nullptr;
+  return reinterpret_cast<TruthFn>(ctx.nvml().symbol("gpuclk_sim_energy_joules"));
+}
+
+int run_stat(Context& ctx, const StatOptions& o) {
+  if (o.command.empty()) {
+    throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
+  }
+  auto interval = telemetry::parse_interval(o.interval);
+  if (!interval) {
+    throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
+                       "give seconds (0.1) or milliseconds (100ms), at least 10ms");
+  }
+  const auto format = ctx.format();
+  const auto devices = ctx.selected();
+
+  RunReport report;
+  report.command = o.command;
+  report.sampling.fast_interval = *interval;
+  report.sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
+  report.sampling.fields = telemetry::FieldSet::standard();
+  report.sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
+  report.sampling.slow_capacity = 60;
+  telemetry::Sampler sampler(telemetry::device_sources(devices, report.sampling.fields), ctx.clock(),
+                             report.sampling);
+  const TruthFn truth = simulator_truth(ctx);
+  std::vector<double> truth_start(devices.size());
+
+  sampler.start();
+  for (std::size_t i = 0; truth && i < devices.size(); ++i) truth_start[i] = truth(devices[i]->index());
+  telemetry::ChildProcess child(o.command);
+  // Which GPUs the command uses: NVML lists the processes holding a context on each GPU.
+  auto attribute = [&] {
+    for (const auto* d : devices) {
+      auto processes = d->processes();
+      if (!processes) continue;
+      for (const auto& p : *processes) {
+        if (child.owns(static_cast<pid_t>(p.pid))) report.gpus_used.insert(d->index());
+      }
+    }
+  };
+  report.exit = child.wait(attribute, 500ms);
+  sampler.stop();
+  report.attributed = !report.gpus_used.empty();
+  report.sampling = sampler.options();
+  report.timing = sampler.timing();
+
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const bool used = report.gpus_used.count(devices[i]->index()) > 0;
+    if (report.attributed && !used && !o.all_gpus && ctx.options.devices.empty()) continue;
+    GpuReport g{sampler.info(i), sampler.summary(i), sampler.health(i), std::nullopt};
+    if (truth && !g.summary.lost) g.truth_energy_j = truth(devices[i]->index()) - truth_start[i];
+    report.gpus.push_back(std::move(g));
+  }
+
+  const Node tree = report_tree(report);
+  std::cout.flush();
+  std::cerr << '\n';
+  ctx.printer(std::cerr)->print_tree(tree);
+  if (format.kind == output::Format::Kind::table && !report.attributed) {
+    std::cerr << "note: no process of the command appeared in NVML's process lists, so every "
+                 "selected GPU is shown (-i picks GPUs)\n";
+  }
+  if (!o.json_file.empty()) {
+    std::ofstream file(o.json_file);
+    output::make_printer(output::Format{output::Format::Kind::json}, file)->print_tree(tree);
+    if (!file) throw Error(ExitCode::other, fmt::format("cannot write {}", o.json_file));
+  }
+  return report.exit.exit_code;
+}
+
+}  // namespace
+
+void add_stat_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<StatOptions>();
+  auto* sub = app.add_subcommand("stat", "Run a command and report per GPU its energy, power, clocks, "
+                                         "clock event reasons, utilization and a verdict (as perf stat)");
+  sub->add_option("--json", opts->json_file, "also write the report as JSON to this file");
+  sub->add_option("--interval", opts->interval, "fast sampling interval: 0.1, 100ms (default 100ms)");
+  sub->add_flag("--all-gpus", opts->all_gpus, "report every selected GPU, not only those the command used");
+  // Everything from the first word that is not a stat option on is the command, with or without
+  // a `--` before it, so the command's own options are never taken for ours.
+  sub->add_option("command", opts->command, "the command and its arguments")->expected(-1);
+  sub->positionals_at_end();
+  sub->footer("Usage: gpuclk stat [options] [--] CMD [ARGS...]\n"
+              "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
+  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); }; });
+}
+
+}  // namespace gpuclk::cli
