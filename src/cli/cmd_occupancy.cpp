@@ -290,6 +290,7 @@ int run_kernels(Context& ctx, const Options& o) {
     }
   }
   if (o.threads_option->count()) options.threads_per_block = o.threads;
+  if (o.max_threads_option->count()) options.launch_bounds_max_threads = o.max_threads;
   options.dynamic_shared_bytes = bytes_option(o.dynamic_shared, "--smem-dynamic");
   if (o.carveout_option->count()) options.carveout_percent = o.carveout;
   const occ::KernelReports reports = occ::report_kernels(resources, options);
@@ -308,7 +309,8 @@ int run_kernels(Context& ctx, const Options& o) {
         {out::text(k.display_name), out::text(std::string(k.sass_arch->name)),
          out::text(std::string(k.run_arch->name)), out::integer(k.resources.registers),
          bytes(k.resources.static_shared_bytes), bytes(k.resources.stack_bytes),
-         bytes(k.resources.local_bytes), bytes(k.resources.constant0_bytes),
+         bytes(k.resources.local_bytes),
+         k.resources.constant0_bytes < 0 ? out::na() : bytes(k.resources.constant0_bytes),
          out::integer(k.kernel.threads_per_block), out::flag(k.best_block_size),
          out::integer(result.active_blocks),
          result.valid() ? percent(result.occupancy()) : out::na(),
@@ -316,6 +318,10 @@ int run_kernels(Context& ctx, const Options& o) {
   }
   ctx.printer()->print_table(t);
   for (const std::string& note : reports.notes) std::cerr << "gpuclk: note: " << note << '\n';
+  if (!o.threads_option->count() && !o.max_threads_option->count()) {
+    std::cerr << "gpuclk: note: best block sizes assume no __launch_bounds__ (the resource "
+                 "report does not record it); give --max-threads N for a bounded kernel\n";
+  }
   return 0;
 }
 

@@ -26,6 +26,7 @@ KernelReport evaluate(const KernelResources& resources, const ArchLimits* sass,
   report.kernel.static_shared_bytes = resources.static_shared_bytes;
   report.kernel.dynamic_shared_bytes = options.dynamic_shared_bytes;
   report.kernel.carveout_percent = options.carveout_percent;
+  report.kernel.launch_bounds_max_threads = options.launch_bounds_max_threads;
   if (options.threads_per_block) {
     report.kernel.threads_per_block = *options.threads_per_block;
   } else {

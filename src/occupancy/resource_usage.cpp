@@ -128,7 +128,10 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
       }
       current->static_shared_bytes = number_before(line, " bytes smem");
       current->local_bytes = number_before(line, " bytes lmem");
-      current->constant0_bytes = number_before(line, " bytes cmem[0]");
+      // ptxas for sm_90 and later does not print bank 0.
+      if (line.find(" bytes cmem[0]") != std::string_view::npos) {
+        current->constant0_bytes = number_before(line, " bytes cmem[0]");
+      }
       for (int bank = 1; bank < 32; ++bank) {
         current->other_constant_bytes +=
             number_before(line, " bytes cmem[" + std::to_string(bank) + "]");

@@ -20,7 +20,7 @@ struct KernelResources {
   std::int64_t local_bytes = 0;   // per thread: other local memory (cuobjdump LOCAL)
   std::int64_t spill_store_bytes = 0;  // per thread; ptxas logs only
   std::int64_t spill_load_bytes = 0;   // per thread; ptxas logs only
-  std::int64_t constant0_bytes = 0;    // constant bank 0: kernel parameters and driver data
+  std::int64_t constant0_bytes = -1;   // constant bank 0 (parameters, driver data); -1: not reported
   std::int64_t other_constant_bytes = 0;  // banks 1.. (user __constant__ data, compiler constants)
   int barriers = -1;   // named barriers used; -1 when the text does not say (cuobjdump)
 };

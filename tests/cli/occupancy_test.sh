@@ -114,6 +114,10 @@ expect_json length 6
 expect_json '.[0].kernel' "void spill<300>(float*)"
 expect_json '.[0].stack' 1200
 expect_json '.[5].arch' sm_90
+expect_json '.[3].constant0' null
+expect_err "best block sizes assume no __launch_bounds__"
+gpuclk occupancy --ptxas-log "$SAMPLES/ptxas_sm80_sm90.log" --kernel tiled --arch sm_90 --max-threads 256 --format json
+expect_exit 0; expect_json '.[0].threads' 256; expect_json '.[0].active_blocks' 3
 
 # --list-archs: every architecture's limits.
 gpuclk occupancy --list-archs --format json

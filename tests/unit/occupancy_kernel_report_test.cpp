@@ -67,6 +67,19 @@ TEST(occupancy_kernel_report_test, given_block_size_and_dynamic_shared_memory_ar
             2);
 }
 
+TEST(occupancy_kernel_report_test, launch_bounds_cap_the_best_block_size) {
+  KernelReportOptions options;
+  options.target = parse_architecture("sm_90");
+  options.name_filter = std::regex("tiled");
+  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0].kernel
+                .threads_per_block,
+            768);
+  options.launch_bounds_max_threads = 256;  // tiled is __launch_bounds__(256, 2)
+  const KernelReport bounded = report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0];
+  EXPECT_EQ(bounded.kernel.threads_per_block, 256);
+  EXPECT_EQ(bounded.occupancy.active_blocks, 3);
+}
+
 TEST(occupancy_kernel_report_test, filter_matches_demangled_names_too) {
   KernelReportOptions options;
   options.name_filter = std::regex("spill<300>");
