@@ -2,9 +2,9 @@
 // it, for any architecture (--arch) or the GPUs of this host; --sweep over block sizes, --batch
 // over a CSV of kernels, --binary/--ptxas-log for the kernels of a build, --list-archs for the
 // limits table. The arithmetic lives in src/occupancy; this file parses and builds the output.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -32,8 +32,8 @@ struct Options {
   std::string static_shared = "0", dynamic_shared = "0";
   bool sweep = false, list_archs = false;
   std::string batch, binary, ptxas_log, kernel_pattern;
-  CLI::Option *threads_option = nullptr, *registers_option = nullptr,
-              *max_threads_option = nullptr, *carveout_option = nullptr;
+  CLI::Option *threads_option = nullptr, *registers_option = nullptr, *max_threads_option = nullptr,
+              *carveout_option = nullptr;
   CLI::Option* format_option = nullptr;  // the global --format, to tell an explicit choice
 };
 
@@ -46,8 +46,10 @@ struct Target {
 std::int64_t bytes_option(const std::string& text, const char* name) {
   const auto bytes = occ::parse_bytes(text);
   if (!bytes) {
-    throw bad_argument(fmt::format("{} {} is not a size: use bytes, or KiB with a K suffix "
-                                   "(48K)", name, text));
+    throw bad_argument(
+        fmt::format("{} {} is not a size: use bytes, or KiB with a K suffix "
+                    "(48K)",
+                    name, text));
   }
   return *bytes;
 }
@@ -59,8 +61,8 @@ Target resolve_target(Context& ctx, const Options& o, bool required) {
   if (!o.arch.empty()) {
     target.arch = occ::parse_architecture(o.arch);
     if (target.arch == nullptr) {
-      throw bad_argument(fmt::format("unknown architecture {}: use one of {}", o.arch,
-                                     occ::architecture_names()));
+      throw bad_argument(
+          fmt::format("unknown architecture {}: use one of {}", o.arch, occ::architecture_names()));
     }
     return target;
   }
@@ -75,7 +77,8 @@ Target resolve_target(Context& ctx, const Options& o, bool required) {
                     "or give --arch sm_XX to compute without a GPU");
   }
   if (devices.empty()) {
-    throw Error(ExitCode::gpu_not_found, "no GPU found", "give --arch sm_XX to compute without one");
+    throw Error(ExitCode::gpu_not_found, "no GPU found",
+                "give --arch sm_XX to compute without one");
   }
   for (const gpu::Device* device : devices) {
     const auto& cc = device->identity().compute_capability;
@@ -93,9 +96,10 @@ Target resolve_target(Context& ctx, const Options& o, bool required) {
                   "give the nearest --arch sm_XX");
     }
     if (target.arch != nullptr && target.arch != arch) {
-      throw bad_argument(fmt::format("the selected GPUs have different architectures ({} and "
-                                     "{}): pick one with --device N or give --arch",
-                                     target.arch->name, arch->name));
+      throw bad_argument(
+          fmt::format("the selected GPUs have different architectures ({} and "
+                      "{}): pick one with --device N or give --arch",
+                      target.arch->name, arch->name));
     }
     target.arch = arch;
     target.sm_count = device->identity().sm_count.optional();
@@ -104,8 +108,8 @@ Target resolve_target(Context& ctx, const Options& o, bool required) {
   for (const gpu::Device* device : devices) {
     indexes += (indexes.empty() ? "" : ",") + std::to_string(device->index());
   }
-  target.gpu = fmt::format("GPU{} {}: {}", devices.size() > 1 ? "s" : "", indexes,
-                           devices.front()->name());
+  target.gpu =
+      fmt::format("GPU{} {}: {}", devices.size() > 1 ? "s" : "", indexes, devices.front()->name());
   return target;
 }
 
@@ -120,7 +124,9 @@ occ::KernelConfig kernel_from(const Options& o) {
   return kernel;
 }
 
-out::Value percent(double ratio, int precision = 1) { return out::number(ratio * 100, "%", precision); }
+out::Value percent(double ratio, int precision = 1) {
+  return out::number(ratio * 100, "%", precision);
+}
 out::Value bytes(std::int64_t value) { return out::integer(value, "B"); }
 out::Value block_limit(const occ::BlockLimit& limit) {
   return limit ? out::integer(*limit) : out::na();  // N/A / null: the resource does not limit
@@ -157,7 +163,8 @@ int run_single(Context& ctx, const Options& o) {
         bytes(result.allocated_shared_bytes_per_block));
   k.add("shared_optin_needed", "Needs shared-memory opt-in", out::flag(result.needs_shared_optin));
   k.add("launch_bounds", "__launch_bounds__ max threads",
-        kernel.launch_bounds_max_threads ? out::integer(*kernel.launch_bounds_max_threads) : out::na());
+        kernel.launch_bounds_max_threads ? out::integer(*kernel.launch_bounds_max_threads)
+                                         : out::na());
   auto& r = root.section("occupancy", "Occupancy");
   r.add("valid", "Launch possible", out::flag(result.valid()));
   if (!result.valid()) {
@@ -197,34 +204,36 @@ int run_sweep(Context& ctx, const Options& o) {
   const Target target = resolve_target(ctx, o, true);
   const occ::Sweep all = occ::sweep(*target.arch, kernel_from(o));
   out::Table t;
-  t.columns = {{"threads", "Threads"},        {"warps_per_block", "Warps/block"},
+  t.columns = {{"threads", "Threads"},         {"warps_per_block", "Warps/block"},
                {"active_blocks", "Blocks/SM"}, {"active_warps", "Warps/SM"},
                {"occupancy", "Occupancy %"},   {"limiter", "Limited by", true},
                {"best", "Best", true}};
   for (const occ::SweepPoint& point : all.points) {
     const occ::Occupancy& result = point.occupancy;
-    t.rows.push_back({out::integer(point.threads_per_block), out::integer(result.warps_per_block),
-                      out::integer(result.active_blocks), out::integer(result.active_warps),
-                      result.valid() ? percent(result.occupancy()) : out::na(),
-                      out::text(result.valid() ? occ::join_limiters(result)
-                                               : "invalid: " + reasons(result)),
-                      out::flag(point.threads_per_block == all.best_threads_per_block)});
+    t.rows.push_back(
+        {out::integer(point.threads_per_block), out::integer(result.warps_per_block),
+         out::integer(result.active_blocks), out::integer(result.active_warps),
+         result.valid() ? percent(result.occupancy()) : out::na(),
+         out::text(result.valid() ? occ::join_limiters(result) : "invalid: " + reasons(result)),
+         out::flag(point.threads_per_block == all.best_threads_per_block)});
   }
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
     if (const occ::SweepPoint* best = all.best()) {
       const int blocks = best->occupancy.active_blocks;
-      std::cout << fmt::format("\nBest block size on {}: {} threads, {} block{} per SM, {} "
-                               "(as cudaOccupancyMaxPotentialBlockSize picks it)\n",
-                               target.arch->name, best->threads_per_block, blocks,
-                               blocks == 1 ? "" : "s",
-                               occ::format_percent(best->occupancy.occupancy()));
+      std::cout << fmt::format(
+          "\nBest block size on {}: {} threads, {} block{} per SM, {} "
+          "(as cudaOccupancyMaxPotentialBlockSize picks it)\n",
+          target.arch->name, best->threads_per_block, blocks, blocks == 1 ? "" : "s",
+          occ::format_percent(best->occupancy.occupancy()));
       if (target.sm_count) {
         std::cout << fmt::format("Minimum grid for a full {}: {} blocks ({} SMs)\n", target.gpu,
-                                 best->occupancy.active_blocks * *target.sm_count, *target.sm_count);
+                                 best->occupancy.active_blocks * *target.sm_count,
+                                 *target.sm_count);
       }
     } else {
-      std::cout << "\nNo block size can launch: registers or shared memory exceed a block's limit\n";
+      std::cout
+          << "\nNo block size can launch: registers or shared memory exceed a block's limit\n";
     }
   }
   return 0;
@@ -296,13 +305,19 @@ int run_kernels(Context& ctx, const Options& o) {
   const occ::KernelReports reports = occ::report_kernels(resources, options);
 
   out::Table t;
-  t.columns = {{"kernel", "Kernel", true},     {"sass", "SASS", true},
-               {"arch", "Runs on", true},      {"registers", "Regs"},
-               {"shared_static", "Shared"},    {"stack", "Stack"},
-               {"local", "Local"},             {"constant0", "Const[0]"},
-               {"threads", "Threads"},         {"best_block_size", "Best size", true},
+  t.columns = {{"kernel", "Kernel", true},
+               {"sass", "SASS", true},
+               {"arch", "Runs on", true},
+               {"registers", "Regs"},
+               {"shared_static", "Shared"},
+               {"stack", "Stack"},
+               {"local", "Local"},
+               {"constant0", "Const[0]"},
+               {"threads", "Threads"},
+               {"best_block_size", "Best size", true},
                {"active_blocks", "Blocks/SM"},
-               {"occupancy", "Occupancy %"},   {"limiter", "Limited by", true}};
+               {"occupancy", "Occupancy %"},
+               {"limiter", "Limited by", true}};
   for (const occ::KernelReport& k : reports.kernels) {
     const occ::Occupancy& result = k.occupancy;
     t.rows.push_back(
@@ -328,23 +343,30 @@ int run_kernels(Context& ctx, const Options& o) {
 // ---------------------------------------------------------------------------------------------
 int run_list_archs(Context& ctx) {
   out::Table t;
-  t.columns = {{"arch", "Arch", true},          {"family", "Family", true},
-               {"max_warps", "Warps/SM"},        {"max_blocks", "Blocks/SM"},
-               {"registers_per_sm", "Regs/SM"},  {"registers_per_block", "Regs/block"},
-               {"shared_per_sm", "Shared/SM"},   {"shared_per_block_optin", "Shared/block opt-in"},
-               {"reserved_shared", "Reserved/block"}, {"shared_unit", "Shared unit"},
-               {"carveouts_kib", "Carveouts (KiB)", true}, {"examples", "GPUs", true}};
+  t.columns = {{"arch", "Arch", true},
+               {"family", "Family", true},
+               {"max_warps", "Warps/SM"},
+               {"max_blocks", "Blocks/SM"},
+               {"registers_per_sm", "Regs/SM"},
+               {"registers_per_block", "Regs/block"},
+               {"shared_per_sm", "Shared/SM"},
+               {"shared_per_block_optin", "Shared/block opt-in"},
+               {"reserved_shared", "Reserved/block"},
+               {"shared_unit", "Shared unit"},
+               {"carveouts_kib", "Carveouts (KiB)", true},
+               {"examples", "GPUs", true}};
   for (const occ::ArchLimits& arch : occ::all_architectures()) {
     std::string carveouts;
-    for (int kib : arch.carveout_kib) carveouts += (carveouts.empty() ? "" : " ") + std::to_string(kib);
-    t.rows.push_back({out::text(std::string(arch.name)), out::text(std::string(arch.family)),
-                      out::integer(arch.max_warps_per_sm), out::integer(arch.max_blocks_per_sm),
-                      out::integer(arch.registers_per_sm), out::integer(arch.max_registers_per_block),
-                      bytes(arch.shared_memory_per_sm), bytes(arch.shared_memory_per_block_optin),
-                      bytes(arch.reserved_shared_memory_per_block),
-                      bytes(arch.shared_memory_allocation_unit),
-                      carveouts.empty() ? out::text("fixed") : out::text(carveouts),
-                      out::text(std::string(arch.examples))});
+    for (int kib : arch.carveout_kib)
+      carveouts += (carveouts.empty() ? "" : " ") + std::to_string(kib);
+    t.rows.push_back(
+        {out::text(std::string(arch.name)), out::text(std::string(arch.family)),
+         out::integer(arch.max_warps_per_sm), out::integer(arch.max_blocks_per_sm),
+         out::integer(arch.registers_per_sm), out::integer(arch.max_registers_per_block),
+         bytes(arch.shared_memory_per_sm), bytes(arch.shared_memory_per_block_optin),
+         bytes(arch.reserved_shared_memory_per_block), bytes(arch.shared_memory_allocation_unit),
+         carveouts.empty() ? out::text("fixed") : out::text(carveouts),
+         out::text(std::string(arch.examples))});
   }
   ctx.printer()->print_table(t);
   return 0;
@@ -354,18 +376,21 @@ int run_occupancy(Context& ctx, const Options& o) {
   const int modes = int(!o.batch.empty()) + int(!o.binary.empty()) + int(!o.ptxas_log.empty()) +
                     int(o.list_archs);
   if (modes > 1) {
-    throw bad_argument("--batch, --binary, --ptxas-log and --list-archs are separate modes: give one");
+    throw bad_argument(
+        "--batch, --binary, --ptxas-log and --list-archs are separate modes: give one");
   }
   if (o.list_archs) return run_list_archs(ctx);
   if (!o.batch.empty()) return run_batch(ctx, o);
   if (!o.binary.empty() || !o.ptxas_log.empty()) return run_kernels(ctx, o);
   if (!o.registers_option->count()) {
-    throw bad_argument("occupancy needs --regs N (registers per thread, as ptxas -v reports), or "
-                       "one of --batch, --binary, --ptxas-log, --list-archs");
+    throw bad_argument(
+        "occupancy needs --regs N (registers per thread, as ptxas -v reports), or "
+        "one of --batch, --binary, --ptxas-log, --list-archs");
   }
   if (o.sweep) return run_sweep(ctx, o);
   if (!o.threads_option->count()) {
-    throw bad_argument("occupancy needs --threads N (threads per block), or --sweep to try them all");
+    throw bad_argument(
+        "occupancy needs --threads N (threads per block), or --sweep to try them all");
   }
   return run_single(ctx, o);
 }
@@ -375,25 +400,39 @@ int run_occupancy(Context& ctx, const Options& o) {
 void add_occupancy_command(CLI::App& app, Context& ctx) {
   auto options = std::make_shared<Options>();
   Options& o = *options;
-  auto* sub = app.add_subcommand(
-      "occupancy", "CUDA occupancy: blocks and warps per SM, the limiter and what lifts it; "
-                   "--sweep, --batch FILE.csv, --binary FILE, --list-archs");
-  sub->add_option("--arch", o.arch, "architecture: sm_50 … sm_121 (default: the GPUs of this host)");
-  sub->add_option("--device", o.device, "use this GPU's architecture (index, UUID or PCI bus id; as -i)");
+  auto* sub =
+      app.add_subcommand("occupancy",
+                         "CUDA occupancy: blocks and warps per SM, the limiter and what lifts it; "
+                         "--sweep, --batch FILE.csv, --binary FILE, --list-archs");
+  sub->add_option("--arch", o.arch,
+                  "architecture: sm_50 … sm_121 (default: the GPUs of this host)");
+  sub->add_option("--device", o.device,
+                  "use this GPU's architecture (index, UUID or PCI bus id; as -i)");
   o.threads_option = sub->add_option("-t,--threads", o.threads, "threads per block");
-  o.registers_option = sub->add_option("-r,--regs", o.registers, "registers per thread (ptxas -v, cuobjdump)");
-  sub->add_option("--smem-static", o.static_shared, "static shared memory per block: bytes or 48K (default 0)");
-  sub->add_option("--smem-dynamic", o.dynamic_shared, "dynamic shared memory per block: bytes or 48K (default 0)");
-  o.max_threads_option = sub->add_option("--max-threads", o.max_threads, "__launch_bounds__ maximum threads per block");
-  o.carveout_option = sub->add_option("--carveout", o.carveout, "preferred shared-memory carveout, percent 0..100");
+  o.registers_option =
+      sub->add_option("-r,--regs", o.registers, "registers per thread (ptxas -v, cuobjdump)");
+  sub->add_option("--smem-static", o.static_shared,
+                  "static shared memory per block: bytes or 48K (default 0)");
+  sub->add_option("--smem-dynamic", o.dynamic_shared,
+                  "dynamic shared memory per block: bytes or 48K (default 0)");
+  o.max_threads_option = sub->add_option("--max-threads", o.max_threads,
+                                         "__launch_bounds__ maximum threads per block");
+  o.carveout_option =
+      sub->add_option("--carveout", o.carveout, "preferred shared-memory carveout, percent 0..100");
   sub->add_flag("--sweep", o.sweep, "occupancy for every block size, and the best one");
-  sub->add_option("--batch", o.batch, "CSV of kernels (arch,threads,regs,smem_static,smem_dynamic[,max_threads]; - for stdin)");
-  sub->add_option("--binary", o.binary, "executable, shared library, cubin or fatbin: its kernels (needs cuobjdump)");
-  sub->add_option("--ptxas-log", o.ptxas_log, "log of nvcc -Xptxas -v: its kernels (no cuobjdump needed)");
-  sub->add_option("--kernel", o.kernel_pattern, "with --binary/--ptxas-log: kernels whose name matches this regex");
+  sub->add_option(
+      "--batch", o.batch,
+      "CSV of kernels (arch,threads,regs,smem_static,smem_dynamic[,max_threads]; - for stdin)");
+  sub->add_option("--binary", o.binary,
+                  "executable, shared library, cubin or fatbin: its kernels (needs cuobjdump)");
+  sub->add_option("--ptxas-log", o.ptxas_log,
+                  "log of nvcc -Xptxas -v: its kernels (no cuobjdump needed)");
+  sub->add_option("--kernel", o.kernel_pattern,
+                  "with --binary/--ptxas-log: kernels whose name matches this regex");
   sub->add_flag("--list-archs", o.list_archs, "print the limits table of every architecture");
   o.format_option = app.get_option_no_throw("--format");
-  sub->callback([&ctx, options] { ctx.run = [&ctx, options] { return run_occupancy(ctx, *options); }; });
+  sub->callback(
+      [&ctx, options] { ctx.run = [&ctx, options] { return run_occupancy(ctx, *options); }; });
 }
 
 }  // namespace gpuclk::cli

@@ -1,7 +1,8 @@
 #include "occupancy/advice.h"
 
-#include <cstdlib>
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "occupancy/sweep.h"
 
@@ -34,8 +35,8 @@ struct Steps {
   }
 };
 
-void advise_registers(const ArchLimits& arch, const KernelConfig& kernel,
-                      const Occupancy& current, std::vector<Advice>& advice) {
+void advise_registers(const ArchLimits& arch, const KernelConfig& kernel, const Occupancy& current,
+                      std::vector<Advice>& advice) {
   Steps steps{current, {}};
   for (int registers = kernel.registers_per_thread - 1; registers >= 0; --registers) {
     KernelConfig candidate = kernel;
@@ -46,9 +47,9 @@ void advise_registers(const ArchLimits& arch, const KernelConfig& kernel,
     std::string text = fmt::format("≤ {} registers per thread → {}", changed.registers_per_thread,
                                    outcome(result));
     if (result.active_blocks > 0) {
-      text += fmt::format(": __launch_bounds__({}, {}) or -maxrregcount={}",
-                          changed.threads_per_block, result.active_blocks,
-                          changed.registers_per_thread);
+      text +=
+          fmt::format(": __launch_bounds__({}, {}) or -maxrregcount={}", changed.threads_per_block,
+                      result.active_blocks, changed.registers_per_thread);
     }
     advice.push_back({AdviceKind::fewer_registers, changed, result, std::move(text)});
   }
@@ -91,8 +92,8 @@ void advise_carveout(const ArchLimits& arch, const KernelConfig& kernel, const O
   advice.push_back({AdviceKind::larger_carveout, candidate, std::move(result), std::move(text)});
 }
 
-void advise_block_size(const ArchLimits& arch, const KernelConfig& kernel,
-                       const Occupancy& current, std::vector<Advice>& advice) {
+void advise_block_size(const ArchLimits& arch, const KernelConfig& kernel, const Occupancy& current,
+                       std::vector<Advice>& advice) {
   const Sweep all = sweep(arch, kernel);
   const SweepPoint* chosen = nullptr;
   for (const SweepPoint& point : all.points) {
@@ -112,13 +113,12 @@ void advise_block_size(const ArchLimits& arch, const KernelConfig& kernel,
   if (chosen == nullptr || !better(chosen->occupancy, current)) return;
   KernelConfig changed = kernel;
   changed.threads_per_block = chosen->threads_per_block;
-  advice.push_back({AdviceKind::block_size, changed, chosen->occupancy,
-                    fmt::format("block {} instead of {}{} → {}", chosen->threads_per_block,
-                                kernel.threads_per_block,
-                                kernel.total_shared_bytes() > 0
-                                    ? " (if shared memory per block stays the same)"
-                                    : "",
-                                outcome(chosen->occupancy))});
+  advice.push_back(
+      {AdviceKind::block_size, changed, chosen->occupancy,
+       fmt::format(
+           "block {} instead of {}{} → {}", chosen->threads_per_block, kernel.threads_per_block,
+           kernel.total_shared_bytes() > 0 ? " (if shared memory per block stays the same)" : "",
+           outcome(chosen->occupancy))});
 }
 
 void advise_whole_warps(const ArchLimits& arch, const KernelConfig& kernel,
@@ -141,11 +141,16 @@ void advise_whole_warps(const ArchLimits& arch, const KernelConfig& kernel,
 
 std::string_view to_string(AdviceKind kind) {
   switch (kind) {
-    case AdviceKind::fewer_registers: return "fewer_registers";
-    case AdviceKind::less_shared_memory: return "less_shared_memory";
-    case AdviceKind::larger_carveout: return "larger_carveout";
-    case AdviceKind::block_size: return "block_size";
-    case AdviceKind::whole_warps: return "whole_warps";
+    case AdviceKind::fewer_registers:
+      return "fewer_registers";
+    case AdviceKind::less_shared_memory:
+      return "less_shared_memory";
+    case AdviceKind::larger_carveout:
+      return "larger_carveout";
+    case AdviceKind::block_size:
+      return "block_size";
+    case AdviceKind::whole_warps:
+      return "whole_warps";
   }
   return "unknown";
 }

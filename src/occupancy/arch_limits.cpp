@@ -35,10 +35,10 @@ namespace {
 constexpr int kKiB = 1024;
 
 // [PG-S] Carveouts, in KiB.
-constexpr int kVoltaCarveout[] = {0, 8, 16, 32, 64, 96};                     // sm_70, sm_72
-constexpr int kTuringCarveout[] = {32, 64};                                  // sm_75
-constexpr int kA100Carveout[] = {0, 8, 16, 32, 64, 100, 132, 164};           // sm_80, sm_87
-constexpr int kGa10xCarveout[] = {0, 8, 16, 32, 64, 100};                    // sm_86, 89, 12x
+constexpr int kVoltaCarveout[] = {0, 8, 16, 32, 64, 96};                        // sm_70, sm_72
+constexpr int kTuringCarveout[] = {32, 64};                                     // sm_75
+constexpr int kA100Carveout[] = {0, 8, 16, 32, 64, 100, 132, 164};              // sm_80, sm_87
+constexpr int kGa10xCarveout[] = {0, 8, 16, 32, 64, 100};                       // sm_86, 89, 12x
 constexpr int kHopperCarveout[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};  // sm_90, 10x, 110
 
 // One row: what differs between architectures. Everything else follows from the generation.
@@ -47,10 +47,10 @@ struct Row {
   int major, minor;
   std::string_view family;
   std::string_view examples;
-  int warps_per_sm;             // [PG]
-  int blocks_per_sm;            // [PG] ([OCC] for 11.0, 12.x)
-  int registers_per_block;      // [PG] ([DQ] for 5.3, 6.2)
-  int shared_kib_per_sm;        // [PG] ([DQ] for 11.0, 12.0)
+  int warps_per_sm;                // [PG]
+  int blocks_per_sm;               // [PG] ([OCC] for 11.0, 12.x)
+  int registers_per_block;         // [PG] ([DQ] for 5.3, 6.2)
+  int shared_kib_per_sm;           // [PG] ([DQ] for 11.0, 12.0)
   int shared_kib_per_block_optin;  // [PG]; 48 where there is no opt-in
   std::span<const int> carveout;   // [PG-S]
 };
@@ -88,22 +88,22 @@ constexpr ArchLimits make_limits(const Row& row) {
   a.minor = row.minor;
   a.family = row.family;
   a.examples = row.examples;
-  a.warp_size = 32;                 // [PG]
-  a.max_threads_per_block = 1024;   // [PG]
+  a.warp_size = 32;                // [PG]
+  a.max_threads_per_block = 1024;  // [PG]
   a.max_warps_per_sm = row.warps_per_sm;
   a.max_blocks_per_sm = row.blocks_per_sm;
   a.warp_allocation_granularity = 1;  // [OCC]
   a.registers_per_sm = 65536;         // [PG] 64 K on every architecture in the table
   a.max_registers_per_block = row.registers_per_block;
-  a.max_registers_per_thread = 255;   // [PG]
-  a.register_allocation_unit = 256;   // [OCC]
+  a.max_registers_per_thread = 255;                                        // [PG]
+  a.register_allocation_unit = 256;                                        // [OCC]
   a.register_sub_partitions = (row.major == 6 && row.minor == 0) ? 2 : 4;  // [OCC], GP100: 2
-  a.register_launch_check_sub_partitions = 4;                             // [OCC]
+  a.register_launch_check_sub_partitions = 4;                              // [OCC]
   a.shared_memory_per_sm = std::int64_t{row.shared_kib_per_sm} * kKiB;
   a.shared_memory_per_block = 48 * kKiB;  // [PG]
   a.shared_memory_per_block_optin = std::int64_t{row.shared_kib_per_block_optin} * kKiB;
-  a.max_static_shared_memory_per_block = 48 * kKiB;          // [PG-S]
-  a.shared_memory_allocation_unit = row.major >= 8 ? 128 : 256;  // [OCC]
+  a.max_static_shared_memory_per_block = 48 * kKiB;                // [PG-S]
+  a.shared_memory_allocation_unit = row.major >= 8 ? 128 : 256;    // [OCC]
   a.reserved_shared_memory_per_block = row.major >= 8 ? 1024 : 0;  // [RT]
   a.carveout_kib = row.carveout;
   return a;
@@ -137,8 +137,10 @@ const ArchLimits* parse_architecture(std::string_view text) {
     const auto dot = text.find('.');
     int major = 0, minor = 0;
     const auto major_text = text.substr(0, dot), minor_text = text.substr(dot + 1);
-    const auto [p1, e1] = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
-    const auto [p2, e2] = std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+    const auto [p1, e1] =
+        std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+    const auto [p2, e2] =
+        std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
     if (e1 != std::errc{} || e2 != std::errc{} || p1 != major_text.data() + major_text.size() ||
         p2 != minor_text.data() + minor_text.size()) {
       return nullptr;

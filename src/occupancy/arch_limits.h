@@ -19,10 +19,10 @@ struct ArchLimits {
   std::string_view family;    // "Hopper"
   std::string_view examples;  // GPUs with this compute capability, "H100, H200, GH200"
 
-  int warp_size = 32;               // threads per warp
-  int max_threads_per_block = 0;    // launch limit of one block (1024 everywhere)
-  int max_warps_per_sm = 0;         // resident warps (× 32 = resident threads)
-  int max_blocks_per_sm = 0;        // resident blocks
+  int warp_size = 32;                   // threads per warp
+  int max_threads_per_block = 0;        // launch limit of one block (1024 everywhere)
+  int max_warps_per_sm = 0;             // resident warps (× 32 = resident threads)
+  int max_blocks_per_sm = 0;            // resident blocks
   int warp_allocation_granularity = 1;  // warps a block is rounded up to (1: no rounding)
 
   int registers_per_sm = 0;          // register file size
@@ -35,12 +35,12 @@ struct ArchLimits {
   // kernel that runs on one Pascal runs on all (cuda_occupancy.h behaves the same).
   int register_launch_check_sub_partitions = 0;
 
-  std::int64_t shared_memory_per_sm = 0;             // bytes, largest carveout
-  std::int64_t shared_memory_per_block = 0;          // bytes, without opt-in (48 KiB)
-  std::int64_t shared_memory_per_block_optin = 0;    // bytes, after cudaFuncSetAttribute
+  std::int64_t shared_memory_per_sm = 0;                // bytes, largest carveout
+  std::int64_t shared_memory_per_block = 0;             // bytes, without opt-in (48 KiB)
+  std::int64_t shared_memory_per_block_optin = 0;       // bytes, after cudaFuncSetAttribute
   std::int64_t max_static_shared_memory_per_block = 0;  // bytes, __shared__ arrays (48 KiB)
-  std::int64_t shared_memory_allocation_unit = 0;    // bytes; a block's use is rounded up to it
-  std::int64_t reserved_shared_memory_per_block = 0;  // bytes the driver adds to every block
+  std::int64_t shared_memory_allocation_unit = 0;       // bytes; a block's use is rounded up to it
+  std::int64_t reserved_shared_memory_per_block = 0;    // bytes the driver adds to every block
   // Shared-memory sizes (KiB) the unified L1/shared array can be configured to, ascending;
   // empty where shared memory is a fixed, separate array (Maxwell, Pascal).
   std::span<const int> carveout_kib;

@@ -1,9 +1,10 @@
 #include "occupancy/batch.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fmt/format.h>
 
 #include "util/error.h"
 
@@ -59,7 +60,8 @@ std::optional<int> parse_int(std::string_view text) {
 
 class RowReader {
  public:
-  RowReader(const std::vector<std::string>& columns, BatchRow& row) : columns_(columns), row_(row) {}
+  RowReader(const std::vector<std::string>& columns, BatchRow& row)
+      : columns_(columns), row_(row) {}
 
   // Index of a column, or -1 if the header does not have it.
   int index(std::string_view name) const {
@@ -90,8 +92,7 @@ class RowReader {
   BatchRow& row_;
 };
 
-constexpr std::string_view kRequired[] = {"arch", "threads", "regs", "smem_static",
-                                          "smem_dynamic"};
+constexpr std::string_view kRequired[] = {"arch", "threads", "regs", "smem_static", "smem_dynamic"};
 
 void read_row(const std::vector<std::string>& columns, BatchRow& row) {
   const RowReader reader(columns, row);
@@ -105,7 +106,8 @@ void read_row(const std::vector<std::string>& columns, BatchRow& row) {
   if (const int bounds = reader.index("max_threads"); bounds >= 0 && !reader.cell(bounds).empty()) {
     row.kernel.launch_bounds_max_threads = reader.integer(bounds, "1..1024, or empty");
   }
-  if (const int carveout = reader.index("carveout"); carveout >= 0 && !reader.cell(carveout).empty()) {
+  if (const int carveout = reader.index("carveout");
+      carveout >= 0 && !reader.cell(carveout).empty()) {
     row.kernel.carveout_percent = reader.integer(carveout, "0..100, or empty");
   }
   try {
@@ -156,8 +158,9 @@ Batch parse_batch_csv(std::string_view text) {
     if (batch.columns.empty()) {
       batch.columns = split_record(line);
       for (std::string_view required : kRequired) {
-        const bool present = std::any_of(batch.columns.begin(), batch.columns.end(),
-                                         [&](const std::string& c) { return lowercase(c) == required; });
+        const bool present =
+            std::any_of(batch.columns.begin(), batch.columns.end(),
+                        [&](const std::string& c) { return lowercase(c) == required; });
         if (!present) {
           throw bad_argument(fmt::format(
               "batch header (line {}) has no column \"{}\": it needs arch, threads, regs, "
@@ -171,15 +174,16 @@ Batch parse_batch_csv(std::string_view text) {
     row.line = line_number;
     row.cells = split_record(line);
     if (row.cells.size() != batch.columns.size()) {
-      throw bad_argument(fmt::format("line {} has {} cells; the header has {} columns",
-                                     line_number, row.cells.size(), batch.columns.size()));
+      throw bad_argument(fmt::format("line {} has {} cells; the header has {} columns", line_number,
+                                     row.cells.size(), batch.columns.size()));
     }
     read_row(batch.columns, row);
     batch.rows.push_back(std::move(row));
   }
   if (batch.columns.empty()) {
-    throw bad_argument("batch file is empty: it needs a header row "
-                       "(arch,threads,regs,smem_static,smem_dynamic) and one row per kernel");
+    throw bad_argument(
+        "batch file is empty: it needs a header row "
+        "(arch,threads,regs,smem_static,smem_dynamic) and one row per kernel");
   }
   return batch;
 }

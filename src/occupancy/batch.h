@@ -16,11 +16,11 @@
 namespace gpuclk::occupancy {
 
 struct BatchRow {
-  int line = 0;                     // 1-based line in the file
-  std::vector<std::string> cells;   // as read, one per header column
+  int line = 0;                    // 1-based line in the file
+  std::vector<std::string> cells;  // as read, one per header column
   const ArchLimits* arch = nullptr;
   KernelConfig kernel;
-  Occupancy occupancy;              // filled by parse_batch_csv
+  Occupancy occupancy;  // filled by parse_batch_csv
 };
 
 struct Batch {

@@ -1,7 +1,8 @@
 #include "occupancy/calculator.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "util/error.h"
 
@@ -99,8 +100,8 @@ void check_launch(const ArchLimits& arch, const KernelConfig& kernel, Occupancy&
     if (needed > arch.max_registers_per_block) {
       invalid(InvalidReason::registers_per_block_above_maximum,
               fmt::format("{} threads × {} registers needs {} registers per block; {} allows {}",
-                          kernel.threads_per_block, kernel.registers_per_thread, needed,
-                          arch.name, arch.max_registers_per_block));
+                          kernel.threads_per_block, kernel.registers_per_thread, needed, arch.name,
+                          arch.max_registers_per_block));
     }
   }
   if (kernel.static_shared_bytes > arch.max_static_shared_memory_per_block) {
@@ -126,24 +127,32 @@ void check_launch(const ArchLimits& arch, const KernelConfig& kernel, Occupancy&
 
 std::string_view to_string(Limiter limiter) {
   switch (limiter) {
-    case Limiter::warps: return "warps";
-    case Limiter::blocks: return "blocks";
-    case Limiter::registers: return "registers";
-    case Limiter::shared_memory: return "shared_memory";
+    case Limiter::warps:
+      return "warps";
+    case Limiter::blocks:
+      return "blocks";
+    case Limiter::registers:
+      return "registers";
+    case Limiter::shared_memory:
+      return "shared_memory";
   }
   return "unknown";
 }
 
 std::string_view to_string(InvalidReason reason) {
   switch (reason) {
-    case InvalidReason::block_above_device_maximum: return "block_above_device_maximum";
-    case InvalidReason::block_above_launch_bounds: return "block_above_launch_bounds";
+    case InvalidReason::block_above_device_maximum:
+      return "block_above_device_maximum";
+    case InvalidReason::block_above_launch_bounds:
+      return "block_above_launch_bounds";
     case InvalidReason::registers_per_thread_above_maximum:
       return "registers_per_thread_above_maximum";
     case InvalidReason::registers_per_block_above_maximum:
       return "registers_per_block_above_maximum";
-    case InvalidReason::static_shared_above_maximum: return "static_shared_above_maximum";
-    case InvalidReason::shared_per_block_above_maximum: return "shared_per_block_above_maximum";
+    case InvalidReason::static_shared_above_maximum:
+      return "static_shared_above_maximum";
+    case InvalidReason::shared_per_block_above_maximum:
+      return "shared_per_block_above_maximum";
   }
   return "unknown";
 }
@@ -160,8 +169,8 @@ Occupancy calculate(const ArchLimits& arch, const KernelConfig& kernel) {
       round_up((kernel.threads_per_block + arch.warp_size - 1) / arch.warp_size,
                arch.warp_allocation_granularity);
 
-  const int registers_per_warp = round_up(kernel.registers_per_thread * arch.warp_size,
-                                          arch.register_allocation_unit);
+  const int registers_per_warp =
+      round_up(kernel.registers_per_thread * arch.warp_size, arch.register_allocation_unit);
   result.allocated_registers_per_block = registers_per_warp * result.warps_per_block;
 
   // The driver's 1 KiB reservation counts against the block and is rounded with it.
@@ -184,16 +193,17 @@ Occupancy calculate(const ArchLimits& arch, const KernelConfig& kernel) {
       shared_bytes_per_sm(arch, kernel, result.allocated_shared_bytes_per_block);
   result.blocks_by_warps = arch.max_warps_per_sm / result.warps_per_block;
   result.blocks_by_blocks = arch.max_blocks_per_sm;
-  result.blocks_by_registers = blocks_by_registers(arch, registers_per_warp,
-                                                   result.warps_per_block);
+  result.blocks_by_registers =
+      blocks_by_registers(arch, registers_per_warp, result.warps_per_block);
   if (result.allocated_shared_bytes_per_block > 0) {
     result.blocks_by_shared_memory =
         int(result.shared_bytes_per_sm / result.allocated_shared_bytes_per_block);
   }
 
-  result.active_blocks = std::min({result.blocks_by_warps, result.blocks_by_blocks,
-                                   result.blocks_by_registers.value_or(result.blocks_by_blocks),
-                                   result.blocks_by_shared_memory.value_or(result.blocks_by_blocks)});
+  result.active_blocks =
+      std::min({result.blocks_by_warps, result.blocks_by_blocks,
+                result.blocks_by_registers.value_or(result.blocks_by_blocks),
+                result.blocks_by_shared_memory.value_or(result.blocks_by_blocks)});
   result.active_warps = result.active_blocks * result.warps_per_block;
   result.active_threads = result.active_blocks * kernel.threads_per_block;
 

@@ -1,6 +1,7 @@
 #include "occupancy/cuobjdump.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -9,7 +10,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -54,8 +54,7 @@ Output run(const std::string& program, const std::vector<std::string>& arguments
   Output output;
   if (spawned != 0) {
     ::close(pipe_ends[0]);
-    throw Error(ExitCode::other,
-                fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
+    throw Error(ExitCode::other, fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
   }
   char buffer[65536];
   for (;;) {
@@ -155,8 +154,7 @@ std::vector<KernelResources> read_ptxas_log(const std::string& path) {
   text << file.rdbuf();
   std::vector<KernelResources> kernels = parse_ptxas_log(text.str());
   if (kernels.empty()) {
-    throw bad_argument(fmt::format("{} has no \"Compiling entry function\" line of ptxas -v",
-                                   path),
+    throw bad_argument(fmt::format("{} has no \"Compiling entry function\" line of ptxas -v", path),
                        "capture it with nvcc -Xptxas -v … 2> build.log (or --resource-usage)");
   }
   return kernels;

@@ -1,6 +1,7 @@
 #include "occupancy/kernel_report.h"
 
 #include <fmt/format.h>
+
 #include <map>
 
 #include "occupancy/sweep.h"
@@ -83,13 +84,14 @@ KernelReports report_kernels(const std::vector<KernelResources>& resources,
     }
     if (options.target == nullptr) continue;
     if (chosen == nullptr) {
-      reports.notes.push_back(fmt::format("{}: no SASS that runs on {} (the driver would compile "
-                                          "its PTX, if any, when loading it)",
-                                          demangle(name), options.target->name));
+      reports.notes.push_back(
+          fmt::format("{}: no SASS that runs on {} (the driver would compile "
+                      "its PTX, if any, when loading it)",
+                      demangle(name), options.target->name));
       continue;
     }
-    reports.kernels.push_back(evaluate(*chosen, chosen_arch ? chosen_arch : options.target,
-                                       *options.target, options));
+    reports.kernels.push_back(
+        evaluate(*chosen, chosen_arch ? chosen_arch : options.target, *options.target, options));
   }
   return reports;
 }

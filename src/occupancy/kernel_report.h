@@ -14,21 +14,21 @@
 namespace gpuclk::occupancy {
 
 struct KernelReportOptions {
-  const ArchLimits* target = nullptr;  // nullptr: each SASS for its own architecture
-  std::optional<std::regex> name_filter;  // searched in the mangled and the demangled name
-  std::optional<int> threads_per_block;   // nullopt: the best size (sweep)
+  const ArchLimits* target = nullptr;            // nullptr: each SASS for its own architecture
+  std::optional<std::regex> name_filter;         // searched in the mangled and the demangled name
+  std::optional<int> threads_per_block;          // nullopt: the best size (sweep)
   std::optional<int> launch_bounds_max_threads;  // caps the sweep; not in the tools' reports
-  std::int64_t dynamic_shared_bytes = 0;  // per block, not in the binary
+  std::int64_t dynamic_shared_bytes = 0;         // per block, not in the binary
   std::optional<int> carveout_percent;
 };
 
 struct KernelReport {
-  KernelResources resources;  // as the tool reported them
-  std::string display_name;   // demangled
+  KernelResources resources;              // as the tool reported them
+  std::string display_name;               // demangled
   const ArchLimits* sass_arch = nullptr;  // the SASS's architecture
   const ArchLimits* run_arch = nullptr;   // where it runs: the target, else sass_arch
-  KernelConfig kernel;        // what occupancy was computed for
-  bool best_block_size = false;  // threads came from the sweep
+  KernelConfig kernel;                    // what occupancy was computed for
+  bool best_block_size = false;           // threads came from the sweep
   Occupancy occupancy;
 };
 

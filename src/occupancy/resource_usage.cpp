@@ -1,7 +1,8 @@
 #include "occupancy/resource_usage.h"
 
-#include <charconv>
 #include <cxxabi.h>
+
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 
@@ -43,12 +44,18 @@ void read_cuobjdump_fields(std::string_view line, KernelResources& kernel) {
     if (colon == std::string_view::npos) continue;
     const std::string_view key = field.substr(0, colon);
     const std::int64_t value = to_number(field.substr(colon + 1));
-    if (key == "REG") kernel.registers = int(value);
-    else if (key == "SHARED") kernel.static_shared_bytes = value;
-    else if (key == "STACK") kernel.stack_bytes = value;
-    else if (key == "LOCAL") kernel.local_bytes = value;
-    else if (key == "CONSTANT[0]") kernel.constant0_bytes = value;
-    else if (key.starts_with("CONSTANT[")) kernel.other_constant_bytes += value;
+    if (key == "REG")
+      kernel.registers = int(value);
+    else if (key == "SHARED")
+      kernel.static_shared_bytes = value;
+    else if (key == "STACK")
+      kernel.stack_bytes = value;
+    else if (key == "LOCAL")
+      kernel.local_bytes = value;
+    else if (key == "CONSTANT[0]")
+      kernel.constant0_bytes = value;
+    else if (key.starts_with("CONSTANT["))
+      kernel.other_constant_bytes += value;
   }
 }
 

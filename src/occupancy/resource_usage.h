@@ -12,17 +12,17 @@
 namespace gpuclk::occupancy {
 
 struct KernelResources {
-  std::string name;    // as in the binary (mangled)
-  std::string arch;    // "sm_90"; empty when the text does not say (a lone cubin's dump)
-  int registers = 0;   // per thread
+  std::string name;   // as in the binary (mangled)
+  std::string arch;   // "sm_90"; empty when the text does not say (a lone cubin's dump)
+  int registers = 0;  // per thread
   std::int64_t static_shared_bytes = 0;  // per block, __shared__ arrays
-  std::int64_t stack_bytes = 0;   // per thread: stack frame (spills and local arrays live here)
-  std::int64_t local_bytes = 0;   // per thread: other local memory (cuobjdump LOCAL)
+  std::int64_t stack_bytes = 0;  // per thread: stack frame (spills and local arrays live here)
+  std::int64_t local_bytes = 0;  // per thread: other local memory (cuobjdump LOCAL)
   std::int64_t spill_store_bytes = 0;  // per thread; ptxas logs only
   std::int64_t spill_load_bytes = 0;   // per thread; ptxas logs only
-  std::int64_t constant0_bytes = -1;   // constant bank 0 (parameters, driver data); -1: not reported
+  std::int64_t constant0_bytes = -1;  // constant bank 0 (parameters, driver data); -1: not reported
   std::int64_t other_constant_bytes = 0;  // banks 1.. (user __constant__ data, compiler constants)
-  int barriers = -1;   // named barriers used; -1 when the text does not say (cuobjdump)
+  int barriers = -1;  // named barriers used; -1 when the text does not say (cuobjdump)
 };
 
 // cuobjdump --dump-resource-usage: one entry per "Function NAME:" line and ELF section, with the

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t status_ = (call);                                                         \
-    if (status_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
-                   cudaGetErrorString(status_));                                          \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define CHECK(call)                                                      \
+  do {                                                                   \
+    cudaError_t status_ = (call);                                        \
+    if (status_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+                   cudaGetErrorString(status_));                         \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 // LIVE values stay live across the loop, so the kernel needs about LIVE registers (plus a few
@@ -39,7 +39,8 @@ __global__ void pressure(float* out, const float* in) {
   tile[threadIdx.x % (STATIC_BYTES >= 4 ? STATIC_BYTES / 4 : 1)] = in[threadIdx.x];
   dynamic_tile[0] = in[1];
   __syncthreads();
-  float sum = tile[(threadIdx.x + 1) % (STATIC_BYTES >= 4 ? STATIC_BYTES / 4 : 1)] + dynamic_tile[0];
+  float sum =
+      tile[(threadIdx.x + 1) % (STATIC_BYTES >= 4 ? STATIC_BYTES / 4 : 1)] + dynamic_tile[0];
   for (int round = 0; round < 4; ++round) {
 #pragma unroll
     for (int i = 0; i < LIVE; ++i) {
@@ -57,16 +58,16 @@ struct Kernel {
   int live, static_bytes;
 };
 
-#define KERNEL(LIVE, STATIC) {reinterpret_cast<const void*>(&pressure<LIVE, STATIC>), LIVE, STATIC}
+#define KERNEL(LIVE, STATIC) \
+  { reinterpret_cast<const void*>(&pressure<LIVE, STATIC>), LIVE, STATIC }
 
 // Register pressure from ~10 to ~255 without shared memory, then static shared memory up to
 // the 48 KiB a __shared__ array may have at a low and a high register count.
 const Kernel kKernels[] = {
-    KERNEL(0, 0),      KERNEL(4, 0),      KERNEL(12, 0),     KERNEL(20, 0),
-    KERNEL(28, 0),     KERNEL(36, 0),     KERNEL(48, 0),     KERNEL(60, 0),
-    KERNEL(72, 0),     KERNEL(88, 0),     KERNEL(104, 0),    KERNEL(120, 0),
-    KERNEL(152, 0),    KERNEL(184, 0),    KERNEL(216, 0),    KERNEL(240, 0),
-    KERNEL(20, 1024),  KERNEL(20, 12288), KERNEL(20, 40960), KERNEL(20, 49152),
+    KERNEL(0, 0),      KERNEL(4, 0),       KERNEL(12, 0),      KERNEL(20, 0),     KERNEL(28, 0),
+    KERNEL(36, 0),     KERNEL(48, 0),      KERNEL(60, 0),      KERNEL(72, 0),     KERNEL(88, 0),
+    KERNEL(104, 0),    KERNEL(120, 0),     KERNEL(152, 0),     KERNEL(184, 0),    KERNEL(216, 0),
+    KERNEL(240, 0),    KERNEL(20, 1024),   KERNEL(20, 12288),  KERNEL(20, 40960), KERNEL(20, 49152),
     KERNEL(120, 4096), KERNEL(120, 24576), KERNEL(120, 49152),
 };
 
@@ -91,7 +92,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::fprintf(stderr, "%s: %s, %d SMs, %d threads/SM, %zu B shared/SM, opt-in %d B, reserved %zu B\n",
+  std::fprintf(stderr,
+               "%s: %s, %d SMs, %d threads/SM, %zu B shared/SM, opt-in %d B, reserved %zu B\n",
                arch, prop.name, prop.multiProcessorCount, prop.maxThreadsPerMultiProcessor,
                prop.sharedMemPerMultiprocessor, optin, prop.reservedSharedMemPerBlock);
   std::printf("kernel,arch,threads,regs,smem_static,smem_dynamic,carveout,runtime_blocks\n");
@@ -103,8 +105,15 @@ int main(int argc, char** argv) {
     CHECK(cudaFuncGetAttributes(&attributes, k.function));
     const int static_bytes = int(attributes.sharedSizeBytes);
     const int max_dynamic = optin - static_bytes;
-    std::vector<int> dynamic_sizes = {0, 1000, 8192, 33 * 1024, 48 * 1024 - static_bytes,
-                                      64 * 1024, 100 * 1024, max_dynamic - 4096, max_dynamic};
+    std::vector<int> dynamic_sizes = {0,
+                                      1000,
+                                      8192,
+                                      33 * 1024,
+                                      48 * 1024 - static_bytes,
+                                      64 * 1024,
+                                      100 * 1024,
+                                      max_dynamic - 4096,
+                                      max_dynamic};
     for (int dynamic : dynamic_sizes) {
       if (dynamic < 0 || dynamic > max_dynamic) continue;
       CHECK(cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));

@@ -1,8 +1,8 @@
-#include "occupancy/advice.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
+
+#include "occupancy/advice.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -46,8 +46,9 @@ TEST(occupancy_advice_test, shared_memory_limited_kernel_gets_the_sizes_that_add
   EXPECT_EQ(lines[0], "shared memory ≤ 75 KiB per block → 37.5 % (3 blocks per SM)");
   EXPECT_EQ(lines[1], "shared memory ≤ 28160 bytes per block → 100 % (8 blocks per SM)");
   // The same shared memory shared by more threads (sizes are per block, whatever its size).
-  EXPECT_EQ(lines[2], "block 1024 instead of 256 (if shared memory per block stays the same) "
-                      "→ 100 % (2 blocks per SM)");
+  EXPECT_EQ(lines[2],
+            "block 1024 instead of 256 (if shared memory per block stays the same) "
+            "→ 100 % (2 blocks per SM)");
 }
 
 TEST(occupancy_advice_test, full_occupancy_needs_no_advice) {

@@ -1,8 +1,8 @@
-#include "occupancy/arch_limits.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
+
+#include "occupancy/arch_limits.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -17,8 +17,8 @@ TEST(occupancy_arch_limits_test, covers_sm_50_to_sm_121_oldest_first) {
     EXPECT_LT(archs[i - 1].major * 10 + archs[i - 1].minor, archs[i].major * 10 + archs[i].minor);
     EXPECT_TRUE(names.insert(archs[i].name).second) << archs[i].name;
   }
-  for (const char* name : {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100",
-                           "sm_103", "sm_110", "sm_120"}) {
+  for (const char* name : {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_103",
+                           "sm_110", "sm_120"}) {
     EXPECT_NE(parse_architecture(name), nullptr) << name;
   }
 }

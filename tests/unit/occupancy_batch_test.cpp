@@ -1,7 +1,6 @@
-#include "occupancy/batch.h"
-
 #include <gtest/gtest.h>
 
+#include "occupancy/batch.h"
 #include "util/error.h"
 
 namespace gpuclk::occupancy {

@@ -1,7 +1,6 @@
-#include "occupancy/calculator.h"
-
 #include <gtest/gtest.h>
 
+#include "occupancy/calculator.h"
 #include "util/error.h"
 
 namespace gpuclk::occupancy {

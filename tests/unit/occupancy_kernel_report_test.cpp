@@ -1,10 +1,9 @@
-#include "occupancy/kernel_report.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "occupancy/kernel_report.h"
 #include "util/error.h"
 
 namespace gpuclk::occupancy {
@@ -36,8 +35,9 @@ TEST(occupancy_kernel_report_test, target_picks_the_closest_sass_of_the_same_maj
   EXPECT_EQ(on_ga10x.kernels[1].kernel.registers_per_thread, 76);
 
   options.target = parse_architecture("sm_90");
-  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[1].kernel
-                .registers_per_thread,
+  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options)
+                .kernels[1]
+                .kernel.registers_per_thread,
             78);
 }
 
@@ -47,8 +47,9 @@ TEST(occupancy_kernel_report_test, target_without_runnable_sass_is_noted_not_gue
   const KernelReports reports = report_kernels(sample("cuobjdump_two_archs.txt"), options);
   EXPECT_TRUE(reports.kernels.empty());
   ASSERT_EQ(reports.notes.size(), 3u);
-  EXPECT_EQ(reports.notes[2], "add(float*, float const*, int): no SASS that runs on sm_75 (the "
-                              "driver would compile its PTX, if any, when loading it)");
+  EXPECT_EQ(reports.notes[2],
+            "add(float*, float const*, int): no SASS that runs on sm_75 (the "
+            "driver would compile its PTX, if any, when loading it)");
 }
 
 TEST(occupancy_kernel_report_test, given_block_size_and_dynamic_shared_memory_are_used) {
@@ -62,20 +63,22 @@ TEST(occupancy_kernel_report_test, given_block_size_and_dynamic_shared_memory_ar
   EXPECT_EQ(occupancy.active_blocks, 3);  // 78 registers: 2560 per warp, 24 warps per SM
   EXPECT_EQ(occupancy.limiters, std::vector<Limiter>{Limiter::registers});
   options.dynamic_shared_bytes = 100 * 1024;
-  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0].occupancy
-                .active_blocks,
-            2);
+  EXPECT_EQ(
+      report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0].occupancy.active_blocks,
+      2);
 }
 
 TEST(occupancy_kernel_report_test, launch_bounds_cap_the_best_block_size) {
   KernelReportOptions options;
   options.target = parse_architecture("sm_90");
   options.name_filter = std::regex("tiled");
-  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0].kernel
-                .threads_per_block,
+  EXPECT_EQ(report_kernels(sample("cuobjdump_two_archs.txt"), options)
+                .kernels[0]
+                .kernel.threads_per_block,
             768);
   options.launch_bounds_max_threads = 256;  // tiled is __launch_bounds__(256, 2)
-  const KernelReport bounded = report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0];
+  const KernelReport bounded =
+      report_kernels(sample("cuobjdump_two_archs.txt"), options).kernels[0];
   EXPECT_EQ(bounded.kernel.threads_per_block, 256);
   EXPECT_EQ(bounded.occupancy.active_blocks, 3);
 }

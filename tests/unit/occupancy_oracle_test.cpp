@@ -3,8 +3,8 @@
 // not installed at /usr/local/cuda (the CI image has it).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <iostream>
 #include <random>
@@ -84,14 +84,15 @@ KernelConfig random_kernel(std::mt19937_64& rng, const ArchLimits& arch) {
   const int warps = (std::min(kernel.threads_per_block, 1024) + 31) / 32;
   const int fitting = std::min(255, arch.max_registers_per_block / (warps * 32));
   const auto registers_kind = uniform(0, 9);
-  kernel.registers_per_thread = int(registers_kind == 0   ? uniform(0, 1) * 255
+  kernel.registers_per_thread = int(registers_kind == 0  ? uniform(0, 1) * 255
                                     : registers_kind < 4 ? uniform(0, 255)
                                                          : uniform(0, fitting));
   kernel.static_shared_bytes = uniform(0, 2) == 0 ? 0 : uniform(0, 48 * 1024);
   const auto dynamic_kind = uniform(0, 4);
-  kernel.dynamic_shared_bytes = dynamic_kind < 2   ? 0
-                                : dynamic_kind < 4 ? uniform(0, 48 * 1024)
-                                                   : uniform(0, arch.shared_memory_per_block_optin + 4096);
+  kernel.dynamic_shared_bytes = dynamic_kind < 2 ? 0
+                                : dynamic_kind < 4
+                                    ? uniform(0, 48 * 1024)
+                                    : uniform(0, arch.shared_memory_per_block_optin + 4096);
   if (uniform(0, 2) == 0) kernel.carveout_percent = int(uniform(0, 100));
   if (uniform(0, 4) == 0) kernel.launch_bounds_max_threads = int(uniform(1, 1024));
   return kernel;
@@ -175,11 +176,12 @@ TEST(occupancy_oracle_test, active_blocks_limits_and_limiters_equal_cuda_occupan
                  std::size_t(ours.allocated_shared_bytes_per_block);
     }
     if (!same && ++mismatches <= 10) {
-      ADD_FAILURE() << describe(arch, kernel) << ": reference " << reference.activeBlocksPerMultiprocessor
-                    << " blocks (warps " << reference.blockLimitWarps << ", regs "
-                    << reference.blockLimitRegs << ", smem " << reference.blockLimitSharedMem
-                    << ", factors " << reference.limitingFactors << "), ours " << ours.active_blocks
-                    << " (" << ours.invalid_detail << ")";
+      ADD_FAILURE() << describe(arch, kernel) << ": reference "
+                    << reference.activeBlocksPerMultiprocessor << " blocks (warps "
+                    << reference.blockLimitWarps << ", regs " << reference.blockLimitRegs
+                    << ", smem " << reference.blockLimitSharedMem << ", factors "
+                    << reference.limitingFactors << "), ours " << ours.active_blocks << " ("
+                    << ours.invalid_detail << ")";
     }
   }
   const double seconds =

@@ -1,9 +1,9 @@
-#include "occupancy/resource_usage.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
+
+#include "occupancy/resource_usage.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -29,7 +29,8 @@ TEST(occupancy_resource_usage_test, cuobjdump_lists_every_kernel_of_every_sass_a
   EXPECT_EQ(kernels[4].arch, "sm_90");
   EXPECT_EQ(kernels[4].registers, 78);
   EXPECT_EQ(kernels[4].static_shared_bytes, 4096);
-  EXPECT_EQ(kernels[3].other_constant_bytes, 8);  // CONSTANT[2]; Common's CONSTANT[3] is not a kernel's
+  EXPECT_EQ(kernels[3].other_constant_bytes,
+            8);  // CONSTANT[2]; Common's CONSTANT[3] is not a kernel's
 }
 
 TEST(occupancy_resource_usage_test, lone_cubin_dump_has_no_arch) {

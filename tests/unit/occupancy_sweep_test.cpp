@@ -1,6 +1,6 @@
-#include "occupancy/sweep.h"
-
 #include <gtest/gtest.h>
+
+#include "occupancy/sweep.h"
 
 namespace gpuclk::occupancy {
 namespace {
