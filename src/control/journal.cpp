@@ -11,7 +11,7 @@
 namespace gpuclk::control {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in the order written: the file is read by people too
 
 json bound_json(const ClockBound& b) {
   if (b.symbolic()) return describe(b);
