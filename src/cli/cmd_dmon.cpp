@@ -126,7 +126,7 @@ const std::vector<Group>& groups() {
        {{{"rxpci", "MB/s", "pcie.rx"}, slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
         {{"txpci", "MB/s", "pcie.tx"}, slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
       {'r', "clock event reasons (gpuclk)", {Field::clock_reasons},
-       {{{"reasons", "", "clocks_event_reasons.active"}, fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
+       {{{"reason", "", "clocks_event_reasons.active"}, fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
       {'g', "GPM SM, tensor and DRAM activity (gpuclk)", {Field::gpm},
        {{{"smact", "%", "gpm.sm_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->sm, kPercent) : output::na(); })},
         {{"tensor", "%", "gpm.tensor_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->tensor, kPercent) : output::na(); })},

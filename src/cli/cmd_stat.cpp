@@ -172,8 +172,10 @@ int run_stat(Context& ctx, const StatOptions& o) {
   const TruthFn truth = simulator_truth(ctx);
   std::vector<double> truth_start(devices.size());
 
-  sampler.start();
+  // The truth is read right before start() and right after stop(), which read the counters first
+  // and last: the two windows match to a millisecond or so.
   for (std::size_t i = 0; truth && i < devices.size(); ++i) truth_start[i] = truth(devices[i]->index());
+  sampler.start();
   telemetry::ChildProcess child(o.command);
   // Which GPUs the command uses: NVML lists the processes holding a context on each GPU.
   auto attribute = [&] {

@@ -74,12 +74,25 @@ void Sampler::start() {
     std::scoped_lock lock(g->summary_mutex);
     g->running = SummaryBuilder(started_at_);
   }
+  // The counters' baseline now, before any thread runs, so the window starts exactly here.
+  const FieldSet baseline = counter_fields();
+  if (!baseline.empty()) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) sample_slow_once(i, baseline);
+  }
   fast_thread_ = std::thread([this] { fast_loop(); });
   if (!options_.fields.slow().empty()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       gpus_[i]->slow_thread = std::thread([this, i] { slow_loop(i); });
     }
   }
+}
+
+FieldSet Sampler::counter_fields() const {
+  FieldSet fields;
+  for (Field f : {Field::energy, Field::violation_time, Field::gpm}) {
+    if (options_.fields.has(f)) fields.add(f);
+  }
+  return fields;
 }
 
 void Sampler::stop() {
@@ -93,10 +106,7 @@ void Sampler::stop() {
   // figures exact up to this moment, and the last GPM window ends here.
   const auto now = clock_.now();
   sample_fast_once(now);
-  FieldSet closing;
-  for (Field f : {Field::energy, Field::violation_time, Field::gpm}) {
-    if (options_.fields.has(f)) closing.add(f);
-  }
+  const FieldSet closing = counter_fields();
   if (!closing.empty()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) sample_slow_once(i, closing);
   }
@@ -119,7 +129,8 @@ void Sampler::fast_loop() {
   std::uint64_t k = 0;
   while (sleep_until(started_at_ + interval * k)) {
     const auto scheduled = started_at_ + interval * k;
-    sample_fast_once(scheduled);
+    // The first tick waits for start()'s baseline reads: not a schedule slip.
+    fast_tick(scheduled, k > 0);
     // The next tick on the schedule; ticks more than half an interval past are skipped.
     const auto now = clock_.now();
     std::uint64_t skipped = 0;
@@ -138,8 +149,10 @@ void Sampler::slow_loop(std::size_t index) {
   // Just after a fast tick, so the milliseconds of a slow read end before the next one.
   const Duration phase = std::min<Duration>(options_.fast_interval / 10, std::chrono::milliseconds(10));
   const auto interval = options_.slow_interval;
+  // The first read at once (slow columns have values from the first rows on); start() already
+  // read the counters' baseline.
   std::uint64_t k = 0;
-  TimePoint next = started_at_;  // the first read at once: the energy baseline
+  TimePoint next = started_at_;
   while (!g.lost.load() && sleep_until(next)) {
     sample_slow_once(index, fields);
     const auto now = clock_.now();
@@ -167,7 +180,9 @@ void Sampler::record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when)
   }
 }
 
-void Sampler::sample_fast_once(TimePoint scheduled) {
+void Sampler::sample_fast_once(TimePoint scheduled) { fast_tick(scheduled, false); }
+
+void Sampler::fast_tick(TimePoint scheduled, bool record_timing) {
   const FieldSet fields = options_.fields.fast();
   const auto tick_start = clock_.now();
   std::vector<Duration> lateness;
@@ -193,7 +208,7 @@ void Sampler::sample_fast_once(TimePoint scheduled) {
   {
     std::scoped_lock lock(tick_mutex_);
     ++ticks_;
-    if (running_.load() && !stop_requested_.load()) {
+    if (record_timing) {
       for (auto l : lateness) lateness_.push(l);
       tick_cost_.push(cost);
     }

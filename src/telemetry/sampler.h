@@ -67,7 +67,8 @@ class Sampler {
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  // Starts the threads; the first fast tick and slow reads happen at once.
+  // Reads the counters (energy, violation time, GPM) of every GPU once, then starts the
+  // threads; the first fast tick and slow reads happen at once.
   void start();
   // Stops the threads, then reads every GPU once more (fast fields, energy and violation
   // counters, GPM), so a summary ends exactly at the stop. Idempotent.
@@ -95,17 +96,21 @@ class Sampler {
   // (real time). Returns the number of completed ticks (== seen on timeout or after stop()).
   std::uint64_t wait_for_tick(std::uint64_t seen, std::chrono::milliseconds wall_timeout) const;
 
-  // One fast tick / one slow read now, without threads (tests, and start/stop).
+  // One fast tick / one slow read now, without threads (tests, and start/stop); not counted in
+  // timing().
   void sample_fast_once(TimePoint scheduled);
   void sample_slow_once(std::size_t gpu, const FieldSet& fields);
 
  private:
   struct Gpu;
   void fast_loop();
+  void fast_tick(TimePoint scheduled, bool record_timing);
   void slow_loop(std::size_t gpu);
   // Sleeps until `deadline` (Clock time) in short steps; false when stop() was asked.
   bool sleep_until(TimePoint deadline) const;
   void record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when);
+  // The slow fields read at start() and stop(): what makes whole-run figures exact.
+  FieldSet counter_fields() const;
 
   const Clock& clock_;
   SamplerOptions options_;

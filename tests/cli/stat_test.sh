@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# gpuclk stat on the simulator: energy against the simulator's ground truth (counter and
+# integrated power), clock-event-reason fractions against the driver's violation counters, the
+# BF16 power-capped verdict the H100 calibration predicts, a GPU lost mid-run, the command's exit
+# code and signals, bad arguments. Simulated time runs 20x faster than the wall clock.
+source "$(dirname "$0")/lib.sh" "$1"
+fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.lock"; }
+export GPUCLK_SIM_SPEED=20
+JSON="$TEST_TMP/stat.json"
+
+# within PCT a b: |a - b| <= PCT % of b
+within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= p / 100 * b) }'; }
+# points A B N: |A - B| <= N (percentage points)
+points() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= n) }'; }
+stat_json() { jq -r "$1" "$JSON"; }
+
+# --- h100-calibration, first 50 simulated s: idle, FP32 SGEMM, gap, TF32 GEMM (power-capped) ---
+fresh_node
+gpuclk --sim h100-calibration stat --json "$JSON" -- sleep 2.5
+expect_exit 0
+expect_err "Energy from                     : energy counter"
+energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
+check; within 2 "$energy" "$truth" || fail "energy $energy J vs simulator truth $truth J: more than 2 % apart"
+sampled=$(stat_json '.gpus[0].clock_reasons_pct.sw_power_cap'); counted=$(stat_json '.gpus[0].violation_pct.power')
+check; points "$sampled" "$counted" 2 || fail "power cap $sampled % (sampled) vs $counted % (driver counter): over 2 points"
+check; points "$counted" 30 15 || fail "power cap $counted %: the TF32 phase should cap ~30 % of the window"
+idle=$(stat_json '.gpus[0].clock_reasons_pct.gpu_idle')
+check; points "$idle" 20 3 || fail "gpu_idle $idle %: 10 s of 50 s had no process"
+OUT=$(cat "$JSON")
+expect_json '.exit_code' 0
+expect_json '.gpus | length' 1
+expect_json '.gpus[0].energy_source' "energy counter"
+expect_json '.gpus[0].sm_clock_mhz.max' 1980
+expect_json '.gpus[0].lost' false
+expect_json '.sampling.interval_ms' 100
+
+# --- steady BF16 GEMM (from t = 62 s): the verdict calibration/h100 predicts ---
+fresh_node
+GPUCLK_SIM_START=62 GPUCLK_SIM_SPEED=10 gpuclk --sim h100-calibration stat --json "$JSON" -- sleep 1
+expect_exit 0
+expect_err "Verdict                         : power-capped 100 % of the time: median SM clock 1410 of 1980 MHz"
+OUT=$(cat "$JSON")
+expect_json '.gpus[0].verdict' "power-capped 100 % of the time: median SM clock 1410 of 1980 MHz"
+expect_json '.gpus[0].sm_clock_mhz.median' 1410
+energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
+check; within 2 "$energy" "$truth" || fail "BF16: energy $energy J vs truth $truth J"
+
+# --- no energy counter: integrated power, still within 2 % (window ends in a steady phase) ---
+fresh_node
+sed '$a\
+\
+[[gpu]]\
+index = 0\
+errors = [ { function = "nvmlDeviceGetTotalEnergyConsumption", code = "not_supported" } ]' \
+  "$GPUCLK_BIN_DIR/scenarios/h100-calibration.toml" >"$TEST_TMP/no-energy-counter.toml"
+gpuclk --sim "$TEST_TMP/no-energy-counter.toml" stat --json "$JSON" -- sleep 1.65
+expect_exit 0
+expect_err "Energy from                     : integrated power"
+energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
+check; within 2 "$energy" "$truth" || fail "integrated power: energy $energy J vs truth $truth J"
+
+# --- default scenario (4 GPUs, training loop): every GPU reported, stdout is the command's ---
+fresh_node
+gpuclk --sim stat --json "$JSON" -- sh -c 'echo hello from the command'
+expect_exit 0
+check; [ "$OUT" == "hello from the command" ] || fail "stdout carries more than the command's output"
+expect_err "GPU 3 (NVIDIA H100 80GB HBM3)"
+expect_err "no process of the command appeared in NVML's process lists"
+OUT=$(cat "$JSON"); expect_json '.gpus | length' 4; expect_json '.gpus_used_by_command' null
+gpuclk --sim -i 1,2 stat -- true
+expect_exit 0; expect_err "GPU 2 (NVIDIA"; check; ! grep -q "GPU 0 (" <<<"$ERR" || fail "-i 1,2 reported GPU 0"
+gpuclk --sim --format json stat -- true
+expect_exit 0; check; jq -e '.gpus[0].verdict' <<<"$ERR" >/dev/null || fail "--format json: stderr is not the JSON report"
+
+# --- a GPU lost mid-run (faults: GPU 2 at t = 60 s); the others are measured to the end ---
+fresh_node
+GPUCLK_SIM_START=57 GPUCLK_SIM_SPEED=10 gpuclk --sim faults stat --json "$JSON" -- sleep 0.8
+expect_exit 0
+expect_err "GPU lost after"
+OUT=$(cat "$JSON")
+expect_json '.gpus[2].lost' true
+expect_json '.gpus[0].lost' false
+expect_json '.gpus[2].verdict | startswith("GPU lost after")' true
+d2=$(jq '.gpus[2].duration_s' <<<"$OUT"); d0=$(jq '.gpus[0].duration_s' <<<"$OUT")
+check; points "$d2" 3 1 && points "$d0" 8 1.5 || fail "durations: lost GPU $d2 s (want ~3), GPU 0 $d0 s (want ~8)"
+
+# --- the command's exit code, signals ---
+gpuclk --sim stat -- sh -c 'exit 3'
+expect_exit 3
+gpuclk --sim stat sh -c 'exit 5'  # no `--`: the command's own options stay its own
+expect_exit 5
+gpuclk --sim stat -- sh -c 'kill -TERM $$'
+expect_exit 143; expect_err "Terminated"
+"$GPUCLK_BIN" --sim stat -- sleep 30 >/dev/null 2>"$TEST_TMP/term.err" &
+pid=$!
+sleep 0.5; kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
+expect_exit 143; check; grep -qE '^Exit code +: 143$' <<<"$ERR" || fail "report lacks exit code 143"
+gpuclk --sim stat -- no-such-command-anywhere
+expect_exit 127; expect_err "cannot run 'no-such-command-anywhere': command not found"
+
+# --- bad arguments ---
+gpuclk --sim stat
+expect_exit 2; expect_err "stat needs a command to run"
+gpuclk --sim stat --interval 1ms -- true
+expect_exit 2; expect_err "bad interval --interval 1ms"
+gpuclk --sim stat --bogus -- true
+expect_exit 2
+
+finish
