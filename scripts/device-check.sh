@@ -32,24 +32,7 @@ section_foundation() {
   "$BIN" query --fields "$list" --format csv,noheader,nounits > "$OUT/gpuclk_fields.csv"
   echo "| field | nvidia-smi | gpuclk | same |"
   echo "|---|---|---|---|"
-  paste -d'\n' "$OUT/smi_fields.csv" "$OUT/gpuclk_fields.csv" | python3 -c '
-import sys
-fields = sys.argv[1].split(",")
-lines = sys.stdin.read().splitlines()
-bad = 0
-def norm(v):
-    v = v.strip()
-    try: return "%.2f" % float(v)
-    except ValueError: return v.lower()
-for g in range(0, len(lines), 2):
-    smi = [x.strip() for x in lines[g].split(", ")]
-    ours = [x.strip() for x in lines[g+1].split(", ")]
-    for f, a, b in zip(fields, smi, ours):
-        same = norm(a) == norm(b) or (a.startswith("[") and b.startswith("["))
-        bad += not same
-        print(f"| GPU{g//2} {f} | {a} | {b} | {\"yes\" if same else \"NO\"} |")
-print(f"\n{bad} field(s) differ")
-sys.exit(1 if bad else 0)' "$list" || status=1
+  paste -d'\n' "$OUT/smi_fields.csv" "$OUT/gpuclk_fields.csv" | python3 scripts/lib/compare_fields.py "$list" || status=1
   # Volatile fields: sampled back to back, they agree within sampling.
   local volatile=clocks.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu,memory.used
   echo; echo "volatile fields, nvidia-smi then gpuclk back to back:"
