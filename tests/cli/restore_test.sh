@@ -17,14 +17,14 @@ settings; ORIGINAL=$OUT
 expect_out "1, Enabled, 1755 MHz, 2619 MHz, 612.50 W"
 
 # --- Every setting at once, then restore. ---
-gpuclk --sim set --persistence off --app-clocks 1593,1410 --lock-gpu-clocks 1410 --power-limit 500
+gpuclk --sim set --persistence off --app-clocks 1593,1410 --lock-gpu-clocks 1005 --power-limit 500
 expect_exit 0; expect_out "changed 16 setting(s) on 4 GPU(s)"
 settings
 expect_out "1, Disabled, 1410 MHz, 1593 MHz, 500.00 W"
 gpuclk --sim journal
 expect_exit 0
 expect_out_re "1 +GPU-[0-9a-f-]+ +power limit +612.500 W +500 W +applied"
-expect_out_re "locked GPU clocks +unlocked \(assumed\) +1410 MHz +applied"
+expect_out_re "locked GPU clocks +unlocked \(assumed\) +1005 MHz +applied"
 gpuclk --sim --format json journal
 expect_json '.gpus | length' "4"
 expect_json '.gpus[1].original.power_limit_mw' "612500"
@@ -42,7 +42,7 @@ vs
 $ORIGINAL"
 sleep 0.1
 gpuclk --sim query --query-gpu=index,clocks.sm --format=csv,noheader,nounits
-expect_no_out "1410"
+expect_no_out "1005"   # the locked clock; the load alone never runs at it
 # Idempotent.
 gpuclk --sim restore
 expect_exit 0; expect_out "nothing to restore"
@@ -63,7 +63,7 @@ expect_exit 0
 # two), announces it, and waits to be killed.
 marker="$TEST_TMP/paused"
 GPUCLK_TEST_PAUSE_AFTER_WRITES=5 GPUCLK_TEST_PAUSE_MARKER="$marker" \
-  "$GPUCLK_BIN" --sim set --app-clocks 2619,1605 --lock-gpu-clocks 1605 --power-limit 550 >"$TEST_TMP/killed.out" 2>&1 &
+  "$GPUCLK_BIN" --sim set --app-clocks 2619,1605 --lock-gpu-clocks 1005 --power-limit 550 >"$TEST_TMP/killed.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ -s "$marker" ] && break; sleep 0.1; done
 check; [ -s "$marker" ] || fail "the set never reached its 5th write"
@@ -75,7 +75,7 @@ expect_out "1, Enabled, 1605 MHz, 2619 MHz, 612.50 W"   # GPU 1 half changed
 expect_out "2, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # GPU 2, 3 untouched
 # The journal was on disk before the first write: all four GPUs, with the writes pending.
 gpuclk --sim journal
-expect_out "interrupted while setting 1605 MHz"
+expect_out "interrupted while setting 1005 MHz"
 expect_out_re "3 +GPU-[0-9a-f-]+ +power limit +700 W"
 gpuclk --sim
 expect_out "(interrupted)"
@@ -89,7 +89,7 @@ vs
 $ORIGINAL"
 sleep 0.1
 gpuclk --sim query --query-gpu=index,clocks.sm --format=csv,noheader,nounits
-expect_no_out "1605"
+expect_no_out "1005"
 gpuclk --sim restore
 expect_exit 0; expect_out "nothing to restore"
 

