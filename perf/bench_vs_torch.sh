@@ -2,14 +2,16 @@
 export GPUCLK_READ_ONLY=1
 # gpuclk bench against PyTorch on the same GPU in the same run (issue 7's performance goal):
 #   torch.matmul at M×N×K for fp32 (TF32 off), tf32 and bf16, and dst.copy_(src) on 1 GiB,
-#   against gpuclk-bench-probe's gemm and mem copy with the same sizes, timing and statistic.
+#   against our gemm and mem copy with the same sizes, timing and statistic: gpuclk-bench-probe
+#   (RUNNER=probe, the default) or the gpuclk bench command itself (RUNNER=gpuclk).
 # Each workload runs torch → ours → torch, and ours is compared with the mean of the two torch
 # runs, so a GPU warming up (and, under the power cap, slowing down) favours neither side.
 # pynvml, when present, samples the SM clock and power of each run (read-only NVML getters).
 #
 # Usage (on the GPU machine, from the repository root, build/device carried):
-#   perf/bench_vs_torch.sh
-# Environment: PROBE (default build/device/src/bench/gpuclk-bench-probe), DEVICE (CUDA ordinal,
+#   perf/bench_vs_torch.sh                 RUNNER=gpuclk perf/bench_vs_torch.sh
+# Environment: RUNNER (probe | gpuclk), PROBE (default build/device/src/bench/gpuclk-bench-probe),
+#   GPUCLK (default build/device/gpuclk; gets the GPU by PCI bus id with -i), DEVICE (CUDA ordinal,
 #   0), SIZE (8192) or M/N/K, COPY_MIB (1024), SECONDS (3, measured window per run), WARMUP (1),
 #   STRICT=1 (exit 2 when a goal is missed), OUT (logs and results.json go there when set).
 # Exit: 0 ran and every check passed; 1 the probe or PyTorch failed or a result check failed;
@@ -17,14 +19,25 @@ export GPUCLK_READ_ONLY=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+RUNNER=${RUNNER:-probe}
 PROBE=${PROBE:-build/device/src/bench/gpuclk-bench-probe}
-if [ ! -x "$PROBE" ]; then
+GPUCLK=${GPUCLK:-build/device/gpuclk}
+if [ "$RUNNER" = gpuclk ]; then
+  if [ ! -x "$GPUCLK" ]; then
+    echo "bench_vs_torch: gpuclk not found at $GPUCLK (cmake --preset device && cmake --build build/device --target gpuclk)" >&2
+    exit 1
+  fi
+  PROBE=$GPUCLK
+elif [ "$RUNNER" != probe ]; then
+  echo "bench_vs_torch: RUNNER must be probe or gpuclk" >&2
+  exit 1
+elif [ ! -x "$PROBE" ]; then
   echo "bench_vs_torch: probe not found at $PROBE (cmake --preset device && cmake --build build/device --target gpuclk-bench-probe)" >&2
   exit 1
 fi
 LOG_DIR=${OUT:-$(mktemp -d)}
 mkdir -p "$LOG_DIR"
-export PROBE LOG_DIR
+export PROBE GPUCLK RUNNER LOG_DIR
 
 {
   echo "== $(date -u +%FT%TZ) $(hostname)"
@@ -37,6 +50,8 @@ python3 - "$@" <<'EOF' 2>&1 | tee "$LOG_DIR/bench_vs_torch.log"
 import ctypes, json, os, statistics, subprocess, sys, threading, time
 
 PROBE = os.environ["PROBE"]
+RUNNER = os.environ.get("RUNNER", "probe")
+GPUCLK = os.environ.get("GPUCLK", "")
 LOG_DIR = os.environ["LOG_DIR"]
 DEVICE = int(os.environ.get("DEVICE", "0"))
 SIZE = int(os.environ.get("SIZE", "8192"))
@@ -149,11 +164,41 @@ def torch_copy():
     torch.cuda.empty_cache()
     return rate
 
-# ---- our side: the probe, one process per workload ------------------------------------------
+# ---- our side: the probe or gpuclk bench, one process per workload ---------------------------
 failures = []
 
+def gpuclk_select():
+    # gpuclk's -i takes NVML's view of a GPU; CUDA's ordinal DEVICE is found by PCI bus id.
+    try:
+        p = torch.cuda.get_device_properties(DEVICE)
+        return ["-i", f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0"]
+    except AttributeError:
+        return ["-i", str(DEVICE)]
+
+def ours_command(args, seconds, warmup):
+    if RUNNER == "probe":
+        return [PROBE, "--devices", str(DEVICE), "--seconds", str(seconds), "--warmup", str(warmup)] + args
+    if args[:2] == ["--min-repetitions", "1"]:  # a probe-only option; gpuclk keeps its minimum
+        args = args[2:]
+    return ([GPUCLK] + gpuclk_select() + ["--format", "json", "bench"] + args
+            + ["--seconds", str(seconds), "--warmup", str(warmup)])
+
+def from_gpuclk(report):
+    """gpuclk bench's JSON report in the probe's shape (rates in FLOP/s and B/s)."""
+    results = []
+    for r in report.get("results", []):
+        scale = 1e12 if r["unit"] == "TFLOP/s" else 1e9
+        check = r.get("check", "")
+        results.append({"workload": r["workload"], "variant": r["variant"],
+                        "rate": {"median": r["rate"]["median"] * scale},
+                        "details": r.get("details", {}),
+                        "verification": {"checked": not check.startswith("skipped"),
+                                         "passed": check.startswith("passed"),
+                                         "failures": check, "samples": "", "max_error": 0}})
+    return {"results": results, "errors": [{"error": e.get("message", "")} for e in report.get("errors", [])]}
+
 def probe(args, log_name, env=None, seconds=SECONDS, warmup=WARMUP):
-    cmd = [PROBE, "--devices", str(DEVICE), "--seconds", str(seconds), "--warmup", str(warmup)] + args
+    cmd = ours_command(args, seconds, warmup)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     with open(os.path.join(LOG_DIR, log_name + ".json"), "w") as f:
         f.write(proc.stdout)
@@ -161,6 +206,8 @@ def probe(args, log_name, env=None, seconds=SECONDS, warmup=WARMUP):
         f.write(proc.stderr)
     try:
         out = json.loads(proc.stdout)
+        if RUNNER == "gpuclk":
+            out = from_gpuclk(out)
     except json.JSONDecodeError:
         out = {"results": [], "errors": [{"error": proc.stderr.strip() or "no JSON output"}]}
     if proc.returncode != 0 or out.get("errors"):

@@ -78,6 +78,11 @@ DeviceInfo device_info(int device) {
 
 bool built_with_cuda() { return true; }
 
+int cuda_runtime_version() {
+  int version = 0;
+  return cudaRuntimeGetVersion(&version) == cudaSuccess ? version : 0;
+}
+
 Result run(const WorkloadSpec& spec, int device, const RunOptions& options) {
   validate(spec);
   validate(options);

@@ -25,4 +25,6 @@ DeviceInfo device_info(int) { throw_not_built(); }
 
 bool built_with_cuda() { return false; }
 
+int cuda_runtime_version() { return 0; }
+
 }  // namespace gpuclk::bench

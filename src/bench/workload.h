@@ -155,4 +155,7 @@ DeviceInfo device_info(int device);
 // Whether this build has the CUDA workloads (false: everything above throws not_supported).
 bool built_with_cuda();
 
+// The CUDA runtime's version (cudaRuntimeGetVersion: 13000 = 13.0); 0 without CUDA. Never throws.
+int cuda_runtime_version();
+
 }  // namespace gpuclk::bench
