@@ -34,6 +34,8 @@ for part in sys.argv[2].split("."):
 print("" if value is None else value)
 EOF
 }
+# pyq FILE EXPRESSION: a Python expression over the report loaded as j.
+pyq() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
 # bench NAME ARGS...: runs gpuclk with ARGS plus --json $OUT/NAME.json; table on $OUT/NAME.txt.
 bench() {
   local name=$1
@@ -69,7 +71,7 @@ check "fma" "$rc" "$(jqv "$OUT/fma.json" results.0.rate.median) TFLOP/s, $(jqv "
 dtypes=fp32,tf32,fp16,bf16
 [[ "$gpu0" == *H100* || "$gpu0" == *H200* ]] && dtypes=$dtypes,fp8
 bench dtypes -i 0 bench gemm --dtype $dtypes --seconds 1 --warmup 0.5; rc=$?
-check "gemm $dtypes, 1 s each" "$rc" "$(python3 -c 'import json,sys; print(", ".join(f"{r["variant"].split()[0]} {r["rate"]["median"]} ({r["efficiency_pct"]["at_median_clock"]} %)" for r in json.load(open(sys.argv[1]))["results"]))' "$OUT/dtypes.json")"
+check "gemm $dtypes, 1 s each" "$rc" "$(pyq "$OUT/dtypes.json" "', '.join('%s %s (%s %%)' % (r['variant'].split()[0], r['rate']['median'], r['efficiency_pct']['at_median_clock']) for r in j['results'])")"
 
 "$BIN" bench compare "$OUT/bf16.json" "$OUT/bf16.json" --format json >"$OUT/compare.json" 2>&1; rc=$?
 check "bench compare of a report with itself" "$(( rc != 0 ))" "ratio $(jqv "$OUT/compare.json" 0.ratio)"
@@ -89,9 +91,9 @@ if [ "$gpus" -ge 2 ]; then
   check "CUDA_VISIBLE_DEVICES=1,0 -i 0 runs NVML GPU 0" $? "cuda ordinal $(jqv "$OUT/reordered.json" results.0.gpu.cuda_ordinal)"
 
   bench concurrent bench gemm --dtype bf16 --seconds 5 --concurrent; rc=$?
-  n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$OUT/concurrent.json")
+  n=$(pyq "$OUT/concurrent.json" "len(j['results'])")
   [ "$rc" = 0 ] && [ "$n" = "$gpus" ] && [ -n "$(jqv "$OUT/concurrent.json" across_gpus.0.verdict)" ]
-  check "--concurrent bf16 on $gpus GPUs" $? "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("; ".join(f"GPU {r["gpu"]["index"]} {r["rate"]["median"]} TFLOP/s at {r["sm_clock_mhz"]["median"]} MHz" for r in j["results"]))' "$OUT/concurrent.json"); slowest/fastest $(jqv "$OUT/concurrent.json" across_gpus.0.slowest_vs_fastest_pct) %: $(jqv "$OUT/concurrent.json" across_gpus.0.verdict)"
+  check "--concurrent bf16 on $gpus GPUs" $? "$(pyq "$OUT/concurrent.json" "'; '.join('GPU %s %s TFLOP/s at %s MHz' % (r['gpu']['index'], r['rate']['median'], r['sm_clock_mhz']['median']) for r in j['results'])"); slowest/fastest $(jqv "$OUT/concurrent.json" across_gpus.0.slowest_vs_fastest_pct) %: $(jqv "$OUT/concurrent.json" across_gpus.0.verdict)"
 else
   row "--concurrent, CUDA_VISIBLE_DEVICES reorder" skip "one GPU here (run on nvidia-h200-x2)"
 fi
