@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -184,6 +185,24 @@ output::DmonStyle parse_style(const std::string& format, const std::string& time
   return style;
 }
 
+// The snapshot once every live GPU's slow read of this tick is in (it starts a few ms after the
+// fast tick), so the row's slow columns (energy, violations, PCIe, GPM) are this interval's
+// rather than the previous one's; at most `wait` of wall time.
+telemetry::Snapshot snapshot_with_slow_reads(const telemetry::Sampler& sampler, std::chrono::milliseconds wait) {
+  const auto give_up = std::chrono::steady_clock::now() + wait;
+  // A fast tick can run a little late, after its slow read began: "this tick's" slow read is
+  // any within half an interval of the fast sample.
+  const auto half = sampler.options().fast_interval / 2;
+  for (;;) {
+    auto snap = sampler.snapshot();
+    const bool fresh = std::all_of(snap.gpus.begin(), snap.gpus.end(), [half](const GpuSnapshot& g) {
+      return g.health.lost || !g.fast || (g.slow && g.slow->time > g.fast->time - half);
+    });
+    if (fresh || std::chrono::steady_clock::now() >= give_up) return snap;
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted = true; }
 
@@ -241,6 +260,11 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   }
   printer.begin(columns);
 
+  // Ticks on which the slow fields are read too (the sampler keeps them in phase).
+  const auto slow_every = static_cast<std::uint64_t>(sampler.options().slow_interval / sampler.options().fast_interval);
+  const auto slow_wait = std::min<std::chrono::milliseconds>(
+      250ms, std::chrono::duration_cast<std::chrono::milliseconds>(interval / 2));
+
   InterruptGuard guard;
   sampler.start();
   std::uint64_t seen = 0;
@@ -250,7 +274,8 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
     const auto tick = sampler.wait_for_tick(seen, 100ms);
     if (tick == seen) continue;
     seen = tick;
-    const auto snap = sampler.snapshot();
+    const bool slow_due = !fields.slow().empty() && (tick - 1) % slow_every == 0;
+    const auto snap = slow_due ? snapshot_with_slow_reads(sampler, slow_wait) : sampler.snapshot();
     const auto now = std::chrono::system_clock::now();
     std::size_t alive = 0;
     for (std::size_t i = 0; i < snap.gpus.size(); ++i) {

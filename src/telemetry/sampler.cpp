@@ -18,6 +18,12 @@ Duration percentile(std::vector<Duration> values, double q) {
   return values[k];
 }
 
+// A frozen simulator's clock (scale 0) never reaches a deadline.
+const Clock& pacing_clock(const Clock& clock, const Clock& wall) {
+  const auto* scaled = dynamic_cast<const ScaledClock*>(&clock);
+  return scaled && scaled->scale() <= 0 ? wall : clock;
+}
+
 template <class T>
 std::vector<T> all_of(const RingBuffer<T>& ring) {
   std::vector<T> out;
@@ -49,7 +55,7 @@ struct Sampler::Gpu {
 
 Sampler::Sampler(std::vector<std::unique_ptr<GpuSource>> sources, const Clock& clock,
                  SamplerOptions options)
-    : clock_(clock), options_(options) {
+    : clock_(pacing_clock(clock, wall_clock_)), options_(options) {
   if (options_.fast_interval <= Duration::zero()) throw std::invalid_argument("fast_interval must be > 0");
   // Slow reads stay in phase with fast ticks (see slow_loop), so the cadence is whole ticks.
   const auto ticks = std::max<Duration::rep>(

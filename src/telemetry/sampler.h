@@ -7,6 +7,8 @@
 // and no longer read; the others go on. Ticks follow a fixed schedule (start + k × interval,
 // in Clock time); a tick that cannot be kept is skipped, not run late twice.
 //
+// Times are the given Clock's (simulated time under --sim); a clock that stands still (a frozen
+// simulator, GPUCLK_SIM_SPEED=0) is replaced by wall time, so ticks still come.
 // Thread-safety: every const member may be called from any thread while the sampler runs.
 // start()/stop() from one controlling thread.
 #pragma once
@@ -112,7 +114,8 @@ class Sampler {
   // The slow fields read at start() and stop(): what makes whole-run figures exact.
   FieldSet counter_fields() const;
 
-  const Clock& clock_;
+  ScaledClock wall_clock_{1.0};
+  const Clock& clock_;  // the caller's, or wall_clock_ when the caller's stands still
   SamplerOptions options_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   TimePoint started_at_{};

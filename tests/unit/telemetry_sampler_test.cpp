@@ -197,6 +197,19 @@ TEST(telemetry_sampler_test, stop_is_prompt_even_with_long_intervals) {
   sampler.stop();  // idempotent
 }
 
+TEST(telemetry_sampler_test, a_frozen_clock_is_paced_by_wall_time) {
+  ScaledClock frozen(0.0);  // GPUCLK_SIM_SPEED=0
+  Node node(frozen.now());
+  SamplerOptions o;
+  o.fast_interval = 20ms;
+  Sampler sampler(std::move(node.sources), frozen, o);
+  sampler.start();
+  std::uint64_t seen = 0;
+  for (int i = 0; i < 3; ++i) seen = sampler.wait_for_tick(seen, 1000ms);
+  sampler.stop();
+  EXPECT_GE(seen, 3u);
+}
+
 TEST(telemetry_fields_test, tiers_split_the_set) {
   FieldSet f{Field::power, Field::energy, Field::gpm};
   EXPECT_TRUE(f.fast().has(Field::power));
