@@ -123,8 +123,9 @@ Node report_tree(const RunReport& r) {
   Node root;
   root.add("command", "Command", output::text(joined(r.command)));
   root.add("exit_code", "Exit code", output::integer(r.exit.exit_code));
+  const char* abbrev = r.exit.signal ? sigabbrev_np(*r.exit.signal) : nullptr;
   root.add("signal", "Killed by signal",
-           r.exit.signal ? output::text(strsignal(*r.exit.signal)) : output::na());
+           abbrev ? output::text(fmt::format("SIG{} ({})", abbrev, strsignal(*r.exit.signal))) : output::na());
   root.add("wall_time_s", "Wall time", output::number(std::chrono::duration<double>(r.exit.wall).count(), "s", 2));
   std::string used;
   for (auto i : r.gpus_used) used += (used.empty() ? "" : ",") + std::to_string(i);
@@ -159,6 +160,13 @@ int run_stat(Context& ctx, const StatOptions& o) {
   }
   const auto format = ctx.format();
   const auto devices = ctx.selected();
+  // Opened before the command runs: a path that cannot be written is a bad argument, not a
+  // surprise after an hour of training.
+  std::ofstream json_file;
+  if (!o.json_file.empty()) {
+    json_file.open(o.json_file);
+    if (!json_file) throw bad_argument(fmt::format("cannot write --json {}", o.json_file));
+  }
 
   RunReport report;
   report.command = o.command;
@@ -209,10 +217,10 @@ int run_stat(Context& ctx, const StatOptions& o) {
     std::cerr << "note: no process of the command appeared in NVML's process lists, so every "
                  "selected GPU is shown (-i picks GPUs)\n";
   }
-  if (!o.json_file.empty()) {
-    std::ofstream file(o.json_file);
-    output::make_printer(output::Format{output::Format::Kind::json}, file)->print_tree(tree);
-    if (!file) throw Error(ExitCode::other, fmt::format("cannot write {}", o.json_file));
+  if (json_file.is_open()) {
+    output::make_printer(output::Format{output::Format::Kind::json}, json_file)->print_tree(tree);
+    json_file.flush();
+    if (!json_file) std::cerr << "gpuclk: error: writing " << o.json_file << " failed\n";
   }
   return report.exit.exit_code;
 }

@@ -69,12 +69,21 @@ Sampler::~Sampler() { stop(); }
 
 const GpuInfo& Sampler::info(std::size_t gpu) const { return gpus_.at(gpu)->info; }
 
-TimePoint Sampler::now() const { return stopped_at_ ? *stopped_at_ : clock_.now(); }
+TimePoint Sampler::now() const {
+  {
+    std::scoped_lock lock(tick_mutex_);
+    if (stopped_at_) return *stopped_at_;
+  }
+  return clock_.now();
+}
 
 void Sampler::start() {
   if (running_.exchange(true)) return;
   stop_requested_ = false;
-  stopped_at_.reset();
+  {
+    std::scoped_lock lock(tick_mutex_);
+    stopped_at_.reset();
+  }
   started_at_ = clock_.now();
   for (auto& g : gpus_) {
     std::scoped_lock lock(g->summary_mutex);
@@ -116,8 +125,11 @@ void Sampler::stop() {
   if (!closing.empty()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) sample_slow_once(i, closing);
   }
-  stopped_at_ = clock_.now();
-  running_ = false;
+  {
+    std::scoped_lock lock(tick_mutex_);
+    stopped_at_ = clock_.now();
+    running_ = false;
+  }
   tick_cv_.notify_all();
 }
 

@@ -90,7 +90,7 @@ expect_exit 3
 gpuclk --sim stat sh -c 'exit 5'  # no `--`: the command's own options stay its own
 expect_exit 5
 gpuclk --sim stat -- sh -c 'kill -TERM $$'
-expect_exit 143; expect_err "Terminated"
+expect_exit 143; expect_err "SIGTERM (Terminated)"
 "$GPUCLK_BIN" --sim stat -- sleep 30 >/dev/null 2>"$TEST_TMP/term.err" &
 pid=$!
 sleep 0.5; kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
@@ -105,5 +105,8 @@ gpuclk --sim stat --interval 1ms -- true
 expect_exit 2; expect_err "bad interval --interval 1ms"
 gpuclk --sim stat --bogus -- true
 expect_exit 2
+gpuclk --sim stat --json /nonexistent-dir/stat.json -- touch "$TEST_TMP/ran"
+expect_exit 2; expect_err "cannot write --json /nonexistent-dir/stat.json"
+check; [ ! -e "$TEST_TMP/ran" ] || fail "the command ran although --json could not be written"
 
 finish
