@@ -89,7 +89,7 @@ while time.time() - t0 < $GEMM_SECONDS:
 dt = time.time() - t0
 print(f"bf16 8192^3: {2 * 8192**3 * n / dt / 1e12:.0f} TFLOP/s over {dt:.1f} s")
 EOF
-  stat_cmd=(env CUDA_VISIBLE_DEVICES="$DEVICE" python3 "$LOG_DIR/bf16_gemm.py")
+  stat_cmd=(env CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES="$DEVICE" python3 "$LOG_DIR/bf16_gemm.py")
 fi
 set +e
 ours stat --json "$LOG_DIR/stat.json" -- "${stat_cmd[@]}" >"$LOG_DIR/stat_stdout.txt" 2>"$LOG_DIR/stat_report.txt"
