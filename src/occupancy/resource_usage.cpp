@@ -1,5 +1,7 @@
 #include "occupancy/resource_usage.h"
 
+#include "occupancy/arch_limits.h"
+
 #include <cxxabi.h>
 
 #include <charconv>
@@ -97,6 +99,14 @@ std::vector<KernelResources> parse_cuobjdump_resource_usage(std::string_view tex
       pending = &kernels.back();
     } else if (pending != nullptr && line.starts_with("REG:")) {
       read_cuobjdump_fields(line, *pending);
+      // cuobjdump's SHARED counts the block's system-reserved shared memory (1 KiB from sm_80
+      // on) on top of the __shared__ arrays: measured on the H100, a kernel with 16 B of
+      // __shared__ shows SHARED:1040 while cudaFuncGetAttributes says 16. The calculator adds
+      // the reservation itself, so keep only what the kernel declared.
+      if (const ArchLimits* limits = parse_architecture(pending->arch)) {
+        const auto reserved = limits->reserved_shared_memory_per_block;
+        if (pending->static_shared_bytes >= reserved) pending->static_shared_bytes -= reserved;
+      }
       pending = nullptr;
     }
   }

@@ -102,5 +102,28 @@ TEST(occupancy_resource_usage_test, demangles_cxx_names_and_keeps_c_names) {
   EXPECT_EQ(demangle("calculate"), "calculate");
 }
 
+// Real output of cuobjdump 13.0 on the H100 (tests/device/occupancy_device.sh saved it), with
+// cudaFuncGetAttributes' figures from the same run: SHARED includes the 1 KiB per-block
+// reservation of sm_80+, which the parser removes so the calculator does not count it twice.
+TEST(occupancy_resource_usage_test, real_h100_dump_matches_cuda_func_get_attributes) {
+  const auto kernels = parse_cuobjdump_resource_usage(sample("cuobjdump_h100_real.txt"));
+  ASSERT_EQ(kernels.size(), 23u);
+  auto find = [&](const std::string& name) -> const KernelResources& {
+    for (const auto& k : kernels) {
+      if (k.name == name) return k;
+    }
+    throw std::runtime_error("no kernel " + name);
+  };
+  // pressure<live, smem>: runtime registers / static shared bytes.
+  EXPECT_EQ(find("_Z8pressureILi0ELi0EEvPfPKf").registers, 12);
+  EXPECT_EQ(find("_Z8pressureILi0ELi0EEvPfPKf").static_shared_bytes, 16);  // dump: SHARED:1040
+  EXPECT_EQ(find("_Z8pressureILi20ELi49152EEvPfPKf").registers, 31);
+  EXPECT_EQ(find("_Z8pressureILi20ELi49152EEvPfPKf").static_shared_bytes, 49152);  // 50176
+  EXPECT_EQ(find("_Z8pressureILi120ELi4096EEvPfPKf").registers, 136);
+  EXPECT_EQ(find("_Z8pressureILi120ELi4096EEvPfPKf").static_shared_bytes, 4096);
+  EXPECT_EQ(find("_Z8pressureILi120ELi4096EEvPfPKf").stack_bytes, 480);
+  for (const auto& k : kernels) EXPECT_EQ(k.arch, "sm_90") << k.name;
+}
+
 }  // namespace
 }  // namespace gpuclk::occupancy
