@@ -79,7 +79,7 @@ std::vector<gpu::Device*> Context::selected() {
   auto& set = devices();
   std::vector<gpu::DeviceKey> keys;
   for (const auto& d : set) {
-    keys.push_back({d->index(), d->uuid(), d->identity().pci ? d->identity().pci->bus_id : ""});
+    keys.push_back({d->index(), d->uuid(), d->bus_id()});
   }
   std::vector<gpu::Device*> out;
   for (auto pos : gpu::select_devices(options.devices, keys)) out.push_back(&set[pos]);

@@ -63,7 +63,7 @@ Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int 
     return;
   }
   try {
-    probe_identity();
+    open_core();
   } catch (const nvml::NvmlError& e) {
     // A GPU that fell off the bus (or errs on its name/UUID) is shown as such; the node goes on.
     identity_.unavailable_code = int(e.nvml_code());
@@ -76,15 +76,22 @@ Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int 
   for (int i = 0; i < kExtraCount; ++i) extra_fn_[i] = api_.symbol(extra_names[i]);
 }
 
-void Device::probe_identity() {
+void Device::open_core() {
   auto& id = identity_;
-  const auto h = handle_;
   char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-  NVML_CHECK(api_, nvmlDeviceGetName, h, buf, sizeof buf);
+  NVML_CHECK(api_, nvmlDeviceGetName, handle_, buf, sizeof buf);
   id.name = buf;
   char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-  NVML_CHECK(api_, nvmlDeviceGetUUID, h, uuid, sizeof uuid);
+  NVML_CHECK(api_, nvmlDeviceGetUUID, handle_, uuid, sizeof uuid);
   id.uuid = uuid;
+  nvmlPciInfo_t raw{};
+  if (Api::call(api_.nvmlDeviceGetPciInfo_v3, handle_, &raw) == NVML_SUCCESS) bus_id_ = raw.busId;
+}
+
+void Device::probe_identity() const {
+  auto& id = identity_;
+  if (!handle_ || id.unavailable_code != 0) return;
+  const auto h = handle_;
 
   id.serial = probe<std::string>([&](std::string& s) {
     char serial[64] = {};

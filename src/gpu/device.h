@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -127,11 +128,19 @@ class Device {
   // `open_error`: the NVML code when no handle could be had (handle is then nullptr).
   Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int open_error = 0);
 
-  const Identity& identity() const { return identity_; }
+  // Everything static about the GPU. Read on first use (once, thread-safe): on an H100 the ~40
+  // reads take ~14 ms — each max/boost/default clock read ~1 ms — as long as nvmlInit itself,
+  // and most commands need none of it (perf/nvml_open_costs.py).
+  const Identity& identity() const {
+    std::call_once(identity_probed_, [this] { probe_identity(); });
+    return identity_;
+  }
+  // Read when the device is opened (selection and labels need them; three fast reads).
   bool available() const { return identity_.unavailable_code == 0; }
   unsigned index() const { return identity_.index; }
   const std::string& name() const { return identity_.name; }
   const std::string& uuid() const { return identity_.uuid; }
+  const std::string& bus_id() const { return bus_id_; }  // "" when unknown
   nvmlDevice_st* handle() const { return handle_; }
   const nvml::Api& api() const { return api_; }
 
@@ -181,7 +190,8 @@ class Device {
   };
   template <class T, class Call>
   Reading<T> read(Field field, Call&& call) const;
-  void probe_identity();
+  void open_core();                 // name, UUID, bus id; throws NvmlError
+  void probe_identity() const;      // the rest of Identity; never throws
   Reading<Ratio> engine_utilization(Field field, void* entry_point) const;
 
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
@@ -190,7 +200,9 @@ class Device {
 
   const nvml::Api& api_;
   nvmlDevice_st* handle_;
-  Identity identity_;
+  mutable Identity identity_;
+  mutable std::once_flag identity_probed_;
+  std::string bus_id_;
   mutable std::array<std::atomic<bool>, kFieldCount> unsupported_{};
 };
 
