@@ -30,11 +30,12 @@ class ScaledClock final : public Clock {
     return TimePoint(origin_.time_since_epoch() +
                      std::chrono::duration_cast<Duration>(real * scale_));
   }
+  // A frozen clock (scale 0: the simulator's GPUCLK_SIM_SPEED=0) never reaches a deadline;
+  // waiting then sleeps the deadline's distance in wall time instead of forever.
   void sleep_until(TimePoint deadline) const override {
     auto ahead = deadline - now();
-    if (ahead.count() > 0) {
-      std::this_thread::sleep_for(std::chrono::duration_cast<Duration>(ahead / scale_));
-    }
+    if (ahead.count() <= 0) return;
+    std::this_thread::sleep_for(scale_ > 0 ? std::chrono::duration_cast<Duration>(ahead / scale_) : ahead);
   }
   double scale() const { return scale_; }
 
