@@ -79,10 +79,10 @@ Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int 
 void Device::open_core() {
   auto& id = identity_;
   char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-  NVML_CHECK(api_, nvmlDeviceGetName, handle_, buf, sizeof buf);
+  NVML_CHECK(api_, nvmlDeviceGetName, handle_, buf, unsigned(sizeof buf));
   id.name = buf;
   char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-  NVML_CHECK(api_, nvmlDeviceGetUUID, handle_, uuid, sizeof uuid);
+  NVML_CHECK(api_, nvmlDeviceGetUUID, handle_, uuid, unsigned(sizeof uuid));
   id.uuid = uuid;
   nvmlPciInfo_t raw{};
   if (Api::call(api_.nvmlDeviceGetPciInfo_v3, handle_, &raw) == NVML_SUCCESS) bus_id_ = raw.busId;
