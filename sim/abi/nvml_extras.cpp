@@ -1,31 +1,11 @@
-// Entry points outside nvml_abi.h's function table that gpuclk looks up by name (dmon columns):
+// Optional entry points for dmon's memory and media columns:
 // BAR1 and protected memory, media engine utilization. The model has no media work and no
 // confidential computing, so these report what an H100 reports with neither (smi/smi_q.txt).
-#include <type_traits>
-
 #include "abi_common.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1);
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t* memory);
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* percent,
-                                                               unsigned int* sampling_period_us);
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* percent,
-                                                               unsigned int* sampling_period_us);
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int* percent,
-                                                           unsigned int* sampling_period_us);
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int* percent,
-                                                           unsigned int* sampling_period_us);
-
-// The signatures gpuclk casts these to (nvml_abi.h): a mismatch is a compile error.
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetBAR1MemoryInfo), gpuclk_nvml_bar1_memory_fn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetConfComputeProtectedMemoryUsage), gpuclk_nvml_memory_usage_fn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetEncoderUtilization), gpuclk_nvml_engine_utilization_fn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetDecoderUtilization), gpuclk_nvml_engine_utilization_fn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetJpgUtilization), gpuclk_nvml_engine_utilization_fn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetOfaUtilization), gpuclk_nvml_engine_utilization_fn>);
 
 namespace {
 

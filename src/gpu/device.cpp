@@ -69,11 +69,6 @@ Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int 
     identity_.unavailable_code = int(e.nvml_code());
     identity_.name = std::string("(") + nvml::describe(e.nvml_code()) + ")";
   }
-  const char* extra_names[kExtraCount] = {
-      "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetConfComputeProtectedMemoryUsage",
-      "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
-      "nvmlDeviceGetJpgUtilization", "nvmlDeviceGetOfaUtilization"};
-  for (int i = 0; i < kExtraCount; ++i) extra_fn_[i] = api_.symbol(extra_names[i]);
 }
 
 void Device::open_core() {
@@ -443,7 +438,6 @@ nvmlReturn_t field_value(const Api& api, nvmlDevice_t h, unsigned field, unsigne
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t missing_entry_point() { return NVML_ERROR_FUNCTION_NOT_FOUND; }
 
 }  // namespace
 
@@ -469,10 +463,8 @@ Reading<std::uint64_t> Device::pcie_replay_errors() const {
 
 Reading<Bytes> Device::bar1_used() const {
   return read<Bytes>(kBar1, [&](Bytes& b) {
-    auto fn = reinterpret_cast<gpuclk_nvml_bar1_memory_fn>(extra_fn_[kBar1Fn]);
-    if (!fn) return missing_entry_point();
     nvmlBAR1Memory_t raw{};
-    auto rc = fn(handle_, &raw);
+    auto rc = Api::call(api_.nvmlDeviceGetBAR1MemoryInfo, handle_, &raw);
     b = Bytes(double(raw.bar1Used));
     return rc;
   });
@@ -480,30 +472,29 @@ Reading<Bytes> Device::bar1_used() const {
 
 Reading<Bytes> Device::protected_memory_used() const {
   return read<Bytes>(kProtectedMemory, [&](Bytes& b) {
-    auto fn = reinterpret_cast<gpuclk_nvml_memory_usage_fn>(extra_fn_[kProtectedMemoryFn]);
-    if (!fn) return missing_entry_point();
     nvmlMemory_t raw{};
-    auto rc = fn(handle_, &raw);
+    auto rc = Api::call(api_.nvmlDeviceGetConfComputeProtectedMemoryUsage, handle_, &raw);
     b = Bytes(double(raw.used));
     return rc;
   });
 }
 
-Reading<Ratio> Device::engine_utilization(Field field, void* entry_point) const {
+Reading<Ratio> Device::engine_utilization(Field field) const {
+  const auto entry_point = field == kEncoder ? api_.nvmlDeviceGetEncoderUtilization
+                           : field == kDecoder ? api_.nvmlDeviceGetDecoderUtilization
+                           : field == kJpeg    ? api_.nvmlDeviceGetJpgUtilization
+                                               : api_.nvmlDeviceGetOfaUtilization;
   return read<Ratio>(field, [&](Ratio& r) {
-    auto fn = reinterpret_cast<gpuclk_nvml_engine_utilization_fn>(entry_point);
-    if (!fn) return missing_entry_point();
     unsigned percent = 0, period_us = 0;
-    auto rc = fn(handle_, &percent, &period_us);
+    auto rc = Api::call(entry_point, handle_, &percent, &period_us);
     r = units::from_percent(percent);
     return rc;
   });
 }
 
 MediaUtilization Device::media_utilization() const {
-  return {engine_utilization(kEncoder, extra_fn_[kEncoderFn]),
-          engine_utilization(kDecoder, extra_fn_[kDecoderFn]),
-          engine_utilization(kJpeg, extra_fn_[kJpegFn]), engine_utilization(kOfa, extra_fn_[kOfaFn])};
+  return {engine_utilization(kEncoder), engine_utilization(kDecoder), engine_utilization(kJpeg),
+          engine_utilization(kOfa)};
 }
 
 bool Device::is_lost_error(int nvml_code) { return nvml_code == NVML_ERROR_GPU_IS_LOST; }

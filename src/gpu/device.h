@@ -192,11 +192,9 @@ class Device {
   Reading<T> read(Field field, Call&& call) const;
   void open_core();                 // name, UUID, bus id; throws NvmlError
   void probe_identity() const;      // the rest of Identity; never throws
-  Reading<Ratio> engine_utilization(Field field, void* entry_point) const;
+  Reading<Ratio> engine_utilization(Field field) const;  // kEncoder, kDecoder, kJpeg or kOfa
 
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
-  enum Extra { kBar1Fn, kProtectedMemoryFn, kEncoderFn, kDecoderFn, kJpegFn, kOfaFn, kExtraCount };
-  std::array<void*, kExtraCount> extra_fn_{};
 
   const nvml::Api& api_;
   nvmlDevice_st* handle_;

@@ -378,7 +378,22 @@ const char* nvmlErrorString(nvmlReturn_t result);
   X(nvmlDeviceSetMemoryLockedClocks, (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), \
     (device, min_mhz, max_mhz))                                                                   \
   X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device), (device))                           \
-  X(nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int milliwatts), (device, milliwatts))
+  X(nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int milliwatts), (device, milliwatts)) \
+  X(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, struct nvmlBAR1Memory_st* bar1), (device, bar1)) \
+  X(nvmlDeviceGetConfComputeProtectedMemoryUsage, (nvmlDevice_t device, nvmlMemory_t* memory),      \
+    (device, memory))                                                                             \
+  X(nvmlDeviceGetEncoderUtilization,                                                              \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
+    (device, percent, sampling_period_us))                                                        \
+  X(nvmlDeviceGetDecoderUtilization,                                                              \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
+    (device, percent, sampling_period_us))                                                        \
+  X(nvmlDeviceGetJpgUtilization,                                                                  \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
+    (device, percent, sampling_period_us))                                                        \
+  X(nvmlDeviceGetOfaUtilization,                                                                  \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
+    (device, percent, sampling_period_us))
 
 // Every entry point above returns nvmlReturn_t; nvmlErrorString (const char*) is declared apart.
 #define GPUCLK_NVML_ALL(X) GPUCLK_NVML_REQUIRED(X) GPUCLK_NVML_OPTIONAL(X)
@@ -435,11 +450,3 @@ typedef struct nvmlBAR1Memory_st {
 
 }  // extern "C"
 
-// Entry points outside the function table: looked up by name with Api::symbol() on first use,
-// so neither the loader nor the simulator has to know them. Each is optional.
-//   nvmlDeviceGetBAR1MemoryInfo, nvmlDeviceGetConfComputeProtectedMemoryUsage (nvmlMemory_t),
-//   nvmlDeviceGetEncoderUtilization / DecoderUtilization / JpgUtilization / OfaUtilization.
-using gpuclk_nvml_bar1_memory_fn = nvmlReturn_t (*)(nvmlDevice_t device, nvmlBAR1Memory_t* bar1);
-using gpuclk_nvml_memory_usage_fn = nvmlReturn_t (*)(nvmlDevice_t device, nvmlMemory_t* memory);
-using gpuclk_nvml_engine_utilization_fn = nvmlReturn_t (*)(nvmlDevice_t device, unsigned int* percent,
-                                                           unsigned int* sampling_period_us);

@@ -211,14 +211,19 @@ TEST_F(sim_abi_test, default_scenario_reads_like_an_idle_h100_node) {
   }), 0);
 }
 
+// The signatures of nvml_abi.h's list, for calling the library's exports directly.
+using Bar1MemoryFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlBAR1Memory_t*);
+using MemoryUsageFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+using EngineUtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
+
 TEST_F(sim_abi_test, entry_points_looked_up_by_name_answer_like_an_h100) {
   EXPECT_EQ(in_child(frozen("default", "0"), [](Nvml& n) {
     ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
     void* self = dlopen(library().c_str(), RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(self, nullptr);
-    auto bar1 = reinterpret_cast<gpuclk_nvml_bar1_memory_fn>(dlsym(self, "nvmlDeviceGetBAR1MemoryInfo"));
+    auto bar1 = reinterpret_cast<Bar1MemoryFn>(dlsym(self, "nvmlDeviceGetBAR1MemoryInfo"));
     auto protected_memory =
-        reinterpret_cast<gpuclk_nvml_memory_usage_fn>(dlsym(self, "nvmlDeviceGetConfComputeProtectedMemoryUsage"));
+        reinterpret_cast<MemoryUsageFn>(dlsym(self, "nvmlDeviceGetConfComputeProtectedMemoryUsage"));
     ASSERT_NE(bar1, nullptr);
     ASSERT_NE(protected_memory, nullptr);
     nvmlBAR1Memory_t b{};
@@ -230,7 +235,7 @@ TEST_F(sim_abi_test, entry_points_looked_up_by_name_answer_like_an_h100) {
     EXPECT_EQ(m.total, 0ull);
     for (const char* name : {"nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
                              "nvmlDeviceGetJpgUtilization", "nvmlDeviceGetOfaUtilization"}) {
-      auto engine = reinterpret_cast<gpuclk_nvml_engine_utilization_fn>(dlsym(self, name));
+      auto engine = reinterpret_cast<EngineUtilizationFn>(dlsym(self, name));
       ASSERT_NE(engine, nullptr) << name;
       unsigned percent = 9, period = 0;
       EXPECT_EQ(engine(n.handle(1), &percent, &period), NVML_SUCCESS) << name;
