@@ -57,39 +57,38 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nv
   });
 }
 
+namespace {
+
+// Application clocks exist for the SM/graphics and memory domains only; video has none.
+nvmlReturn_t app_clock_of(nvmlClockType_t type, unsigned sm_mhz, unsigned memory_mhz, unsigned int* clock) {
+  if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
+  if (is_sm(type)) {
+    *clock = sm_mhz;
+  } else if (type == NVML_CLOCK_MEM) {
+    *clock = memory_mhz;
+  } else if (type == NVML_CLOCK_VIDEO) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  } else {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t type,
                                                               unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
-    if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuSettings& s = state_of(i).settings;
-    if (is_sm(type)) {
-      *clock = s.app_sm_mhz;
-    } else if (type == NVML_CLOCK_MEM) {
-      *clock = s.app_memory_mhz;
-    } else if (type == NVML_CLOCK_VIDEO) {
-      return NVML_ERROR_NOT_SUPPORTED;
-    } else {
-      return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return NVML_SUCCESS;
+    return app_clock_of(type, s.app_sm_mhz, s.app_memory_mhz, clock);
   });
 }
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type,
                                                                      unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
-    if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuSpec& spec = spec_of(i);
-    if (is_sm(type)) {
-      *clock = spec.default_app_sm_mhz;
-    } else if (type == NVML_CLOCK_MEM) {
-      *clock = spec.default_app_memory_mhz;
-    } else if (type == NVML_CLOCK_VIDEO) {
-      return NVML_ERROR_NOT_SUPPORTED;
-    } else {
-      return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return NVML_SUCCESS;
+    return app_clock_of(type, spec.default_app_sm_mhz, spec.default_app_memory_mhz, clock);
   });
 }
 
