@@ -39,7 +39,9 @@ double thread_cpu_us() {
   return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
 }
 double wall_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 struct Cost {
@@ -47,8 +49,8 @@ struct Cost {
 };
 
 // Per-GPU cost of one read_fast() of `fields`, averaged over `samples` rounds of every GPU.
-Cost fast_read_cost(std::vector<std::unique_ptr<telemetry::GpuSource>>& sources, const FieldSet& fields,
-                    int samples) {
+Cost fast_read_cost(std::vector<std::unique_ptr<telemetry::GpuSource>>& sources,
+                    const FieldSet& fields, int samples) {
   telemetry::FastSample s;
   for (auto& src : sources) src->read_fast(fields, s);  // warm: capability cache, page faults
   const double c0 = thread_cpu_us(), w0 = wall_us();
@@ -74,8 +76,9 @@ Cost raw_clock_power_cost(const nvml::Api& api, const gpu::DeviceSet& devices, i
 
 double ms(telemetry::Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-std::string jitter_json(const char* name, const gpu::DeviceSet& devices, const Clock& clock, FieldSet fields,
-                        telemetry::Duration interval, telemetry::Duration slow_interval, double seconds) {
+std::string jitter_json(const char* name, const gpu::DeviceSet& devices, const Clock& clock,
+                        FieldSet fields, telemetry::Duration interval,
+                        telemetry::Duration slow_interval, double seconds) {
   telemetry::SamplerOptions o;
   o.fast_interval = interval;
   o.slow_interval = slow_interval;
@@ -86,14 +89,15 @@ std::string jitter_json(const char* name, const gpu::DeviceSet& devices, const C
   sampler.stop();
   const auto t = sampler.timing();
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"name\": \"%s\", \"interval_ms\": %.1f, \"slow_interval_ms\": %.1f, \"ticks\": %llu, "
-                "\"missed_ticks\": %llu, \"lateness_p50_ms\": %.4f, \"lateness_p99_ms\": %.4f, "
-                "\"lateness_max_ms\": %.4f, \"tick_cost_mean_ms\": %.4f, \"tick_cost_p99_ms\": %.4f}",
-                name, ms(o.fast_interval), ms(sampler.options().slow_interval),
-                static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.missed_ticks),
-                ms(t.lateness_p50), ms(t.lateness_p99), ms(t.lateness_max), ms(t.tick_cost_mean),
-                ms(t.tick_cost_p99));
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"name\": \"%s\", \"interval_ms\": %.1f, \"slow_interval_ms\": %.1f, \"ticks\": %llu, "
+      "\"missed_ticks\": %llu, \"lateness_p50_ms\": %.4f, \"lateness_p99_ms\": %.4f, "
+      "\"lateness_max_ms\": %.4f, \"tick_cost_mean_ms\": %.4f, \"tick_cost_p99_ms\": %.4f}",
+      name, ms(o.fast_interval), ms(sampler.options().slow_interval),
+      static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.missed_ticks),
+      ms(t.lateness_p50), ms(t.lateness_p99), ms(t.lateness_max), ms(t.tick_cost_mean),
+      ms(t.tick_cost_p99));
   return buf;
 }
 
@@ -113,13 +117,19 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--nvml-lib") lib = next();
-    else if (a == "--samples") samples = std::atoi(next().c_str());
-    else if (a == "--jitter-seconds") jitter_seconds = std::atof(next().c_str());
-    else if (a == "--interval-ms") interval_ms = std::atof(next().c_str());
+    if (a == "--nvml-lib")
+      lib = next();
+    else if (a == "--samples")
+      samples = std::atoi(next().c_str());
+    else if (a == "--jitter-seconds")
+      jitter_seconds = std::atof(next().c_str());
+    else if (a == "--interval-ms")
+      interval_ms = std::atof(next().c_str());
     else {
-      std::fprintf(stderr, "usage: %s [--nvml-lib PATH] [--samples N] [--jitter-seconds S] [--interval-ms MS]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--nvml-lib PATH] [--samples N] [--jitter-seconds S] [--interval-ms MS]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -136,26 +146,31 @@ int main(int argc, char** argv) {
       const Field field = Field(f);
       if (!fast.has(field)) continue;
       const Cost c = fast_read_cost(sources, FieldSet{field}, samples);
-      per_field += (per_field.empty() ? "" : ", ") +
-                   std::string("\"") + std::string(telemetry::field_name(field)) + "\": " + std::to_string(c.cpu_us);
+      per_field += (per_field.empty() ? "" : ", ") + std::string("\"") +
+                   std::string(telemetry::field_name(field)) + "\": " + std::to_string(c.cpu_us);
     }
     const Cost raw = raw_clock_power_cost(*api, devices, samples);
 
-    const auto interval = std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double, std::milli>(interval_ms));
+    const auto interval = std::chrono::duration_cast<telemetry::Duration>(
+        std::chrono::duration<double, std::milli>(interval_ms));
     std::string jitter;
     if (jitter_seconds > 0) {
-      jitter = jitter_json("standard", devices, clock, FieldSet::standard(), interval, 1s, jitter_seconds) + ", " +
-               jitter_json("all_slow_every_tick", devices, clock, FieldSet::all(), interval, interval, jitter_seconds);
+      jitter = jitter_json("standard", devices, clock, FieldSet::standard(), interval, 1s,
+                           jitter_seconds) +
+               ", " +
+               jitter_json("all_slow_every_tick", devices, clock, FieldSet::all(), interval,
+                           interval, jitter_seconds);
     }
     std::printf(
-        "{\"library\": \"%s\", \"simulated\": %s, \"gpus\": %zu, \"gpu_name\": \"%s\", \"samples\": %d,\n"
+        "{\"library\": \"%s\", \"simulated\": %s, \"gpus\": %zu, \"gpu_name\": \"%s\", "
+        "\"samples\": %d,\n"
         " \"fast_sample_us\": {\"cpu\": %.3f, \"wall\": %.3f},\n"
         " \"per_field_us\": {%s},\n"
         " \"raw_clock_power_us\": {\"cpu\": %.3f, \"wall\": %.3f},\n"
         " \"jitter\": [%s]}\n",
         api->path().c_str(), api->simulated() ? "true" : "false", devices.size(),
-        devices.size() ? devices[0].name().c_str() : "", samples, sample.cpu_us, sample.wall_us, per_field.c_str(),
-        raw.cpu_us, raw.wall_us, jitter.c_str());
+        devices.size() ? devices[0].name().c_str() : "", samples, sample.cpu_us, sample.wall_us,
+        per_field.c_str(), raw.cpu_us, raw.wall_us, jitter.c_str());
     return 0;
   } catch (const gpuclk::Error& e) {
     std::fprintf(stderr, "gpuclk-sampler-overhead: %s\n", e.what());

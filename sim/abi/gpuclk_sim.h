@@ -19,22 +19,22 @@ int gpuclk_sim_reset(void);
 // Ground truth for one GPU at the current simulated time.
 typedef struct gpuclk_sim_gpu_truth_st {
   double time_s;
-  double energy_j;          // exact integral of power (the NVML counter truncates to mJ)
-  double power_w;           // instant
-  double power_average_w;   // last second
+  double energy_j;         // exact integral of power (the NVML counter truncates to mJ)
+  double power_w;          // instant
+  double power_average_w;  // last second
   double die_c;
   double sink_c;
   unsigned int sm_mhz;
   unsigned int memory_mhz;
   unsigned long long event_reasons;
-  unsigned int phase_index;         // index into the workload's phases; == count when finished
-  unsigned long long iterations;    // completed passes over the phases
+  unsigned int phase_index;       // index into the workload's phases; == count when finished
+  unsigned long long iterations;  // completed passes over the phases
   double total_flops;
   double total_dram_bytes;
   double total_pcie_bytes;
   int context_active;
   int lost;
-  char phase_name[64];              // "off" outside the workload
+  char phase_name[64];  // "off" outside the workload
 } gpuclk_sim_gpu_truth_t;
 
 // 0 on success; -1 if the scenario cannot load or index is out of range.

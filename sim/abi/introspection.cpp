@@ -1,12 +1,11 @@
 // gpuclk_sim_*: the library's own exports (see gpuclk_sim.h).
-#include "gpuclk_sim.h"
-
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "abi_common.h"
 #include "gpu_model.h"
+#include "gpuclk_sim.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;

@@ -15,15 +15,18 @@ const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); 
 // The video clock follows the SM clock between its idle and max values.
 unsigned video_clock(const GpuSpec& spec, unsigned sm_mhz) {
   if (spec.sm_max_mhz == spec.sm_min_mhz) return spec.video_max_mhz;
-  const double x = static_cast<double>(sm_mhz - spec.sm_min_mhz) / (spec.sm_max_mhz - spec.sm_min_mhz);
-  return static_cast<unsigned>(spec.video_idle_mhz + x * (spec.video_max_mhz - spec.video_idle_mhz) + 0.5);
+  const double x =
+      static_cast<double>(sm_mhz - spec.sm_min_mhz) / (spec.sm_max_mhz - spec.sm_min_mhz);
+  return static_cast<unsigned>(spec.video_idle_mhz +
+                               x * (spec.video_max_mhz - spec.video_idle_mhz) + 0.5);
 }
 
 bool is_sm(nvmlClockType_t type) { return type == NVML_CLOCK_GRAPHICS || type == NVML_CLOCK_SM; }
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                                      unsigned int* clock) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuDynamics& d = state_of(i).dynamics;
@@ -40,7 +43,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlC
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                                         unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuSpec& spec = spec_of(i);
@@ -60,7 +64,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nv
 namespace {
 
 // Application clocks exist for the SM/graphics and memory domains only; video has none.
-nvmlReturn_t app_clock_of(nvmlClockType_t type, unsigned sm_mhz, unsigned memory_mhz, unsigned int* clock) {
+nvmlReturn_t app_clock_of(nvmlClockType_t type, unsigned sm_mhz, unsigned memory_mhz,
+                          unsigned int* clock) {
   if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
   if (is_sm(type)) {
     *clock = sm_mhz;
@@ -76,7 +81,8 @@ nvmlReturn_t app_clock_of(nvmlClockType_t type, unsigned sm_mhz, unsigned memory
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t type,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device,
+                                                              nvmlClockType_t type,
                                                               unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     const GpuSettings& s = state_of(i).settings;
@@ -84,7 +90,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t devic
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t type,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device,
+                                                                     nvmlClockType_t type,
                                                                      unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     const GpuSpec& spec = spec_of(i);
@@ -92,7 +99,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t type,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device,
+                                                                  nvmlClockType_t type,
                                                                   unsigned int* clock) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
@@ -105,14 +113,18 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t d
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device,
+                                                                  unsigned int* count,
                                                                   unsigned int* clocks) {
-  return with_gpu(device, __func__, Access::identity,
-                  [&](std::size_t i) { return copy_array(spec_of(i).memory_clocks_mhz, count, clocks); });
+  return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
+    return copy_array(spec_of(i).memory_clocks_mhz, count, clocks);
+  });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memory_clock,
-                                                                    unsigned int* count, unsigned int* clocks) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device,
+                                                                    unsigned int memory_clock,
+                                                                    unsigned int* count,
+                                                                    unsigned int* clocks) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     const GpuSpec& spec = spec_of(i);
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
@@ -121,8 +133,10 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type,
-                                                                nvmlPstates_t pstate, unsigned int* min,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device,
+                                                                nvmlClockType_t type,
+                                                                nvmlPstates_t pstate,
+                                                                unsigned int* min,
                                                                 unsigned int* max) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!min || !max) return NVML_ERROR_INVALID_ARGUMENT;
@@ -144,7 +158,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t dev
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t* pstate) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device,
+                                                             nvmlPstates_t* pstate) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t) {
     if (!pstate) return NVML_ERROR_INVALID_ARGUMENT;
     *pstate = NVML_PSTATE_0;  // data-centre parts report P0 whenever the driver is loaded
@@ -161,8 +176,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device,
-                                                                        unsigned long long* reasons) {
+GPUCLK_SIM_EXPORT nvmlReturn_t
+nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t) {
     if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
     *reasons = reason::all_supported;
@@ -170,20 +185,37 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevi
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t policy,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device,
+                                                            nvmlPerfPolicyType_t policy,
                                                             nvmlViolationTime_t* time) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!time) return NVML_ERROR_INVALID_ARGUMENT;
     int slot = -1;
     switch (policy) {
-      case NVML_PERF_POLICY_POWER: slot = static_cast<int>(Policy::power); break;
-      case NVML_PERF_POLICY_THERMAL: slot = static_cast<int>(Policy::thermal); break;
-      case NVML_PERF_POLICY_SYNC_BOOST: slot = static_cast<int>(Policy::sync_boost); break;
-      case NVML_PERF_POLICY_BOARD_LIMIT: slot = static_cast<int>(Policy::board_limit); break;
-      case NVML_PERF_POLICY_LOW_UTILIZATION: slot = static_cast<int>(Policy::low_utilization); break;
-      case NVML_PERF_POLICY_RELIABILITY: slot = static_cast<int>(Policy::reliability); break;
-      case NVML_PERF_POLICY_TOTAL_APP_CLOCKS: slot = static_cast<int>(Policy::total_app_clocks); break;
-      case NVML_PERF_POLICY_TOTAL_BASE_CLOCKS: slot = static_cast<int>(Policy::total_base_clocks); break;
+      case NVML_PERF_POLICY_POWER:
+        slot = static_cast<int>(Policy::power);
+        break;
+      case NVML_PERF_POLICY_THERMAL:
+        slot = static_cast<int>(Policy::thermal);
+        break;
+      case NVML_PERF_POLICY_SYNC_BOOST:
+        slot = static_cast<int>(Policy::sync_boost);
+        break;
+      case NVML_PERF_POLICY_BOARD_LIMIT:
+        slot = static_cast<int>(Policy::board_limit);
+        break;
+      case NVML_PERF_POLICY_LOW_UTILIZATION:
+        slot = static_cast<int>(Policy::low_utilization);
+        break;
+      case NVML_PERF_POLICY_RELIABILITY:
+        slot = static_cast<int>(Policy::reliability);
+        break;
+      case NVML_PERF_POLICY_TOTAL_APP_CLOCKS:
+        slot = static_cast<int>(Policy::total_app_clocks);
+        break;
+      case NVML_PERF_POLICY_TOTAL_BASE_CLOCKS:
+        slot = static_cast<int>(Policy::total_base_clocks);
+        break;
     }
     if (slot < 0) return NVML_ERROR_INVALID_ARGUMENT;
     Context& c = Context::get();

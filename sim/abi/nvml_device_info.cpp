@@ -13,8 +13,8 @@ namespace {
 const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
 const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
 
-void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device, unsigned device_id,
-              unsigned subsystem_id) {
+void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device,
+              unsigned device_id, unsigned subsystem_id) {
   std::memset(pci, 0, sizeof *pci);
   pci->domain = domain;
   pci->bus = bus;
@@ -27,17 +27,21 @@ void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  return with_gpu(device, __func__, Access::identity,
-                  [&](std::size_t i) { return copy_string(config_of(i).spec->name, name, length); });
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
+                                                 unsigned int length) {
+  return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
+    return copy_string(config_of(i).spec->name, name, length);
+  });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
+                                                 unsigned int length) {
   return with_gpu(device, __func__, Access::identity,
                   [&](std::size_t i) { return copy_string(config_of(i).uuid, uuid, length); });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial,
+                                                   unsigned int length) {
   return with_gpu(device, __func__, Access::identity,
                   [&](std::size_t i) { return copy_string(config_of(i).serial, serial, length); });
 }
@@ -54,12 +58,14 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvml
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuConfig& c = config_of(i);
-    fill_pci(pci, c.pci_domain, c.pci_bus, c.pci_device, c.spec->pci_device_id, c.spec->pci_subsystem_id);
+    fill_pci(pci, c.pci_domain, c.pci_bus, c.pci_device, c.spec->pci_device_id,
+             c.spec->pci_subsystem_id);
     return NVML_SUCCESS;
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
+                                                         nvmlDeviceArchitecture_t* arch) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!arch) return NVML_ERROR_INVALID_ARGUMENT;
     *arch = static_cast<nvmlDeviceArchitecture_t>(config_of(i).spec->architecture);
@@ -67,7 +73,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nv
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
+                                                                  int* minor) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
     *major = config_of(i).spec->compute_capability_major;
@@ -84,7 +91,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, uns
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* bits) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device,
+                                                           unsigned int* bits) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!bits) return NVML_ERROR_INVALID_ARGUMENT;
     *bits = config_of(i).spec->memory_bus_width_bits;
@@ -106,7 +114,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvml
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
+                                                            nvmlEnableState_t* mode) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
     *mode = state_of(i).settings.persistence_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
@@ -114,7 +123,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
+                                                        nvmlComputeMode_t* mode) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t) {
     if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
     *mode = NVML_COMPUTEMODE_DEFAULT;
@@ -132,7 +142,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEna
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t type,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                                           nvmlMemoryErrorType_t type,
                                                            nvmlEccCounterType_t counter,
                                                            unsigned long long* count) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
@@ -140,7 +151,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, 
     if (!config_of(i).spec->ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
     const GpuDynamics& d = state_of(i).dynamics;
     const bool volatile_counter = counter == NVML_VOLATILE_ECC;
-    if (counter != NVML_VOLATILE_ECC && counter != NVML_AGGREGATE_ECC) return NVML_ERROR_INVALID_ARGUMENT;
+    if (counter != NVML_VOLATILE_ECC && counter != NVML_AGGREGATE_ECC)
+      return NVML_ERROR_INVALID_ARGUMENT;
     if (type == NVML_MEMORY_ERROR_TYPE_CORRECTED) {
       *count = volatile_counter ? d.ecc_corrected_volatile : d.ecc_corrected_aggregate;
     } else if (type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED) {
@@ -152,7 +164,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device,
+                                                                   unsigned int* gen) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!gen) return NVML_ERROR_INVALID_ARGUMENT;
     *gen = config_of(i).pcie_generation;
@@ -160,7 +173,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device,
+                                                                  unsigned int* gen) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!gen) return NVML_ERROR_INVALID_ARGUMENT;
     *gen = std::min(config_of(i).spec->pcie_max_generation, config_of(i).pcie_slot_max_generation);
@@ -168,7 +182,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device,
+                                                                     unsigned int* gen) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!gen) return NVML_ERROR_INVALID_ARGUMENT;
     *gen = config_of(i).spec->pcie_max_generation;
@@ -176,7 +191,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device,
+                                                              unsigned int* width) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!width) return NVML_ERROR_INVALID_ARGUMENT;
     *width = config_of(i).pcie_width;
@@ -184,7 +200,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t devic
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device,
+                                                             unsigned int* width) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!width) return NVML_ERROR_INVALID_ARGUMENT;
     *width = config_of(i).spec->pcie_max_width;
@@ -192,7 +209,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device,
+                                                           nvmlPcieUtilCounter_t counter,
                                                            unsigned int* kilobytes_per_second) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!kilobytes_per_second) return NVML_ERROR_INVALID_ARGUMENT;
@@ -210,7 +228,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1,
+                                                                   nvmlDevice_t device2,
                                                                    nvmlGpuTopologyLevel_t* level) {
   return with_gpu(device1, __func__, Access::identity, [&](std::size_t i) {
     const std::optional<std::size_t> j = index_of(device2);
@@ -243,7 +262,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, uns
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device,
+                                                                   unsigned int link,
                                                                    nvmlPciInfo_t* pci) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
@@ -257,7 +277,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpu_set_size,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device,
+                                                        unsigned int cpu_set_size,
                                                         unsigned long* cpu_set) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!cpu_set || cpu_set_size == 0) return NVML_ERROR_INVALID_ARGUMENT;
@@ -281,14 +302,16 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsi
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                       unsigned int* count,
                                                                        nvmlProcessInfo_t* infos) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
     std::vector<nvmlProcessInfo_t> processes;
     if (state_of(i).dynamics.context_active) {
       const Process& p = config_of(i).workload.process;
-      processes.push_back({p.pid, p.memory_bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});  // no MIG: ids invalid
+      processes.push_back(
+          {p.pid, p.memory_bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});  // no MIG: ids invalid
     }
     if (*count < processes.size() || (!infos && !processes.empty())) {
       *count = static_cast<unsigned int>(processes.size());

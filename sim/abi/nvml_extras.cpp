@@ -6,7 +6,6 @@
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
 
-
 namespace {
 
 constexpr unsigned long long kMiB = 1024ULL * 1024ULL;
@@ -24,7 +23,8 @@ nvmlReturn_t idle_engine(nvmlDevice_t device, const char* function, unsigned int
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device,
+                                                           nvmlBAR1Memory_t* bar1) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!bar1) return NVML_ERROR_INVALID_ARGUMENT;
     const NodeModel& model = Context::get().model();
@@ -37,7 +37,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t* memory) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device,
+                                                                            nvmlMemory_t* memory) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t) {
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
     *memory = {0, 0, 0};  // confidential computing off: an empty protected region
@@ -45,22 +46,26 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvml
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* percent,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device,
+                                                               unsigned int* percent,
                                                                unsigned int* sampling_period_us) {
   return idle_engine(device, __func__, percent, sampling_period_us);
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* percent,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device,
+                                                               unsigned int* percent,
                                                                unsigned int* sampling_period_us) {
   return idle_engine(device, __func__, percent, sampling_period_us);
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int* percent,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device,
+                                                           unsigned int* percent,
                                                            unsigned int* sampling_period_us) {
   return idle_engine(device, __func__, percent, sampling_period_us);
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int* percent,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device,
+                                                           unsigned int* percent,
                                                            unsigned int* sampling_period_us) {
   return idle_engine(device, __func__, percent, sampling_period_us);
 }

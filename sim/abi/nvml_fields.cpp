@@ -30,11 +30,21 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
     if (!spec.ecc_supported) return NVML_ERROR_NOT_SUPPORTED;
     switch (id) {
       case NVML_FI_DEV_ECC_CURRENT:
-      case NVML_FI_DEV_ECC_PENDING: set_uint(v, 1); break;
-      case NVML_FI_DEV_ECC_SBE_VOL_TOTAL: set_ull(v, d.ecc_corrected_volatile); break;
-      case NVML_FI_DEV_ECC_DBE_VOL_TOTAL: set_ull(v, d.ecc_uncorrected_volatile); break;
-      case NVML_FI_DEV_ECC_SBE_AGG_TOTAL: set_ull(v, d.ecc_corrected_aggregate); break;
-      case NVML_FI_DEV_ECC_DBE_AGG_TOTAL: set_ull(v, d.ecc_uncorrected_aggregate); break;
+      case NVML_FI_DEV_ECC_PENDING:
+        set_uint(v, 1);
+        break;
+      case NVML_FI_DEV_ECC_SBE_VOL_TOTAL:
+        set_ull(v, d.ecc_corrected_volatile);
+        break;
+      case NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
+        set_ull(v, d.ecc_uncorrected_volatile);
+        break;
+      case NVML_FI_DEV_ECC_SBE_AGG_TOTAL:
+        set_ull(v, d.ecc_corrected_aggregate);
+        break;
+      case NVML_FI_DEV_ECC_DBE_AGG_TOTAL:
+        set_ull(v, d.ecc_uncorrected_aggregate);
+        break;
     }
     return NVML_SUCCESS;
   }
@@ -43,27 +53,45 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
     return NVML_SUCCESS;
   }
   switch (id) {
-    case NVML_FI_DEV_PCIE_REPLAY_COUNTER: set_ull(v, 0); return NVML_SUCCESS;  // a clean link
-    case NVML_FI_DEV_MEMORY_TEMP: set_uint(v, d.sink_c + spec.memory_temp_offset_c); return NVML_SUCCESS;
+    case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
+      set_ull(v, 0);
+      return NVML_SUCCESS;  // a clean link
+    case NVML_FI_DEV_MEMORY_TEMP:
+      set_uint(v, d.sink_c + spec.memory_temp_offset_c);
+      return NVML_SUCCESS;
     case NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION:
-    case NVML_FI_DEV_ENERGY: set_ull(v, static_cast<unsigned long long>(d.energy_j * 1000)); return NVML_SUCCESS;
+    case NVML_FI_DEV_ENERGY:
+      set_ull(v, static_cast<unsigned long long>(d.energy_j * 1000));
+      return NVML_SUCCESS;
     case NVML_FI_DEV_POWER_AVERAGE:
       if (!spec.power_average_supported) return NVML_ERROR_NOT_SUPPORTED;
       set_uint(v, average_power_w(s) * 1000);
       return NVML_SUCCESS;
-    case NVML_FI_DEV_POWER_INSTANT: set_uint(v, d.power_w * 1000); return NVML_SUCCESS;
-    case NVML_FI_DEV_POWER_MIN_LIMIT: set_uint(v, spec.power_limit_min_w * 1000); return NVML_SUCCESS;
-    case NVML_FI_DEV_POWER_MAX_LIMIT: set_uint(v, spec.power_limit_max_w * 1000); return NVML_SUCCESS;
-    case NVML_FI_DEV_POWER_DEFAULT_LIMIT: set_uint(v, spec.power_limit_default_w * 1000); return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_INSTANT:
+      set_uint(v, d.power_w * 1000);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_MIN_LIMIT:
+      set_uint(v, spec.power_limit_min_w * 1000);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_MAX_LIMIT:
+      set_uint(v, spec.power_limit_max_w * 1000);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_POWER_DEFAULT_LIMIT:
+      set_uint(v, spec.power_limit_default_w * 1000);
+      return NVML_SUCCESS;
     case NVML_FI_DEV_POWER_CURRENT_LIMIT:
-    case NVML_FI_DEV_POWER_REQUESTED_LIMIT: set_uint(v, s.settings.power_limit_mw); return NVML_SUCCESS;
-    default: return NVML_ERROR_NOT_SUPPORTED;
+    case NVML_FI_DEV_POWER_REQUESTED_LIMIT:
+      set_uint(v, s.settings.power_limit_mw);
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_NOT_SUPPORTED;
   }
 }
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
+                                                        nvmlFieldValue_t* values) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!values || count <= 0) return NVML_ERROR_INVALID_ARGUMENT;
     Context& c = Context::get();

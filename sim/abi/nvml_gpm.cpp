@@ -18,7 +18,7 @@ struct nvmlGpmSample_st {
 namespace {
 
 constexpr std::uint32_t kSampleMagic = 0x47504d53;  // "GPMS"
-constexpr unsigned kMaxMetrics = 98;               // the real library's NVML_GPM_METRIC_MAX
+constexpr unsigned kMaxMetrics = 98;                // the real library's NVML_GPM_METRIC_MAX
 
 struct MetricInfo {
   unsigned id;
@@ -32,10 +32,14 @@ constexpr MetricInfo kMetrics[] = {
     {NVML_GPM_METRIC_SM_UTIL, Activity::sm_active, "sm_util", "SM utilization"},
     {NVML_GPM_METRIC_SM_OCCUPANCY, Activity::sm_occupancy, "sm_occupancy", "SM occupancy"},
     {NVML_GPM_METRIC_INTEGER_UTIL, Activity::integer, "integer_util", "integer utilization"},
-    {NVML_GPM_METRIC_ANY_TENSOR_UTIL, Activity::tensor, "any_tensor_util", "any tensor utilization"},
-    {NVML_GPM_METRIC_DFMA_TENSOR_UTIL, Activity::dfma_tensor, "dfma_tensor_util", "DFMA tensor utilization"},
-    {NVML_GPM_METRIC_HMMA_TENSOR_UTIL, Activity::hmma_tensor, "hmma_tensor_util", "HMMA tensor utilization"},
-    {NVML_GPM_METRIC_IMMA_TENSOR_UTIL, Activity::imma_tensor, "imma_tensor_util", "IMMA tensor utilization"},
+    {NVML_GPM_METRIC_ANY_TENSOR_UTIL, Activity::tensor, "any_tensor_util",
+     "any tensor utilization"},
+    {NVML_GPM_METRIC_DFMA_TENSOR_UTIL, Activity::dfma_tensor, "dfma_tensor_util",
+     "DFMA tensor utilization"},
+    {NVML_GPM_METRIC_HMMA_TENSOR_UTIL, Activity::hmma_tensor, "hmma_tensor_util",
+     "HMMA tensor utilization"},
+    {NVML_GPM_METRIC_IMMA_TENSOR_UTIL, Activity::imma_tensor, "imma_tensor_util",
+     "IMMA tensor utilization"},
     {NVML_GPM_METRIC_DRAM_BW_UTIL, Activity::dram, "dram_bw_util", "DRAM bandwidth utilization"},
     {NVML_GPM_METRIC_FP64_UTIL, Activity::fp64, "fp64_util", "FP64 utilization"},
     {NVML_GPM_METRIC_FP32_UTIL, Activity::fp32, "fp32_util", "FP32 utilization"},
@@ -46,7 +50,8 @@ bool valid(const nvmlGpmSample_st* s) { return s && s->magic == kSampleMagic; }
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* support) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device,
+                                                         nvmlGpmSupport_t* support) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!support) return NVML_ERROR_INVALID_ARGUMENT;
     if (support->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
@@ -82,7 +87,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSamp
     sample->filled = true;
     sample->gpu = i;
     sample->time_s = model.now_s();
-    std::memcpy(sample->activity_seconds, model.gpu(i).dynamics.activity_seconds, sizeof sample->activity_seconds);
+    std::memcpy(sample->activity_seconds, model.gpu(i).dynamics.activity_seconds,
+                sizeof sample->activity_seconds);
     return NVML_SUCCESS;
   });
 }
@@ -95,8 +101,10 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metrics) {
   if (metrics->version != NVML_GPM_METRICS_GET_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
   const nvmlGpmSample_st* a = metrics->sample1;
   const nvmlGpmSample_st* b = metrics->sample2;
-  if (!valid(a) || !valid(b) || !a->filled || !b->filled || a->gpu != b->gpu) return NVML_ERROR_INVALID_ARGUMENT;
-  if (metrics->numMetrics == 0 || metrics->numMetrics > kMaxMetrics) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!valid(a) || !valid(b) || !a->filled || !b->filled || a->gpu != b->gpu)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (metrics->numMetrics == 0 || metrics->numMetrics > kMaxMetrics)
+    return NVML_ERROR_INVALID_ARGUMENT;
   if (context.model().gpu(a->gpu).dynamics.lost) return NVML_ERROR_GPU_IS_LOST;
   const double dt = b->time_s - a->time_s;
   if (!(dt > 0)) return NVML_ERROR_INVALID_ARGUMENT;  // the two samples must be in order and apart
@@ -108,7 +116,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metrics) {
     for (const MetricInfo& info : kMetrics) {
       if (info.id != m.metricId) continue;
       const int slot = static_cast<int>(info.activity);
-      m.value = std::clamp(100.0 * (b->activity_seconds[slot] - a->activity_seconds[slot]) / dt, 0.0, 100.0);
+      m.value = std::clamp(100.0 * (b->activity_seconds[slot] - a->activity_seconds[slot]) / dt,
+                           0.0, 100.0);
       m.nvmlReturn = NVML_SUCCESS;
       m.metricInfo.shortName = const_cast<char*>(info.short_name);
       m.metricInfo.longName = const_cast<char*>(info.long_name);

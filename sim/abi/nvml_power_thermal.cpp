@@ -14,17 +14,20 @@ const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); 
 
 }  // namespace
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device,
+                                                       unsigned int* milliwatts) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!milliwatts) return NVML_ERROR_INVALID_ARGUMENT;
     // Ampere (but GA100) and later report the 1 s average here; older parts the instant power.
     const GpuState& s = state_of(i);
-    *milliwatts = to_mw(spec_of(i).power_average_supported ? average_power_w(s) : s.dynamics.power_w);
+    *milliwatts =
+        to_mw(spec_of(i).power_average_supported ? average_power_w(s) : s.dynamics.power_w);
     return NVML_SUCCESS;
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
+                                                                 unsigned int* milliwatts) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!milliwatts) return NVML_ERROR_INVALID_ARGUMENT;
     *milliwatts = state_of(i).settings.power_limit_mw;
@@ -32,9 +35,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t de
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
-                                                                            unsigned int* min_milliwatts,
-                                                                            unsigned int* max_milliwatts) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(
+    nvmlDevice_t device, unsigned int* min_milliwatts, unsigned int* max_milliwatts) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!min_milliwatts || !max_milliwatts) return NVML_ERROR_INVALID_ARGUMENT;
     *min_milliwatts = to_mw(spec_of(i).power_limit_min_w);
@@ -43,7 +45,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvml
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                                        unsigned int* milliwatts) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!milliwatts) return NVML_ERROR_INVALID_ARGUMENT;
     *milliwatts = to_mw(spec_of(i).power_limit_default_w);
@@ -51,7 +54,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevi
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device,
+                                                               unsigned int* milliwatts) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!milliwatts) return NVML_ERROR_INVALID_ARGUMENT;
     *milliwatts = state_of(i).settings.power_limit_mw;
@@ -59,8 +63,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t devi
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                                   unsigned long long* millijoules) {
+GPUCLK_SIM_EXPORT nvmlReturn_t
+nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* millijoules) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!millijoules) return NVML_ERROR_INVALID_ARGUMENT;
     *millijoules = static_cast<unsigned long long>(state_of(i).dynamics.energy_j * 1000.0);
@@ -68,7 +72,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t 
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
+                                                        nvmlTemperatureSensors_t sensor,
                                                         unsigned int* celsius) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!celsius || sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
@@ -77,22 +82,31 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvm
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
-                                                                 nvmlTemperatureThresholds_t threshold,
-                                                                 unsigned int* celsius) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(
+    nvmlDevice_t device, nvmlTemperatureThresholds_t threshold, unsigned int* celsius) {
   return with_gpu(device, __func__, Access::identity, [&](std::size_t i) {
     if (!celsius) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuSpec& spec = spec_of(i);
     double value = 0;
     switch (threshold) {
-      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: value = spec.shutdown_c; break;
-      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: value = spec.slowdown_c; break;
-      case NVML_TEMPERATURE_THRESHOLD_MEM_MAX: value = spec.memory_max_c; break;
-      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: value = spec.gpu_max_c; break;
+      case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+        value = spec.shutdown_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+        value = spec.slowdown_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+        value = spec.memory_max_c;
+        break;
+      case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+        value = spec.gpu_max_c;
+        break;
       case NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN:
       case NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR:
-      case NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX: return NVML_ERROR_NOT_SUPPORTED;
-      default: return NVML_ERROR_INVALID_ARGUMENT;
+      case NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX:
+        return NVML_ERROR_NOT_SUPPORTED;
+      default:
+        return NVML_ERROR_INVALID_ARGUMENT;
     }
     *celsius = static_cast<unsigned int>(std::lround(value));
     return NVML_SUCCESS;
@@ -112,7 +126,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsign
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                             nvmlUtilization_t* utilization) {
   return with_gpu(device, __func__, Access::telemetry, [&](std::size_t i) {
     if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuState& s = state_of(i);

@@ -19,14 +19,16 @@ void prepare_handles() {
 }
 
 // "domain:bus:device.function" in any of NVML's spellings → numbers; false if malformed.
-bool parse_bus_id(const char* text, unsigned& domain, unsigned& bus, unsigned& device, unsigned& function) {
+bool parse_bus_id(const char* text, unsigned& domain, unsigned& bus, unsigned& device,
+                  unsigned& function) {
   int consumed = 0;
   if (std::sscanf(text, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &consumed) == 4 &&
       text[consumed] == '\0') {
     return true;
   }
   domain = 0;
-  return std::sscanf(text, "%x:%x.%x%n", &bus, &device, &function, &consumed) == 3 && text[consumed] == '\0';
+  return std::sscanf(text, "%x:%x.%x%n", &bus, &device, &function, &consumed) == 3 &&
+         text[consumed] == '\0';
 }
 
 template <typename Match>
@@ -74,11 +76,16 @@ std::optional<std::size_t> index_of(nvmlDevice_t device) {
 
 nvmlReturn_t to_nvml(Status status) {
   switch (status) {
-    case Status::ok: return NVML_SUCCESS;
-    case Status::invalid_argument: return NVML_ERROR_INVALID_ARGUMENT;
-    case Status::not_supported: return NVML_ERROR_NOT_SUPPORTED;
-    case Status::no_permission: return NVML_ERROR_NO_PERMISSION;
-    case Status::gpu_lost: return NVML_ERROR_GPU_IS_LOST;
+    case Status::ok:
+      return NVML_SUCCESS;
+    case Status::invalid_argument:
+      return NVML_ERROR_INVALID_ARGUMENT;
+    case Status::not_supported:
+      return NVML_ERROR_NOT_SUPPORTED;
+    case Status::no_permission:
+      return NVML_ERROR_NO_PERMISSION;
+    case Status::gpu_lost:
+      return NVML_ERROR_GPU_IS_LOST;
   }
   return NVML_ERROR_UNKNOWN;
 }
@@ -104,11 +111,13 @@ GPUCLK_SIM_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
 }
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  return with_system([&](Context& c) { return copy_string(c.scenario().driver_version, version, length); });
+  return with_system(
+      [&](Context& c) { return copy_string(c.scenario().driver_version, version, length); });
 }
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
-  return with_system([&](Context& c) { return copy_string(c.scenario().nvml_version, version, length); });
+  return with_system(
+      [&](Context& c) { return copy_string(c.scenario().nvml_version, version, length); });
 }
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
@@ -127,7 +136,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
+                                                             nvmlDevice_t* device) {
   Context& context = Context::get();
   std::lock_guard<std::recursive_mutex> guard(context.mutex());
   if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
@@ -140,7 +150,8 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlD
   return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) { return g.uuid == uuid; });
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id,
+                                                                nvmlDevice_t* device) {
   unsigned domain = 0, bus = 0, dev = 0, function = 0;
   if (!bus_id) return NVML_ERROR_INVALID_ARGUMENT;
   if (!parse_bus_id(bus_id, domain, bus, dev, function)) {

@@ -76,7 +76,8 @@ std::filesystem::path resolve_scenario(const std::string& value, bool& by_name) 
     auto file = dir / (value + ".toml");
     if (std::filesystem::exists(file)) return file;
   }
-  throw ScenarioError("no scenario named '" + value + "' (looked in the scenarios directory next to " +
+  throw ScenarioError("no scenario named '" + value +
+                      "' (looked in the scenarios directory next to " +
                       "libnvml-sim.so; set GPUCLK_SIM_SCENARIO to a name or a .toml path)");
 }
 
@@ -105,8 +106,9 @@ bool Context::ensure_loaded() {
       std::string stem = scenario_->name;
       if (!by_name) {
         char suffix[20];
-        std::snprintf(suffix, sizeof suffix, "-%08llx",
-                      static_cast<unsigned long long>(hash(scenario_path_.string()) & 0xffffffffULL));
+        std::snprintf(
+            suffix, sizeof suffix, "-%08llx",
+            static_cast<unsigned long long>(hash(scenario_path_.string()) & 0xffffffffULL));
         stem += suffix;
       }
       state_path = "/tmp/gpuclk-sim-" + std::to_string(::getuid()) + "-" + stem + ".state";
@@ -116,7 +118,8 @@ bool Context::ensure_loaded() {
       char* end = nullptr;
       const double v = std::strtod(s, &end);
       if (end == s || *end != '\0' || !(v >= 0) || !std::isfinite(v)) {
-        throw ScenarioError(std::string("GPUCLK_SIM_SPEED: expected a number >= 0, got '") + s + "'");
+        throw ScenarioError(std::string("GPUCLK_SIM_SPEED: expected a number >= 0, got '") + s +
+                            "'");
       }
       speed_ = v;
       speed_from_env_ = true;
@@ -190,7 +193,8 @@ bool Context::decode(const std::string& bytes) {
   anchor_sim_s_ = h.anchor_sim_s;
   if (speed_from_env_ && h.speed != speed_) {
     // This process runs time at another speed: continue from the simulated now, at ours.
-    const double now = h.anchor_sim_s + static_cast<double>(wall_ns() - h.anchor_wall_ns) * 1e-9 * h.speed;
+    const double now =
+        h.anchor_sim_s + static_cast<double>(wall_ns() - h.anchor_wall_ns) * 1e-9 * h.speed;
     anchor_wall_ns_ = wall_ns();
     anchor_sim_s_ = std::max(now, model_->now_s());
   } else {
@@ -205,7 +209,8 @@ void Context::save() {
     state_->write(encode());
   } catch (const std::exception& e) {
     // Still a working simulator, only not shared with other processes: say so once.
-    if (!save_failed_) std::fprintf(stderr, "libnvml-sim: state not shared with other processes: %s\n", e.what());
+    if (!save_failed_)
+      std::fprintf(stderr, "libnvml-sim: state not shared with other processes: %s\n", e.what());
     save_failed_ = true;
   }
 }
@@ -270,7 +275,8 @@ void Context::reset() {
   save();
 }
 
-std::optional<nvmlReturn_t> Context::injected_error(std::size_t gpu, const char* function, bool telemetry) {
+std::optional<nvmlReturn_t> Context::injected_error(std::size_t gpu, const char* function,
+                                                    bool telemetry) {
   const GpuConfig& config = scenario_->gpus[gpu];
   const double t = model_->now_s();
   for (const InjectedError& e : config.errors) {
@@ -278,7 +284,8 @@ std::optional<nvmlReturn_t> Context::injected_error(std::size_t gpu, const char*
     if (matches && t >= e.from_s && t < e.until_s) return static_cast<nvmlReturn_t>(e.code);
   }
   if (telemetry && config.read_error_rate > 0) {
-    const std::uint64_t r = splitmix64(scenario_->seed ^ (static_cast<std::uint64_t>(gpu) << 40) ^ ++call_counter_);
+    const std::uint64_t r =
+        splitmix64(scenario_->seed ^ (static_cast<std::uint64_t>(gpu) << 40) ^ ++call_counter_);
     const double u = static_cast<double>(r >> 11) * 0x1.0p-53;
     if (u < config.read_error_rate) return static_cast<nvmlReturn_t>(config.read_error_code);
   }

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "node_model.h"
+#include "nvml/nvml_abi.h"
 #include "scenario.h"
 #include "state_file.h"
-#include "nvml/nvml_abi.h"
 
 namespace gpuclk::sim::abi {
 
@@ -60,7 +60,7 @@ class Context {
  private:
   Context() = default;
   void load_or_create(bool have_lock);  // state file → model, or a fresh model (saved)
-  void save();               // model → state file (caller holds the file lock)
+  void save();                          // model → state file (caller holds the file lock)
   std::string encode() const;
   bool decode(const std::string& bytes);
 

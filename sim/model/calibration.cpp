@@ -20,8 +20,8 @@ struct Tick {
   bool capped;
 };
 
-PhaseMeasurement summarize(const std::string& name, std::size_t index, const std::vector<Tick>& ticks,
-                           double flops, double bytes) {
+PhaseMeasurement summarize(const std::string& name, std::size_t index,
+                           const std::vector<Tick>& ticks, double flops, double bytes) {
   PhaseMeasurement m;
   m.name = name;
   m.phase_index = index;
@@ -53,7 +53,8 @@ PhaseMeasurement summarize(const std::string& name, std::size_t index, const std
 
 }  // namespace
 
-std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu, double until_s) {
+std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu,
+                                             double until_s) {
   NodeModel model(std::make_shared<const Scenario>(scenario));
   std::vector<PhaseMeasurement> out;
   std::vector<Tick> ticks;
@@ -62,7 +63,9 @@ std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size
   double flops0 = 0;
   double bytes0 = 0;
   auto flush = [&](const GpuDynamics& d) {
-    if (!ticks.empty()) out.push_back(summarize(name, index, ticks, d.total_flops - flops0, d.total_dram_bytes - bytes0));
+    if (!ticks.empty())
+      out.push_back(
+          summarize(name, index, ticks, d.total_flops - flops0, d.total_dram_bytes - bytes0));
     ticks.clear();
     flops0 = d.total_flops;
     bytes0 = d.total_dram_bytes;
@@ -80,7 +83,8 @@ std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size
     }
     model.step(kTickSeconds);
     const GpuDynamics& d = model.gpu(gpu).dynamics;
-    ticks.push_back({static_cast<double>(k) * kTickSeconds, d.power_w, static_cast<double>(d.sm_mhz), d.die_c,
+    ticks.push_back({static_cast<double>(k) * kTickSeconds, d.power_w,
+                     static_cast<double>(d.sm_mhz), d.die_c,
                      (d.event_reasons & reason::sw_power_cap) != 0});
   }
   flush(model.gpu(gpu).dynamics);
@@ -95,7 +99,8 @@ std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
   for (const PhaseMeasurement& m : phases) first.emplace(m.name, m);  // first occurrence of each
   auto get = [&](const std::string& name) -> const PhaseMeasurement& {
     auto it = first.find(name);
-    if (it == first.end()) throw std::runtime_error("calibration scenario has no phase '" + name + "'");
+    if (it == first.end())
+      throw std::runtime_error("calibration scenario has no phase '" + name + "'");
     return it->second;
   };
   // calibration/h100/README.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
@@ -113,29 +118,36 @@ std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
   rows.push_back({"TF32 GEMM 8192³", "power W", 694, tf32.average_power_w, pct(694, 5)});
   rows.push_back({"TF32 GEMM 8192³", "SM clock MHz", 1425, tf32.median_sm_mhz, 45});
   rows.push_back({"TF32 GEMM 8192³", "rate TFLOP/s", 357, tf32.flops_per_s / 1e12, pct(357, 5)});
-  rows.push_back({"TF32 GEMM 8192³", "time power-capped %", 97, 100 * tf32.power_capped_fraction, 5});
+  rows.push_back(
+      {"TF32 GEMM 8192³", "time power-capped %", 97, 100 * tf32.power_capped_fraction, 5});
   const PhaseMeasurement& bf16 = get("gemm_bf16");
   rows.push_back({"BF16 GEMM 8192³", "power W", 697, bf16.average_power_w, pct(697, 5)});
   rows.push_back({"BF16 GEMM 8192³", "SM clock MHz", 1410, bf16.median_sm_mhz, 45});
   rows.push_back({"BF16 GEMM 8192³", "rate TFLOP/s", 681, bf16.flops_per_s / 1e12, pct(681, 5)});
-  rows.push_back({"BF16 GEMM 8192³", "time power-capped %", 98, 100 * bf16.power_capped_fraction, 5});
+  rows.push_back(
+      {"BF16 GEMM 8192³", "time power-capped %", 98, 100 * bf16.power_capped_fraction, 5});
   const PhaseMeasurement& copy = get("copy_1GiB");
   rows.push_back({"device copy 1 GiB", "power W", 540, copy.average_power_w, pct(540, 5)});
   rows.push_back({"device copy 1 GiB", "SM clock MHz", 1980, copy.median_sm_mhz, 0});
-  rows.push_back({"device copy 1 GiB", "rate TB/s", 3.00, copy.dram_bytes_per_s / 1e12, pct(3.00, 5)});
+  rows.push_back(
+      {"device copy 1 GiB", "rate TB/s", 3.00, copy.dram_bytes_per_s / 1e12, pct(3.00, 5)});
   const PhaseMeasurement& gap = get("gap");
-  rows.push_back({"idle after work (context held)", "power W", 120, gap.average_power_w, pct(120, 10)});
+  rows.push_back(
+      {"idle after work (context held)", "power W", 120, gap.average_power_w, pct(120, 10)});
   rows.push_back({"idle after work (context held)", "SM clock MHz", 1980, gap.median_sm_mhz, 0});
   return rows;
 }
 
 std::string format_calibration_table(const std::vector<CalibrationRow>& rows) {
-  std::string out = "| workload | quantity | measured | simulated | error | within |\n|---|---|---:|---:|---:|---|\n";
+  std::string out =
+      "| workload | quantity | measured | simulated | error | within "
+      "|\n|---|---|---:|---:|---:|---|\n";
   char line[256];
   for (const CalibrationRow& r : rows) {
     const double error = r.measured != 0 ? 100 * (r.simulated - r.measured) / r.measured : 0;
-    std::snprintf(line, sizeof line, "| %s | %s | %.4g | %.4g | %+.1f %% | %s |\n", r.workload.c_str(),
-                  r.quantity.c_str(), r.measured, r.simulated, error, r.ok() ? "yes" : "NO");
+    std::snprintf(line, sizeof line, "| %s | %s | %.4g | %.4g | %+.1f %% | %s |\n",
+                  r.workload.c_str(), r.quantity.c_str(), r.measured, r.simulated, error,
+                  r.ok() ? "yes" : "NO");
     out += line;
   }
   return out;

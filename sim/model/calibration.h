@@ -15,7 +15,7 @@ struct PhaseMeasurement {
   std::size_t phase_index = 0;
   double start_s = 0;
   double duration_s = 0;
-  double average_power_w = 0;      // energy / duration
+  double average_power_w = 0;  // energy / duration
   double median_sm_mhz = 0;
   double min_sm_mhz = 0;
   double max_sm_mhz = 0;
@@ -23,14 +23,15 @@ struct PhaseMeasurement {
   double dram_bytes_per_s = 0;
   double power_capped_fraction = 0;  // of the phase's ticks with the SW power cap reason
   double die_start_c = 0;
-  double die_after_6s_c = 0;         // as far into the phase as bench_power.json ran
+  double die_after_6s_c = 0;  // as far into the phase as bench_power.json ran
   double die_end_c = 0;
-  double max_power_w = 0;            // highest instant power of any tick
+  double max_power_w = 0;  // highest instant power of any tick
 };
 
 // Steps GPU `gpu` of `scenario` from power-on to `until_s` and measures every phase it ran
 // (a phase that repeats is measured per occurrence, in order).
-std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu, double until_s);
+std::vector<PhaseMeasurement> measure_phases(const Scenario& scenario, std::size_t gpu,
+                                             double until_s);
 
 // One row of the calibration table: what the H100 did, what the model does, within tolerance?
 struct CalibrationRow {

@@ -11,17 +11,22 @@ namespace {
 
 // Guards a workload of many tiny phases; coarse (fast-forward) steps may cross more.
 constexpr int kMaxPhasesPerTick = 64;
-int max_phases(double dt) { return static_cast<int>(kMaxPhasesPerTick * std::max(1.0, dt / kTickSeconds)); }
+int max_phases(double dt) {
+  return static_cast<int>(kMaxPhasesPerTick * std::max(1.0, dt / kTickSeconds));
+}
 constexpr double kHwSlowdownHysteresisC = 3;
 constexpr double kSwThermalReleaseC = 1;
 
 double phase_amount(const Phase& phase) {
   switch (phase.kind) {
-    case PhaseKind::compute: return phase.flops;
+    case PhaseKind::compute:
+      return phase.flops;
     case PhaseKind::memory:
-    case PhaseKind::transfer: return phase.bytes;
+    case PhaseKind::transfer:
+      return phase.bytes;
     case PhaseKind::idle:
-    case PhaseKind::off: return phase.seconds;
+    case PhaseKind::off:
+      return phase.seconds;
   }
   return 0;
 }
@@ -85,8 +90,9 @@ std::uint32_t power_capped_clock(const GpuConfig& config, const Phase& phase, co
 
 // The phases that may run during the step [now_s, now_s + dt): the current one and, if it could
 // end within the step even at the ceiling clock, the ones after it.
-std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynamics& d, const Phase& now,
-                                         std::uint32_t ceiling, double now_s, double dt) {
+std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynamics& d,
+                                         const Phase& now, std::uint32_t ceiling, double now_s,
+                                         double dt) {
   std::vector<const Phase*> out{&now};
   const auto& phases = config.workload.phases;
   std::size_t index = d.phase_index;
@@ -101,7 +107,8 @@ std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynam
   }
   for (int n = 0; n < max_phases(dt) && index < phases.size(); ++n) {
     const Phase& p = phases[index];
-    const PhaseRates r = phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config));
+    const PhaseRates r =
+        phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config));
     if (r.work_per_s <= 0) break;
     left -= (phase_amount(p) - done) / r.work_per_s;
     if (left <= 0) break;
@@ -118,7 +125,8 @@ void next_phase(const GpuConfig& config, GpuDynamics& d) {
   ++d.phase_index;
   if (d.phase_index >= config.workload.phases.size()) {
     ++d.iterations;
-    d.phase_index = config.workload.repeat ? 0 : static_cast<std::uint32_t>(config.workload.phases.size());
+    d.phase_index =
+        config.workload.repeat ? 0 : static_cast<std::uint32_t>(config.workload.phases.size());
   }
 }
 
@@ -248,7 +256,8 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 
   // Work at these clocks; power follows from what ran.
   const TickActivity activity = run_workload(config, d, now_s, dt);
-  const double power = board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
+  const double power =
+      board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
   d.last = activity;
   d.power_w = power;
   d.energy_j += power * dt;
@@ -277,7 +286,8 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   if (!context) reasons |= reason::gpu_idle;
   if (context && range.high_mhz < spec.sm_max_mhz) reasons |= reason::applications_clocks;
   if (f < ceiling) reasons |= reason::sw_power_cap;
-  if (spec.floor_sm_clock(d.thermal_cap_mhz) < wanted && f >= spec.floor_sm_clock(d.thermal_cap_mhz)) {
+  if (spec.floor_sm_clock(d.thermal_cap_mhz) < wanted &&
+      f >= spec.floor_sm_clock(d.thermal_cap_mhz)) {
     reasons |= reason::sw_thermal;
   }
   if (d.hw_slowdown) reasons |= reason::hw_slowdown | reason::hw_thermal;
@@ -294,7 +304,8 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   }
 
   if (d.die_c > spec.gpu_max_c) {
-    d.thermal_cap_mhz = std::max(spec.sm_min_mhz, std::min(d.thermal_cap_mhz, f) - spec.sm_step_mhz);
+    d.thermal_cap_mhz =
+        std::max(spec.sm_min_mhz, std::min(d.thermal_cap_mhz, f) - spec.sm_step_mhz);
   } else if (d.die_c < spec.gpu_max_c - kSwThermalReleaseC) {
     d.thermal_cap_mhz = std::min(spec.sm_max_mhz, d.thermal_cap_mhz + spec.sm_step_mhz);
   }
@@ -318,7 +329,11 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 double average_power_w(const GpuState& state) {
   return window_sum(state.dynamics.window_power_w) / kWindowTicks;
 }
-double average_busy(const GpuState& state) { return window_sum(state.dynamics.window_busy) / kWindowTicks; }
-double average_dram(const GpuState& state) { return window_sum(state.dynamics.window_dram) / kWindowTicks; }
+double average_busy(const GpuState& state) {
+  return window_sum(state.dynamics.window_busy) / kWindowTicks;
+}
+double average_dram(const GpuState& state) {
+  return window_sum(state.dynamics.window_dram) / kWindowTicks;
+}
 
 }  // namespace gpuclk::sim

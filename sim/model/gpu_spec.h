@@ -13,7 +13,14 @@
 namespace gpuclk::sim {
 
 // The subset of NVML's device architecture numbers (nvmlDeviceArchitecture_t) we model.
-enum class Architecture : std::uint32_t { volta = 5, turing = 6, ampere = 7, ada = 8, hopper = 9, blackwell = 10 };
+enum class Architecture : std::uint32_t {
+  volta = 5,
+  turing = 6,
+  ampere = 7,
+  ada = 8,
+  hopper = 9,
+  blackwell = 10
+};
 
 struct GpuSpec {
   std::string key;  // model file stem, e.g. "h100-sxm5-80gb"
@@ -29,14 +36,14 @@ struct GpuSpec {
   std::uint32_t cuda_cores = 0;
   std::uint32_t memory_bus_width_bits = 0;
   std::uint64_t memory_total_bytes = 0;
-  std::uint64_t memory_reserved_bytes = 0;  // used with no process (driver reservation)
+  std::uint64_t memory_reserved_bytes = 0;        // used with no process (driver reservation)
   std::uint64_t bar1_total_bytes = 256ULL << 20;  // BAR1 aperture
 
   // Clocks. SM clocks run from sm_min to sm_max in sm_step, for every memory clock.
   std::uint32_t sm_min_mhz = 0;
   std::uint32_t sm_max_mhz = 0;
   std::uint32_t sm_step_mhz = 15;
-  std::uint32_t sm_base_mhz = 0;  // the "TDP" clock NVML_CLOCK_LIMIT_ID_TDP locks to
+  std::uint32_t sm_base_mhz = 0;                 // the "TDP" clock NVML_CLOCK_LIMIT_ID_TDP locks to
   std::vector<std::uint32_t> memory_clocks_mhz;  // supported memory clocks, descending
   std::uint32_t default_app_sm_mhz = 0;
   std::uint32_t default_app_memory_mhz = 0;
@@ -48,15 +55,15 @@ struct GpuSpec {
   double power_limit_min_w = 0;
   double power_limit_max_w = 0;
   double power_limit_default_w = 0;
-  double static_w = 0;             // leakage and board at static_reference_c, no clock running
+  double static_w = 0;  // leakage and board at static_reference_c, no clock running
   double static_reference_c = 0;
-  double leakage_w_per_c = 0;      // leakage slope with die temperature
-  double memory_interface_w = 0;   // HBM/GDDR interface at the max memory clock, ∝ memory clock
-  double clock_tree_w = 0;         // clocks running, nothing issued, at sm_max and its voltage
-  Curve voltage_curve;             // x: SM MHz, y: volts
+  double leakage_w_per_c = 0;     // leakage slope with die temperature
+  double memory_interface_w = 0;  // HBM/GDDR interface at the max memory clock, ∝ memory clock
+  double clock_tree_w = 0;        // clocks running, nothing issued, at sm_max and its voltage
+  Curve voltage_curve;            // x: SM MHz, y: volts
   PerDataType<double> pipe_full_w{};  // dynamic W with that pipe 100 % busy at sm_max (0: no pipe)
-  double load_store_full_w = 0;    // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
-  double dram_joules_per_byte = 0; // DRAM + fabric energy per byte moved
+  double load_store_full_w = 0;     // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
+  double dram_joules_per_byte = 0;  // DRAM + fabric energy per byte moved
   double pcie_joules_per_byte = 0;
 
   // Throughput (roofline).
@@ -74,8 +81,8 @@ struct GpuSpec {
   double sink_heat_capacity_j_per_k = 0;
   double memory_temp_offset_c = 0;  // HBM temperature above the die's heat sink
   double shutdown_c = 0;
-  double slowdown_c = 0;            // HW slowdown (clocks halved)
-  double gpu_max_c = 0;             // SW thermal slowdown target
+  double slowdown_c = 0;  // HW slowdown (clocks halved)
+  double gpu_max_c = 0;   // SW thermal slowdown target
   double memory_max_c = 0;
 
   // Bus and features.
@@ -105,8 +112,12 @@ struct GpuSpec {
     }
     return false;
   }
-  std::uint32_t max_memory_mhz() const { return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.front(); }
-  std::uint32_t min_memory_mhz() const { return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.back(); }
+  std::uint32_t max_memory_mhz() const {
+    return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.front();
+  }
+  std::uint32_t min_memory_mhz() const {
+    return memory_clocks_mhz.empty() ? 0 : memory_clocks_mhz.back();
+  }
   // Highest supported SM clock ≤ mhz (sm_min if none).
   std::uint32_t floor_sm_clock(std::uint32_t mhz) const {
     if (mhz >= sm_max_mhz) return sm_max_mhz;

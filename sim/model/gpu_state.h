@@ -9,8 +9,8 @@
 
 namespace gpuclk::sim {
 
-inline constexpr double kTickSeconds = 0.01;      // model step; every state change is on a tick
-inline constexpr int kWindowTicks = 100;          // 1 s: power average, utilization window
+inline constexpr double kTickSeconds = 0.01;  // model step; every state change is on a tick
+inline constexpr int kWindowTicks = 100;      // 1 s: power average, utilization window
 
 // Clock event reason bits, as NVML numbers them.
 namespace reason {
@@ -27,12 +27,34 @@ inline constexpr std::uint64_t all_supported = 0x1ff;
 }  // namespace reason
 
 // Policies NVML keeps violation time for, in nvmlPerfPolicyType_t order (0..5, then 10, 11).
-enum class Policy : int { power, thermal, sync_boost, board_limit, low_utilization, reliability,
-                          total_app_clocks, total_base_clocks, count };
+enum class Policy : int {
+  power,
+  thermal,
+  sync_boost,
+  board_limit,
+  low_utilization,
+  reliability,
+  total_app_clocks,
+  total_base_clocks,
+  count
+};
 
 // Time integrals (fraction × seconds) that GPM samples difference.
-enum class Activity : int { graphics, sm_active, sm_occupancy, integer, tensor, dfma_tensor,
-                            hmma_tensor, imma_tensor, dram, fp64, fp32, fp16, count };
+enum class Activity : int {
+  graphics,
+  sm_active,
+  sm_occupancy,
+  integer,
+  tensor,
+  dfma_tensor,
+  hmma_tensor,
+  imma_tensor,
+  dram,
+  fp64,
+  fp32,
+  fp16,
+  count
+};
 
 struct GpuSettings {
   std::uint32_t locked_sm_min_mhz = 0;  // both 0: no GPU clock lock
@@ -47,9 +69,9 @@ struct GpuSettings {
 
 // What the GPU did during the last tick, as fractions 0..1 unless a unit says otherwise.
 struct TickActivity {
-  double busy = 0;                 // a kernel ran (utilization.gpu)
-  double pipe[kDataTypeCount] = {}; // achieved / peak rate of each data type's pipe
-  double dram = 0;                 // DRAM bandwidth used / peak at the current memory clock
+  double busy = 0;                   // a kernel ran (utilization.gpu)
+  double pipe[kDataTypeCount] = {};  // achieved / peak rate of each data type's pipe
+  double dram = 0;                   // DRAM bandwidth used / peak at the current memory clock
   double activity[static_cast<int>(Activity::count)] = {};
   double flops_per_s = 0;
   double dram_bytes_per_s = 0;
@@ -60,15 +82,15 @@ struct TickActivity {
 struct GpuDynamics {
   std::uint32_t sm_mhz = 0;
   std::uint32_t memory_mhz = 0;
-  std::uint32_t thermal_cap_mhz = 0;   // SW thermal controller's ceiling
-  std::uint32_t hw_slowdown = 0;       // 1 while HW thermal slowdown holds
-  std::uint32_t context_active = 0;    // a process holds a context
+  std::uint32_t thermal_cap_mhz = 0;  // SW thermal controller's ceiling
+  std::uint32_t hw_slowdown = 0;      // 1 while HW thermal slowdown holds
+  std::uint32_t context_active = 0;   // a process holds a context
   std::uint32_t lost = 0;
   std::uint64_t event_reasons = 0;
   double die_c = 0;
   double sink_c = 0;
-  double power_w = 0;                  // instant (this tick)
-  double energy_j = 0;                 // since t = 0
+  double power_w = 0;   // instant (this tick)
+  double energy_j = 0;  // since t = 0
   double window_power_w[kWindowTicks] = {};
   double window_busy[kWindowTicks] = {};
   double window_dram[kWindowTicks] = {};
@@ -78,14 +100,14 @@ struct GpuDynamics {
   std::uint64_t violation_ns[static_cast<int>(Policy::count)] = {};
   // Workload progress.
   std::uint32_t phase_index = 0;
-  std::uint32_t started = 0;           // the workload's start time has passed
-  std::uint64_t iterations = 0;        // completed passes over the phases
-  double phase_done = 0;               // FLOPs, bytes or seconds done in the current phase
+  std::uint32_t started = 0;     // the workload's start time has passed
+  std::uint64_t iterations = 0;  // completed passes over the phases
+  double phase_done = 0;         // FLOPs, bytes or seconds done in the current phase
   double total_flops = 0;
   double total_dram_bytes = 0;
   double total_pcie_bytes = 0;
   // ECC.
-  double ecc_corrected_accrued = 0;    // fractional errors not yet counted
+  double ecc_corrected_accrued = 0;  // fractional errors not yet counted
   std::uint64_t ecc_corrected_volatile = 0;
   std::uint64_t ecc_corrected_aggregate = 0;
   std::uint64_t ecc_uncorrected_volatile = 0;

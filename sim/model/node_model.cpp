@@ -37,11 +37,13 @@ void NodeModel::advance_to(double t_s) {
   const auto target = static_cast<std::uint64_t>(std::floor(t_s / kTickSeconds + 1e-9));
   if (target <= tick_) return;
   // Coarse steps of whole seconds, longer for longer gaps; the same for every GPU.
-  const std::uint64_t coarse = 100 * std::max<std::uint64_t>(1, (target - tick_) / 100 / kMaxCoarseSteps);
+  const std::uint64_t coarse =
+      100 * std::max<std::uint64_t>(1, (target - tick_) / 100 / kMaxCoarseSteps);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     std::uint64_t t = tick_;
     while (target - t > kFastForwardTicks && target - t > kFineTailTicks + coarse) {
-      step_gpu(config(i), gpus_[i], static_cast<double>(t) * kTickSeconds, static_cast<double>(coarse) * kTickSeconds);
+      step_gpu(config(i), gpus_[i], static_cast<double>(t) * kTickSeconds,
+               static_cast<double>(coarse) * kTickSeconds);
       t += coarse;
     }
     for (; t < target; ++t) {
@@ -152,7 +154,8 @@ std::string NodeModel::serialize() const {
   h.tick = tick_;
   std::string out(sizeof h + gpus_.size() * sizeof(GpuState), '\0');
   std::memcpy(out.data(), &h, sizeof h);
-  if (!gpus_.empty()) std::memcpy(out.data() + sizeof h, gpus_.data(), gpus_.size() * sizeof(GpuState));
+  if (!gpus_.empty())
+    std::memcpy(out.data() + sizeof h, gpus_.data(), gpus_.size() * sizeof(GpuState));
   return out;
 }
 
@@ -166,7 +169,8 @@ bool NodeModel::deserialize(std::string_view bytes) {
     return false;
   }
   tick_ = h.tick;
-  if (!gpus_.empty()) std::memcpy(gpus_.data(), bytes.data() + sizeof h, gpus_.size() * sizeof(GpuState));
+  if (!gpus_.empty())
+    std::memcpy(gpus_.data(), bytes.data() + sizeof h, gpus_.size() * sizeof(GpuState));
   return true;
 }
 

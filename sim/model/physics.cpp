@@ -23,8 +23,12 @@ void fill_pipe_metrics(TickActivity& a, DataType type, double pipe_utilization) 
   a.pipe[static_cast<int>(type)] = pipe_utilization;
   auto set = [&](Activity which, double v) { a.activity[static_cast<int>(which)] = v; };
   switch (type) {
-    case DataType::fp64: set(Activity::fp64, pipe_utilization); break;
-    case DataType::fp32: set(Activity::fp32, pipe_utilization); break;
+    case DataType::fp64:
+      set(Activity::fp64, pipe_utilization);
+      break;
+    case DataType::fp32:
+      set(Activity::fp32, pipe_utilization);
+      break;
     case DataType::tf32:
     case DataType::fp16:
     case DataType::bf16:
@@ -81,8 +85,8 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
   const double efficiency = efficiency_of(spec, phase);
   const double peak_bw = peak_dram_bandwidth(spec, memory_mhz);
   // The roofline's bandwidth roof: what a copy kernel reaches at these clocks.
-  const double bw_roof = spec.memory_default_efficiency *
-                         reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
+  const double bw_roof =
+      spec.memory_default_efficiency * reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
   switch (phase.kind) {
     case PhaseKind::compute: {
       const double peak = peak_flops(spec, phase.dtype, sm_mhz);
@@ -148,10 +152,11 @@ double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double
   const double switching = spec.clock_tree_w + pipes + spec.load_store_full_w * activity.dram;
   const double leakage = spec.static_w + spec.leakage_w_per_c * (die_c - spec.static_reference_c);
   const double memory_interface = spec.memory_interface_w * memory_mhz / spec.max_memory_mhz();
-  const double traffic = spec.dram_joules_per_byte * activity.dram_bytes_per_s +
-                         spec.pcie_joules_per_byte *
-                             (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s);
-  return std::max(0.0, leakage * leakage_factor) + memory_interface + dynamic_scale(spec, sm_mhz) * switching + traffic;
+  const double traffic =
+      spec.dram_joules_per_byte * activity.dram_bytes_per_s +
+      spec.pcie_joules_per_byte * (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s);
+  return std::max(0.0, leakage * leakage_factor) + memory_interface +
+         dynamic_scale(spec, sm_mhz) * switching + traffic;
 }
 
 }  // namespace gpuclk::sim

@@ -27,18 +27,19 @@ struct InjectedError {
 struct GpuConfig {
   std::shared_ptr<const GpuSpec> spec;
   std::uint32_t index = 0;
-  std::string uuid;    // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   std::string serial;
   std::uint32_t pci_domain = 0;
   std::uint32_t pci_bus = 0;
   std::uint32_t pci_device = 0;
   std::uint32_t numa_node = 0;
-  std::uint32_t pcie_switch = 0;         // GPUs on the same switch are NVML_TOPOLOGY_SINGLE apart
-  std::uint32_t pcie_generation = 0;     // current link (trained) generation and width
+  std::uint32_t pcie_switch = 0;      // GPUs on the same switch are NVML_TOPOLOGY_SINGLE apart
+  std::uint32_t pcie_generation = 0;  // current link (trained) generation and width
   std::uint32_t pcie_width = 0;
-  std::uint32_t pcie_slot_max_generation = 0;  // what the slot allows (nvmlDeviceGetMaxPcieLinkGeneration)
-  double cooling_factor = 1;             // multiplies the heat sink's thermal resistance
-  double leakage_factor = 1;             // multiplies static power and leakage (silicon lottery)
+  std::uint32_t pcie_slot_max_generation =
+      0;                      // what the slot allows (nvmlDeviceGetMaxPcieLinkGeneration)
+  double cooling_factor = 1;  // multiplies the heat sink's thermal resistance
+  double leakage_factor = 1;  // multiplies static power and leakage (silicon lottery)
   double ambient_c = 0;
 
   // Settings at power-on (the driver's defaults unless the scenario says otherwise).
@@ -56,25 +57,25 @@ struct GpuConfig {
 
   // Faults.
   double lost_at_s = std::numeric_limits<double>::infinity();
-  double read_error_rate = 0;            // probability a read fails transiently
-  std::uint32_t read_error_code = 999;   // NVML code it fails with (default NVML_ERROR_UNKNOWN)
+  double read_error_rate = 0;           // probability a read fails transiently
+  std::uint32_t read_error_code = 999;  // NVML code it fails with (default NVML_ERROR_UNKNOWN)
   std::vector<InjectedError> errors;
 };
 
 struct Scenario {
-  std::string name;                 // file stem
+  std::string name;  // file stem
   std::filesystem::path path;
-  std::uint64_t fingerprint = 0;    // hash of the scenario and model files' text
+  std::uint64_t fingerprint = 0;  // hash of the scenario and model files' text
   std::string description;
-  bool privileged = true;           // writes need root on a real host
+  bool privileged = true;  // writes need root on a real host
   std::string driver_version;
   std::string nvml_version;
   int cuda_driver_version = 0;
-  std::uint32_t init_error = 0;     // NVML code nvmlInit_v2 returns (0: it succeeds)
+  std::uint32_t init_error = 0;  // NVML code nvmlInit_v2 returns (0: it succeeds)
   std::uint64_t seed = 1;
-  std::uint32_t cpu_count = 0;      // logical CPUs, split evenly over numa_nodes
+  std::uint32_t cpu_count = 0;  // logical CPUs, split evenly over numa_nodes
   std::uint32_t numa_nodes = 1;
-  bool nvswitch = false;            // NVLinks go to NVSwitches (else no NVLink)
+  bool nvswitch = false;  // NVLinks go to NVSwitches (else no NVLink)
   std::vector<GpuConfig> gpus;
 };
 

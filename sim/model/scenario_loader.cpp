@@ -44,7 +44,8 @@ std::string make_uuid(const std::string& scenario, std::uint32_t index) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
                 static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+                static_cast<unsigned>(b >> 48),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
 
@@ -88,9 +89,11 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   p.sm_occupancy = t.number_or("sm_occupancy", -1);
   p.pcie_bytes_per_s = t.number_or("gb_per_s", 0) * 1e9;
   const std::string direction = t.text_or("direction", "to_device");
-  if (direction != "to_device" && direction != "to_host") t.fail("direction", "expected to_device or to_host");
+  if (direction != "to_device" && direction != "to_host")
+    t.fail("direction", "expected to_device or to_host");
   p.to_host = direction == "to_host";
-  if (p.kind == PhaseKind::compute && p.flops <= 0) t.fail("tflop", "a compute phase needs tflop or flops > 0");
+  if (p.kind == PhaseKind::compute && p.flops <= 0)
+    t.fail("tflop", "a compute phase needs tflop or flops > 0");
   if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer) && p.bytes <= 0) {
     t.fail("gib", "a memory or transfer phase needs gib, gb or bytes > 0");
   }
@@ -118,23 +121,26 @@ Workload parse_workload(const TomlAccess& t, const std::string& name, const GpuS
     w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB)};
   }
   const toml::node* phases = t.table().get("phases");
-  if (!phases || !phases->is_array_of_tables()) t.fail("phases", "expected [[workloads." + name + ".phases]]");
+  if (!phases || !phases->is_array_of_tables())
+    t.fail("phases", "expected [[workloads." + name + ".phases]]");
   int n = 0;
   for (const toml::node& e : *phases->as_array()) {
-    w.phases.push_back(parse_phase(TomlAccess(*e.as_table(), t.where() + " phases[" + std::to_string(n++) + "]"), spec));
+    w.phases.push_back(parse_phase(
+        TomlAccess(*e.as_table(), t.where() + " phases[" + std::to_string(n++) + "]"), spec));
   }
   return w;
 }
 
 // Applies the per-GPU keys of `t` ([gpu_defaults] or one [[gpu]]) to `gpu`.
-void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vector<std::filesystem::path>& model_dirs,
-                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs, std::string& fingerprint_text,
-                    GpuConfig& gpu);
+void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
+                    const std::vector<std::filesystem::path>& model_dirs,
+                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
+                    std::string& fingerprint_text, GpuConfig& gpu);
 
-std::shared_ptr<const GpuSpec> find_spec(const TomlAccess& t, const std::string& key,
-                                         const std::vector<std::filesystem::path>& model_dirs,
-                                         std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
-                                         std::string& fingerprint_text) {
+std::shared_ptr<const GpuSpec> find_spec(
+    const TomlAccess& t, const std::string& key,
+    const std::vector<std::filesystem::path>& model_dirs,
+    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs, std::string& fingerprint_text) {
   if (auto it = specs.find(key); it != specs.end()) return it->second;
   for (const auto& dir : model_dirs) {
     const auto file = dir / "models" / (key + ".toml");
@@ -145,17 +151,20 @@ std::shared_ptr<const GpuSpec> find_spec(const TomlAccess& t, const std::string&
       return spec;
     }
   }
-  t.fail("gpu_model", "no model file models/" + key + ".toml next to the scenario or in the installed scenarios");
+  t.fail("gpu_model", "no model file models/" + key +
+                          ".toml next to the scenario or in the installed scenarios");
 }
 
-void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vector<std::filesystem::path>& model_dirs,
-                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs, std::string& fingerprint_text,
-                    GpuConfig& gpu) {
+void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
+                    const std::vector<std::filesystem::path>& model_dirs,
+                    std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
+                    std::string& fingerprint_text, GpuConfig& gpu) {
   if (t.has("gpu_model")) {
     gpu.spec = find_spec(t, t.text("gpu_model"), model_dirs, specs, fingerprint_text);
     gpu.app_sm_mhz = gpu.spec->default_app_sm_mhz;
     gpu.app_memory_mhz = gpu.spec->default_app_memory_mhz;
-    gpu.power_limit_mw = static_cast<std::uint32_t>(std::lround(gpu.spec->power_limit_default_w * 1000));
+    gpu.power_limit_mw =
+        static_cast<std::uint32_t>(std::lround(gpu.spec->power_limit_default_w * 1000));
     gpu.pcie_generation = gpu.pcie_slot_max_generation = gpu.spec->pcie_max_generation;
     gpu.pcie_width = gpu.spec->pcie_max_width;
     gpu.ambient_c = gpu.spec->ambient_c;
@@ -170,21 +179,25 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vect
   gpu.persistence_mode = t.boolean_or("persistence_mode", gpu.persistence_mode);
   if (t.has("power_limit_w")) {
     const double w = t.number("power_limit_w");
-    if (w < spec.power_limit_min_w || w > spec.power_limit_max_w) t.fail("power_limit_w", "outside the model's limits");
+    if (w < spec.power_limit_min_w || w > spec.power_limit_max_w)
+      t.fail("power_limit_w", "outside the model's limits");
     gpu.power_limit_mw = static_cast<std::uint32_t>(std::lround(w * 1000));
   }
   if (auto app = t.optional_sub("applications_clocks")) {
     gpu.app_sm_mhz = static_cast<std::uint32_t>(app->integer("sm_mhz"));
-    gpu.app_memory_mhz = static_cast<std::uint32_t>(app->integer_or("memory_mhz", spec.default_app_memory_mhz));
-    if (!spec.is_supported_sm_clock(gpu.app_sm_mhz) || !spec.is_supported_memory_clock(gpu.app_memory_mhz)) {
+    gpu.app_memory_mhz =
+        static_cast<std::uint32_t>(app->integer_or("memory_mhz", spec.default_app_memory_mhz));
+    if (!spec.is_supported_sm_clock(gpu.app_sm_mhz) ||
+        !spec.is_supported_memory_clock(gpu.app_memory_mhz)) {
       app->fail("sm_mhz", "not a supported clock pair of " + spec.key);
     }
   }
   if (auto pcie = t.optional_sub("pcie")) {
-    gpu.pcie_generation = static_cast<std::uint32_t>(pcie->integer_or("generation", gpu.pcie_generation));
+    gpu.pcie_generation =
+        static_cast<std::uint32_t>(pcie->integer_or("generation", gpu.pcie_generation));
     gpu.pcie_width = static_cast<std::uint32_t>(pcie->integer_or("width", gpu.pcie_width));
-    gpu.pcie_slot_max_generation =
-        static_cast<std::uint32_t>(pcie->integer_or("slot_max_generation", gpu.pcie_slot_max_generation));
+    gpu.pcie_slot_max_generation = static_cast<std::uint32_t>(
+        pcie->integer_or("slot_max_generation", gpu.pcie_slot_max_generation));
     if (gpu.pcie_generation > spec.pcie_max_generation || gpu.pcie_width > spec.pcie_max_width) {
       pcie->fail("generation", "beyond what the GPU model supports");
     }
@@ -222,13 +235,28 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root, const std::vect
 }  // namespace
 
 std::uint32_t nvml_code_by_name(const std::string& name) {
-  static const std::map<std::string, std::uint32_t> kCodes = {
-      {"uninitialized", 1}, {"invalid_argument", 2}, {"not_supported", 3}, {"no_permission", 4},
-      {"not_found", 6}, {"insufficient_power", 8}, {"driver_not_loaded", 9}, {"timeout", 10},
-      {"irq_issue", 11}, {"library_not_found", 12}, {"corrupted_inforom", 14}, {"gpu_is_lost", 15},
-      {"reset_required", 16}, {"operating_system", 17}, {"lib_rm_version_mismatch", 18},
-      {"in_use", 19}, {"memory", 20}, {"no_data", 21}, {"insufficient_resources", 23},
-      {"not_ready", 27}, {"gpu_not_found", 28}, {"unknown", 999}};
+  static const std::map<std::string, std::uint32_t> kCodes = {{"uninitialized", 1},
+                                                              {"invalid_argument", 2},
+                                                              {"not_supported", 3},
+                                                              {"no_permission", 4},
+                                                              {"not_found", 6},
+                                                              {"insufficient_power", 8},
+                                                              {"driver_not_loaded", 9},
+                                                              {"timeout", 10},
+                                                              {"irq_issue", 11},
+                                                              {"library_not_found", 12},
+                                                              {"corrupted_inforom", 14},
+                                                              {"gpu_is_lost", 15},
+                                                              {"reset_required", 16},
+                                                              {"operating_system", 17},
+                                                              {"lib_rm_version_mismatch", 18},
+                                                              {"in_use", 19},
+                                                              {"memory", 20},
+                                                              {"no_data", 21},
+                                                              {"insufficient_resources", 23},
+                                                              {"not_ready", 27},
+                                                              {"gpu_not_found", 28},
+                                                              {"unknown", 999}};
   auto it = kCodes.find(name);
   if (it == kCodes.end()) throw ScenarioError("unknown NVML error name '" + name + "'");
   return it->second;
@@ -258,13 +286,16 @@ Scenario load_scenario(const std::filesystem::path& file,
   if (node.has("init_error")) s.init_error = nvml_code_by_name(node.text("init_error"));
   s.seed = node.integer_or("seed", 1);
   s.cpu_count = static_cast<std::uint32_t>(node.integer_or("cpu_count", 64));
-  s.numa_nodes = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("numa_nodes", 1)));
+  s.numa_nodes =
+      static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("numa_nodes", 1)));
   s.nvswitch = node.boolean_or("nvswitch", false);
   const auto count = static_cast<std::uint32_t>(node.integer("gpu_count"));
-  const auto per_switch = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("gpus_per_pcie_switch", 2)));
+  const auto per_switch = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, node.integer_or("gpus_per_pcie_switch", 2)));
   const std::vector<std::string> uuids = node.texts_or("uuids");
   const double variation = node.number_or("silicon_variation", 0);
-  if (variation < 0 || variation > 0.5) node.fail("silicon_variation", "expected a fraction in 0..0.5");
+  if (variation < 0 || variation > 0.5)
+    node.fail("silicon_variation", "expected a fraction in 0..0.5");
 
   std::map<std::string, std::shared_ptr<const GpuSpec>> specs;
   GpuConfig base;
@@ -272,7 +303,8 @@ Scenario load_scenario(const std::filesystem::path& file,
   // Start from the model's defaults; [gpu_defaults] and [[gpu]] override.
   toml::table model_only;
   model_only.insert("gpu_model", node.text("gpu_model"));
-  apply_gpu_keys(TomlAccess(model_only, file.string()), root, model_dirs, specs, fingerprint_text, base);
+  apply_gpu_keys(TomlAccess(model_only, file.string()), root, model_dirs, specs, fingerprint_text,
+                 base);
   if (auto defaults = root.optional_sub("gpu_defaults")) {
     apply_gpu_keys(*defaults, root, model_dirs, specs, fingerprint_text, base);
   }
@@ -296,13 +328,15 @@ Scenario load_scenario(const std::filesystem::path& file,
     gpu.pcie_switch = i / per_switch;
     // No two boards are alike: leakage and cooling spread by ±variation, the same every run.
     const auto unit = [&](const char* what) {
-      return static_cast<double>(mix(fnv1a(s.name + what + std::to_string(i))) >> 11) * 0x1.0p-53 * 2 - 1;
+      return static_cast<double>(mix(fnv1a(s.name + what + std::to_string(i))) >> 11) * 0x1.0p-53 *
+                 2 -
+             1;
     };
     gpu.leakage_factor = 1 + variation * unit("/leakage/");
     gpu.cooling_factor *= 1 + variation * unit("/cooling/");
     if (auto it = overrides.find(i); it != overrides.end()) {
-      apply_gpu_keys(TomlAccess(*it->second, file.string() + " [[gpu]] index " + std::to_string(i)), root,
-                     model_dirs, specs, fingerprint_text, gpu);
+      apply_gpu_keys(TomlAccess(*it->second, file.string() + " [[gpu]] index " + std::to_string(i)),
+                     root, model_dirs, specs, fingerprint_text, gpu);
     }
     gpu.workload.process.pid += i;  // one process per GPU, as a DDP job launches them
     s.gpus.push_back(std::move(gpu));

@@ -24,7 +24,8 @@ PerDataType<double> per_data_type(const TomlAccess& t, std::string_view key, boo
   PerDataType<double> out{};
   TomlAccess sub = t.sub(key);
   for (const auto& [k, v] : sub.table()) {
-    if (!parse_data_type(k.str())) sub.fail(k.str(), "not a data type (fp64 fp32 tf32 fp16 bf16 fp8 int8)");
+    if (!parse_data_type(k.str()))
+      sub.fail(k.str(), "not a data type (fp64 fp32 tf32 fp16 bf16 fp8 int8)");
   }
   for (int i = 0; i < kDataTypeCount; ++i) {
     const std::string_view name = kDataTypeNames[i];
@@ -66,19 +67,24 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.sm_max_mhz = static_cast<std::uint32_t>(clocks.integer("sm_max_mhz"));
   s.sm_step_mhz = static_cast<std::uint32_t>(clocks.integer("sm_step_mhz"));
   s.sm_base_mhz = static_cast<std::uint32_t>(clocks.integer("sm_base_mhz"));
-  for (auto m : clocks.integers("memory_mhz")) s.memory_clocks_mhz.push_back(static_cast<std::uint32_t>(m));
+  for (auto m : clocks.integers("memory_mhz"))
+    s.memory_clocks_mhz.push_back(static_cast<std::uint32_t>(m));
   std::sort(s.memory_clocks_mhz.rbegin(), s.memory_clocks_mhz.rend());
   s.default_app_sm_mhz = static_cast<std::uint32_t>(clocks.integer("default_applications_sm_mhz"));
-  s.default_app_memory_mhz = static_cast<std::uint32_t>(clocks.integer("default_applications_memory_mhz"));
+  s.default_app_memory_mhz =
+      static_cast<std::uint32_t>(clocks.integer("default_applications_memory_mhz"));
   s.video_idle_mhz = static_cast<std::uint32_t>(clocks.integer("video_idle_mhz"));
   s.video_max_mhz = static_cast<std::uint32_t>(clocks.integer("video_max_mhz"));
   s.memory_locked_clocks_supported = clocks.boolean_or("memory_locked_clocks", false);
-  if (s.sm_step_mhz == 0 || s.sm_min_mhz > s.sm_max_mhz || (s.sm_max_mhz - s.sm_min_mhz) % s.sm_step_mhz != 0) {
+  if (s.sm_step_mhz == 0 || s.sm_min_mhz > s.sm_max_mhz ||
+      (s.sm_max_mhz - s.sm_min_mhz) % s.sm_step_mhz != 0) {
     clocks.fail("sm_min_mhz", "sm_max_mhz - sm_min_mhz must be a multiple of sm_step_mhz");
   }
   if (s.memory_clocks_mhz.empty()) clocks.fail("memory_mhz", "needs at least one clock");
-  if (!s.is_supported_sm_clock(s.default_app_sm_mhz) || !s.is_supported_memory_clock(s.default_app_memory_mhz)) {
-    clocks.fail("default_applications_sm_mhz", "default application clocks must be supported clocks");
+  if (!s.is_supported_sm_clock(s.default_app_sm_mhz) ||
+      !s.is_supported_memory_clock(s.default_app_memory_mhz)) {
+    clocks.fail("default_applications_sm_mhz",
+                "default application clocks must be supported clocks");
   }
 
   TomlAccess power = top.sub("power");

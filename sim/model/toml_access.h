@@ -21,7 +21,8 @@ namespace gpuclk::sim {
 
 class TomlAccess {
  public:
-  TomlAccess(const toml::table& table, std::string where) : table_(table), where_(std::move(where)) {}
+  TomlAccess(const toml::table& table, std::string where)
+      : table_(table), where_(std::move(where)) {}
 
   bool has(std::string_view key) const { return table_.contains(key); }
   const toml::table& table() const { return table_; }

@@ -26,11 +26,11 @@ struct Phase {
   double flops = 0;
   double bytes = 0;
   double seconds = 0;
-  double intensity = 0;        // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
-  double efficiency = 0;       // achieved / peak; 0: the GPU model's default for the dtype or copy
-  double sm_occupancy = -1;    // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
-  double pcie_bytes_per_s = 0; // transfer: requested rate, 0 = as fast as the link allows
-  bool to_host = false;        // transfer direction
+  double intensity = 0;      // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
+  double efficiency = 0;     // achieved / peak; 0: the GPU model's default for the dtype or copy
+  double sm_occupancy = -1;  // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
+  double pcie_bytes_per_s = 0;  // transfer: requested rate, 0 = as fast as the link allows
+  bool to_host = false;         // transfer direction
 };
 
 struct Process {

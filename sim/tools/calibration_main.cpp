@@ -10,7 +10,8 @@
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
-  const fs::path scenario = argc > 1 ? fs::path(argv[1]) : fs::path(GPUCLK_SIM_SCENARIOS) / "h100-calibration.toml";
+  const fs::path scenario =
+      argc > 1 ? fs::path(argv[1]) : fs::path(GPUCLK_SIM_SCENARIOS) / "h100-calibration.toml";
   try {
     const gpuclk::sim::Scenario s = gpuclk::sim::load_scenario(scenario, {scenario.parent_path()});
     const auto rows = gpuclk::sim::h100_calibration_table(s);

@@ -1,9 +1,9 @@
 // `gpuclk apply PROFILE.toml`: make the GPUs match a declarative profile (control/profile.h),
 // as one journaled transaction. Idempotent: what already matches is not written, and a second
 // run says there is nothing to change. deploy/systemd/gpuclk-apply.service runs it at boot.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 
 #include "cli/cmd_control.h"
@@ -22,11 +22,13 @@ struct ApplyOptions {
 
 std::vector<gpu::DeviceKey> keys_of(gpu::DeviceSet& set) {
   std::vector<gpu::DeviceKey> keys;
-  for (const auto& d : set) keys.push_back({d->index(), d->uuid(), d->identity().pci ? d->identity().pci->bus_id : ""});
+  for (const auto& d : set)
+    keys.push_back({d->index(), d->uuid(), d->identity().pci ? d->identity().pci->bus_id : ""});
   return keys;
 }
 
-std::vector<std::size_t> positions(const std::string& spec, const std::vector<gpu::DeviceKey>& keys) {
+std::vector<std::size_t> positions(const std::string& spec,
+                                   const std::vector<gpu::DeviceKey>& keys) {
   return gpu::select_devices(spec == "all" ? "" : spec, keys);
 }
 
@@ -40,7 +42,8 @@ int run_apply(Context& ctx, const ApplyOptions& o) {
   std::vector<std::size_t> chosen;
   const auto selected = ctx.selected();
   for (auto p : covered) {
-    if (std::any_of(selected.begin(), selected.end(), [&](auto* d) { return d == &set[p]; })) chosen.push_back(p);
+    if (std::any_of(selected.begin(), selected.end(), [&](auto* d) { return d == &set[p]; }))
+      chosen.push_back(p);
   }
   std::sort(chosen.begin(), chosen.end());
   std::vector<DeviceRequest> requests;
@@ -60,8 +63,10 @@ int run_apply(Context& ctx, const ApplyOptions& o) {
 
 void add_apply_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ApplyOptions>();
-  auto* sub = app.add_subcommand("apply", "Make the GPUs match a profile (TOML; deploy/profiles/example.toml), "
-                                          "journaled; a second run changes nothing");
+  auto* sub =
+      app.add_subcommand("apply",
+                         "Make the GPUs match a profile (TOML; deploy/profiles/example.toml), "
+                         "journaled; a second run changes nothing");
   sub->add_option("profile", o->profile, "profile file")->required();
   sub->add_flag("--dry-run", o->dry_run, "show what would change; write nothing");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_apply(ctx, *o); }; });

@@ -1,7 +1,8 @@
 // `gpuclk clocks`: all of nvidia-smi -q -d CLOCK,PERFORMANCE,SUPPORTED_CLOCKS, per GPU, with a
 // one-line meaning for each clock event reason and the supported clocks written compactly.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
@@ -49,19 +50,22 @@ void applied_section(out::Node& n, const AppliedView& view) {
     for (auto setting : control::kWriteOrder) {
       if (!view.entry->touched.count(setting)) continue;
       const auto& e = *view.entry;
-      std::string value = e.pending.has(setting)
-                              ? control::describe(e.pending, setting) + " (interrupted: run gpuclk restore)"
-                              : e.applied.has(setting) ? control::describe(e.applied, setting) : "N/A";
+      std::string value = e.pending.has(setting) ? control::describe(e.pending, setting) +
+                                                       " (interrupted: run gpuclk restore)"
+                          : e.applied.has(setting) ? control::describe(e.applied, setting)
+                                                   : "N/A";
       value += " (original " + control::describe(e.original, setting) + ")";
-      s.add(std::string(control::key_of(setting)), std::string(control::label_of(setting)), out::text(value));
+      s.add(std::string(control::key_of(setting)), std::string(control::label_of(setting)),
+            out::text(value));
     }
   }
   std::string differs;
   for (const auto& d : view.differences) {
-    differs += fmt::format("{}{} {} (others: {})", differs.empty() ? "" : "; ", control::label_of(d.setting),
-                           d.value, d.majority);
+    differs += fmt::format("{}{} {} (others: {})", differs.empty() ? "" : "; ",
+                           control::label_of(d.setting), d.value, d.majority);
   }
-  s.add("differs_from_other_gpus", "Differs From Other GPUs", out::text(differs.empty() ? "no" : differs));
+  s.add("differs_from_other_gpus", "Differs From Other GPUs",
+        out::text(differs.empty() ? "no" : differs));
 }
 
 out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) {
@@ -72,17 +76,24 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
   n.add("index", "Index", out::integer(d.index()));
   n.add("uuid", "UUID", out::text(d.uuid()));
   auto pstate = d.pstate();
-  n.add("performance_state", "Performance State", pstate ? out::text("P" + std::to_string(*pstate)) : out::na());
+  n.add("performance_state", "Performance State",
+        pstate ? out::text("P" + std::to_string(*pstate)) : out::na());
 
-  const auto all = {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory, ClockDomain::video};
-  clock_section(n, "clocks", "Clocks", [&](ClockDomain c) { return d.clock(c); }, all);
-  clock_section(n, "applications_clocks", "Applications Clocks", [&](ClockDomain c) { return d.app_clock(c); },
+  const auto all = {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory,
+                    ClockDomain::video};
+  clock_section(
+      n, "clocks", "Clocks", [&](ClockDomain c) { return d.clock(c); }, all);
+  clock_section(n, "applications_clocks", "Applications Clocks",
+                [&](ClockDomain c) { return d.app_clock(c); },
                 {ClockDomain::graphics, ClockDomain::memory});
   clock_section(n, "default_applications_clocks", "Default Applications Clocks",
-                [&](ClockDomain c) { return id.default_app_clock[int(c)]; }, {ClockDomain::graphics, ClockDomain::memory});
-  clock_section(n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return id.max(c); }, all);
+                [&](ClockDomain c) { return id.default_app_clock[int(c)]; },
+                {ClockDomain::graphics, ClockDomain::memory});
+  clock_section(
+      n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return id.max(c); }, all);
   clock_section(n, "max_customer_boost_clocks", "Max Customer Boost Clocks",
-                [&](ClockDomain c) { return id.max_boost_clock[int(c)]; }, {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory});
+                [&](ClockDomain c) { return id.max_boost_clock[int(c)]; },
+                {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory});
 
   if (pstate) {
     auto& range = n.section("pstate_clock_range", fmt::format("P{} Clock Range", *pstate));
@@ -98,25 +109,32 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
   auto active = d.clock_reasons();
   const auto& supported = id.supported_clock_reasons;
   auto& reasons = n.section("clock_event_reasons", "Clock Event Reasons");
-  reasons.add("active_mask", "Active (bitmask)", active ? out::text(fmt::format("0x{:016X}", active->bits())) : out::na());
+  reasons.add("active_mask", "Active (bitmask)",
+              active ? out::text(fmt::format("0x{:016X}", active->bits())) : out::na());
   for (const auto& r : gpu::clock_reasons()) {
     auto& item = reasons.section(std::string(r.key), std::string(r.key));
-    std::string state = !active ? "N/A"
+    std::string state = !active                                 ? "N/A"
                         : (supported && !supported->has(r.bit)) ? "Not Supported"
-                        : active->has(r.bit) ? "Active" : "Not Active";
+                        : active->has(r.bit)                    ? "Active"
+                                                                : "Not Active";
     item.add("state", "State", out::text(state));
     item.add("meaning", "Meaning", out::text(std::string(r.meaning)));
   }
 
   // Time the clocks were held down per policy, since the driver loaded (nvidia-smi: "Clocks
   // Event Reasons Counters").
-  struct Counter { int policy; const char* key; const char* label; };
-  const Counter counters[] = {{NVML_PERF_POLICY_POWER, "sw_power_cap", "SW Power Capping"},
-                              {NVML_PERF_POLICY_THERMAL, "thermal", "Thermal Slowdown"},
-                              {NVML_PERF_POLICY_SYNC_BOOST, "sync_boost", "Sync Boost"},
-                              {NVML_PERF_POLICY_BOARD_LIMIT, "board_limit", "Board Limit"},
-                              {NVML_PERF_POLICY_LOW_UTILIZATION, "low_utilization", "Low Utilization"},
-                              {NVML_PERF_POLICY_RELIABILITY, "reliability", "Board Reliability"}};
+  struct Counter {
+    int policy;
+    const char* key;
+    const char* label;
+  };
+  const Counter counters[] = {
+      {NVML_PERF_POLICY_POWER, "sw_power_cap", "SW Power Capping"},
+      {NVML_PERF_POLICY_THERMAL, "thermal", "Thermal Slowdown"},
+      {NVML_PERF_POLICY_SYNC_BOOST, "sync_boost", "Sync Boost"},
+      {NVML_PERF_POLICY_BOARD_LIMIT, "board_limit", "Board Limit"},
+      {NVML_PERF_POLICY_LOW_UTILIZATION, "low_utilization", "Low Utilization"},
+      {NVML_PERF_POLICY_RELIABILITY, "reliability", "Board Reliability"}};
   auto& times = n.section("clock_event_reason_counters", "Clock Event Reason Counters");
   for (const auto& c : counters) {
     auto t = d.violation_time(c.policy);
@@ -134,7 +152,8 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
       auto s = gpu::summarize_clocks(entry.graphics);
       m.add("graphics_min", "Graphics Min", out::integer((long long)s.min.value(), "MHz"));
       m.add("graphics_max", "Graphics Max", out::integer((long long)s.max.value(), "MHz"));
-      m.add("graphics_step", "Graphics Step", s.step.value() > 0 ? out::integer((long long)s.step.value(), "MHz") : out::na());
+      m.add("graphics_step", "Graphics Step",
+            s.step.value() > 0 ? out::integer((long long)s.step.value(), "MHz") : out::na());
       m.add("graphics_count", "Graphics Values", out::integer((long long)s.count));
     }
   } else {
@@ -163,16 +182,19 @@ int run_clocks(Context& ctx) {
     gpus.children.push_back(clocks_of(*d, show ? &view : nullptr));
   }
   // Tables and CSV read better without the list wrapper; JSON keeps it.
-  if (ctx.format().kind == out::Format::Kind::json) ctx.printer()->print_tree(root);
-  else ctx.printer()->print_tree(gpus);
+  if (ctx.format().kind == out::Format::Kind::json)
+    ctx.printer()->print_tree(root);
+  else
+    ctx.printer()->print_tree(gpus);
   return 0;
 }
 
 }  // namespace
 
 void add_clocks_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("clocks", "Clocks in detail: current, application, max, boost, P-state "
-                                           "range, clock event reasons and counters, supported clocks");
+  auto* sub = app.add_subcommand("clocks",
+                                 "Clocks in detail: current, application, max, boost, P-state "
+                                 "range, clock event reasons and counters, supported clocks");
   sub->callback([&ctx] { ctx.run = [&ctx] { return run_clocks(ctx); }; });
 }
 

@@ -1,10 +1,10 @@
 #include "cli/cmd_control.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -41,10 +41,15 @@ std::function<void(std::size_t)> pause_hook(Context& ctx) {
 
 output::Table report_table(const control::ChangeReport& report) {
   output::Table t;
-  t.columns = {{"gpu", "GPU"},       {"setting", "Setting", true},  {"before", "Before", true},
-               {"target", "Target", true}, {"read_back", "Read back", true}, {"result", "Result", true}};
+  t.columns = {{"gpu", "GPU"},
+               {"setting", "Setting", true},
+               {"before", "Before", true},
+               {"target", "Target", true},
+               {"read_back", "Read back", true},
+               {"result", "Result", true}};
   for (const auto& s : report.settings) {
-    t.rows.push_back({output::integer(s.gpu), output::text(std::string(control::label_of(s.setting))),
+    t.rows.push_back({output::integer(s.gpu),
+                      output::text(std::string(control::label_of(s.setting))),
                       output::text(s.before), output::text(s.target),
                       s.read_back.empty() ? output::na() : output::text(s.read_back),
                       output::text(std::string(control::to_string(s.outcome)))});
@@ -61,12 +66,14 @@ std::string summary(const control::ChangeReport& report, const std::string& jour
   if (dry_run) {
     const auto n = report.count(Outcome::would_change);
     return n == 0 ? nothing_to_do + "; dry run, nothing written"
-                  : fmt::format("dry run: would change {} setting(s) on {} GPU(s); nothing written", n, gpus.size());
+                  : fmt::format("dry run: would change {} setting(s) on {} GPU(s); nothing written",
+                                n, gpus.size());
   }
   if (report.exit != ExitCode::ok) return {};
   const auto n = report.count(Outcome::changed);
   if (n == 0) return nothing_to_do;
-  return fmt::format("changed {} setting(s) on {} GPU(s); journal {}", n, gpus.size(), journal_file);
+  return fmt::format("changed {} setting(s) on {} GPU(s); journal {}", n, gpus.size(),
+                     journal_file);
 }
 
 }  // namespace
@@ -84,7 +91,8 @@ fs::path journal_dir(Context& ctx) {
   }
   if (simulated) {
     // Beside the simulator's own state: each simulated node has its own journal.
-    auto* state_path = reinterpret_cast<const char* (*)()>(ctx.nvml().symbol("gpuclk_sim_state_path"));
+    auto* state_path =
+        reinterpret_cast<const char* (*)()>(ctx.nvml().symbol("gpuclk_sim_state_path"));
     std::string state = state_path && state_path() ? state_path() : "";
     if (state.empty()) state = fmt::format("/tmp/gpuclk-sim-{}", ::getuid());
     return state + ".gpuclk";
@@ -109,8 +117,9 @@ ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
     return;
   }
   lock_.emplace(store_.lock([&](long pid) {
-    std::cerr << "gpuclk: waiting for another gpuclk" << (pid > 0 ? fmt::format(" (pid {})", pid) : "")
-              << " to finish with " << store_.dir().string() << "\n";
+    std::cerr << "gpuclk: waiting for another gpuclk"
+              << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
+              << store_.dir().string() << "\n";
   }));
   signals_.emplace();
   journal_ = store_.load();
@@ -119,7 +128,8 @@ ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
     // Settings do not survive a reboot: the GPUs this journal lists are at their defaults now.
     const auto moved = store_.archive("boot-" + journal_.boot_id.substr(0, 8));
     std::cerr << "gpuclk: the journal is from an earlier boot; a reboot reset those GPUs, so it "
-                 "was moved to " << moved.string() << "\n";
+                 "was moved to "
+              << moved.string() << "\n";
     journal_ = control::Journal{};
   }
 }
@@ -193,11 +203,13 @@ int run_change(ControlSession& session, const std::vector<DeviceRequest>& reques
   for (std::size_t i = 0; i < requests.size(); ++i) {
     auto checked = control::validate(requests[i].request, gpus[i]->facts(), snap);
     problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    for (const auto& n : checked.notes) notes.push_back(fmt::format("GPU {}: {}", gpus[i]->facts().index, n));
+    for (const auto& n : checked.notes)
+      notes.push_back(fmt::format("GPU {}: {}", gpus[i]->facts().index, n));
     if (!checked.target.empty()) changes.push_back({gpus[i].get(), checked.target});
   }
   if (!problems.empty()) control::throw_problems(problems);
-  auto report = control::apply_changes(changes, session.journal(), session.persist(), session.options());
+  auto report =
+      control::apply_changes(changes, session.journal(), session.persist(), session.options());
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   return session.finish(report, nothing_to_do);
 }

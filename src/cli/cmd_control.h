@@ -40,7 +40,8 @@ class ControlSession {
   control::RunOptions options();
   bool dry_run() const { return dry_run_; }
   // One GpuControl per device; in a dry run they can read but refuse to write.
-  std::vector<std::unique_ptr<control::GpuControl>> open(const std::vector<gpu::Device*>& devices) const;
+  std::vector<std::unique_ptr<control::GpuControl>> open(
+      const std::vector<gpu::Device*>& devices) const;
 
   // Prints the report (table/csv/json), notes and a summary line; returns 0 or throws the
   // report's Error so main() prints it and exits with its code.

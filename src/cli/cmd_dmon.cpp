@@ -1,8 +1,8 @@
 // `gpuclk dmon`: one row per GPU per interval, in nvidia-smi dmon's layout and units, read from
 // the telemetry sampler (fast fields every interval, slow ones on their own cadence).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -98,41 +98,83 @@ const std::vector<Group>& groups() {
   using S = telemetry::FastSample;
   using L = telemetry::SlowSample;
   static const std::vector<Group> all = {
-      {'p', "power and temperature", {Field::power, Field::gpu_temperature, Field::memory_temperature},
+      {'p',
+       "power and temperature",
+       {Field::power, Field::gpu_temperature, Field::memory_temperature},
        {{{"pwr", "W", "power.draw"}, fast([](const S& s) { return rounded(s.power); })},
-        {{"gtemp", "C", "temperature.gpu"}, fast([](const S& s) { return rounded(s.gpu_temperature); })},
-        {{"mtemp", "C", "temperature.memory"}, fast([](const S& s) { return rounded(s.memory_temperature); })}}},
-      {'u', "utilization", {Field::utilization, Field::media_utilization},
-       {{{"sm", "%", "utilization.gpu"}, fast([](const S& s) { return rounded(s.gpu_utilization, kPercent); })},
-        {{"mem", "%", "utilization.memory"}, fast([](const S& s) { return rounded(s.memory_utilization, kPercent); })},
-        {{"enc", "%", "utilization.encoder"}, fast([](const S& s) { return rounded(s.encoder, kPercent); })},
-        {{"dec", "%", "utilization.decoder"}, fast([](const S& s) { return rounded(s.decoder, kPercent); })},
-        {{"jpg", "%", "utilization.jpeg"}, fast([](const S& s) { return rounded(s.jpeg, kPercent); })},
-        {{"ofa", "%", "utilization.ofa"}, fast([](const S& s) { return rounded(s.ofa, kPercent); })}}},
-      {'c', "memory and SM clocks", {Field::memory_clock, Field::sm_clock},
+        {{"gtemp", "C", "temperature.gpu"},
+         fast([](const S& s) { return rounded(s.gpu_temperature); })},
+        {{"mtemp", "C", "temperature.memory"},
+         fast([](const S& s) { return rounded(s.memory_temperature); })}}},
+      {'u',
+       "utilization",
+       {Field::utilization, Field::media_utilization},
+       {{{"sm", "%", "utilization.gpu"},
+         fast([](const S& s) { return rounded(s.gpu_utilization, kPercent); })},
+        {{"mem", "%", "utilization.memory"},
+         fast([](const S& s) { return rounded(s.memory_utilization, kPercent); })},
+        {{"enc", "%", "utilization.encoder"},
+         fast([](const S& s) { return rounded(s.encoder, kPercent); })},
+        {{"dec", "%", "utilization.decoder"},
+         fast([](const S& s) { return rounded(s.decoder, kPercent); })},
+        {{"jpg", "%", "utilization.jpeg"},
+         fast([](const S& s) { return rounded(s.jpeg, kPercent); })},
+        {{"ofa", "%", "utilization.ofa"},
+         fast([](const S& s) { return rounded(s.ofa, kPercent); })}}},
+      {'c',
+       "memory and SM clocks",
+       {Field::memory_clock, Field::sm_clock},
        {{{"mclk", "MHz", "clocks.mem"}, fast([](const S& s) { return rounded(s.memory_clock); })},
         {{"pclk", "MHz", "clocks.sm"}, fast([](const S& s) { return rounded(s.sm_clock); })}}},
-      {'v', "power and thermal violations", {Field::violation_time},
-       {{{"pviol", "%", "violation.power"}, [](const RowInput& in) { return violation_percent(in, false, false); }},
-        {{"tviol", "bool", "violation.thermal"}, [](const RowInput& in) { return violation_percent(in, true, true); }}}},
-      {'m', "frame buffer, BAR1 and protected memory", {Field::memory_used, Field::bar1_used, Field::protected_memory_used},
-       {{{"fb", "MB", "memory.used"}, fast([](const S& s) { return rounded(s.memory_used, kMebibyte); })},
-        {{"bar1", "MB", "bar1.used"}, fast([](const S& s) { return rounded(s.bar1_used, kMebibyte); })},
-        {{"ccpm", "MB", "ccpm.used"}, fast([](const S& s) { return rounded(s.protected_memory_used, kMebibyte); })}}},
-      {'e', "ECC errors and PCIe replays", {Field::ecc_errors, Field::pcie_replay},
-       {{{"sbecc", "errs", "ecc.errors.corrected.volatile"}, slow([](const L& s) { return count(s.ecc_corrected); })},
-        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile"}, slow([](const L& s) { return count(s.ecc_uncorrected); })},
-        {{"pci", "errs", "pcie.replay_errors"}, slow([](const L& s) { return count(s.pcie_replay); })}}},
-      {'t', "PCIe throughput", {Field::pcie_throughput},
-       {{{"rxpci", "MB/s", "pcie.rx"}, slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
-        {{"txpci", "MB/s", "pcie.tx"}, slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
-      {'r', "clock event reasons (gpuclk)", {Field::clock_reasons},
-       {{{"reason", "", "clocks_event_reasons.active"}, fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
-      {'g', "GPM SM, tensor and DRAM activity (gpuclk)", {Field::gpm},
-       {{{"smact", "%", "gpm.sm_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->sm, kPercent) : output::na(); })},
-        {{"tensor", "%", "gpm.tensor_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->tensor, kPercent) : output::na(); })},
-        {{"dram", "%", "gpm.dram_active"}, slow([](const L& s) { return s.gpm ? rounded(s.gpm->dram, kPercent) : output::na(); })}}},
-      {'x', "energy since dmon started (gpuclk)", {Field::energy, Field::power},
+      {'v',
+       "power and thermal violations",
+       {Field::violation_time},
+       {{{"pviol", "%", "violation.power"},
+         [](const RowInput& in) { return violation_percent(in, false, false); }},
+        {{"tviol", "bool", "violation.thermal"},
+         [](const RowInput& in) { return violation_percent(in, true, true); }}}},
+      {'m',
+       "frame buffer, BAR1 and protected memory",
+       {Field::memory_used, Field::bar1_used, Field::protected_memory_used},
+       {{{"fb", "MB", "memory.used"},
+         fast([](const S& s) { return rounded(s.memory_used, kMebibyte); })},
+        {{"bar1", "MB", "bar1.used"},
+         fast([](const S& s) { return rounded(s.bar1_used, kMebibyte); })},
+        {{"ccpm", "MB", "ccpm.used"},
+         fast([](const S& s) { return rounded(s.protected_memory_used, kMebibyte); })}}},
+      {'e',
+       "ECC errors and PCIe replays",
+       {Field::ecc_errors, Field::pcie_replay},
+       {{{"sbecc", "errs", "ecc.errors.corrected.volatile"},
+         slow([](const L& s) { return count(s.ecc_corrected); })},
+        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile"},
+         slow([](const L& s) { return count(s.ecc_uncorrected); })},
+        {{"pci", "errs", "pcie.replay_errors"},
+         slow([](const L& s) { return count(s.pcie_replay); })}}},
+      {'t',
+       "PCIe throughput",
+       {Field::pcie_throughput},
+       {{{"rxpci", "MB/s", "pcie.rx"},
+         slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
+        {{"txpci", "MB/s", "pcie.tx"},
+         slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
+      {'r',
+       "clock event reasons (gpuclk)",
+       {Field::clock_reasons},
+       {{{"reason", "", "clocks_event_reasons.active"},
+         fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
+      {'g',
+       "GPM SM, tensor and DRAM activity (gpuclk)",
+       {Field::gpm},
+       {{{"smact", "%", "gpm.sm_active"},
+         slow([](const L& s) { return s.gpm ? rounded(s.gpm->sm, kPercent) : output::na(); })},
+        {{"tensor", "%", "gpm.tensor_active"},
+         slow([](const L& s) { return s.gpm ? rounded(s.gpm->tensor, kPercent) : output::na(); })},
+        {{"dram", "%", "gpm.dram_active"},
+         slow([](const L& s) { return s.gpm ? rounded(s.gpm->dram, kPercent) : output::na(); })}}},
+      {'x',
+       "energy since dmon started (gpuclk)",
+       {Field::energy, Field::power},
        {{{"energy", "J", "energy"}, [](const RowInput& in) { return rounded(in.energy); }}}},
   };
   return all;
@@ -143,7 +185,8 @@ std::vector<const Group*> parse_groups(const std::string& select) {
   std::set<char> seen;
   for (char c : select) {
     if (!seen.insert(c).second) continue;
-    auto it = std::find_if(groups().begin(), groups().end(), [c](const Group& g) { return g.letter == c; });
+    auto it = std::find_if(groups().begin(), groups().end(),
+                           [c](const Group& g) { return g.letter == c; });
     if (it == groups().end()) {
       throw bad_argument(fmt::format("unknown metric group '{}' in -s {}", c, select),
                          "valid: p u c v m e t (as nvidia-smi dmon), r (clock event reasons), "
@@ -166,21 +209,30 @@ output::DmonStyle parse_style(const std::string& format, const std::string& time
   std::size_t start = 0;
   while (start <= format.size()) {
     auto comma = format.find(',', start);
-    std::string part = format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string part =
+        format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     start = comma == std::string::npos ? format.size() + 1 : comma + 1;
-    if (part == "table") style.kind = output::DmonStyle::Kind::table;
-    else if (part == "csv") style.kind = output::DmonStyle::Kind::csv;
-    else if (part == "json") style.kind = output::DmonStyle::Kind::json;
-    else if (part == "noheader") style.header = false;
-    else if (part == "nounit" || part == "nounits") style.units = false;
+    if (part == "table")
+      style.kind = output::DmonStyle::Kind::table;
+    else if (part == "csv")
+      style.kind = output::DmonStyle::Kind::csv;
+    else if (part == "json")
+      style.kind = output::DmonStyle::Kind::json;
+    else if (part == "noheader")
+      style.header = false;
+    else if (part == "nounit" || part == "nounits")
+      style.units = false;
     else
       throw bad_argument(fmt::format("unknown dmon format '{}'", part),
                          "valid: table, csv, json, with noheader and nounit (comma separated)");
   }
   for (char c : time_options) {
-    if (c == 'D') style.date = true;
-    else if (c == 'T') style.time = true;
-    else throw bad_argument(fmt::format("unknown -o option '{}'", c), "valid: D (date), T (time), DT");
+    if (c == 'D')
+      style.date = true;
+    else if (c == 'T')
+      style.time = true;
+    else
+      throw bad_argument(fmt::format("unknown -o option '{}'", c), "valid: D (date), T (time), DT");
   }
   return style;
 }
@@ -188,16 +240,18 @@ output::DmonStyle parse_style(const std::string& format, const std::string& time
 // The snapshot once every live GPU's slow read of this tick is in (it starts a few ms after the
 // fast tick), so the row's slow columns (energy, violations, PCIe, GPM) are this interval's
 // rather than the previous one's; at most `wait` of wall time.
-telemetry::Snapshot snapshot_with_slow_reads(const telemetry::Sampler& sampler, std::chrono::milliseconds wait) {
+telemetry::Snapshot snapshot_with_slow_reads(const telemetry::Sampler& sampler,
+                                             std::chrono::milliseconds wait) {
   const auto give_up = std::chrono::steady_clock::now() + wait;
   // A fast tick can run a little late, after its slow read began: "this tick's" slow read is
   // any within half an interval of the fast sample.
   const auto half = sampler.options().fast_interval / 2;
   for (;;) {
     auto snap = sampler.snapshot();
-    const bool fresh = std::all_of(snap.gpus.begin(), snap.gpus.end(), [half](const GpuSnapshot& g) {
-      return g.health.lost || !g.fast || (g.slow && g.slow->time > g.fast->time - half);
-    });
+    const bool fresh =
+        std::all_of(snap.gpus.begin(), snap.gpus.end(), [half](const GpuSnapshot& g) {
+          return g.health.lost || !g.fast || (g.slow && g.slow->time > g.fast->time - half);
+        });
     if (fresh || std::chrono::steady_clock::now() >= give_up) return snap;
     std::this_thread::sleep_for(1ms);
   }
@@ -255,13 +309,16 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   std::ostream& out = o.file.empty() ? std::cout : file;
   output::DmonPrinter printer(out, style);
   if (!fields.slow().empty() && sampler.options().slow_interval > interval) {
-    printer.note(fmt::format("slow fields are read every {} ms; rows in between repeat the last value",
-                             std::chrono::duration_cast<std::chrono::milliseconds>(sampler.options().slow_interval).count()));
+    printer.note(fmt::format(
+        "slow fields are read every {} ms; rows in between repeat the last value",
+        std::chrono::duration_cast<std::chrono::milliseconds>(sampler.options().slow_interval)
+            .count()));
   }
   printer.begin(columns);
 
   // Ticks on which the slow fields are read too (the sampler keeps them in phase).
-  const auto slow_every = static_cast<std::uint64_t>(sampler.options().slow_interval / sampler.options().fast_interval);
+  const auto slow_every =
+      static_cast<std::uint64_t>(sampler.options().slow_interval / sampler.options().fast_interval);
   const auto slow_wait = std::min<std::chrono::milliseconds>(
       250ms, std::chrono::duration_cast<std::chrono::milliseconds>(interval / 2));
 
@@ -282,7 +339,8 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
       const auto& g = snap.gpus[i];
       if (g.health.lost) {
         if (reported_lost.insert(i).second) {
-          std::cerr << fmt::format("gpuclk: GPU {} was lost (fell off the bus); the others go on\n", g.info.index);
+          std::cerr << fmt::format("gpuclk: GPU {} was lost (fell off the bus); the others go on\n",
+                                   g.info.index);
         }
         continue;
       }
@@ -294,7 +352,8 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
     }
     if (alive == 0) {
       sampler.stop();
-      throw Error(ExitCode::gpu_lost, "every selected GPU was lost", "check `dmesg` for Xid errors; a reset or reboot brings it back");
+      throw Error(ExitCode::gpu_lost, "every selected GPU was lost",
+                  "check `dmesg` for Xid errors; a reset or reboot brings it back");
     }
     if (o.count && ++printed >= o.count) break;
   }
@@ -306,16 +365,22 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
 
 void add_dmon_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<DmonOptions>();
-  auto* sub = app.add_subcommand("dmon", "Scrolling per-GPU telemetry, one row per interval (as nvidia-smi dmon; "
-                                         "plus r: clock event reasons, g: GPM activity, x: energy)");
+  auto* sub =
+      app.add_subcommand("dmon",
+                         "Scrolling per-GPU telemetry, one row per interval (as nvidia-smi dmon; "
+                         "plus r: clock event reasons, g: GPM activity, x: energy)");
   sub->add_option("-s,--select", opts->select,
                   "metric groups: p power/temp, u utilization, c clocks, v violations, m memory, "
                   "e ECC/PCIe errors, t PCIe throughput, r reasons, g GPM, x energy (default puc)");
-  sub->add_option("-d,--delay", opts->delay, "interval: seconds (1, 0.1) or 100ms; at least 10ms (default 1)");
-  sub->add_option("-c,--count", opts->count, "stop after this many intervals (default: until Ctrl-C)");
-  sub->add_option("-o,--options", opts->time_options, "D: date, T: time, DT: both, first in each row");
+  sub->add_option("-d,--delay", opts->delay,
+                  "interval: seconds (1, 0.1) or 100ms; at least 10ms (default 1)");
+  sub->add_option("-c,--count", opts->count,
+                  "stop after this many intervals (default: until Ctrl-C)");
+  sub->add_option("-o,--options", opts->time_options,
+                  "D: date, T: time, DT: both, first in each row");
   sub->add_option("-f,--filename", opts->file, "write to this file instead of stdout");
-  sub->footer("Formats (global --format): table, csv, json (JSON Lines); csv/table take noheader, nounit.");
+  sub->footer(
+      "Formats (global --format): table, csv, json (JSON Lines); csv/table take noheader, nounit.");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_dmon(ctx, *opts); }; });
 }
 

@@ -1,6 +1,7 @@
 // `gpuclk info`: the inventory — CPU, driver, and each GPU's architecture, limits, peaks, link.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -52,10 +53,14 @@ out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
   n.add("uuid", "UUID", out::text(d.uuid()));
   n.add("serial", "Serial", out::from(id.serial));
   n.add("pci_bus_id", "PCI Bus Id", id.pci ? out::text(id.pci->bus_id) : out::na());
-  n.add("pci_device_id", "PCI Device Id", id.pci ? out::text(fmt::format("0x{:08X}", id.pci->device_id)) : out::na());
-  n.add("architecture", "Architecture", id.arch ? out::text(std::string(id.arch->family)) : out::na());
+  n.add("pci_device_id", "PCI Device Id",
+        id.pci ? out::text(fmt::format("0x{:08X}", id.pci->device_id)) : out::na());
+  n.add("architecture", "Architecture",
+        id.arch ? out::text(std::string(id.arch->family)) : out::na());
   n.add("compute_capability", "Compute Capability",
-        id.compute_capability ? out::text(fmt::format("{}.{}", id.compute_capability->major, id.compute_capability->minor)) : out::na());
+        id.compute_capability ? out::text(fmt::format("{}.{}", id.compute_capability->major,
+                                                      id.compute_capability->minor))
+                              : out::na());
   n.add("sm_count", "SMs", out::from(id.sm_count));
   n.add("cuda_cores", "CUDA Cores", out::from(id.cuda_cores));
 
@@ -73,8 +78,10 @@ out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
   auto& clocks = n.section("clocks", "Clocks");
   clocks.add("max_sm", "Max SM", out::mhz(id.max(ClockDomain::sm)));
   clocks.add("max_boost_sm", "Max Boost SM", out::mhz(id.max_boost_clock[int(ClockDomain::sm)]));
-  clocks.add("default_applications_graphics", "Default Applications Graphics", out::mhz(id.default_app_clock[int(ClockDomain::graphics)]));
-  clocks.add("default_applications_memory", "Default Applications Memory", out::mhz(id.default_app_clock[int(ClockDomain::memory)]));
+  clocks.add("default_applications_graphics", "Default Applications Graphics",
+             out::mhz(id.default_app_clock[int(ClockDomain::graphics)]));
+  clocks.add("default_applications_memory", "Default Applications Memory",
+             out::mhz(id.default_app_clock[int(ClockDomain::memory)]));
   auto current_sm = d.clock(ClockDomain::sm);
   clocks.add("current_sm", "Current SM", out::mhz(current_sm));
 
@@ -83,18 +90,27 @@ out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
   for (auto t : gpu::kAllDataTypes) {
     auto& p = peaks.section(std::string(gpu::to_string(t)), std::string(gpu::to_string(t)));
     bool known = id.arch && id.sm_count && id.arch->flop_per_clock(t) > 0;
-    p.add("flop_per_clock_per_sm", "FLOP/clock/SM", known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
+    p.add("flop_per_clock_per_sm", "FLOP/clock/SM",
+          known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
     p.add("at_max_clock", "At Max Clock",
-          known && id.max(ClockDomain::sm) ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *id.max(ClockDomain::sm)).value()) : out::na());
+          known && id.max(ClockDomain::sm)
+              ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *id.max(ClockDomain::sm)).value())
+              : out::na());
     p.add("at_current_clock", "At Current Clock",
-          known && current_sm ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value()) : out::na());
+          known && current_sm
+              ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value())
+              : out::na());
   }
 
   auto& power = n.section("power", "Power");
   power.add("default_limit", "Default Limit", out::watts(id.default_power_limit));
   power.add("limit", "Current Limit", out::watts(d.power_limit()));
-  power.add("min_limit", "Min Limit", id.power_constraints ? out::number(id.power_constraints->min.value(), "W", 2) : out::na());
-  power.add("max_limit", "Max Limit", id.power_constraints ? out::number(id.power_constraints->max.value(), "W", 2) : out::na());
+  power.add(
+      "min_limit", "Min Limit",
+      id.power_constraints ? out::number(id.power_constraints->min.value(), "W", 2) : out::na());
+  power.add(
+      "max_limit", "Max Limit",
+      id.power_constraints ? out::number(id.power_constraints->max.value(), "W", 2) : out::na());
 
   auto& temp = n.section("temperature_limits", "Temperature Limits");
   temp.add("slowdown", "Slowdown", out::celsius(id.thresholds.slowdown));
@@ -104,17 +120,22 @@ out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
 
   auto& pcie = n.section("pcie", "PCIe");
   auto link = d.pcie_link();
-  pcie.add("generation_current", "Generation Current", link ? out::integer(link->generation) : out::na());
-  pcie.add("generation_max", "Generation Max", id.pcie_max ? out::integer(id.pcie_max->generation) : out::na());
+  pcie.add("generation_current", "Generation Current",
+           link ? out::integer(link->generation) : out::na());
+  pcie.add("generation_max", "Generation Max",
+           id.pcie_max ? out::integer(id.pcie_max->generation) : out::na());
   pcie.add("generation_gpu_max", "Generation GPU Max", out::from(id.pcie_gpu_max_generation));
   pcie.add("width_current", "Width Current", link ? out::integer(link->width, "x") : out::na());
-  pcie.add("width_max", "Width Max", id.pcie_max ? out::integer(id.pcie_max->width, "x") : out::na());
+  pcie.add("width_max", "Width Max",
+           id.pcie_max ? out::integer(id.pcie_max->width, "x") : out::na());
 
   auto& aff = n.section("affinity", "Affinity");
-  aff.add("cpus", "CPUs", id.cpu_affinity ? out::text(host::cpu_list(*id.cpu_affinity)) : out::na());
+  aff.add("cpus", "CPUs",
+          id.cpu_affinity ? out::text(host::cpu_list(*id.cpu_affinity)) : out::na());
   if (id.cpu_affinity) {
     auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
-    aff.add("numa_nodes", "NUMA Nodes", nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
+    aff.add("numa_nodes", "NUMA Nodes",
+            nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
   } else {
     aff.add("numa_nodes", "NUMA Nodes", out::na());
   }
@@ -143,8 +164,10 @@ int run_info(Context& ctx) {
 }  // namespace
 
 void add_info_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("info", "Inventory: CPU, driver, and per GPU the architecture, SMs, "
-                                         "memory, max clocks, peak FLOP/s per data type, PCIe link, affinity");
+  auto* sub =
+      app.add_subcommand("info",
+                         "Inventory: CPU, driver, and per GPU the architecture, SMs, "
+                         "memory, max clocks, peak FLOP/s per data type, PCIe link, affinity");
   sub->callback([&ctx] { ctx.run = [&ctx] { return run_info(ctx); }; });
 }
 

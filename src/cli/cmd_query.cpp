@@ -1,14 +1,14 @@
 // `gpuclk query --fields F1,F2 --format csv|json|table`: for scripts, like nvidia-smi --query-gpu.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/query_fields.h"
 #include "util/error.h"
-#include <fmt/ranges.h>
 
 namespace gpuclk::cli {
 namespace {
@@ -21,17 +21,20 @@ struct QueryOptions {
 int run_query(Context& ctx, const QueryOptions& q) {
   if (q.help_fields) {
     for (const auto& f : query_fields()) {
-      std::cout << fmt::format("{:<42} {}{}\n", f.name + (f.unit.empty() ? "" : " [" + f.unit + "]"), f.description,
-                               f.aliases.empty() ? "" : fmt::format(" (also: {})", fmt::join(f.aliases, ", ")));
+      std::cout << fmt::format(
+          "{:<42} {}{}\n", f.name + (f.unit.empty() ? "" : " [" + f.unit + "]"), f.description,
+          f.aliases.empty() ? "" : fmt::format(" (also: {})", fmt::join(f.aliases, ", ")));
     }
     return 0;
   }
   if (q.fields.empty()) {
-    throw bad_argument("query needs --fields", "e.g. --fields clocks.sm,power.draw; --help-fields lists them");
+    throw bad_argument("query needs --fields",
+                       "e.g. --fields clocks.sm,power.draw; --help-fields lists them");
   }
   auto fields = parse_query_fields(q.fields);
   output::Table table;
-  for (const auto* f : fields) table.columns.push_back({f->name, f->name, f->unit.empty(), f->unit});
+  for (const auto* f : fields)
+    table.columns.push_back({f->name, f->name, f->unit.empty(), f->unit});
   auto& set = ctx.devices();
   for (const auto* d : ctx.selected()) {
     std::vector<output::Value> row;
@@ -46,8 +49,10 @@ int run_query(Context& ctx, const QueryOptions& q) {
 
 void add_query_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<QueryOptions>();
-  auto* sub = app.add_subcommand("query", "Selected fields per GPU, for scripts (as nvidia-smi --query-gpu)");
-  sub->add_option("--fields,--query-gpu", opts->fields, "comma-separated field names (see --help-fields)");
+  auto* sub = app.add_subcommand(
+      "query", "Selected fields per GPU, for scripts (as nvidia-smi --query-gpu)");
+  sub->add_option("--fields,--query-gpu", opts->fields,
+                  "comma-separated field names (see --help-fields)");
   sub->add_flag("--help-fields", opts->help_fields, "list every field with its unit and meaning");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_query(ctx, *opts); }; });
 }

@@ -35,20 +35,26 @@ std::vector<DeviceRequest> same_for_each(Context& ctx, const control::Request& r
 int run_set(Context& ctx, const SetOptions& o) {
   check_all_flag(ctx, o.all);
   control::Request r;
-  if (!o.persistence.empty()) r.persistence_mode = control::parse_on_off(o.persistence, "--persistence");
-  if (!o.app_clocks.empty()) r.application_clocks = control::parse_application_clocks(o.app_clocks, "--app-clocks");
-  if (!o.lock_gpu_clocks.empty()) r.locked_gpu_clocks = control::parse_clock_lock(o.lock_gpu_clocks, "--lock-gpu-clocks");
+  if (!o.persistence.empty())
+    r.persistence_mode = control::parse_on_off(o.persistence, "--persistence");
+  if (!o.app_clocks.empty())
+    r.application_clocks = control::parse_application_clocks(o.app_clocks, "--app-clocks");
+  if (!o.lock_gpu_clocks.empty())
+    r.locked_gpu_clocks = control::parse_clock_lock(o.lock_gpu_clocks, "--lock-gpu-clocks");
   if (!o.lock_memory_clocks.empty()) {
-    r.locked_memory_clocks = control::parse_clock_lock(o.lock_memory_clocks, "--lock-memory-clocks");
+    r.locked_memory_clocks =
+        control::parse_clock_lock(o.lock_memory_clocks, "--lock-memory-clocks");
   }
-  if (!o.power_limit.empty()) r.power_limit_watts = control::parse_power_limit(o.power_limit, "--power-limit");
+  if (!o.power_limit.empty())
+    r.power_limit_watts = control::parse_power_limit(o.power_limit, "--power-limit");
   if (r.empty()) {
     throw bad_argument("nothing to set",
                        "give one or more of --persistence, --app-clocks, --lock-gpu-clocks, "
                        "--lock-memory-clocks, --power-limit (gpuclk set --help)");
   }
   ControlSession session(ctx, "set", o.dry_run);
-  return run_change(session, same_for_each(ctx, r), o.snap, "nothing to change: the GPUs already have these settings");
+  return run_change(session, same_for_each(ctx, r), o.snap,
+                    "nothing to change: the GPUs already have these settings");
 }
 
 int run_reset(Context& ctx, const ResetOptions& o) {
@@ -58,8 +64,10 @@ int run_reset(Context& ctx, const ResetOptions& o) {
   std::vector<DeviceRequest> requests;
   for (auto* d : ctx.selected()) {
     control::Request r;
-    if (every || o.app_clocks) r.application_clocks = control::Change<control::ApplicationClocks>::driver_default();
-    if (every || o.gpu_clocks) r.locked_gpu_clocks = control::Change<control::ClockLock>::driver_default();
+    if (every || o.app_clocks)
+      r.application_clocks = control::Change<control::ApplicationClocks>::driver_default();
+    if (every || o.gpu_clocks)
+      r.locked_gpu_clocks = control::Change<control::ClockLock>::driver_default();
     // Resetting everything skips memory locks where the GPU has none to reset (Hopper).
     if (o.memory_clocks || (every && !control::facts_of(*d).hopper)) {
       r.locked_memory_clocks = control::Change<control::ClockLock>::driver_default();
@@ -67,26 +75,30 @@ int run_reset(Context& ctx, const ResetOptions& o) {
     if (every || o.power_limit) r.power_limit_watts = control::Change<double>::driver_default();
     requests.push_back({d, r});
   }
-  return run_change(session, requests, false, "nothing to reset: the GPUs already run the driver's defaults");
+  return run_change(session, requests, false,
+                    "nothing to reset: the GPUs already run the driver's defaults");
 }
 
 }  // namespace
 
 void add_set_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<SetOptions>();
-  auto* sub = app.add_subcommand(
-      "set", "Change persistence mode, application clocks, locked clocks, power limit on the selected GPUs "
-             "alike (journaled: `gpuclk restore` undoes it)");
+  auto* sub = app.add_subcommand("set",
+                                 "Change persistence mode, application clocks, locked clocks, "
+                                 "power limit on the selected GPUs "
+                                 "alike (journaled: `gpuclk restore` undoes it)");
   sub->add_option("--persistence", o->persistence, "on | off");
   sub->add_option("--app-clocks,--applications-clocks", o->app_clocks,
                   "MEM,GFX application clocks in MHz (nvidia-smi -ac order), or default");
   sub->add_option("--lock-gpu-clocks", o->lock_gpu_clocks,
                   "MIN[,MAX] MHz, tdp, tdp,unlimited, unlimited,tdp, or default (unlock)");
-  sub->add_option("--lock-memory-clocks", o->lock_memory_clocks, "MIN[,MAX] MHz, or default (unlock); not on Hopper");
+  sub->add_option("--lock-memory-clocks", o->lock_memory_clocks,
+                  "MIN[,MAX] MHz, or default (unlock); not on Hopper");
   sub->add_option("--power-limit", o->power_limit, "watts, or default");
   sub->add_flag("--all", o->all, "every GPU (the default when -i is not given)");
   sub->add_flag("--dry-run", o->dry_run, "show what would change; write nothing");
-  sub->add_flag("--snap", o->snap, "round clocks to the nearest supported value, clamp the power limit into range");
+  sub->add_flag("--snap", o->snap,
+                "round clocks to the nearest supported value, clamp the power limit into range");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_set(ctx, *o); }; });
 }
 

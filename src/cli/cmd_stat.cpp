@@ -2,9 +2,9 @@
 // report per GPU what it cost and what held it back (as `perf stat` does for CPUs).
 // The report goes to stderr, so the command's own stdout stays clean; --json FILE writes the
 // same report as JSON. The exit code is the command's.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -74,8 +74,11 @@ Node gpu_node(const GpuReport& g) {
   n.add("samples", "Samples", output::integer(static_cast<long long>(s.fast_samples)));
   n.add("lost", "Lost", output::flag(s.lost));
   n.add("energy_j", "Energy", number(s.energy, "J", 1));
-  n.add("energy_source", "Energy from", s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
-  if (g.truth_energy_j) n.add("simulator_energy_j", "Energy (simulator truth)", output::number(*g.truth_energy_j, "J", 1));
+  n.add("energy_source", "Energy from",
+        s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
+  if (g.truth_energy_j)
+    n.add("simulator_energy_j", "Energy (simulator truth)",
+          output::number(*g.truth_energy_j, "J", 1));
   auto& power = n.section("power_w", "Power");
   power.add("mean", "Mean", number(s.power_mean, "W", 1));
   power.add("peak", "Peak", number(s.power_peak, "W", 1));
@@ -83,18 +86,21 @@ Node gpu_node(const GpuReport& g) {
   auto& sm = n.section("sm_clock_mhz", "SM clock");
   const auto* c = s.sm_clock ? &*s.sm_clock : nullptr;
   sm.add("p5", "p5", c ? output::integer(std::lround(c->p5.value()), "MHz") : output::na());
-  sm.add("median", "Median", c ? output::integer(std::lround(c->median.value()), "MHz") : output::na());
+  sm.add("median", "Median",
+         c ? output::integer(std::lround(c->median.value()), "MHz") : output::na());
   sm.add("p95", "p95", c ? output::integer(std::lround(c->p95.value()), "MHz") : output::na());
   sm.add("max", "Max (GPU)", number(g.info.max_sm_clock, "MHz", 0));
   n.add("memory_clock_median_mhz", "Memory clock median",
-        s.memory_clock ? output::integer(std::lround(s.memory_clock->median.value()), "MHz") : output::na());
+        s.memory_clock ? output::integer(std::lround(s.memory_clock->median.value()), "MHz")
+                       : output::na());
   auto& reasons = n.section("clock_reasons_pct", "Clock event reasons (time active)");
   for (const auto& info : gpu::clock_reasons()) {
     if (auto f = s.reason_fraction(info.bit); f && f->value() > 0) {
       reasons.add(std::string(info.key), std::string(info.key), pct(f));
     }
   }
-  if (reasons.children.empty()) reasons.value = s.reason_seconds > 0 ? output::text("none") : output::na();
+  if (reasons.children.empty())
+    reasons.value = s.reason_seconds > 0 ? output::text("none") : output::na();
   auto& violation = n.section("violation_pct", "Held down by policy (driver counters)");
   violation.add("power", "Power", pct(s.power_violation));
   violation.add("thermal", "Thermal", pct(s.thermal_violation));
@@ -110,7 +116,8 @@ Node gpu_node(const GpuReport& g) {
   auto& temp = n.section("temperature_max_c", "Max temperature");
   temp.add("gpu", "GPU", number(s.temperature_max, "C", 0));
   temp.add("memory", "Memory", number(s.memory_temperature_max, "C", 0));
-  n.add("read_errors", "Read errors", output::integer(static_cast<long long>(g.health.read_errors)));
+  n.add("read_errors", "Read errors",
+        output::integer(static_cast<long long>(g.health.read_errors)));
   const auto v = telemetry::verdicts(s, g.info);
   n.add("verdict", "Verdict", output::text(v.front().text));
   std::vector<std::string> more;
@@ -125,18 +132,23 @@ Node report_tree(const RunReport& r) {
   root.add("exit_code", "Exit code", output::integer(r.exit.exit_code));
   const char* abbrev = r.exit.signal ? sigabbrev_np(*r.exit.signal) : nullptr;
   root.add("signal", "Killed by signal",
-           abbrev ? output::text(fmt::format("SIG{} ({})", abbrev, strsignal(*r.exit.signal))) : output::na());
-  root.add("wall_time_s", "Wall time", output::number(std::chrono::duration<double>(r.exit.wall).count(), "s", 2));
+           abbrev ? output::text(fmt::format("SIG{} ({})", abbrev, strsignal(*r.exit.signal)))
+                  : output::na());
+  root.add("wall_time_s", "Wall time",
+           output::number(std::chrono::duration<double>(r.exit.wall).count(), "s", 2));
   std::string used;
   for (auto i : r.gpus_used) used += (used.empty() ? "" : ",") + std::to_string(i);
   root.add("gpus_used_by_command", "GPUs used by the command",
            r.attributed ? output::text(used) : output::na());
   auto& sampling = root.section("sampling", "Sampling");
   sampling.add("interval_ms", "Interval", output::number(ms(r.sampling.fast_interval), "ms", 0));
-  sampling.add("slow_interval_ms", "Slow fields every", output::number(ms(r.sampling.slow_interval), "ms", 0));
+  sampling.add("slow_interval_ms", "Slow fields every",
+               output::number(ms(r.sampling.slow_interval), "ms", 0));
   sampling.add("ticks", "Ticks", output::integer(static_cast<long long>(r.timing.ticks)));
-  sampling.add("missed_ticks", "Missed ticks", output::integer(static_cast<long long>(r.timing.missed_ticks)));
-  sampling.add("lateness_p99_ms", "Lateness p99", output::number(ms(r.timing.lateness_p99), "ms", 2));
+  sampling.add("missed_ticks", "Missed ticks",
+               output::integer(static_cast<long long>(r.timing.missed_ticks)));
+  sampling.add("lateness_p99_ms", "Lateness p99",
+               output::number(ms(r.timing.lateness_p99), "ms", 2));
   auto& gpus = root.section("gpus", "GPUs", true);
   for (const auto& g : r.gpus) gpus.children.push_back(gpu_node(g));
   return root;
@@ -175,14 +187,15 @@ int run_stat(Context& ctx, const StatOptions& o) {
   report.sampling.fields = telemetry::FieldSet::standard();
   report.sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
   report.sampling.slow_capacity = 60;
-  telemetry::Sampler sampler(telemetry::device_sources(devices, report.sampling.fields), ctx.clock(),
-                             report.sampling);
+  telemetry::Sampler sampler(telemetry::device_sources(devices, report.sampling.fields),
+                             ctx.clock(), report.sampling);
   const TruthFn truth = simulator_truth(ctx);
   std::vector<double> truth_start(devices.size());
 
   // The truth is read right before start() and right after stop(), which read the counters first
   // and last: the two windows match to a millisecond or so.
-  for (std::size_t i = 0; truth && i < devices.size(); ++i) truth_start[i] = truth(devices[i]->index());
+  for (std::size_t i = 0; truth && i < devices.size(); ++i)
+    truth_start[i] = truth(devices[i]->index());
   sampler.start();
   telemetry::ChildProcess child(o.command);
   // Which GPUs the command uses: NVML lists the processes holding a context on each GPU.
@@ -229,17 +242,21 @@ int run_stat(Context& ctx, const StatOptions& o) {
 
 void add_stat_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<StatOptions>();
-  auto* sub = app.add_subcommand("stat", "Run a command and report per GPU its energy, power, clocks, "
-                                         "clock event reasons, utilization and a verdict (as perf stat)");
+  auto* sub = app.add_subcommand("stat",
+                                 "Run a command and report per GPU its energy, power, clocks, "
+                                 "clock event reasons, utilization and a verdict (as perf stat)");
   sub->add_option("--json", opts->json_file, "also write the report as JSON to this file");
-  sub->add_option("--interval", opts->interval, "fast sampling interval: 0.1, 100ms (default 100ms)");
-  sub->add_flag("--all-gpus", opts->all_gpus, "report every selected GPU, not only those the command used");
+  sub->add_option("--interval", opts->interval,
+                  "fast sampling interval: 0.1, 100ms (default 100ms)");
+  sub->add_flag("--all-gpus", opts->all_gpus,
+                "report every selected GPU, not only those the command used");
   // Everything from the first word that is not a stat option on is the command, with or without
   // a `--` before it, so the command's own options are never taken for ours.
   sub->add_option("command", opts->command, "the command and its arguments")->expected(-1);
   sub->positionals_at_end();
-  sub->footer("Usage: gpuclk stat [options] [--] CMD [ARGS...]\n"
-              "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
+  sub->footer(
+      "Usage: gpuclk stat [options] [--] CMD [ARGS...]\n"
+      "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); }; });
 }
 

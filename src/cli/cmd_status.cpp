@@ -1,6 +1,5 @@
 // `gpuclk` / `gpuclk status`: one row per GPU, then the findings worth acting on.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <map>
 
@@ -46,7 +45,8 @@ output::Table status_table(const std::vector<gpu::StatusSnapshot>& gpus) {
         output::watts(g.power_draw, 0),
         output::watts(g.power_limit, 0),
         output::celsius(g.temperature),
-        g.utilization ? output::percent(gpu::Reading<units::Ratio>(g.utilization->gpu)) : output::na(),
+        g.utilization ? output::percent(gpu::Reading<units::Ratio>(g.utilization->gpu))
+                      : output::na(),
         g.persistence_mode ? output::text(*g.persistence_mode ? "On" : "Off") : output::na(),
         output::mhz(g.app_sm_clock),
         output::mhz(g.app_memory_clock),
@@ -61,7 +61,8 @@ output::Node findings_tree(const std::vector<gpu::Finding>& findings) {
   auto& list = root.section("findings", "Findings", true);
   for (const auto& f : findings) {
     auto& n = list.section("finding", "");
-    n.add("severity", "Severity", output::text(f.severity == gpu::Finding::Severity::warning ? "warning" : "info"));
+    n.add("severity", "Severity",
+          output::text(f.severity == gpu::Finding::Severity::warning ? "warning" : "info"));
     std::string gpus;
     for (auto g : f.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
     n.add("gpus", "GPUs", output::text(gpus));
@@ -74,8 +75,8 @@ output::Node findings_tree(const std::vector<gpu::Finding>& findings) {
 // What gpuclk applied (its journal): a column, shown only when some GPU has an entry, and a
 // finding where the GPUs' clock locks differ (NVML cannot read locks; the other settings are
 // compared by gpu::check_status from their readings).
-void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& gpus, output::Table& table,
-                          std::vector<gpu::Finding>& findings) {
+void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& gpus,
+                          output::Table& table, std::vector<gpu::Finding>& findings) {
   const auto journal = peek_journal(ctx);
   if (!journal || journal->clean()) return;
   bool any = false;
@@ -93,7 +94,8 @@ void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& 
   if (!any) return;
   table.columns.push_back({"gpuclk.applied", "Set by gpuclk", true});
   for (std::size_t i = 0; i < table.rows.size(); ++i) table.rows[i].push_back(column[i]);
-  std::map<std::pair<control::Setting, std::string>, std::vector<unsigned>> odd;  // (setting, value) → GPUs
+  std::map<std::pair<control::Setting, std::string>, std::vector<unsigned>>
+      odd;  // (setting, value) → GPUs
   std::map<std::pair<control::Setting, std::string>, std::string> majority;
   for (const auto& [uuid, diffs] : control::settings_that_differ(views)) {
     unsigned index = 0;
@@ -108,13 +110,15 @@ void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& 
   for (const auto& [key, indexes] : odd) {
     std::string list;
     for (auto i : indexes) list += (list.empty() ? "" : ",") + std::to_string(i);
-    findings.push_back({gpu::Finding::Severity::warning, indexes,
-                        "GPU " + list + ": " + std::string(control::label_of(key.first)) + " " + key.second +
-                            " (gpuclk journal) differ from the other GPUs' " + majority[key] +
-                            "; a multi-GPU job runs at the pace of its slowest GPU",
-                        std::string("gpuclk set --all ") +
-                            (key.first == control::Setting::locked_gpu_clocks ? "--lock-gpu-clocks" : "--lock-memory-clocks") +
-                            " MIN[,MAX] (the same on every GPU), or gpuclk restore"});
+    findings.push_back(
+        {gpu::Finding::Severity::warning, indexes,
+         "GPU " + list + ": " + std::string(control::label_of(key.first)) + " " + key.second +
+             " (gpuclk journal) differ from the other GPUs' " + majority[key] +
+             "; a multi-GPU job runs at the pace of its slowest GPU",
+         std::string("gpuclk set --all ") +
+             (key.first == control::Setting::locked_gpu_clocks ? "--lock-gpu-clocks"
+                                                               : "--lock-memory-clocks") +
+             " MIN[,MAX] (the same on every GPU), or gpuclk restore"});
   }
 }
 
@@ -146,16 +150,17 @@ int run_status(Context& ctx) {
   if (format.kind == output::Format::Kind::table) {
     if (ctx.simulated()) std::cout << "(simulated node: " << ctx.options.sim << ")\n";
     for (const auto& f : findings) {
-      std::cout << (f.severity == gpu::Finding::Severity::warning ? "warning: " : "note: ") << f.message
-                << "\n    -> " << f.action << '\n';
+      std::cout << (f.severity == gpu::Finding::Severity::warning ? "warning: " : "note: ")
+                << f.message << "\n    -> " << f.action << '\n';
     }
   }
   return 0;
 }
 
 void add_status_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("status", "One row per GPU: clocks, power, temperature, clock event "
-                                           "reasons, settings; then what is worth fixing (default)");
+  auto* sub = app.add_subcommand("status",
+                                 "One row per GPU: clocks, power, temperature, clock event "
+                                 "reasons, settings; then what is worth fixing (default)");
   sub->callback([&ctx] { ctx.run = [&ctx] { return run_status(ctx); }; });
 }
 

@@ -1,7 +1,6 @@
 // `gpuclk topo`: the GPU–GPU connection matrix and each GPU's CPU/NUMA affinity, with the
 // legend nvidia-smi topo -m prints.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "cli/commands.h"
@@ -28,7 +27,8 @@ int run_topo(Context& ctx) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& id = devices[i]->identity();
     std::vector<out::Value> row{out::text("GPU" + std::to_string(devices[i]->index()))};
-    for (std::size_t j = 0; j < devices.size(); ++j) row.push_back(out::text(gpu::abbreviation(matrix[i][j])));
+    for (std::size_t j = 0; j < devices.size(); ++j)
+      row.push_back(out::text(gpu::abbreviation(matrix[i][j])));
     if (id.cpu_affinity) {
       row.push_back(out::text(host::cpu_list(*id.cpu_affinity)));
       auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
@@ -44,7 +44,8 @@ int run_topo(Context& ctx) {
   if (ctx.format().kind == out::Format::Kind::table) {
     std::cout << "\nLegend:\n\n";
     for (const auto& [abbr, meaning] : gpu::topology_legend()) {
-      std::cout << "  " << abbr << std::string(5 - std::min<std::size_t>(abbr.size(), 4), ' ') << "= " << meaning << '\n';
+      std::cout << "  " << abbr << std::string(5 - std::min<std::size_t>(abbr.size(), 4), ' ')
+                << "= " << meaning << '\n';
     }
   }
   return 0;
@@ -53,8 +54,9 @@ int run_topo(Context& ctx) {
 }  // namespace
 
 void add_topo_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("topo", "GPU-GPU connections (NVLink, PCIe path) and CPU/NUMA affinity "
-                                         "(as nvidia-smi topo -m)");
+  auto* sub = app.add_subcommand("topo",
+                                 "GPU-GPU connections (NVLink, PCIe path) and CPU/NUMA affinity "
+                                 "(as nvidia-smi topo -m)");
   sub->callback([&ctx] { ctx.run = [&ctx] { return run_topo(ctx); }; });
 }
 

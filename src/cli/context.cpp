@@ -1,10 +1,10 @@
 #include "cli/context.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
 #include <iostream>
 
 #include "gpu/selection.h"
@@ -27,8 +27,10 @@ std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
   if (std::filesystem::exists(named)) return sim;
   std::string names;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(exe_dir) / "scenarios", ec)) {
-    if (e.path().extension() == ".toml") names += (names.empty() ? "" : ", ") + e.path().stem().string();
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::path(exe_dir) / "scenarios", ec)) {
+    if (e.path().extension() == ".toml")
+      names += (names.empty() ? "" : ", ") + e.path().stem().string();
   }
   throw bad_argument(fmt::format("unknown simulator scenario '{}'", sim),
                      names.empty() ? "give a path to a scenario .toml file"

@@ -23,12 +23,12 @@ class Api;
 namespace gpuclk::cli {
 
 struct GlobalOptions {
-  std::string devices;      // -i: indexes, UUIDs, PCI bus ids; empty = all
+  std::string devices;  // -i: indexes, UUIDs, PCI bus ids; empty = all
   std::string format = "table";
-  std::string nvml_lib;     // --nvml-lib
-  std::string sim;          // --sim[=SCENARIO]; empty when not simulating
-  bool read_only = false;   // --read-only (GPUCLK_READ_ONLY=1 also sets it)
-  std::string state_dir;    // --state-dir (GPUCLK_STATE_DIR, else /var/lib/gpuclk)
+  std::string nvml_lib;    // --nvml-lib
+  std::string sim;         // --sim[=SCENARIO]; empty when not simulating
+  bool read_only = false;  // --read-only (GPUCLK_READ_ONLY=1 also sets it)
+  std::string state_dir;   // --state-dir (GPUCLK_STATE_DIR, else /var/lib/gpuclk)
 };
 
 class Context {

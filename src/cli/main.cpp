@@ -1,7 +1,7 @@
 // gpuclk: see every GPU's clocks, measure, fix what a setting can fix, explain the rest.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -16,7 +16,8 @@ namespace {
 
 // `--sim` takes an optional scenario. CLI11 would swallow a following subcommand name as that
 // value (`gpuclk --sim clocks`), so a bare --sim becomes --sim=default unless a scenario follows.
-std::vector<std::string> normalize_sim_flag(int argc, char** argv, const std::set<std::string>& subcommands) {
+std::vector<std::string> normalize_sim_flag(int argc, char** argv,
+                                            const std::set<std::string>& subcommands) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -43,12 +44,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "gpuclk 0.1.0");
   auto& o = ctx.options;
-  app.add_option("-i,--id", o.devices, "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
+  app.add_option("-i,--id", o.devices,
+                 "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
   app.add_option("--format", o.format, "table | csv[,noheader][,nounits] | json");
-  app.add_option("--nvml-lib", o.nvml_lib, "NVML library to load (default: libnvidia-ml.so.1; env GPUCLK_NVML_LIB)");
-  app.add_option("--sim", o.sim, "run on the simulated node: --sim, --sim=SCENARIO (name or .toml path)");
+  app.add_option("--nvml-lib", o.nvml_lib,
+                 "NVML library to load (default: libnvidia-ml.so.1; env GPUCLK_NVML_LIB)");
+  app.add_option("--sim", o.sim,
+                 "run on the simulated node: --sim, --sim=SCENARIO (name or .toml path)");
   app.add_flag("--read-only", o.read_only, "refuse every change to a GPU (env GPUCLK_READ_ONLY=1)");
-  app.add_option("--state-dir", o.state_dir, "journal directory (default /var/lib/gpuclk; env GPUCLK_STATE_DIR)");
+  app.add_option("--state-dir", o.state_dir,
+                 "journal directory (default /var/lib/gpuclk; env GPUCLK_STATE_DIR)");
 
   gpuclk::cli::add_status_command(app, ctx);
   gpuclk::cli::add_info_command(app, ctx);

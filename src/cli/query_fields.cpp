@@ -26,7 +26,8 @@ out::Value peak(const Device& d, gpu::DataType t, bool at_current_clock) {
   if (!id.arch || !id.sm_count) return out::na();
   auto clock = at_current_clock ? d.clock(ClockDomain::sm) : id.max(ClockDomain::sm);
   if (!clock || id.arch->flop_per_clock(t) == 0) return out::na();
-  return out::number(gpu::peak_flops(*id.arch, t, *id.sm_count, *clock).value() / 1e12, "TFLOP/s", 1);
+  return out::number(gpu::peak_flops(*id.arch, t, *id.sm_count, *clock).value() / 1e12, "TFLOP/s",
+                     1);
 }
 
 std::vector<QueryField> build() {
@@ -35,45 +36,64 @@ std::vector<QueryField> build() {
                  std::string description, auto read) {
     // Clock domains whose nvidia-smi nickname is their name ("sm") get no alias.
     std::erase(aliases, name);
-    f.push_back({std::move(name), std::move(aliases), std::move(unit), std::move(description), read});
+    f.push_back(
+        {std::move(name), std::move(aliases), std::move(unit), std::move(description), read});
   };
-  add("timestamp", {}, "", "time of the query, as nvidia-smi prints it", [](const Device&, const DeviceSet&) {
-    auto now = std::time(nullptr);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", std::localtime(&now));
-    return out::text(buf);
-  });
-  add("driver_version", {}, "", "NVIDIA driver version", [](const Device&, const DeviceSet& s) { return out::from(s.driver_version()); });
-  add("count", {}, "", "number of GPUs", [](const Device&, const DeviceSet& s) { return out::integer((long long)s.size()); });
-  add("index", {}, "", "GPU index (NVML order)", [](const Device& d, const DeviceSet&) { return out::integer(d.index()); });
-  add("name", {"gpu_name"}, "", "product name", [](const Device& d, const DeviceSet&) { return out::text(d.name()); });
-  add("uuid", {"gpu_uuid"}, "", "globally unique id", [](const Device& d, const DeviceSet&) { return out::text(d.uuid()); });
-  add("serial", {}, "", "board serial number", [](const Device& d, const DeviceSet&) { return out::from(d.identity().serial); });
-  add("pci.bus_id", {"gpu_bus_id"}, "", "PCI bus id domain:bus:device.function", [](const Device& d, const DeviceSet&) {
-    return d.identity().pci ? out::text(d.identity().pci->bus_id) : out::na();
-  });
+  add("timestamp", {}, "", "time of the query, as nvidia-smi prints it",
+      [](const Device&, const DeviceSet&) {
+        auto now = std::time(nullptr);
+        char buf[64];
+        std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", std::localtime(&now));
+        return out::text(buf);
+      });
+  add("driver_version", {}, "", "NVIDIA driver version",
+      [](const Device&, const DeviceSet& s) { return out::from(s.driver_version()); });
+  add("count", {}, "", "number of GPUs",
+      [](const Device&, const DeviceSet& s) { return out::integer((long long)s.size()); });
+  add("index", {}, "", "GPU index (NVML order)",
+      [](const Device& d, const DeviceSet&) { return out::integer(d.index()); });
+  add("name", {"gpu_name"}, "", "product name",
+      [](const Device& d, const DeviceSet&) { return out::text(d.name()); });
+  add("uuid", {"gpu_uuid"}, "", "globally unique id",
+      [](const Device& d, const DeviceSet&) { return out::text(d.uuid()); });
+  add("serial", {}, "", "board serial number",
+      [](const Device& d, const DeviceSet&) { return out::from(d.identity().serial); });
+  add("pci.bus_id", {"gpu_bus_id"}, "", "PCI bus id domain:bus:device.function",
+      [](const Device& d, const DeviceSet&) {
+        return d.identity().pci ? out::text(d.identity().pci->bus_id) : out::na();
+      });
   add("compute_cap", {}, "", "CUDA compute capability", [](const Device& d, const DeviceSet&) {
     const auto& cc = d.identity().compute_capability;
     return cc ? out::text(fmt::format("{}.{}", cc->major, cc->minor)) : out::na();
   });
-  add("sm_count", {}, "", "streaming multiprocessors", [](const Device& d, const DeviceSet&) { return out::from(d.identity().sm_count); });
-  add("pstate", {}, "", "performance state P0 (max) .. P12 (min)", [](const Device& d, const DeviceSet&) {
-    auto p = d.pstate();
-    return p ? out::text("P" + std::to_string(*p)) : out::na();
-  });
+  add("sm_count", {}, "", "streaming multiprocessors",
+      [](const Device& d, const DeviceSet&) { return out::from(d.identity().sm_count); });
+  add("pstate", {}, "", "performance state P0 (max) .. P12 (min)",
+      [](const Device& d, const DeviceSet&) {
+        auto p = d.pstate();
+        return p ? out::text("P" + std::to_string(*p)) : out::na();
+      });
   add("persistence_mode", {}, "", "Enabled or Disabled", [](const Device& d, const DeviceSet&) {
     auto p = d.persistence_mode();
     return p ? out::text(*p ? "Enabled" : "Disabled") : out::na();
   });
-  add("compute_mode", {}, "", "Default, Exclusive_Thread, Prohibited, Exclusive_Process", [](const Device& d, const DeviceSet&) {
-    static const char* names[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
-    auto m = d.compute_mode();
-    return m && *m >= 0 && *m < 4 ? out::text(names[*m]) : out::na();
-  });
+  add("compute_mode", {}, "", "Default, Exclusive_Thread, Prohibited, Exclusive_Process",
+      [](const Device& d, const DeviceSet&) {
+        static const char* names[] = {"Default", "Exclusive_Thread", "Prohibited",
+                                      "Exclusive_Process"};
+        auto m = d.compute_mode();
+        return m && *m >= 0 && *m < 4 ? out::text(names[*m]) : out::na();
+      });
 
-  struct ClockSpec { const char* key; const char* nick; ClockDomain domain; };
-  const ClockSpec clocks[] = {{"graphics", "gr", ClockDomain::graphics}, {"sm", "sm", ClockDomain::sm},
-                              {"memory", "mem", ClockDomain::memory}, {"video", "video", ClockDomain::video}};
+  struct ClockSpec {
+    const char* key;
+    const char* nick;
+    ClockDomain domain;
+  };
+  const ClockSpec clocks[] = {{"graphics", "gr", ClockDomain::graphics},
+                              {"sm", "sm", ClockDomain::sm},
+                              {"memory", "mem", ClockDomain::memory},
+                              {"video", "video", ClockDomain::video}};
   for (const auto& c : clocks) {
     auto domain = c.domain;
     add(fmt::format("clocks.{}", c.nick), {fmt::format("clocks.current.{}", c.key)}, "MHz",
@@ -83,25 +103,31 @@ std::vector<QueryField> build() {
         fmt::format("maximum {} clock", c.key),
         [domain](const Device& d, const DeviceSet&) { return out::mhz(d.identity().max(domain)); });
     if (domain == ClockDomain::video) continue;
-    add(fmt::format("clocks.max_boost.{}", c.nick), {fmt::format("clocks.max_boost.{}", c.key)}, "MHz",
-        fmt::format("maximum customer boost {} clock (gpuclk)", c.key),
-        [domain](const Device& d, const DeviceSet&) { return out::mhz(d.identity().max_boost_clock[int(domain)]); });
+    add(fmt::format("clocks.max_boost.{}", c.nick), {fmt::format("clocks.max_boost.{}", c.key)},
+        "MHz", fmt::format("maximum customer boost {} clock (gpuclk)", c.key),
+        [domain](const Device& d, const DeviceSet&) {
+          return out::mhz(d.identity().max_boost_clock[int(domain)]);
+        });
     if (domain == ClockDomain::sm) continue;
-    add(fmt::format("clocks.applications.{}", c.key), {fmt::format("clocks.applications.{}", c.nick)}, "MHz",
+    add(fmt::format("clocks.applications.{}", c.key),
+        {fmt::format("clocks.applications.{}", c.nick)}, "MHz",
         fmt::format("application {} clock (the target under load)", c.key),
         [domain](const Device& d, const DeviceSet&) { return out::mhz(d.app_clock(domain)); });
-    add(fmt::format("clocks.default_applications.{}", c.key), {fmt::format("clocks.default_applications.{}", c.nick)}, "MHz",
+    add(fmt::format("clocks.default_applications.{}", c.key),
+        {fmt::format("clocks.default_applications.{}", c.nick)}, "MHz",
         fmt::format("default application {} clock", c.key),
-        [domain](const Device& d, const DeviceSet&) { return out::mhz(d.identity().default_app_clock[int(domain)]); });
+        [domain](const Device& d, const DeviceSet&) {
+          return out::mhz(d.identity().default_app_clock[int(domain)]);
+        });
   }
 
-  add("clocks_event_reasons.active", {"clocks_throttle_reasons.active"}, "", "bitmask of active clock event reasons",
-      [](const Device& d, const DeviceSet&) {
+  add("clocks_event_reasons.active", {"clocks_throttle_reasons.active"}, "",
+      "bitmask of active clock event reasons", [](const Device& d, const DeviceSet&) {
         auto r = d.clock_reasons();
         return r ? out::text(fmt::format("0x{:016X}", r->bits())) : out::na();
       });
-  add("clocks_event_reasons.supported", {"clocks_throttle_reasons.supported"}, "", "bitmask of supported clock event reasons",
-      [](const Device& d, const DeviceSet&) {
+  add("clocks_event_reasons.supported", {"clocks_throttle_reasons.supported"}, "",
+      "bitmask of supported clock event reasons", [](const Device& d, const DeviceSet&) {
         const auto& r = d.identity().supported_clock_reasons;
         return r ? out::text(fmt::format("0x{:016X}", r->bits())) : out::na();
       });
@@ -112,66 +138,85 @@ std::vector<QueryField> build() {
       });
   for (const auto& r : gpu::clock_reasons()) {
     auto bit = r.bit;
-    add(fmt::format("clocks_event_reasons.{}", r.key), {fmt::format("clocks_throttle_reasons.{}", r.key)}, "",
-        std::string(r.meaning), [bit](const Device& d, const DeviceSet&) { return reason_state(d, bit); });
+    add(fmt::format("clocks_event_reasons.{}", r.key),
+        {fmt::format("clocks_throttle_reasons.{}", r.key)}, "", std::string(r.meaning),
+        [bit](const Device& d, const DeviceSet&) { return reason_state(d, bit); });
   }
 
-  add("power.draw", {"power.draw.average"}, "W", "power draw (the driver's reading; a 1 s average on Hopper)",
+  add("power.draw", {"power.draw.average"}, "W",
+      "power draw (the driver's reading; a 1 s average on Hopper)",
       [](const Device& d, const DeviceSet&) { return out::watts(d.power_draw()); });
-  add("power.limit", {"power.management_limit"}, "W", "power limit set", [](const Device& d, const DeviceSet&) { return out::watts(d.power_limit()); });
-  add("enforced.power.limit", {}, "W", "power limit in force", [](const Device& d, const DeviceSet&) { return out::watts(d.enforced_power_limit()); });
-  add("power.default_limit", {}, "W", "default power limit", [](const Device& d, const DeviceSet&) { return out::watts(d.identity().default_power_limit); });
-  add("power.min_limit", {}, "W", "lowest power limit allowed", [](const Device& d, const DeviceSet&) {
-    const auto& c = d.identity().power_constraints;
-    return c ? out::number(c->min.value(), "W", 2) : out::na();
+  add("power.limit", {"power.management_limit"}, "W", "power limit set",
+      [](const Device& d, const DeviceSet&) { return out::watts(d.power_limit()); });
+  add("enforced.power.limit", {}, "W", "power limit in force",
+      [](const Device& d, const DeviceSet&) { return out::watts(d.enforced_power_limit()); });
+  add("power.default_limit", {}, "W", "default power limit", [](const Device& d, const DeviceSet&) {
+    return out::watts(d.identity().default_power_limit);
   });
-  add("power.max_limit", {}, "W", "highest power limit allowed", [](const Device& d, const DeviceSet&) {
-    const auto& c = d.identity().power_constraints;
-    return c ? out::number(c->max.value(), "W", 2) : out::na();
-  });
-  add("energy.total", {"total_energy_consumption"}, "J", "energy since the driver loaded (gpuclk; slow read)",
+  add("power.min_limit", {}, "W", "lowest power limit allowed",
       [](const Device& d, const DeviceSet&) {
+        const auto& c = d.identity().power_constraints;
+        return c ? out::number(c->min.value(), "W", 2) : out::na();
+      });
+  add("power.max_limit", {}, "W", "highest power limit allowed",
+      [](const Device& d, const DeviceSet&) {
+        const auto& c = d.identity().power_constraints;
+        return c ? out::number(c->max.value(), "W", 2) : out::na();
+      });
+  add("energy.total", {"total_energy_consumption"}, "J",
+      "energy since the driver loaded (gpuclk; slow read)", [](const Device& d, const DeviceSet&) {
         auto e = d.energy();
         return e ? out::number(e->value(), "J", 3) : out::na();
       });
-  add("temperature.gpu", {}, "", "GPU core temperature, degrees C", [](const Device& d, const DeviceSet&) {
-    auto t = d.temperature();
-    return t ? out::integer((long long)t->value()) : out::na();
-  });
-  add("temperature.gpu.tlimit.slowdown", {}, "", "slowdown temperature, degrees C (gpuclk)", [](const Device& d, const DeviceSet&) {
-    const auto& t = d.identity().thresholds.slowdown;
-    return t ? out::integer((long long)t->value()) : out::na();
-  });
-  add("fan.speed", {}, "%", "fan speed", [](const Device& d, const DeviceSet&) { return out::percent(d.fan_speed()); });
-  add("utilization.gpu", {}, "%", "time a kernel ran over the last sample period", [](const Device& d, const DeviceSet&) {
-    auto u = d.utilization();
-    return u ? out::percent(gpu::Reading<units::Ratio>(u->gpu)) : out::na();
-  });
-  add("utilization.memory", {}, "%", "time memory was read or written", [](const Device& d, const DeviceSet&) {
-    auto u = d.utilization();
-    return u ? out::percent(gpu::Reading<units::Ratio>(u->memory)) : out::na();
-  });
+  add("temperature.gpu", {}, "", "GPU core temperature, degrees C",
+      [](const Device& d, const DeviceSet&) {
+        auto t = d.temperature();
+        return t ? out::integer((long long)t->value()) : out::na();
+      });
+  add("temperature.gpu.tlimit.slowdown", {}, "", "slowdown temperature, degrees C (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& t = d.identity().thresholds.slowdown;
+        return t ? out::integer((long long)t->value()) : out::na();
+      });
+  add("fan.speed", {}, "%", "fan speed",
+      [](const Device& d, const DeviceSet&) { return out::percent(d.fan_speed()); });
+  add("utilization.gpu", {}, "%", "time a kernel ran over the last sample period",
+      [](const Device& d, const DeviceSet&) {
+        auto u = d.utilization();
+        return u ? out::percent(gpu::Reading<units::Ratio>(u->gpu)) : out::na();
+      });
+  add("utilization.memory", {}, "%", "time memory was read or written",
+      [](const Device& d, const DeviceSet&) {
+        auto u = d.utilization();
+        return u ? out::percent(gpu::Reading<units::Ratio>(u->memory)) : out::na();
+      });
   auto memory = [](auto pick) {
     return [pick](const Device& d, const DeviceSet&) {
       auto m = d.memory();
       return m ? out::mebibytes(gpu::Reading<units::Bytes>(pick(*m))) : out::na();
     };
   };
-  add("memory.total", {}, "MiB", "total device memory", memory([](const gpu::MemoryUsage& m) { return m.total; }));
-  add("memory.used", {}, "MiB", "device memory in use", memory([](const gpu::MemoryUsage& m) { return m.used; }));
-  add("memory.free", {}, "MiB", "free device memory", memory([](const gpu::MemoryUsage& m) { return m.free; }));
-  add("pcie.link.gen.current", {"pcie.link.gen.gpucurrent"}, "", "current PCIe generation", [](const Device& d, const DeviceSet&) {
-    auto l = d.pcie_link();
-    return l ? out::integer(l->generation) : out::na();
-  });
-  add("pcie.link.gen.max", {}, "", "maximum PCIe generation of GPU and slot", [](const Device& d, const DeviceSet&) {
-    const auto& l = d.identity().pcie_max;
-    return l ? out::integer(l->generation) : out::na();
-  });
-  add("pcie.link.width.current", {}, "", "current PCIe lanes", [](const Device& d, const DeviceSet&) {
-    auto l = d.pcie_link();
-    return l ? out::integer(l->width) : out::na();
-  });
+  add("memory.total", {}, "MiB", "total device memory",
+      memory([](const gpu::MemoryUsage& m) { return m.total; }));
+  add("memory.used", {}, "MiB", "device memory in use",
+      memory([](const gpu::MemoryUsage& m) { return m.used; }));
+  add("memory.free", {}, "MiB", "free device memory",
+      memory([](const gpu::MemoryUsage& m) { return m.free; }));
+  add("pcie.link.gen.current", {"pcie.link.gen.gpucurrent"}, "", "current PCIe generation",
+      [](const Device& d, const DeviceSet&) {
+        auto l = d.pcie_link();
+        return l ? out::integer(l->generation) : out::na();
+      });
+  add("pcie.link.gen.max", {}, "", "maximum PCIe generation of GPU and slot",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.identity().pcie_max;
+        return l ? out::integer(l->generation) : out::na();
+      });
+  add("pcie.link.width.current", {}, "", "current PCIe lanes",
+      [](const Device& d, const DeviceSet&) {
+        auto l = d.pcie_link();
+        return l ? out::integer(l->width) : out::na();
+      });
   add("pcie.link.width.max", {}, "", "maximum PCIe lanes", [](const Device& d, const DeviceSet&) {
     const auto& l = d.identity().pcie_max;
     return l ? out::integer(l->width) : out::na();
@@ -180,16 +225,18 @@ std::vector<QueryField> build() {
     auto e = d.ecc_enabled();
     return e ? out::text(*e ? "Enabled" : "Disabled") : out::na();
   });
-  add("ecc.errors.uncorrected.volatile.total", {}, "", "uncorrected ECC errors since the driver loaded",
-      [](const Device& d, const DeviceSet&) {
+  add("ecc.errors.uncorrected.volatile.total", {}, "",
+      "uncorrected ECC errors since the driver loaded", [](const Device& d, const DeviceSet&) {
         auto e = d.ecc_errors(true);
         return e ? out::integer((long long)*e) : out::na();
       });
   for (auto t : gpu::kAllDataTypes) {
     auto name = std::string(gpu::to_string(t));
-    add(fmt::format("peak.{}.max", name), {}, "TFLOP/s", fmt::format("{} dense peak at the max SM clock (gpuclk)", name),
+    add(fmt::format("peak.{}.max", name), {}, "TFLOP/s",
+        fmt::format("{} dense peak at the max SM clock (gpuclk)", name),
         [t](const Device& d, const DeviceSet&) { return peak(d, t, false); });
-    add(fmt::format("peak.{}.current", name), {}, "TFLOP/s", fmt::format("{} dense peak at the current SM clock (gpuclk)", name),
+    add(fmt::format("peak.{}.current", name), {}, "TFLOP/s",
+        fmt::format("{} dense peak at the current SM clock (gpuclk)", name),
         [t](const Device& d, const DeviceSet&) { return peak(d, t, true); });
   }
   return f;
@@ -198,7 +245,8 @@ std::vector<QueryField> build() {
 std::string normalize(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += char(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += char(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -233,10 +281,13 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
     auto comma = list.find(',', start);
     auto item = normalize(list.substr(start, comma == list.npos ? list.npos : comma - start));
     start = comma == list.npos ? list.size() + 1 : comma + 1;
-    if (item.empty()) throw bad_argument(fmt::format("empty field name in '{}'", list), "fields are comma separated, e.g. clocks.sm,power.draw");
+    if (item.empty())
+      throw bad_argument(fmt::format("empty field name in '{}'", list),
+                         "fields are comma separated, e.g. clocks.sm,power.draw");
     const QueryField* found = nullptr;
     for (const auto& f : query_fields()) {
-      if (f.name == item || std::find(f.aliases.begin(), f.aliases.end(), item) != f.aliases.end()) {
+      if (f.name == item ||
+          std::find(f.aliases.begin(), f.aliases.end(), item) != f.aliases.end()) {
         found = &f;
         break;
       }
@@ -245,9 +296,10 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
       std::vector<std::pair<std::size_t, std::string>> near;
       for (const auto& f : query_fields()) near.emplace_back(distance(item, f.name), f.name);
       std::sort(near.begin(), near.end());
-      throw bad_argument(fmt::format("unknown field '{}'", item),
-                         fmt::format("did you mean {}, {} or {}? `gpuclk query --help-fields` lists all",
-                                     near[0].second, near[1].second, near[2].second));
+      throw bad_argument(
+          fmt::format("unknown field '{}'", item),
+          fmt::format("did you mean {}, {} or {}? `gpuclk query --help-fields` lists all",
+                      near[0].second, near[1].second, near[2].second));
     }
     out.push_back(found);
   }

@@ -7,11 +7,16 @@ namespace {
 
 std::string_view short_label(Setting s) {
   switch (s) {
-    case Setting::persistence_mode: return "persistence";
-    case Setting::application_clocks: return "app clocks";
-    case Setting::locked_gpu_clocks: return "GPU lock";
-    case Setting::locked_memory_clocks: return "memory lock";
-    case Setting::power_limit: return "power";
+    case Setting::persistence_mode:
+      return "persistence";
+    case Setting::application_clocks:
+      return "app clocks";
+    case Setting::locked_gpu_clocks:
+      return "GPU lock";
+    case Setting::locked_memory_clocks:
+      return "memory lock";
+    case Setting::power_limit:
+      return "power";
   }
   return "?";
 }
@@ -22,8 +27,10 @@ std::string applied_summary(const JournalEntry& entry) {
   std::string out;
   for (auto s : kWriteOrder) {
     std::string part;
-    if (entry.pending.has(s)) part = fmt::format("{} {} (interrupted)", short_label(s), describe(entry.pending, s));
-    else if (entry.applied.has(s)) part = fmt::format("{} {}", short_label(s), describe(entry.applied, s));
+    if (entry.pending.has(s))
+      part = fmt::format("{} {} (interrupted)", short_label(s), describe(entry.pending, s));
+    else if (entry.applied.has(s))
+      part = fmt::format("{} {}", short_label(s), describe(entry.applied, s));
     if (!part.empty()) out += (out.empty() ? "" : ", ") + part;
   }
   return out;
@@ -43,7 +50,8 @@ void add_journal_locks(Settings& settings, const Journal& journal, const std::st
   }
 }
 
-std::map<std::string, std::vector<Difference>> settings_that_differ(const std::vector<GpuSettingsView>& gpus) {
+std::map<std::string, std::vector<Difference>> settings_that_differ(
+    const std::vector<GpuSettingsView>& gpus) {
   std::map<std::string, std::vector<Difference>> out;
   std::map<std::string, std::vector<const GpuSettingsView*>> by_model;
   for (const auto& g : gpus) by_model[g.model].push_back(&g);

@@ -19,8 +19,8 @@ std::string applied_summary(const JournalEntry& entry);
 struct GpuSettingsView {
   unsigned index = 0;
   std::string uuid;
-  std::string model;   // GPUs are compared with others of the same model only
-  Settings settings;   // what is known (NVML reads, clock locks from the journal)
+  std::string model;  // GPUs are compared with others of the same model only
+  Settings settings;  // what is known (NVML reads, clock locks from the journal)
 };
 
 // Clock locks as far as the journal knows: what gpuclk applied; unlocked for a GPU gpuclk never
@@ -34,6 +34,7 @@ struct Difference {
 };
 
 // For each GPU (by UUID) the settings in which it differs from the majority of its model.
-std::map<std::string, std::vector<Difference>> settings_that_differ(const std::vector<GpuSettingsView>& gpus);
+std::map<std::string, std::vector<Difference>> settings_that_differ(
+    const std::vector<GpuSettingsView>& gpus);
 
 }  // namespace gpuclk::control

@@ -14,20 +14,26 @@ void write_setting(GpuControl& gpu, Setting s, const Settings& target) {
       // The reset call also drops what a set call pinned on Pascal and later (NVML docs), so
       // going back to the default is a reset, not a set to the default values.
       const auto& defaults = gpu.facts().default_application_clocks;
-      if (defaults && *defaults == *target.application_clocks) gpu.reset_application_clocks();
-      else gpu.set_application_clocks(*target.application_clocks);
+      if (defaults && *defaults == *target.application_clocks)
+        gpu.reset_application_clocks();
+      else
+        gpu.set_application_clocks(*target.application_clocks);
       return;
     }
     case Setting::locked_gpu_clocks: {
       const auto& lock = *target.locked_gpu_clocks;
-      if (lock.locked) gpu.lock_gpu_clocks(lock.min, lock.max);
-      else gpu.reset_gpu_locked_clocks();
+      if (lock.locked)
+        gpu.lock_gpu_clocks(lock.min, lock.max);
+      else
+        gpu.reset_gpu_locked_clocks();
       return;
     }
     case Setting::locked_memory_clocks: {
       const auto& lock = *target.locked_memory_clocks;
-      if (lock.locked) gpu.lock_memory_clocks(lock.min, lock.max);
-      else gpu.reset_memory_locked_clocks();
+      if (lock.locked)
+        gpu.lock_memory_clocks(lock.min, lock.max);
+      else
+        gpu.reset_memory_locked_clocks();
       return;
     }
     case Setting::power_limit:

@@ -17,11 +17,11 @@ struct GpuFacts {
   unsigned index = 0;
   std::string uuid;
   std::string name;
-  std::string pci_bus_id;      // empty when unknown
-  std::string architecture;    // "Hopper", empty when unknown
-  bool hopper = false;         // memory clocks cannot be locked at run time
+  std::string pci_bus_id;    // empty when unknown
+  std::string architecture;  // "Hopper", empty when unknown
+  bool hopper = false;       // memory clocks cannot be locked at run time
   gpu::Reading<std::vector<gpu::SupportedClocks>> supported_clocks;  // per memory clock
-  gpu::Reading<gpu::PowerConstraints> power_constraints;            // W
+  gpu::Reading<gpu::PowerConstraints> power_constraints;             // W
   gpu::Reading<std::uint32_t> default_power_limit_mw;
   gpu::Reading<ApplicationClocks> default_application_clocks;
 };

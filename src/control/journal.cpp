@@ -56,10 +56,12 @@ Settings settings_from(const json& j) {
   if (j.contains("persistence_mode")) s.persistence_mode = j.at("persistence_mode").get<bool>();
   if (j.contains("application_clocks")) {
     const auto& a = j.at("application_clocks");
-    s.application_clocks = ApplicationClocks{a.at("memory_mhz").get<unsigned>(), a.at("graphics_mhz").get<unsigned>()};
+    s.application_clocks =
+        ApplicationClocks{a.at("memory_mhz").get<unsigned>(), a.at("graphics_mhz").get<unsigned>()};
   }
   if (j.contains("locked_gpu_clocks")) s.locked_gpu_clocks = lock_from(j.at("locked_gpu_clocks"));
-  if (j.contains("locked_memory_clocks")) s.locked_memory_clocks = lock_from(j.at("locked_memory_clocks"));
+  if (j.contains("locked_memory_clocks"))
+    s.locked_memory_clocks = lock_from(j.at("locked_memory_clocks"));
   if (j.contains("power_limit_mw")) s.power_limit_mw = j.at("power_limit_mw").get<std::uint32_t>();
   return s;
 }
@@ -95,7 +97,8 @@ const JournalEntry* Journal::find(const std::string& uuid) const {
   return const_cast<Journal*>(this)->find(uuid);
 }
 
-JournalEntry& Journal::entry_for(const GpuFacts& facts, const Settings& before, const std::string& now) {
+JournalEntry& Journal::entry_for(const GpuFacts& facts, const Settings& before,
+                                 const std::string& now) {
   if (auto* e = find(facts.uuid)) {
     e->index = facts.index;
     return *e;
@@ -116,19 +119,22 @@ JournalEntry& Journal::entry_for(const GpuFacts& facts, const Settings& before, 
   }
   e.first_change = e.last_change = now;
   gpus.push_back(std::move(e));
-  std::sort(gpus.begin(), gpus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  std::sort(gpus.begin(), gpus.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
   return *find(facts.uuid);
 }
 
 void Journal::remove(const std::string& uuid) {
-  gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [&](const auto& e) { return e.uuid == uuid; }),
-             gpus.end());
+  gpus.erase(
+      std::remove_if(gpus.begin(), gpus.end(), [&](const auto& e) { return e.uuid == uuid; }),
+      gpus.end());
 }
 
 void Journal::add_history(HistoryRecord record) {
   history.push_back(std::move(record));
   if (history.size() > kHistoryLimit) {
-    history.erase(history.begin(), history.begin() + static_cast<long>(history.size() - kHistoryLimit));
+    history.erase(history.begin(),
+                  history.begin() + static_cast<long>(history.size() - kHistoryLimit));
   }
 }
 
@@ -155,9 +161,15 @@ std::string to_json(const Journal& journal) {
   }
   j["history"] = json::array();
   for (const auto& h : journal.history) {
-    j["history"].push_back({{"time", h.time}, {"pid", h.pid}, {"command", h.command},
-                            {"gpu", h.gpu}, {"uuid", h.uuid}, {"setting", h.setting},
-                            {"from", h.from}, {"to", h.to}, {"outcome", h.outcome}});
+    j["history"].push_back({{"time", h.time},
+                            {"pid", h.pid},
+                            {"command", h.command},
+                            {"gpu", h.gpu},
+                            {"uuid", h.uuid},
+                            {"setting", h.setting},
+                            {"from", h.from},
+                            {"to", h.to},
+                            {"outcome", h.outcome}});
   }
   return j.dump(2) + "\n";
 }

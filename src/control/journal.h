@@ -32,7 +32,7 @@ struct JournalEntry {
 };
 
 struct HistoryRecord {
-  std::string time;     // ISO 8601 UTC
+  std::string time;  // ISO 8601 UTC
   long pid = 0;
   std::string command;  // "set", "reset", "apply PROFILE", "restore", "rollback"
   unsigned gpu = 0;

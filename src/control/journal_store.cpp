@@ -1,13 +1,13 @@
 #include "control/journal_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -114,9 +114,10 @@ Journal JournalStore::load() const {
   try {
     return journal_from_json(text.str());
   } catch (const std::exception& e) {
-    throw Error(ExitCode::other, fmt::format("the journal {} is unusable: {}", path.string(), e.what()),
-                "inspect it; GPU settings it records may still be in force. Move it away to start a "
-                "new journal (restore will then know nothing of earlier changes)");
+    throw Error(
+        ExitCode::other, fmt::format("the journal {} is unusable: {}", path.string(), e.what()),
+        "inspect it; GPU settings it records may still be in force. Move it away to start a "
+        "new journal (restore will then know nothing of earlier changes)");
   }
 }
 

@@ -9,9 +9,12 @@ namespace {
 
 unsigned to_nvml(ClockBound b) {
   switch (b.kind) {
-    case ClockBound::Kind::tdp: return NVML_CLOCK_LIMIT_ID_TDP;
-    case ClockBound::Kind::unlimited: return NVML_CLOCK_LIMIT_ID_UNLIMITED;
-    case ClockBound::Kind::mhz: break;
+    case ClockBound::Kind::tdp:
+      return NVML_CLOCK_LIMIT_ID_TDP;
+    case ClockBound::Kind::unlimited:
+      return NVML_CLOCK_LIMIT_ID_UNLIMITED;
+    case ClockBound::Kind::mhz:
+      break;
   }
   return b.mhz;
 }
@@ -44,12 +47,12 @@ GpuFacts facts_of(const gpu::Device& device) {
   if (f.hopper && f.architecture.empty()) f.architecture = "Hopper";
   f.supported_clocks = id.supported_clocks;
   f.power_constraints = id.power_constraints;
-  f.default_power_limit_mw = id.default_power_limit.map([](units::Watts w) {
-    return static_cast<std::uint32_t>(units::to_milliwatts(w));
-  });
+  f.default_power_limit_mw = id.default_power_limit.map(
+      [](units::Watts w) { return static_cast<std::uint32_t>(units::to_milliwatts(w)); });
   const auto& gfx = id.default_app_clock[int(gpu::ClockDomain::graphics)];
   const auto& mem = id.default_app_clock[int(gpu::ClockDomain::memory)];
-  if (gfx && mem) f.default_application_clocks = ApplicationClocks{whole_mhz(*mem), whole_mhz(*gfx)};
+  if (gfx && mem)
+    f.default_application_clocks = ApplicationClocks{whole_mhz(*mem), whole_mhz(*gfx)};
   return f;
 }
 
@@ -109,7 +112,8 @@ void NvmlGpuControl::reset_application_clocks() {
 
 void NvmlGpuControl::lock_gpu_clocks(ClockBound min, ClockBound max) {
   require_access();
-  NVML_CHECK(device_.api(), nvmlDeviceSetGpuLockedClocks, device_.handle(), to_nvml(min), to_nvml(max));
+  NVML_CHECK(device_.api(), nvmlDeviceSetGpuLockedClocks, device_.handle(), to_nvml(min),
+             to_nvml(max));
 }
 
 void NvmlGpuControl::reset_gpu_locked_clocks() {

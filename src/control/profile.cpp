@@ -18,8 +18,9 @@
 namespace gpuclk::control {
 namespace {
 
-const std::set<std::string> kSettingKeys = {"persistence_mode", "application_clocks", "locked_gpu_clocks",
-                                            "locked_memory_clocks", "power_limit_w"};
+const std::set<std::string> kSettingKeys = {"persistence_mode", "application_clocks",
+                                            "locked_gpu_clocks", "locked_memory_clocks",
+                                            "power_limit_w"};
 
 std::string where(const std::string& source, const toml::node& node) {
   const auto& src = node.source();
@@ -36,7 +37,8 @@ std::string text_of(const toml::node& node, const std::string& key, const std::s
   throw bad_argument(fmt::format("{}: {} must be a string or a number", where(source, node), key));
 }
 
-Request settings_from(const toml::table& table, const std::string& source, const std::set<std::string>& allowed_extra) {
+Request settings_from(const toml::table& table, const std::string& source,
+                      const std::set<std::string>& allowed_extra) {
   Request r;
   for (const auto& [k, node] : table) {
     const std::string key(k.str());
@@ -48,11 +50,16 @@ Request settings_from(const toml::table& table, const std::string& source, const
     }
     const auto value = text_of(node, key, source);
     const auto option = fmt::format("{}: {}", where(source, node), key);
-    if (key == "persistence_mode") r.persistence_mode = parse_on_off(value, option);
-    else if (key == "application_clocks") r.application_clocks = parse_application_clocks(value, option);
-    else if (key == "locked_gpu_clocks") r.locked_gpu_clocks = parse_clock_lock(value, option);
-    else if (key == "locked_memory_clocks") r.locked_memory_clocks = parse_clock_lock(value, option);
-    else if (key == "power_limit_w") r.power_limit_watts = parse_power_limit(value, option);
+    if (key == "persistence_mode")
+      r.persistence_mode = parse_on_off(value, option);
+    else if (key == "application_clocks")
+      r.application_clocks = parse_application_clocks(value, option);
+    else if (key == "locked_gpu_clocks")
+      r.locked_gpu_clocks = parse_clock_lock(value, option);
+    else if (key == "locked_memory_clocks")
+      r.locked_memory_clocks = parse_clock_lock(value, option);
+    else if (key == "power_limit_w")
+      r.power_limit_watts = parse_power_limit(value, option);
   }
   return r;
 }
@@ -63,7 +70,8 @@ std::string gpus_of(const toml::table& table, const std::string& source) {
   auto s = node->is_string() ? node->value<std::string>() : std::nullopt;
   if (!s) {
     if (node->is_integer()) return std::to_string(*node->value<long long>());
-    throw bad_argument(fmt::format("{}: gpus must be a string: \"all\" or indexes, UUIDs, PCI bus ids", where(source, *node)));
+    throw bad_argument(fmt::format(
+        "{}: gpus must be a string: \"all\" or indexes, UUIDs, PCI bus ids", where(source, *node)));
   }
   return *s;
 }
@@ -86,30 +94,36 @@ Profile parse_profile(const std::string& text, const std::string& source) {
       p.gpus = gpus_of(root, source);
     } else if (key == "snap") {
       auto b = node.is_boolean() ? node.value<bool>() : std::nullopt;
-      if (!b) throw bad_argument(fmt::format("{}: snap must be true or false", where(source, node)));
+      if (!b)
+        throw bad_argument(fmt::format("{}: snap must be true or false", where(source, node)));
       p.snap = *b;
     } else if (key == "settings") {
-      if (!node.is_table()) throw bad_argument(fmt::format("{}: [settings] must be a table", where(source, node)));
+      if (!node.is_table())
+        throw bad_argument(fmt::format("{}: [settings] must be a table", where(source, node)));
       p.settings = settings_from(*node.as_table(), source, {});
     } else if (key == "override") {
       if (!node.is_array_of_tables()) {
-        throw bad_argument(fmt::format("{}: override must be [[override]] tables", where(source, node)));
+        throw bad_argument(
+            fmt::format("{}: override must be [[override]] tables", where(source, node)));
       }
       for (const auto& item : *node.as_array()) {
         const auto& table = *item.as_table();
         ProfileGroup g{gpus_of(table, source), settings_from(table, source, {"gpus"})};
         if (g.gpus.empty()) {
-          throw bad_argument(fmt::format("{}: an [[override]] needs gpus = \"...\"", where(source, item)));
+          throw bad_argument(
+              fmt::format("{}: an [[override]] needs gpus = \"...\"", where(source, item)));
         }
         p.overrides.push_back(std::move(g));
       }
     } else if (key == "version") {
       if (!node.is_integer() || node.value<long long>() != 1) {
-        throw bad_argument(fmt::format("{}: profile version {} is not 1", where(source, node), text_of(node, key, source)));
+        throw bad_argument(fmt::format("{}: profile version {} is not 1", where(source, node),
+                                       text_of(node, key, source)));
       }
     } else {
-      throw bad_argument(fmt::format("{}: unknown key '{}'", where(source, node), key),
-                         "top-level keys: version, description, gpus, snap, [settings], [[override]]");
+      throw bad_argument(
+          fmt::format("{}: unknown key '{}'", where(source, node), key),
+          "top-level keys: version, description, gpus, snap, [settings], [[override]]");
     }
   }
   bool any = !p.settings.empty();

@@ -31,9 +31,9 @@ struct ProfileGroup {
 struct Profile {
   std::filesystem::path path;
   std::string description;
-  std::string gpus = "all";          // "all" or -i syntax
+  std::string gpus = "all";  // "all" or -i syntax
   bool snap = false;
-  Request settings;                   // for every covered GPU
+  Request settings;                     // for every covered GPU
   std::vector<ProfileGroup> overrides;  // applied over `settings`, in order
 };
 

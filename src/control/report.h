@@ -26,18 +26,18 @@ struct SettingReport {
   unsigned gpu = 0;
   std::string uuid;
   Setting setting = Setting::persistence_mode;
-  std::string before;     // describe() of the state before; "unknown" for locks never recorded
+  std::string before;  // describe() of the state before; "unknown" for locks never recorded
   std::string target;
   std::string read_back;  // after the write; for locks, the live clock ("SM 1755 MHz now")
   Outcome outcome = Outcome::unchanged;
-  std::string error;      // for failed / rollback_failed
+  std::string error;  // for failed / rollback_failed
 };
 
 struct ChangeReport {
   std::vector<SettingReport> settings;
-  std::vector<std::string> notes;     // snapping, read-back mismatches, rollbacks
+  std::vector<std::string> notes;  // snapping, read-back mismatches, rollbacks
   ExitCode exit = ExitCode::ok;
-  std::string error;                  // when exit != ok: what happened, per GPU
+  std::string error;  // when exit != ok: what happened, per GPU
   std::string hint;
 
   std::size_t count(Outcome o) const;

@@ -15,7 +15,8 @@ namespace {
 std::string lower(std::string_view text) {
   std::string s;
   for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return s;
 }
@@ -41,11 +42,16 @@ std::optional<ClockBound> parse_bound(std::string_view text) {
 
 bool Request::has(Setting s) const {
   switch (s) {
-    case Setting::persistence_mode: return persistence_mode.has_value();
-    case Setting::application_clocks: return application_clocks.has_value();
-    case Setting::locked_gpu_clocks: return locked_gpu_clocks.has_value();
-    case Setting::locked_memory_clocks: return locked_memory_clocks.has_value();
-    case Setting::power_limit: return power_limit_watts.has_value();
+    case Setting::persistence_mode:
+      return persistence_mode.has_value();
+    case Setting::application_clocks:
+      return application_clocks.has_value();
+    case Setting::locked_gpu_clocks:
+      return locked_gpu_clocks.has_value();
+    case Setting::locked_memory_clocks:
+      return locked_memory_clocks.has_value();
+    case Setting::power_limit:
+      return power_limit_watts.has_value();
   }
   return false;
 }
@@ -89,21 +95,23 @@ Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::s
 
 Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view option) {
   auto s = lower(text);
-  if (is_default_word(s) || s == "unlocked" || s == "none") return Change<ClockLock>::driver_default();
+  if (is_default_word(s) || s == "unlocked" || s == "none")
+    return Change<ClockLock>::driver_default();
   auto comma = s.find(',');
   auto lo = parse_bound(std::string_view(s).substr(0, comma));
   auto hi = comma == std::string::npos ? lo : parse_bound(std::string_view(s).substr(comma + 1));
   const std::string form =
       "give MIN[,MAX] in MHz (e.g. 1755 or 1410,1755), or the driver's limits: tdp (the base "
       "clock), tdp,unlimited, unlimited,tdp; 'default' unlocks";
-  if (!lo || !hi) throw bad_argument(fmt::format("{}: '{}' is not a clock range", option, text), form);
+  if (!lo || !hi)
+    throw bad_argument(fmt::format("{}: '{}' is not a clock range", option, text), form);
   if (lo->symbolic() != hi->symbolic()) {
     throw bad_argument(fmt::format("{}: '{}' mixes MHz and a symbolic limit", option, text),
                        "the driver takes two MHz values or two of tdp/unlimited, not one of each");
   }
   if (!lo->symbolic() && lo->mhz > hi->mhz) {
-    throw bad_argument(fmt::format("{}: minimum {} MHz is above maximum {} MHz", option, lo->mhz, hi->mhz),
-                       form);
+    throw bad_argument(
+        fmt::format("{}: minimum {} MHz is above maximum {} MHz", option, lo->mhz, hi->mhz), form);
   }
   // The driver documents unlimited,unlimited as the same as a reset.
   if (lo->kind == ClockBound::Kind::unlimited && hi->kind == ClockBound::Kind::unlimited) {
@@ -118,7 +126,8 @@ Change<double> parse_power_limit(std::string_view text, std::string_view option)
   if (!s.empty() && s.back() == 'w') s.pop_back();
   double watts = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), watts);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(watts) || watts <= 0) {
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(watts) ||
+      watts <= 0) {
     throw bad_argument(fmt::format("{}: '{}' is not a power in watts", option, text),
                        "give watts (e.g. 600), or 'default'; `gpuclk query --query-gpu="
                        "power.min_limit,power.max_limit` shows the range");

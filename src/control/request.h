@@ -25,8 +25,8 @@ struct Change {
 struct Request {
   std::optional<bool> persistence_mode;
   std::optional<Change<ApplicationClocks>> application_clocks;
-  std::optional<Change<ClockLock>> locked_gpu_clocks;      // to_default: unlock
-  std::optional<Change<ClockLock>> locked_memory_clocks;   // to_default: unlock
+  std::optional<Change<ClockLock>> locked_gpu_clocks;     // to_default: unlock
+  std::optional<Change<ClockLock>> locked_memory_clocks;  // to_default: unlock
   std::optional<Change<double>> power_limit_watts;
 
   bool has(Setting s) const;

@@ -1,8 +1,7 @@
 #include "control/restore.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -17,9 +16,17 @@ struct GpuResult {
   std::string problem;
 };
 
-HistoryRecord history(const JournalEntry& e, Setting s, std::string from, std::string to, std::string outcome) {
-  return {utc_now(), static_cast<long>(::getpid()), "restore", e.index, e.uuid, std::string(key_of(s)),
-          std::move(from), std::move(to), std::move(outcome)};
+HistoryRecord history(const JournalEntry& e, Setting s, std::string from, std::string to,
+                      std::string outcome) {
+  return {utc_now(),
+          static_cast<long>(::getpid()),
+          "restore",
+          e.index,
+          e.uuid,
+          std::string(key_of(s)),
+          std::move(from),
+          std::move(to),
+          std::move(outcome)};
 }
 
 }  // namespace
@@ -33,14 +40,16 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
   for (const auto& entry : entries) {
     if (!only.empty() && std::find(only.begin(), only.end(), entry.uuid) == only.end()) continue;
     GpuResult result{entry.index};
-    auto it = std::find_if(gpus.begin(), gpus.end(), [&](auto* g) { return g->facts().uuid == entry.uuid; });
+    auto it = std::find_if(gpus.begin(), gpus.end(),
+                           [&](auto* g) { return g->facts().uuid == entry.uuid; });
     if (it == gpus.end()) {
       result.code = ExitCode::gpu_not_found;
       result.problem = fmt::format("GPU {} ({}) is not present; its entry stays in the journal",
                                    entry.index, entry.uuid);
       for (auto s : entry.touched) {
         report.settings.push_back({entry.index, entry.uuid, s, describe(entry.applied, s),
-                                   describe(entry.original, s), "N/A", Outcome::failed, "GPU not present"});
+                                   describe(entry.original, s), "N/A", Outcome::failed,
+                                   "GPU not present"});
       }
       results.push_back(result);
       continue;
@@ -54,8 +63,9 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
     for (auto s_it = kWriteOrder.rbegin(); s_it != kWriteOrder.rend(); ++s_it) {
       const Setting s = *s_it;
       if (!entry.touched.count(s)) continue;
-      SettingReport row{result.index, entry.uuid, s, describe(now, s), describe(entry.original, s), {},
-                        Outcome::unchanged, {}};
+      SettingReport row{
+          result.index, entry.uuid,         s, describe(now, s), describe(entry.original, s),
+          {},           Outcome::unchanged, {}};
       if (now.same(entry.original, s)) {
         row.read_back = row.before;
       } else if (options.dry_run) {
@@ -90,8 +100,10 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
             }
           }
           if (row.outcome == Outcome::failed) failed.insert(s);
-          journal.add_history(history(entry, s, row.before, row.target, row.outcome == Outcome::changed ? "ok" : row.error));
-          if (row.outcome == Outcome::changed && options.after_write) options.after_write(report.count(Outcome::changed) + 1);
+          journal.add_history(history(entry, s, row.before, row.target,
+                                      row.outcome == Outcome::changed ? "ok" : row.error));
+          if (row.outcome == Outcome::changed && options.after_write)
+            options.after_write(report.count(Outcome::changed) + 1);
         }
       }
       rows.push_back(report.settings.size());
@@ -146,8 +158,10 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
     if (!r.restored && r.code != ExitCode::ok) bad.push_back(&r);
   }
   if (bad.empty()) return report;
-  const bool some_restored = std::any_of(results.begin(), results.end(), [](const auto& r) { return r.restored; });
-  const bool same_code = std::all_of(bad.begin(), bad.end(), [&](auto* r) { return r->code == bad[0]->code; });
+  const bool some_restored =
+      std::any_of(results.begin(), results.end(), [](const auto& r) { return r.restored; });
+  const bool same_code =
+      std::all_of(bad.begin(), bad.end(), [&](auto* r) { return r->code == bad[0]->code; });
   report.exit = some_restored || !same_code ? ExitCode::partial : bad[0]->code;
   report.error = some_restored ? "restore left GPUs in different states:" : "restore failed:";
   for (const auto& r : results) {
@@ -155,7 +169,8 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
                                : fmt::format("\n  GPU {}: not restored: {}", r.index, r.problem);
   }
   if (report.hint.empty()) {
-    report.hint = "the journal keeps what is left to restore; fix the cause and run `gpuclk restore` again";
+    report.hint =
+        "the journal keeps what is left to restore; fix the cause and run `gpuclk restore` again";
   }
   return report;
 }

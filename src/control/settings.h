@@ -19,7 +19,13 @@ namespace gpuclk::control {
 using units::Megahertz;
 using units::Watts;
 
-enum class Setting { persistence_mode, application_clocks, locked_gpu_clocks, locked_memory_clocks, power_limit };
+enum class Setting {
+  persistence_mode,
+  application_clocks,
+  locked_gpu_clocks,
+  locked_memory_clocks,
+  power_limit
+};
 
 // The order gpuclk writes them in: persistence first (so the rest survives the last client
 // exiting), power last. Restores and rollbacks go in reverse.

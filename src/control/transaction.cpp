@@ -1,9 +1,8 @@
 #include "control/transaction.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -36,8 +35,8 @@ struct Failure {
 
 HistoryRecord history(const std::string& command, const Plan& p, Setting s, std::string from,
                       std::string to, std::string outcome) {
-  return {utc_now(), static_cast<long>(::getpid()), command, p.gpu->facts().index,
-          p.gpu->facts().uuid, std::string(key_of(s)), std::move(from), std::move(to),
+  return {utc_now(),           static_cast<long>(::getpid()), command,         p.gpu->facts().index,
+          p.gpu->facts().uuid, std::string(key_of(s)),        std::move(from), std::move(to),
           std::move(outcome)};
 }
 
@@ -45,8 +44,10 @@ HistoryRecord history(const std::string& command, const Plan& p, Setting s, std:
 // could not know (a lock gpuclk never recorded is assumed unlocked, as the journal says).
 Settings undo_value(const Plan& p, Setting s, const Journal& journal) {
   Settings undo;
-  if (p.before.has(s)) undo.copy_from(p.before, s);
-  else if (const auto* e = journal.find(p.gpu->facts().uuid)) undo.copy_from(e->original, s);
+  if (p.before.has(s))
+    undo.copy_from(p.before, s);
+  else if (const auto* e = journal.find(p.gpu->facts().uuid))
+    undo.copy_from(e->original, s);
   return undo;
 }
 
@@ -83,8 +84,14 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
     Plan p{c.gpu, c.target, known_settings(*c.gpu, journal), {}};
     for (auto s : kWriteOrder) {
       if (!c.target.has(s)) continue;
-      SettingReport row{c.gpu->facts().index, c.gpu->facts().uuid, s, describe(p.before, s),
-                        describe(c.target, s), {}, Outcome::unchanged, {}};
+      SettingReport row{c.gpu->facts().index,
+                        c.gpu->facts().uuid,
+                        s,
+                        describe(p.before, s),
+                        describe(c.target, s),
+                        {},
+                        Outcome::unchanged,
+                        {}};
       if (p.before.same(c.target, s)) {
         row.read_back = row.before;
       } else {
@@ -120,7 +127,8 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
     auto& p = plans[i];
     for (const auto& w : p.writes) {
       if (options.interrupted && options.interrupted()) {
-        failure = Failure{i, w.setting, ExitCode::other, "interrupted by a signal before this write", {}};
+        failure =
+            Failure{i, w.setting, ExitCode::other, "interrupted by a signal before this write", {}};
         break;
       }
       try {
@@ -183,10 +191,12 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
       if (!u.ok) row.error = u.error;
     }
     if (!u.ok) stuck[u.write.change].push_back(&u);
-    journal.add_history(history(options.command + " (rollback)", p, u.write.setting, describe(p.target, u.write.setting),
+    journal.add_history(history(options.command + " (rollback)", p, u.write.setting,
+                                describe(p.target, u.write.setting),
                                 describe(u.write.undo, u.write.setting), u.ok ? "ok" : u.error));
   }
-  journal.add_history(history(options.command, plans[f.plan], f.setting, describe(plans[f.plan].before, f.setting),
+  journal.add_history(history(options.command, plans[f.plan], f.setting,
+                              describe(plans[f.plan].before, f.setting),
                               describe(plans[f.plan].target, f.setting), f.message));
 
   // GPUs back as they were get their journal entry back as it was; the others keep every
@@ -199,7 +209,8 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
       journal.remove(uuid);
       if (const auto* old = before_run.find(uuid)) {
         journal.gpus.push_back(*old);
-        std::sort(journal.gpus.begin(), journal.gpus.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+        std::sort(journal.gpus.begin(), journal.gpus.end(),
+                  [](const auto& a, const auto& b) { return a.index < b.index; });
       }
       continue;
     }
@@ -207,14 +218,17 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
     for (const auto& w : p.writes) entry->pending.clear(w.setting);
     for (const auto& u : undone) {
       if (u.write.change != i) continue;
-      if (u.ok) entry->applied.copy_from(u.write.undo, u.write.setting);
-      else entry->applied.copy_from(p.target, u.write.setting);
+      if (u.ok)
+        entry->applied.copy_from(u.write.undo, u.write.setting);
+      else
+        entry->applied.copy_from(p.target, u.write.setting);
     }
   }
   try {
     persist(journal);
   } catch (const std::exception& e) {
-    report.notes.push_back(std::string("the journal could not be updated after the rollback (") + e.what() +
+    report.notes.push_back(std::string("the journal could not be updated after the rollback (") +
+                           e.what() +
                            "); its saved version lists every setting this run touched, so `gpuclk "
                            "restore` still works");
   }
@@ -234,16 +248,18 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
         auto g = plans[w.change].gpu->facts().index;
         if (gpus.empty() || gpus.back() != g) gpus.push_back(g);
       }
-      report.error = fmt::format("{}; rolled back {} setting(s) already changed on GPU {}: every GPU "
-                                 "is as before",
-                                 what, sequence.writes().size(), fmt::join(gpus, ", "));
+      report.error = fmt::format(
+          "{}; rolled back {} setting(s) already changed on GPU {}: every GPU "
+          "is as before",
+          what, sequence.writes().size(), fmt::join(gpus, ", "));
     }
     return report;
   }
 
   report.exit = ExitCode::partial;
-  report.error = what + "; rolling back the GPUs already changed failed, so they are now in "
-                        "different states:";
+  report.error = what +
+                 "; rolling back the GPUs already changed failed, so they are now in "
+                 "different states:";
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     const auto index = p.gpu->facts().index;
@@ -263,8 +279,9 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
       report.error += fmt::format("\n  GPU {}: unchanged (not attempted)", index);
     }
   }
-  report.hint = "`gpuclk restore` retries returning every GPU gpuclk changed to its original state; "
-                "`gpuclk journal` shows what is recorded";
+  report.hint =
+      "`gpuclk restore` retries returning every GPU gpuclk changed to its original state; "
+      "`gpuclk journal` shows what is recorded";
   return report;
 }
 

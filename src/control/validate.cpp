@@ -30,7 +30,8 @@ std::vector<unsigned> all_graphics_clocks(const std::vector<gpu::SupportedClocks
   return whole(g);
 }
 
-const gpu::SupportedClocks* entry_for(const std::vector<gpu::SupportedClocks>& table, unsigned memory) {
+const gpu::SupportedClocks* entry_for(const std::vector<gpu::SupportedClocks>& table,
+                                      unsigned memory) {
   for (const auto& e : table) {
     if (static_cast<unsigned>(e.memory.value() + 0.5) == memory) return &e;
   }
@@ -55,16 +56,19 @@ bool contains(const std::vector<unsigned>& values, unsigned v) {
 
 class Checker {
  public:
-  Checker(const GpuFacts& facts, bool snap, GpuTarget& out) : facts_(facts), snap_(snap), out_(out) {}
+  Checker(const GpuFacts& facts, bool snap, GpuTarget& out)
+      : facts_(facts), snap_(snap), out_(out) {}
 
   void problem(ExitCode code, std::string message, std::string hint = {}) {
-    out_.problems.push_back({facts_.index, code, fmt::format("GPU {}: {}", facts_.index, message),
-                             std::move(hint)});
+    out_.problems.push_back(
+        {facts_.index, code, fmt::format("GPU {}: {}", facts_.index, message), std::move(hint)});
   }
   void note(std::string text) { out_.notes.push_back(std::move(text)); }
 
-  // `value` if listed; else the nearest (snap) or a problem naming the neighbours. nullopt on a problem.
-  std::optional<unsigned> clock(const std::vector<unsigned>& values, unsigned value, const std::string& what) {
+  // `value` if listed; else the nearest (snap) or a problem naming the neighbours. nullopt on a
+  // problem.
+  std::optional<unsigned> clock(const std::vector<unsigned>& values, unsigned value,
+                                const std::string& what) {
     if (contains(values, value)) return value;
     if (snap_) {
       unsigned v = nearest(values, value);
@@ -83,7 +87,8 @@ class Checker {
   GpuTarget& out_;
 };
 
-void check_application_clocks(const Change<ApplicationClocks>& change, Checker& c, Settings& target) {
+void check_application_clocks(const Change<ApplicationClocks>& change, Checker& c,
+                              Settings& target) {
   const auto& f = c.facts_;
   if (change.to_default) {
     if (!f.default_application_clocks) {
@@ -132,7 +137,8 @@ void check_lock(const Change<ClockLock>& change, bool memory, Checker& c, Settin
   }
   ClockLock lock = change.value;
   if (!lock.min.symbolic() && f.supported_clocks && !f.supported_clocks->empty()) {
-    const auto values = memory ? memory_clocks(*f.supported_clocks) : all_graphics_clocks(*f.supported_clocks);
+    const auto values =
+        memory ? memory_clocks(*f.supported_clocks) : all_graphics_clocks(*f.supported_clocks);
     const std::string what = memory ? "memory clock" : "GPU clock";
     auto lo = c.clock(values, lock.min.mhz, "minimum " + what);
     auto hi = c.clock(values, lock.max.mhz, "maximum " + what);
@@ -199,7 +205,8 @@ GpuTarget validate(const Request& request, const GpuFacts& facts, bool snap) {
   GpuTarget out;
   Checker c(facts, snap, out);
   if (request.persistence_mode) out.target.persistence_mode = *request.persistence_mode;
-  if (request.application_clocks) check_application_clocks(*request.application_clocks, c, out.target);
+  if (request.application_clocks)
+    check_application_clocks(*request.application_clocks, c, out.target);
   if (request.locked_gpu_clocks) check_lock(*request.locked_gpu_clocks, false, c, out.target);
   if (request.locked_memory_clocks) check_lock(*request.locked_memory_clocks, true, c, out.target);
   if (request.power_limit_watts) check_power_limit(*request.power_limit_watts, c, out.target);
@@ -207,8 +214,9 @@ GpuTarget validate(const Request& request, const GpuFacts& facts, bool snap) {
 }
 
 void throw_problems(const std::vector<Problem>& problems) {
-  std::string message = problems.size() == 1 ? problems[0].message
-                                             : fmt::format("{} problems, nothing was changed:", problems.size());
+  std::string message = problems.size() == 1
+                            ? problems[0].message
+                            : fmt::format("{} problems, nothing was changed:", problems.size());
   if (problems.size() > 1) {
     for (const auto& p : problems) message += "\n  " + p.message;
   } else {
@@ -217,7 +225,8 @@ void throw_problems(const std::vector<Problem>& problems) {
   std::string hint;
   std::set<std::string> seen;
   for (const auto& p : problems) {
-    if (!p.hint.empty() && seen.insert(p.hint).second) hint += (hint.empty() ? "" : "\ngpuclk: ") + p.hint;
+    if (!p.hint.empty() && seen.insert(p.hint).second)
+      hint += (hint.empty() ? "" : "\ngpuclk: ") + p.hint;
   }
   throw Error(problems.empty() ? ExitCode::bad_argument : problems[0].code, message, hint);
 }

@@ -16,7 +16,7 @@ class WriteSequence {
     std::size_t change = 0;  // position of the GPU in the run
     GpuControl* gpu = nullptr;
     Setting setting = Setting::persistence_mode;
-    Settings undo;           // holds `setting` as it was before the write
+    Settings undo;  // holds `setting` as it was before the write
   };
   struct Undone {
     Write write;

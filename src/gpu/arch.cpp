@@ -35,7 +35,8 @@ constexpr std::array<ArchSpec, 9> kArchTable = {{
     {"Blackwell", {12, 0}, "RTX 50, RTX PRO 6000", 128, {4, 256, 512, 1024, 1024, 2048}},
 }};
 
-constexpr std::array<std::string_view, 6> kTypeNames = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
+constexpr std::array<std::string_view, 6> kTypeNames = {"fp64", "fp32", "tf32",
+                                                        "fp16", "bf16", "fp8"};
 
 }  // namespace
 
@@ -61,7 +62,8 @@ units::FlopsPerSecond peak_flops(const ArchSpec& arch, DataType t, unsigned sms,
   return units::FlopsPerSecond(arch.flop_per_clock(t) * sms * units::hertz(clock));
 }
 
-units::BytesPerSecond peak_memory_bandwidth(units::Megahertz memory_clock, unsigned bus_width_bits) {
+units::BytesPerSecond peak_memory_bandwidth(units::Megahertz memory_clock,
+                                            unsigned bus_width_bits) {
   return units::BytesPerSecond(units::hertz(memory_clock) * bus_width_bits * 2.0 / 8.0);
 }
 

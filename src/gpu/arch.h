@@ -30,10 +30,10 @@ struct ComputeCapability {
 };
 
 struct ArchSpec {
-  std::string_view family;      // "Hopper"
-  ComputeCapability cc;         // first compute capability the row applies to
-  std::string_view example;     // "H100" — the chips the row was checked against
-  unsigned fp32_cores_per_sm;   // CUDA cores per SM, to derive the SM count from NVML's core count
+  std::string_view family;     // "Hopper"
+  ComputeCapability cc;        // first compute capability the row applies to
+  std::string_view example;    // "H100" — the chips the row was checked against
+  unsigned fp32_cores_per_sm;  // CUDA cores per SM, to derive the SM count from NVML's core count
   double flop_per_clock_per_sm[6];  // indexed by DataType
 
   double flop_per_clock(DataType t) const { return flop_per_clock_per_sm[static_cast<int>(t)]; }

@@ -30,8 +30,8 @@ std::string describe_clocks(const std::vector<units::Megahertz>& clocks) {
   if (clocks.empty()) return "none";
   auto s = summarize_clocks(clocks);
   if (s.step.value() > 0) {
-    return fmt::format("{:.0f}\u2013{:.0f} MHz, step {:.0f}, {} values", s.min.value(), s.max.value(),
-                       s.step.value(), s.count);
+    return fmt::format("{:.0f}\u2013{:.0f} MHz, step {:.0f}, {} values", s.min.value(),
+                       s.max.value(), s.step.value(), s.count);
   }
   auto sorted = clocks;
   std::sort(sorted.begin(), sorted.end());
@@ -40,7 +40,8 @@ std::string describe_clocks(const std::vector<units::Megahertz>& clocks) {
   return out + " MHz";
 }
 
-units::Megahertz nearest_clock(const std::vector<units::Megahertz>& clocks, units::Megahertz target) {
+units::Megahertz nearest_clock(const std::vector<units::Megahertz>& clocks,
+                               units::Megahertz target) {
   auto best = clocks.front();
   for (const auto& c : clocks) {
     double d = std::abs(c.value() - target.value());

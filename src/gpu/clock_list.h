@@ -18,6 +18,7 @@ ClockListSummary summarize_clocks(const std::vector<units::Megahertz>& clocks);
 // "345–1980 MHz, step 15, 110 values"; an irregular list is written out ("1593, 2619 MHz").
 std::string describe_clocks(const std::vector<units::Megahertz>& clocks);
 // The supported clock nearest to `target` (ties go to the lower one); `clocks` non-empty.
-units::Megahertz nearest_clock(const std::vector<units::Megahertz>& clocks, units::Megahertz target);
+units::Megahertz nearest_clock(const std::vector<units::Megahertz>& clocks,
+                               units::Megahertz target);
 
 }  // namespace gpuclk::gpu

@@ -10,9 +10,9 @@ namespace gpuclk::gpu {
 
 struct ClockReasonInfo {
   std::uint64_t bit;
-  std::string_view key;        // stable identifier: JSON keys, Prometheus label values
-  std::string_view short_name; // dmon column text
-  std::string_view meaning;    // one line for `gpuclk clocks`
+  std::string_view key;         // stable identifier: JSON keys, Prometheus label values
+  std::string_view short_name;  // dmon column text
+  std::string_view meaning;     // one line for `gpuclk clocks`
 };
 
 // All reasons gpuclk knows, in NVML bit order.

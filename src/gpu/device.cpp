@@ -59,7 +59,8 @@ Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int 
   identity_.index = index;
   if (!handle) {
     identity_.unavailable_code = open_error ? open_error : int(NVML_ERROR_UNKNOWN);
-    identity_.name = std::string("(") + nvml::describe(nvmlReturn_t(identity_.unavailable_code)) + ")";
+    identity_.name =
+        std::string("(") + nvml::describe(nvmlReturn_t(identity_.unavailable_code)) + ")";
     return;
   }
   try {
@@ -106,8 +107,8 @@ void Device::probe_identity() const {
     return Api::call(api_.nvmlDeviceGetCudaComputeCapability, h, &cc.major, &cc.minor);
   });
   if (id.compute_capability) id.arch = find_arch(*id.compute_capability);
-  id.cuda_cores = probe<unsigned>(
-      [&](unsigned& c) { return Api::call(api_.nvmlDeviceGetNumGpuCores, h, &c); });
+  id.cuda_cores =
+      probe<unsigned>([&](unsigned& c) { return Api::call(api_.nvmlDeviceGetNumGpuCores, h, &c); });
   if (id.cuda_cores && id.arch) id.sm_count = *id.cuda_cores / id.arch->fp32_cores_per_sm;
   id.memory_bus_width = probe<unsigned>(
       [&](unsigned& w) { return Api::call(api_.nvmlDeviceGetMemoryBusWidth, h, &w); });
@@ -160,7 +161,8 @@ void Device::probe_identity() const {
   auto threshold = [&](nvmlTemperatureThresholds_t which) {
     return probe<unsigned>([&](unsigned& v) {
              return Api::call(api_.nvmlDeviceGetTemperatureThreshold, h, which, &v);
-           }).map([](unsigned v) { return Celsius(v); });
+           })
+        .map([](unsigned v) { return Celsius(v); });
   };
   id.thresholds.shutdown = threshold(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
   id.thresholds.slowdown = threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
@@ -370,10 +372,10 @@ Reading<bool> Device::ecc_enabled() const {
 Reading<std::uint64_t> Device::ecc_errors(bool uncorrected) const {
   return read<std::uint64_t>(kEccErrors, [&](std::uint64_t& n) {
     unsigned long long count = 0;
-    auto rc = Api::call(api_.nvmlDeviceGetTotalEccErrors, handle_,
-                        uncorrected ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-                                    : NVML_MEMORY_ERROR_TYPE_CORRECTED,
-                        NVML_VOLATILE_ECC, &count);
+    auto rc = Api::call(
+        api_.nvmlDeviceGetTotalEccErrors, handle_,
+        uncorrected ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED : NVML_MEMORY_ERROR_TYPE_CORRECTED,
+        NVML_VOLATILE_ECC, &count);
     n = count;
     return rc;
   });
@@ -408,8 +410,10 @@ Reading<std::vector<ProcessInfo>> Device::processes() const {
       ProcessInfo p;
       p.pid = infos[i].pid;
       // NVML reports "not available" (e.g. under WDDM or without permission) as all ones.
-      if (infos[i].usedGpuMemory != ~0ULL) p.used_memory = Bytes(double(infos[i].usedGpuMemory));
-      else p.used_memory = Reading<Bytes>::not_supported();
+      if (infos[i].usedGpuMemory != ~0ULL)
+        p.used_memory = Bytes(double(infos[i].usedGpuMemory));
+      else
+        p.used_memory = Reading<Bytes>::not_supported();
       out.push_back(p);
     }
     return rc;
@@ -426,18 +430,32 @@ nvmlReturn_t field_value(const Api& api, nvmlDevice_t h, unsigned field, unsigne
   if (rc != NVML_SUCCESS) return rc;
   if (fv.nvmlReturn != NVML_SUCCESS) return fv.nvmlReturn;
   switch (fv.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE: out = static_cast<unsigned long long>(fv.value.dVal); break;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: out = fv.value.uiVal; break;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: out = fv.value.ulVal; break;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: out = fv.value.ullVal; break;
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: out = static_cast<unsigned long long>(fv.value.sllVal); break;
-    case NVML_VALUE_TYPE_SIGNED_INT: out = static_cast<unsigned long long>(fv.value.siVal); break;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: out = fv.value.usVal; break;
-    default: return NVML_ERROR_UNKNOWN;
+    case NVML_VALUE_TYPE_DOUBLE:
+      out = static_cast<unsigned long long>(fv.value.dVal);
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      out = fv.value.uiVal;
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      out = fv.value.ulVal;
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      out = fv.value.ullVal;
+      break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      out = static_cast<unsigned long long>(fv.value.sllVal);
+      break;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      out = static_cast<unsigned long long>(fv.value.siVal);
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      out = fv.value.usVal;
+      break;
+    default:
+      return NVML_ERROR_UNKNOWN;
   }
   return NVML_SUCCESS;
 }
-
 
 }  // namespace
 
@@ -480,7 +498,7 @@ Reading<Bytes> Device::protected_memory_used() const {
 }
 
 Reading<Ratio> Device::engine_utilization(Field field) const {
-  const auto entry_point = field == kEncoder ? api_.nvmlDeviceGetEncoderUtilization
+  const auto entry_point = field == kEncoder   ? api_.nvmlDeviceGetEncoderUtilization
                            : field == kDecoder ? api_.nvmlDeviceGetDecoderUtilization
                            : field == kJpeg    ? api_.nvmlDeviceGetJpgUtilization
                                                : api_.nvmlDeviceGetOfaUtilization;
@@ -521,8 +539,8 @@ DeviceSet::DeviceSet(const nvml::Api& api) : api_(api) {
     s = buf;
     return rc;
   });
-  cuda_driver_version_ = probe<int>(
-      [&](int& v) { return Api::call(api.nvmlSystemGetCudaDriverVersion_v2, &v); });
+  cuda_driver_version_ =
+      probe<int>([&](int& v) { return Api::call(api.nvmlSystemGetCudaDriverVersion_v2, &v); });
 }
 
 std::vector<Device*> DeviceSet::all() const {

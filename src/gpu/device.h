@@ -40,7 +40,7 @@ enum class ClockDomain { graphics = 0, sm = 1, memory = 2, video = 3 };
 struct PciInfo {
   std::string bus_id;  // "00000000:00:06.0", as nvidia-smi prints it
   unsigned domain = 0, bus = 0, device = 0;
-  std::uint32_t device_id = 0;     // PCI device id << 16 | vendor id
+  std::uint32_t device_id = 0;  // PCI device id << 16 | vendor id
   std::uint32_t subsystem_id = 0;
 };
 
@@ -104,17 +104,17 @@ struct Identity {
   Reading<ComputeCapability> compute_capability;
   const ArchSpec* arch = nullptr;  // nullptr when unknown
   Reading<unsigned> cuda_cores;
-  Reading<unsigned> sm_count;      // cuda_cores / cores per SM of the arch
+  Reading<unsigned> sm_count;  // cuda_cores / cores per SM of the arch
   Reading<Bytes> memory_total;
-  Reading<unsigned> memory_bus_width;  // bits
-  std::array<Reading<Megahertz>, 4> max_clock;           // by ClockDomain
-  std::array<Reading<Megahertz>, 4> max_boost_clock;     // max customer boost
+  Reading<unsigned> memory_bus_width;                 // bits
+  std::array<Reading<Megahertz>, 4> max_clock;        // by ClockDomain
+  std::array<Reading<Megahertz>, 4> max_boost_clock;  // max customer boost
   std::array<Reading<Megahertz>, 4> default_app_clock;
   Reading<std::vector<SupportedClocks>> supported_clocks;
   Reading<PowerConstraints> power_constraints;
   Reading<Watts> default_power_limit;
   TemperatureThresholds thresholds;
-  Reading<PcieLink> pcie_max;         // what the link can reach (GPU and slot together)
+  Reading<PcieLink> pcie_max;                 // what the link can reach (GPU and slot together)
   Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
   Reading<ClockReasons> supported_clock_reasons;
   Reading<int> numa_node;
@@ -153,10 +153,10 @@ class Device {
   // Time the given perf policy (NVML_PERF_POLICY_*) held clocks down since boot.
   Reading<std::chrono::nanoseconds> violation_time(int policy) const;
 
-  Reading<Watts> power_draw() const;    // the driver's power reading (1 s average on Hopper)
-  Reading<Watts> power_limit() const;   // the limit currently set
+  Reading<Watts> power_draw() const;   // the driver's power reading (1 s average on Hopper)
+  Reading<Watts> power_limit() const;  // the limit currently set
   Reading<Watts> enforced_power_limit() const;  // the limit in force (min of all limits)
-  Reading<Joules> energy() const;       // total since driver load; slow (ms per read on H100)
+  Reading<Joules> energy() const;  // total since driver load; slow (ms per read on H100)
   Reading<Celsius> temperature() const;
   Reading<Ratio> fan_speed() const;
   Reading<Utilization> utilization() const;
@@ -166,32 +166,58 @@ class Device {
   Reading<int> compute_mode() const;  // NVML_COMPUTEMODE_*
   Reading<bool> ecc_enabled() const;
   Reading<std::uint64_t> ecc_errors(bool uncorrected) const;  // volatile counters
-  Reading<PcieLink> pcie_link() const;  // current generation and width
-  Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
+  Reading<PcieLink> pcie_link() const;                        // current generation and width
+  Reading<PcieThroughput> pcie_throughput() const;            // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
 
   // Telemetry extras (dmon columns). Each is optional: not_supported where the driver lacks it.
-  Reading<Celsius> memory_temperature() const;      // HBM/GDDR; a field value (NVML_FI_DEV_MEMORY_TEMP)
-  Reading<std::uint64_t> pcie_replay_errors() const;  // since driver load (NVML_FI_DEV_PCIE_REPLAY_COUNTER)
+  Reading<Celsius> memory_temperature() const;  // HBM/GDDR; a field value (NVML_FI_DEV_MEMORY_TEMP)
+  Reading<std::uint64_t> pcie_replay_errors()
+      const;  // since driver load (NVML_FI_DEV_PCIE_REPLAY_COUNTER)
   Reading<Bytes> bar1_used() const;
-  Reading<Bytes> protected_memory_used() const;     // confidential-computing protected memory
-  MediaUtilization media_utilization() const;       // 4 reads
+  Reading<Bytes> protected_memory_used() const;  // confidential-computing protected memory
+  MediaUtilization media_utilization() const;    // 4 reads
   // True for the NVML code of a GPU that fell off the bus (NVML_ERROR_GPU_IS_LOST).
   static bool is_lost_error(int nvml_code);
 
  private:
   // Per-getter "not supported" memory; see the class comment.
   enum Field : int {
-    kClock, kAppClock = kClock + 4, kPstate = kAppClock + 4, kReasons, kViolation, kPowerDraw,
-    kPowerLimit, kEnforcedLimit, kEnergy, kTemperature, kFan, kUtilization, kMemory, kPersistence,
-    kComputeMode, kEcc, kEccErrors, kPcieLink, kPcieThroughput, kProcesses, kPstateRange,
-    kMemoryTemperature, kPcieReplay, kBar1, kProtectedMemory, kEncoder, kDecoder, kJpeg, kOfa,
+    kClock,
+    kAppClock = kClock + 4,
+    kPstate = kAppClock + 4,
+    kReasons,
+    kViolation,
+    kPowerDraw,
+    kPowerLimit,
+    kEnforcedLimit,
+    kEnergy,
+    kTemperature,
+    kFan,
+    kUtilization,
+    kMemory,
+    kPersistence,
+    kComputeMode,
+    kEcc,
+    kEccErrors,
+    kPcieLink,
+    kPcieThroughput,
+    kProcesses,
+    kPstateRange,
+    kMemoryTemperature,
+    kPcieReplay,
+    kBar1,
+    kProtectedMemory,
+    kEncoder,
+    kDecoder,
+    kJpeg,
+    kOfa,
     kFieldCount
   };
   template <class T, class Call>
   Reading<T> read(Field field, Call&& call) const;
-  void open_core();                 // name, UUID, bus id; throws NvmlError
-  void probe_identity() const;      // the rest of Identity; never throws
+  void open_core();                                      // name, UUID, bus id; throws NvmlError
+  void probe_identity() const;                           // the rest of Identity; never throws
   Reading<Ratio> engine_utilization(Field field) const;  // kEncoder, kDecoder, kJpeg or kOfa
 
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.

@@ -12,9 +12,9 @@ using nvml::Api;
 
 // The metrics gpuclk reports, in the order of the request array.
 constexpr nvmlGpmMetricId_t kMetricIds[] = {
-    NVML_GPM_METRIC_GRAPHICS_UTIL, NVML_GPM_METRIC_SM_UTIL,       NVML_GPM_METRIC_SM_OCCUPANCY,
+    NVML_GPM_METRIC_GRAPHICS_UTIL,   NVML_GPM_METRIC_SM_UTIL,      NVML_GPM_METRIC_SM_OCCUPANCY,
     NVML_GPM_METRIC_ANY_TENSOR_UTIL, NVML_GPM_METRIC_DRAM_BW_UTIL, NVML_GPM_METRIC_FP64_UTIL,
-    NVML_GPM_METRIC_FP32_UTIL,     NVML_GPM_METRIC_FP16_UTIL};
+    NVML_GPM_METRIC_FP32_UTIL,       NVML_GPM_METRIC_FP16_UTIL};
 constexpr unsigned kMetricCount = sizeof kMetricIds / sizeof kMetricIds[0];
 static_assert(kMetricCount <= GPUCLK_GPM_METRICS_CAPACITY);
 

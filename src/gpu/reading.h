@@ -14,7 +14,8 @@ template <class T>
 class Reading {
  public:
   Reading() : status_(ReadStatus::not_supported) {}
-  Reading(T value) : status_(ReadStatus::ok), value_(std::move(value)) {}  // NOLINT: implicit by design
+  Reading(T value)
+      : status_(ReadStatus::ok), value_(std::move(value)) {}  // NOLINT: implicit by design
 
   static Reading not_supported() { return Reading(ReadStatus::not_supported, 0); }
   static Reading error(int nvml_code) { return Reading(ReadStatus::error, nvml_code); }

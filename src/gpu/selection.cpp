@@ -76,7 +76,8 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
   std::size_t start = 0;
   while (start <= spec.size()) {
     auto comma = spec.find(',', start);
-    auto item = trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
+    auto item =
+        trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
     start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
     if (item.empty()) {
       throw bad_argument(fmt::format("empty item in device list '{}'", spec),
@@ -84,12 +85,15 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
     }
 
     // An index: all digits.
-    if (std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (std::all_of(item.begin(), item.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       unsigned long index = 0;
       std::from_chars(item.data(), item.data() + item.size(), index);
-      auto it = std::find_if(keys.begin(), keys.end(), [&](const DeviceKey& k) { return k.index == index; });
+      auto it = std::find_if(keys.begin(), keys.end(),
+                             [&](const DeviceKey& k) { return k.index == index; });
       if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", item), available(keys));
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", item),
+                    available(keys));
       }
       add(std::size_t(it - keys.begin()));
       continue;
@@ -102,7 +106,8 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
         if (iequals_prefix(item, keys[i].uuid)) matches.push_back(i);
       }
       if (matches.empty()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with UUID '{}'", item), available(keys));
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with UUID '{}'", item),
+                    available(keys));
       }
       if (matches.size() > 1) {
         throw bad_argument(fmt::format("UUID prefix '{}' matches {} GPUs", item, matches.size()),
@@ -117,7 +122,8 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
       auto it = std::find_if(keys.begin(), keys.end(),
                              [&](const DeviceKey& k) { return normalize_bus_id(k.bus_id) == bus; });
       if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU at PCI bus id '{}'", item), available(keys));
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU at PCI bus id '{}'", item),
+                    available(keys));
       }
       add(std::size_t(it - keys.begin()));
       continue;

@@ -11,12 +11,18 @@ namespace {
 
 PathKind from_level(nvmlGpuTopologyLevel_t level) {
   switch (level) {
-    case NVML_TOPOLOGY_INTERNAL: return PathKind::self;
-    case NVML_TOPOLOGY_SINGLE: return PathKind::pix;
-    case NVML_TOPOLOGY_MULTIPLE: return PathKind::pxb;
-    case NVML_TOPOLOGY_HOSTBRIDGE: return PathKind::phb;
-    case NVML_TOPOLOGY_NODE: return PathKind::node;
-    case NVML_TOPOLOGY_SYSTEM: return PathKind::sys;
+    case NVML_TOPOLOGY_INTERNAL:
+      return PathKind::self;
+    case NVML_TOPOLOGY_SINGLE:
+      return PathKind::pix;
+    case NVML_TOPOLOGY_MULTIPLE:
+      return PathKind::pxb;
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+      return PathKind::phb;
+    case NVML_TOPOLOGY_NODE:
+      return PathKind::node;
+    case NVML_TOPOLOGY_SYSTEM:
+      return PathKind::sys;
   }
   return PathKind::unknown;
 }
@@ -27,10 +33,13 @@ std::map<std::string, unsigned> nvlink_peers(const Device& d) {
   const auto& api = d.api();
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     nvmlEnableState_t active = NVML_FEATURE_DISABLED;
-    if (nvml::Api::call(api.nvmlDeviceGetNvLinkState, d.handle(), link, &active) != NVML_SUCCESS) break;
+    if (nvml::Api::call(api.nvmlDeviceGetNvLinkState, d.handle(), link, &active) != NVML_SUCCESS)
+      break;
     if (active != NVML_FEATURE_ENABLED) continue;
     nvmlPciInfo_t remote{};
-    if (nvml::Api::call(api.nvmlDeviceGetNvLinkRemotePciInfo_v2, d.handle(), link, &remote) != NVML_SUCCESS) continue;
+    if (nvml::Api::call(api.nvmlDeviceGetNvLinkRemotePciInfo_v2, d.handle(), link, &remote) !=
+        NVML_SUCCESS)
+      continue;
     peers[normalize_bus_id(remote.busId)]++;
   }
   return peers;
@@ -40,14 +49,22 @@ std::map<std::string, unsigned> nvlink_peers(const Device& d) {
 
 std::string abbreviation(const Connection& c) {
   switch (c.kind) {
-    case PathKind::self: return "X";
-    case PathKind::nvlink: return "NV" + std::to_string(c.nvlinks);
-    case PathKind::pix: return "PIX";
-    case PathKind::pxb: return "PXB";
-    case PathKind::phb: return "PHB";
-    case PathKind::node: return "NODE";
-    case PathKind::sys: return "SYS";
-    case PathKind::unknown: break;
+    case PathKind::self:
+      return "X";
+    case PathKind::nvlink:
+      return "NV" + std::to_string(c.nvlinks);
+    case PathKind::pix:
+      return "PIX";
+    case PathKind::pxb:
+      return "PXB";
+    case PathKind::phb:
+      return "PHB";
+    case PathKind::node:
+      return "NODE";
+    case PathKind::sys:
+      return "SYS";
+    case PathKind::unknown:
+      break;
   }
   return "N/A";
 }
@@ -55,10 +72,15 @@ std::string abbreviation(const Connection& c) {
 const std::vector<std::pair<std::string, std::string>>& topology_legend() {
   static const std::vector<std::pair<std::string, std::string>> legend = {
       {"X", "Self"},
-      {"SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"},
-      {"NODE", "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node"},
+      {"SYS",
+       "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., "
+       "QPI/UPI)"},
+      {"NODE",
+       "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a "
+       "NUMA node"},
       {"PHB", "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)"},
-      {"PXB", "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)"},
+      {"PXB",
+       "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)"},
       {"PIX", "Connection traversing at most a single PCIe bridge"},
       {"NV#", "Connection traversing a bonded set of # NVLinks"},
   };
@@ -97,8 +119,8 @@ std::vector<std::vector<Connection>> connection_matrix(const std::vector<Device*
       }
       nvmlGpuTopologyLevel_t level{};
       const auto& api = devices[i]->api();
-      if (nvml::Api::call(api.nvmlDeviceGetTopologyCommonAncestor, devices[i]->handle(), devices[j]->handle(), &level) ==
-          NVML_SUCCESS) {
+      if (nvml::Api::call(api.nvmlDeviceGetTopologyCommonAncestor, devices[i]->handle(),
+                          devices[j]->handle(), &level) == NVML_SUCCESS) {
         m[i][j] = {from_level(level), 0};
       }
     }

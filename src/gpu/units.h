@@ -19,7 +19,10 @@ class Quantity {
   constexpr Quantity operator*(double k) const { return Quantity(value_ * k); }
   constexpr Quantity operator/(double k) const { return Quantity(value_ / k); }
   constexpr double operator/(Quantity o) const { return value_ / o.value_; }
-  constexpr Quantity& operator+=(Quantity o) { value_ += o.value_; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    value_ += o.value_;
+    return *this;
+  }
 
  private:
   double value_ = 0;
@@ -39,7 +42,7 @@ using Watts = Quantity<WattsTag>;
 using Joules = Quantity<JoulesTag>;
 using Celsius = Quantity<CelsiusTag>;
 using Bytes = Quantity<BytesTag>;
-using Ratio = Quantity<RatioTag>;          // 0..1 (utilization, efficiency)
+using Ratio = Quantity<RatioTag>;  // 0..1 (utilization, efficiency)
 using BytesPerSecond = Quantity<BytesPerSecondTag>;
 using FlopsPerSecond = Quantity<FlopsTag>;
 

@@ -1,7 +1,7 @@
 #include "host/cpu.h"
 
-#include <hwloc.h>
 #include <fmt/format.h>
+#include <hwloc.h>
 
 #include <algorithm>
 #include <fstream>
@@ -17,21 +17,33 @@ struct ModelRange {
 // Server and recent client parts; Intel from its "Intel Architecture and Processor Identification"
 // tables (family 6), AMD from its processor programming references (families 17h/19h/1Ah).
 constexpr ModelRange kIntel[] = {
-    {6, 0x3F, 0x3F, "Haswell"},           {6, 0x4F, 0x4F, "Broadwell"},
-    {6, 0x55, 0x55, "Skylake/Cascade Lake"}, {6, 0x6A, 0x6C, "Ice Lake"},
-    {6, 0x8F, 0x8F, "Sapphire Rapids"},   {6, 0xCF, 0xCF, "Emerald Rapids"},
-    {6, 0xAD, 0xAE, "Granite Rapids"},    {6, 0xAF, 0xAF, "Sierra Forest"},
-    {6, 0x8C, 0x8D, "Tiger Lake"},        {6, 0x97, 0x9A, "Alder Lake"},
-    {6, 0xB7, 0xB7, "Raptor Lake"},       {6, 0xBA, 0xBA, "Raptor Lake"},
-    {6, 0xBF, 0xBF, "Raptor Lake"},       {6, 0xAA, 0xAC, "Meteor Lake"},
-    {6, 0xC5, 0xC6, "Arrow Lake"},        {6, 0x9E, 0x9E, "Coffee Lake"},
+    {6, 0x3F, 0x3F, "Haswell"},
+    {6, 0x4F, 0x4F, "Broadwell"},
+    {6, 0x55, 0x55, "Skylake/Cascade Lake"},
+    {6, 0x6A, 0x6C, "Ice Lake"},
+    {6, 0x8F, 0x8F, "Sapphire Rapids"},
+    {6, 0xCF, 0xCF, "Emerald Rapids"},
+    {6, 0xAD, 0xAE, "Granite Rapids"},
+    {6, 0xAF, 0xAF, "Sierra Forest"},
+    {6, 0x8C, 0x8D, "Tiger Lake"},
+    {6, 0x97, 0x9A, "Alder Lake"},
+    {6, 0xB7, 0xB7, "Raptor Lake"},
+    {6, 0xBA, 0xBA, "Raptor Lake"},
+    {6, 0xBF, 0xBF, "Raptor Lake"},
+    {6, 0xAA, 0xAC, "Meteor Lake"},
+    {6, 0xC5, 0xC6, "Arrow Lake"},
+    {6, 0x9E, 0x9E, "Coffee Lake"},
     {6, 0xA5, 0xA5, "Comet Lake"},
 };
 constexpr ModelRange kAmd[] = {
-    {0x17, 0x00, 0x2F, "Zen/Zen+ (Naples)"}, {0x17, 0x30, 0xFF, "Zen 2 (Rome/Matisse)"},
-    {0x19, 0x00, 0x0F, "Zen 3 (Milan)"},     {0x19, 0x10, 0x1F, "Zen 4 (Genoa)"},
-    {0x19, 0x20, 0x5F, "Zen 3"},             {0x19, 0x60, 0x7F, "Zen 4"},
-    {0x19, 0xA0, 0xAF, "Zen 4c (Bergamo/Siena)"}, {0x1A, 0x00, 0x1F, "Zen 5 (Turin)"},
+    {0x17, 0x00, 0x2F, "Zen/Zen+ (Naples)"},
+    {0x17, 0x30, 0xFF, "Zen 2 (Rome/Matisse)"},
+    {0x19, 0x00, 0x0F, "Zen 3 (Milan)"},
+    {0x19, 0x10, 0x1F, "Zen 4 (Genoa)"},
+    {0x19, 0x20, 0x5F, "Zen 3"},
+    {0x19, 0x60, 0x7F, "Zen 4"},
+    {0x19, 0xA0, 0xAF, "Zen 4c (Bergamo/Siena)"},
+    {0x1A, 0x00, 0x1F, "Zen 5 (Turin)"},
     {0x1A, 0x20, 0xFF, "Zen 5"},
 };
 
@@ -66,8 +78,10 @@ std::string microarchitecture(const std::string& vendor, int family, int model) 
     return {};
   };
   std::string name;
-  if (vendor == "GenuineIntel") name = find(kIntel);
-  else if (vendor == "AuthenticAMD") name = find(kAmd);
+  if (vendor == "GenuineIntel")
+    name = find(kIntel);
+  else if (vendor == "AuthenticAMD")
+    name = find(kAmd);
   if (!name.empty()) return name;
   if (family < 0) return "unknown";
   return fmt::format("unknown (family {} model {})", family, model);

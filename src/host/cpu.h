@@ -12,10 +12,10 @@ struct NumaNode {
 };
 
 struct CpuInfo {
-  std::string vendor;            // "GenuineIntel", "AuthenticAMD", "ARM"; empty if unknown
-  std::string model;             // "AMD EPYC 9654 96-Core Processor"
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD", "ARM"; empty if unknown
+  std::string model;   // "AMD EPYC 9654 96-Core Processor"
   int family = -1, model_number = -1;
-  std::string microarchitecture; // "Zen 4 (Genoa)"; "unknown (family 6 model 255)" if not in table
+  std::string microarchitecture;  // "Zen 4 (Genoa)"; "unknown (family 6 model 255)" if not in table
   unsigned sockets = 0, cores = 0, threads = 0;
   std::vector<NumaNode> numa_nodes;
 };

@@ -1,10 +1,10 @@
 #include "nvml/api.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <link.h>
 
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace gpuclk::nvml {
 namespace {
@@ -19,9 +19,7 @@ std::string loaded_path(void* handle, const std::string& fallback) {
 
 // The CUDA toolkit ships a stub libnvidia-ml.so for linking only; every call in it fails.
 // Catching it here turns a confusing "Unknown Error" later into a clear message now.
-bool is_toolkit_stub(const std::string& path) {
-  return path.find("/stubs/") != std::string::npos;
-}
+bool is_toolkit_stub(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
 
 }  // namespace
 
@@ -49,18 +47,18 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
   api->handle_ = handle;
   api->path_ = loaded_path(handle, path);
   if (is_toolkit_stub(api->path_)) {
-    throw Error(ExitCode::nvml_not_found,
-                fmt::format("'{}' is the CUDA toolkit's link-time stub, not the driver's NVML",
-                            api->path_),
-                "install the NVIDIA driver, or point --nvml-lib at the driver's libnvidia-ml.so.1");
+    throw Error(
+        ExitCode::nvml_not_found,
+        fmt::format("'{}' is the CUDA toolkit's link-time stub, not the driver's NVML", api->path_),
+        "install the NVIDIA driver, or point --nvml-lib at the driver's libnvidia-ml.so.1");
   }
 
   std::vector<std::string> missing_required;
-#define GPUCLK_NVML_RESOLVE_REQUIRED(name, params, args)                              \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));          \
+#define GPUCLK_NVML_RESOLVE_REQUIRED(name, params, args)                   \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name)); \
   if (!api->name) missing_required.emplace_back(#name);
-#define GPUCLK_NVML_RESOLVE_OPTIONAL(name, params, args)                              \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));          \
+#define GPUCLK_NVML_RESOLVE_OPTIONAL(name, params, args)                   \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name)); \
   if (!api->name) api->missing_.emplace_back(#name);
   GPUCLK_NVML_REQUIRED(GPUCLK_NVML_RESOLVE_REQUIRED)
   GPUCLK_NVML_OPTIONAL(GPUCLK_NVML_RESOLVE_OPTIONAL)
@@ -68,8 +66,7 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
 #undef GPUCLK_NVML_RESOLVE_OPTIONAL
   api->nvmlErrorString =
       reinterpret_cast<decltype(api->nvmlErrorString)>(dlsym(handle, "nvmlErrorString"));
-  api->time_scale_fn_ =
-      reinterpret_cast<double (*)()>(dlsym(handle, "gpuclk_sim_time_scale"));
+  api->time_scale_fn_ = reinterpret_cast<double (*)()>(dlsym(handle, "gpuclk_sim_time_scale"));
 
   if (!missing_required.empty()) {
     throw Error(ExitCode::nvml_not_found,

@@ -1,8 +1,8 @@
 #include "nvml/error.h"
 
-#include "nvml/error_text.h"
-
 #include <fmt/format.h>
+
+#include "nvml/error_text.h"
 
 namespace gpuclk::nvml {
 
@@ -10,18 +10,27 @@ const char* describe(nvmlReturn_t code) { return error_text(code); }
 
 ExitCode exit_code_for(nvmlReturn_t code) {
   switch (code) {
-    case NVML_SUCCESS: return ExitCode::ok;
+    case NVML_SUCCESS:
+      return ExitCode::ok;
     case NVML_ERROR_INVALID_ARGUMENT:
-    case NVML_ERROR_FREQ_NOT_SUPPORTED: return ExitCode::bad_argument;
+    case NVML_ERROR_FREQ_NOT_SUPPORTED:
+      return ExitCode::bad_argument;
     case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return ExitCode::not_supported;
-    case NVML_ERROR_NO_PERMISSION: return ExitCode::no_permission;
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return ExitCode::not_supported;
+    case NVML_ERROR_NO_PERMISSION:
+      return ExitCode::no_permission;
     case NVML_ERROR_NOT_FOUND:
-    case NVML_ERROR_GPU_NOT_FOUND: return ExitCode::gpu_not_found;
-    case NVML_ERROR_DRIVER_NOT_LOADED: return ExitCode::driver_not_loaded;
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return ExitCode::nvml_not_found;
-    case NVML_ERROR_GPU_IS_LOST: return ExitCode::gpu_lost;
-    default: return ExitCode::other;
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return ExitCode::gpu_not_found;
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return ExitCode::driver_not_loaded;
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return ExitCode::nvml_not_found;
+    case NVML_ERROR_GPU_IS_LOST:
+      return ExitCode::gpu_lost;
+    default:
+      return ExitCode::other;
   }
 }
 

@@ -61,10 +61,17 @@ typedef enum nvmlClockId_enum {
   NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3
 } nvmlClockId_t;
 
-typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+typedef enum nvmlEnableState_enum {
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
 
 // P0 (max performance) .. P15 (min); 32 = unknown.
-typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+typedef enum nvmlPStates_enum {
+  NVML_PSTATE_0 = 0,
+  NVML_PSTATE_15 = 15,
+  NVML_PSTATE_UNKNOWN = 32
+} nvmlPstates_t;
 
 typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
 
@@ -85,7 +92,10 @@ typedef enum nvmlComputeMode_enum {
   NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
 } nvmlComputeMode_t;
 
-typedef enum nvmlPcieUtilCounter_enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 } nvmlPcieUtilCounter_t;
+typedef enum nvmlPcieUtilCounter_enum {
+  NVML_PCIE_UTIL_TX_BYTES = 0,
+  NVML_PCIE_UTIL_RX_BYTES = 1
+} nvmlPcieUtilCounter_t;
 
 typedef enum nvmlPerfPolicyType_enum {
   NVML_PERF_POLICY_POWER = 0,
@@ -107,8 +117,14 @@ typedef enum nvmlGpuTopologyLevel_enum {
   NVML_TOPOLOGY_SYSTEM = 50
 } nvmlGpuTopologyLevel_t;
 
-typedef enum nvmlMemoryErrorType_enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 } nvmlMemoryErrorType_t;
-typedef enum nvmlEccCounterType_enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
+typedef enum nvmlMemoryErrorType_enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
+typedef enum nvmlEccCounterType_enum {
+  NVML_VOLATILE_ECC = 0,
+  NVML_AGGREGATE_ECC = 1
+} nvmlEccCounterType_t;
 
 // nvmlDeviceGetArchitecture values.
 typedef unsigned int nvmlDeviceArchitecture_t;
@@ -151,7 +167,7 @@ typedef struct nvmlPciInfo_st {
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
-  unsigned int pciDeviceId;     // combined 16-bit device id and 16-bit vendor id
+  unsigned int pciDeviceId;  // combined 16-bit device id and 16-bit vendor id
   unsigned int pciSubSystemId;
   char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "domain:bus:device.function", hex
 } nvmlPciInfo_t;
@@ -202,7 +218,7 @@ typedef union nvmlValue_st {
 typedef struct nvmlFieldValue_st {
   unsigned int fieldId;
   unsigned int scopeId;
-  long long timestamp;     // µs since epoch
+  long long timestamp;  // µs since epoch
   long long latencyUsec;
   nvmlValueType_t valueType;
   nvmlReturn_t nvmlReturn;
@@ -262,137 +278,151 @@ const char* nvmlErrorString(nvmlReturn_t result);
 // REQUIRED ones must resolve or the library is rejected; OPTIONAL ones disable a feature only.
 // The loader (src/nvml/api.cpp) and the simulator (sim/abi/) are both written against this list,
 // so a signature mismatch between them is a compile error, not a crash.
-#define GPUCLK_NVML_REQUIRED(X)                                                                    \
-  X(nvmlInit_v2, (void), ())                                                                      \
-  X(nvmlShutdown, (void), ())                                                                     \
-  X(nvmlDeviceGetCount_v2, (unsigned int* count), (count))                                        \
-  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device), (index, device))   \
-  X(nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length), (device, name, length)) \
-  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length), (device, uuid, length)) \
-  X(nvmlDeviceGetClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock),     \
-    (device, type, clock))                                                                        \
-  X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock),  \
+#define GPUCLK_NVML_REQUIRED(X)                                                                  \
+  X(nvmlInit_v2, (void), ())                                                                     \
+  X(nvmlShutdown, (void), ())                                                                    \
+  X(nvmlDeviceGetCount_v2, (unsigned int* count), (count))                                       \
+  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device), (index, device))  \
+  X(nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length),                   \
+    (device, name, length))                                                                      \
+  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length),                   \
+    (device, uuid, length))                                                                      \
+  X(nvmlDeviceGetClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock),    \
+    (device, type, clock))                                                                       \
+  X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), \
     (device, type, clock))
 
 #define GPUCLK_NVML_OPTIONAL(X)                                                                    \
-  X(nvmlSystemGetDriverVersion, (char* version, unsigned int length), (version, length))          \
-  X(nvmlSystemGetNVMLVersion, (char* version, unsigned int length), (version, length))            \
-  X(nvmlSystemGetCudaDriverVersion_v2, (int* version), (version))                                 \
-  X(nvmlDeviceGetHandleByUUID, (const char* uuid, nvmlDevice_t* device), (uuid, device))          \
-  X(nvmlDeviceGetHandleByPciBusId_v2, (const char* bus_id, nvmlDevice_t* device), (bus_id, device)) \
-  X(nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int* index), (device, index))              \
-  X(nvmlDeviceGetSerial, (nvmlDevice_t device, char* serial, unsigned int length), (device, serial, length)) \
-  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t* pci), (device, pci))            \
-  X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, nvmlDeviceArchitecture_t* arch), (device, arch)) \
-  X(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int* major, int* minor),            \
-    (device, major, minor))                                                                       \
-  X(nvmlDeviceGetNumGpuCores, (nvmlDevice_t device, unsigned int* cores), (device, cores))        \
-  X(nvmlDeviceGetMemoryBusWidth, (nvmlDevice_t device, unsigned int* bits), (device, bits))       \
-  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t* memory), (device, memory))       \
-  X(nvmlDeviceGetApplicationsClock, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), \
-    (device, type, clock))                                                                        \
-  X(nvmlDeviceGetDefaultApplicationsClock,                                                        \
-    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), (device, type, clock))      \
-  X(nvmlDeviceGetMaxCustomerBoostClock, (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), \
-    (device, type, clock))                                                                        \
-  X(nvmlDeviceGetSupportedMemoryClocks, (nvmlDevice_t device, unsigned int* count, unsigned int* clocks), \
-    (device, count, clocks))                                                                      \
-  X(nvmlDeviceGetSupportedGraphicsClocks,                                                         \
-    (nvmlDevice_t device, unsigned int memory_clock, unsigned int* count, unsigned int* clocks),  \
-    (device, memory_clock, count, clocks))                                                        \
-  X(nvmlDeviceGetMinMaxClockOfPState,                                                             \
-    (nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int* min,          \
-     unsigned int* max),                                                                          \
-    (device, type, pstate, min, max))                                                             \
-  X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, nvmlPstates_t* pstate), (device, pstate)) \
-  X(nvmlDeviceGetCurrentClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons),   \
-    (device, reasons))                                                                            \
-  X(nvmlDeviceGetSupportedClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons), \
-    (device, reasons))                                                                            \
-  X(nvmlDeviceGetViolationStatus,                                                                 \
-    (nvmlDevice_t device, nvmlPerfPolicyType_t policy, nvmlViolationTime_t* time),                \
-    (device, policy, time))                                                                       \
-  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* milliwatts), (device, milliwatts)) \
-  X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int* milliwatts),           \
-    (device, milliwatts))                                                                         \
-  X(nvmlDeviceGetPowerManagementLimitConstraints,                                                 \
-    (nvmlDevice_t device, unsigned int* min_milliwatts, unsigned int* max_milliwatts),            \
-    (device, min_milliwatts, max_milliwatts))                                                     \
-  X(nvmlDeviceGetPowerManagementDefaultLimit, (nvmlDevice_t device, unsigned int* milliwatts),    \
-    (device, milliwatts))                                                                         \
-  X(nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* milliwatts),             \
-    (device, milliwatts))                                                                         \
-  X(nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t device, unsigned long long* millijoules),  \
-    (device, millijoules))                                                                        \
-  X(nvmlDeviceGetTemperature, (nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* celsius), \
-    (device, sensor, celsius))                                                                    \
-  X(nvmlDeviceGetTemperatureThreshold,                                                            \
-    (nvmlDevice_t device, nvmlTemperatureThresholds_t threshold, unsigned int* celsius),          \
-    (device, threshold, celsius))                                                                 \
-  X(nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* percent), (device, percent))       \
-  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t* utilization),         \
-    (device, utilization))                                                                        \
-  X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t* mode), (device, mode)) \
-  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t* mode), (device, mode))     \
-  X(nvmlDeviceGetEccMode, (nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending), \
-    (device, current, pending))                                                                   \
-  X(nvmlDeviceGetTotalEccErrors,                                                                  \
-    (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,               \
-     unsigned long long* count),                                                                  \
-    (device, type, counter, count))                                                               \
-  X(nvmlDeviceGetCurrPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen)) \
-  X(nvmlDeviceGetMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen))  \
-  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen)) \
-  X(nvmlDeviceGetCurrPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))  \
-  X(nvmlDeviceGetMaxPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))   \
-  X(nvmlDeviceGetPcieThroughput,                                                                  \
-    (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* kilobytes_per_second),     \
-    (device, counter, kilobytes_per_second))                                                      \
-  X(nvmlDeviceGetTopologyCommonAncestor,                                                          \
-    (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t* level),                  \
-    (device1, device2, level))                                                                    \
+  X(nvmlSystemGetDriverVersion, (char* version, unsigned int length), (version, length))           \
+  X(nvmlSystemGetNVMLVersion, (char* version, unsigned int length), (version, length))             \
+  X(nvmlSystemGetCudaDriverVersion_v2, (int* version), (version))                                  \
+  X(nvmlDeviceGetHandleByUUID, (const char* uuid, nvmlDevice_t* device), (uuid, device))           \
+  X(nvmlDeviceGetHandleByPciBusId_v2, (const char* bus_id, nvmlDevice_t* device),                  \
+    (bus_id, device))                                                                              \
+  X(nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int* index), (device, index))               \
+  X(nvmlDeviceGetSerial, (nvmlDevice_t device, char* serial, unsigned int length),                 \
+    (device, serial, length))                                                                      \
+  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci), (device, pci))            \
+  X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch),             \
+    (device, arch))                                                                                \
+  X(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int* major, int* minor),             \
+    (device, major, minor))                                                                        \
+  X(nvmlDeviceGetNumGpuCores, (nvmlDevice_t device, unsigned int* cores), (device, cores))         \
+  X(nvmlDeviceGetMemoryBusWidth, (nvmlDevice_t device, unsigned int* bits), (device, bits))        \
+  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory), (device, memory))       \
+  X(nvmlDeviceGetApplicationsClock,                                                                \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), (device, type, clock))       \
+  X(nvmlDeviceGetDefaultApplicationsClock,                                                         \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), (device, type, clock))       \
+  X(nvmlDeviceGetMaxCustomerBoostClock,                                                            \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock), (device, type, clock))       \
+  X(nvmlDeviceGetSupportedMemoryClocks,                                                            \
+    (nvmlDevice_t device, unsigned int* count, unsigned int* clocks), (device, count, clocks))     \
+  X(nvmlDeviceGetSupportedGraphicsClocks,                                                          \
+    (nvmlDevice_t device, unsigned int memory_clock, unsigned int* count, unsigned int* clocks),   \
+    (device, memory_clock, count, clocks))                                                         \
+  X(nvmlDeviceGetMinMaxClockOfPState,                                                              \
+    (nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int* min,           \
+     unsigned int* max),                                                                           \
+    (device, type, pstate, min, max))                                                              \
+  X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, nvmlPstates_t * pstate),                  \
+    (device, pstate))                                                                              \
+  X(nvmlDeviceGetCurrentClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons),    \
+    (device, reasons))                                                                             \
+  X(nvmlDeviceGetSupportedClocksEventReasons, (nvmlDevice_t device, unsigned long long* reasons),  \
+    (device, reasons))                                                                             \
+  X(nvmlDeviceGetViolationStatus,                                                                  \
+    (nvmlDevice_t device, nvmlPerfPolicyType_t policy, nvmlViolationTime_t * time),                \
+    (device, policy, time))                                                                        \
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* milliwatts),                      \
+    (device, milliwatts))                                                                          \
+  X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int* milliwatts),            \
+    (device, milliwatts))                                                                          \
+  X(nvmlDeviceGetPowerManagementLimitConstraints,                                                  \
+    (nvmlDevice_t device, unsigned int* min_milliwatts, unsigned int* max_milliwatts),             \
+    (device, min_milliwatts, max_milliwatts))                                                      \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, (nvmlDevice_t device, unsigned int* milliwatts),     \
+    (device, milliwatts))                                                                          \
+  X(nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* milliwatts),              \
+    (device, milliwatts))                                                                          \
+  X(nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t device, unsigned long long* millijoules),   \
+    (device, millijoules))                                                                         \
+  X(nvmlDeviceGetTemperature,                                                                      \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* celsius),                 \
+    (device, sensor, celsius))                                                                     \
+  X(nvmlDeviceGetTemperatureThreshold,                                                             \
+    (nvmlDevice_t device, nvmlTemperatureThresholds_t threshold, unsigned int* celsius),           \
+    (device, threshold, celsius))                                                                  \
+  X(nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* percent), (device, percent))        \
+  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t * utilization),         \
+    (device, utilization))                                                                         \
+  X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t * mode), (device, mode)) \
+  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t * mode), (device, mode))     \
+  X(nvmlDeviceGetEccMode,                                                                          \
+    (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending),               \
+    (device, current, pending))                                                                    \
+  X(nvmlDeviceGetTotalEccErrors,                                                                   \
+    (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,                \
+     unsigned long long* count),                                                                   \
+    (device, type, counter, count))                                                                \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen))  \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen), (device, gen))   \
+  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int* gen),               \
+    (device, gen))                                                                                 \
+  X(nvmlDeviceGetCurrPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))   \
+  X(nvmlDeviceGetMaxPcieLinkWidth, (nvmlDevice_t device, unsigned int* width), (device, width))    \
+  X(nvmlDeviceGetPcieThroughput,                                                                   \
+    (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* kilobytes_per_second),      \
+    (device, counter, kilobytes_per_second))                                                       \
+  X(nvmlDeviceGetTopologyCommonAncestor,                                                           \
+    (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * level),                  \
+    (device1, device2, level))                                                                     \
   X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, nvmlEnableState_t* active), \
-    (device, link, active))                                                                       \
-  X(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci), \
-    (device, link, pci))                                                                          \
-  X(nvmlDeviceGetCpuAffinity, (nvmlDevice_t device, unsigned int cpu_set_size, unsigned long* cpu_set), \
-    (device, cpu_set_size, cpu_set))                                                              \
-  X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int* node), (device, node))           \
-  X(nvmlDeviceGetComputeRunningProcesses_v3,                                                      \
+    (device, link, active))                                                                        \
+  X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                           \
+    (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci), (device, link, pci))             \
+  X(nvmlDeviceGetCpuAffinity,                                                                      \
+    (nvmlDevice_t device, unsigned int cpu_set_size, unsigned long* cpu_set),                      \
+    (device, cpu_set_size, cpu_set))                                                               \
+  X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int* node), (device, node))            \
+  X(nvmlDeviceGetComputeRunningProcesses_v3,                                                       \
     (nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos), (device, count, infos))  \
-  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int count, nvmlFieldValue_t* values),         \
-    (device, count, values))                                                                      \
-  X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t* support), (device, support)) \
-  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t* sample), (sample))                                      \
-  X(nvmlGpmSampleFree, (nvmlGpmSample_t sample), (sample))                                        \
-  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t sample), (device, sample))            \
-  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t* metrics), (metrics))                                 \
-  X(nvmlDeviceSetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t mode), (device, mode))  \
-  X(nvmlDeviceSetApplicationsClocks,                                                              \
-    (nvmlDevice_t device, unsigned int memory_mhz, unsigned int graphics_mhz),                    \
-    (device, memory_mhz, graphics_mhz))                                                           \
-  X(nvmlDeviceResetApplicationsClocks, (nvmlDevice_t device), (device))                           \
-  X(nvmlDeviceSetGpuLockedClocks, (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), \
-    (device, min_mhz, max_mhz))                                                                   \
-  X(nvmlDeviceResetGpuLockedClocks, (nvmlDevice_t device), (device))                              \
-  X(nvmlDeviceSetMemoryLockedClocks, (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), \
-    (device, min_mhz, max_mhz))                                                                   \
-  X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device), (device))                           \
-  X(nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int milliwatts), (device, milliwatts)) \
-  X(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, struct nvmlBAR1Memory_st* bar1), (device, bar1)) \
-  X(nvmlDeviceGetConfComputeProtectedMemoryUsage, (nvmlDevice_t device, nvmlMemory_t* memory),      \
-    (device, memory))                                                                             \
-  X(nvmlDeviceGetEncoderUtilization,                                                              \
-    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
-    (device, percent, sampling_period_us))                                                        \
-  X(nvmlDeviceGetDecoderUtilization,                                                              \
-    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
-    (device, percent, sampling_period_us))                                                        \
-  X(nvmlDeviceGetJpgUtilization,                                                                  \
-    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
-    (device, percent, sampling_period_us))                                                        \
-  X(nvmlDeviceGetOfaUtilization,                                                                  \
-    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),               \
+  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int count, nvmlFieldValue_t* values),          \
+    (device, count, values))                                                                       \
+  X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t * support),                  \
+    (device, support))                                                                             \
+  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample), (sample))                                      \
+  X(nvmlGpmSampleFree, (nvmlGpmSample_t sample), (sample))                                         \
+  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t sample), (device, sample))             \
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metrics), (metrics))                                 \
+  X(nvmlDeviceSetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t mode), (device, mode))   \
+  X(nvmlDeviceSetApplicationsClocks,                                                               \
+    (nvmlDevice_t device, unsigned int memory_mhz, unsigned int graphics_mhz),                     \
+    (device, memory_mhz, graphics_mhz))                                                            \
+  X(nvmlDeviceResetApplicationsClocks, (nvmlDevice_t device), (device))                            \
+  X(nvmlDeviceSetGpuLockedClocks,                                                                  \
+    (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), (device, min_mhz, max_mhz)) \
+  X(nvmlDeviceResetGpuLockedClocks, (nvmlDevice_t device), (device))                               \
+  X(nvmlDeviceSetMemoryLockedClocks,                                                               \
+    (nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz), (device, min_mhz, max_mhz)) \
+  X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device), (device))                            \
+  X(nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int milliwatts),             \
+    (device, milliwatts))                                                                          \
+  X(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, struct nvmlBAR1Memory_st * bar1),           \
+    (device, bar1))                                                                                \
+  X(nvmlDeviceGetConfComputeProtectedMemoryUsage, (nvmlDevice_t device, nvmlMemory_t * memory),    \
+    (device, memory))                                                                              \
+  X(nvmlDeviceGetEncoderUtilization,                                                               \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),                \
+    (device, percent, sampling_period_us))                                                         \
+  X(nvmlDeviceGetDecoderUtilization,                                                               \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),                \
+    (device, percent, sampling_period_us))                                                         \
+  X(nvmlDeviceGetJpgUtilization,                                                                   \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),                \
+    (device, percent, sampling_period_us))                                                         \
+  X(nvmlDeviceGetOfaUtilization,                                                                   \
+    (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),                \
     (device, percent, sampling_period_us))
 
 // Every entry point above returns nvmlReturn_t; nvmlErrorString (const char*) is declared apart.
@@ -439,7 +469,7 @@ extern "C" {
 
 // nvmlDeviceGetFieldValues field ids (NVML_FI_DEV_MEMORY_TEMP is in the list above).
 enum : unsigned int {
-  NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94    // PCIe replays since driver load
+  NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94  // PCIe replays since driver load
 };
 
 typedef struct nvmlBAR1Memory_st {
@@ -449,4 +479,3 @@ typedef struct nvmlBAR1Memory_st {
 } nvmlBAR1Memory_t;
 
 }  // extern "C"
-

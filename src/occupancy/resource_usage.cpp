@@ -1,12 +1,12 @@
 #include "occupancy/resource_usage.h"
 
-#include "occupancy/arch_limits.h"
-
 #include <cxxabi.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <memory>
+
+#include "occupancy/arch_limits.h"
 
 namespace gpuclk::occupancy {
 namespace {

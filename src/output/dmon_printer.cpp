@@ -17,8 +17,10 @@ nlohmann::ordered_json json_value(const Value& v) {
   return std::visit(
       [](const auto& x) -> nlohmann::ordered_json {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
-        else return x;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return nullptr;
+        else
+          return x;
       },
       v.content);
 }
@@ -37,7 +39,9 @@ std::string DmonPrinter::time_text(std::chrono::system_clock::time_point when, b
   if (date) return fmt::format("{:%Y%m%d}", tm);
   std::string text = fmt::format("{:%H:%M:%S}", tm);
   if (style_.milliseconds) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000;
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() %
+        1000;
     text += fmt::format(".{:03}", ms);
   }
   return text;
@@ -97,7 +101,9 @@ void DmonPrinter::row(std::chrono::system_clock::time_point when, unsigned gpu,
     case DmonStyle::Kind::json: {
       nlohmann::ordered_json obj;
       std::string stamp = fmt::format("{:%Y-%m-%dT%H:%M:%S}", local_time(when));
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000;
+      auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() %
+          1000;
       obj["timestamp"] = stamp + fmt::format(".{:03}", ms);
       obj["gpu"] = gpu;
       for (std::size_t c = 0; c < columns_.size() && c < values.size(); ++c) {

@@ -29,11 +29,11 @@ struct DmonColumn {
 
 struct DmonStyle {
   enum class Kind { table, csv, json } kind = Kind::table;
-  bool header = true;          // names line (noheader)
-  bool units = true;           // units line (nounit)
-  bool date = false;           // -o D
-  bool time = false;           // -o T
-  bool milliseconds = false;   // time as HH:MM:SS.mmm
+  bool header = true;         // names line (noheader)
+  bool units = true;          // units line (nounit)
+  bool date = false;          // -o D
+  bool time = false;          // -o T
+  bool milliseconds = false;  // time as HH:MM:SS.mmm
 };
 
 class DmonPrinter {
@@ -45,10 +45,12 @@ class DmonPrinter {
   // A line of its own, led by "# " (table, csv); JSON Lines has no comments: nothing is written.
   void note(std::string_view text);
   // One GPU's row; values match the columns given to begin().
-  void row(std::chrono::system_clock::time_point when, unsigned gpu, const std::vector<Value>& values);
+  void row(std::chrono::system_clock::time_point when, unsigned gpu,
+           const std::vector<Value>& values);
 
  private:
-  std::string prefix_cells(std::string_view date, std::string_view time, std::string_view index) const;
+  std::string prefix_cells(std::string_view date, std::string_view time,
+                           std::string_view index) const;
   std::string time_text(std::chrono::system_clock::time_point when, bool date) const;
 
   std::ostream& out_;

@@ -16,9 +16,12 @@ Format parse_format(std::string_view text) {
     start = comma == text.npos ? text.size() + 1 : comma + 1;
     if (first) {
       first = false;
-      if (part == "table") f.kind = Format::Kind::table;
-      else if (part == "csv") f.kind = Format::Kind::csv;
-      else if (part == "json") f.kind = Format::Kind::json;
+      if (part == "table")
+        f.kind = Format::Kind::table;
+      else if (part == "csv")
+        f.kind = Format::Kind::csv;
+      else if (part == "json")
+        f.kind = Format::Kind::json;
       else
         throw bad_argument(fmt::format("unknown format '{}'", part),
                            "valid: table, csv[,noheader][,nounits], json");
@@ -28,8 +31,10 @@ Format parse_format(std::string_view text) {
       throw bad_argument(fmt::format("'{}' applies to csv only (got '{}')", part, text),
                          "valid: table, csv[,noheader][,nounits], json");
     }
-    if (part == "noheader") f.header = false;
-    else if (part == "nounits") f.units = false;
+    if (part == "noheader")
+      f.header = false;
+    else if (part == "nounits")
+      f.units = false;
     else
       throw bad_argument(fmt::format("unknown csv option '{}' in '{}'", part, text),
                          "valid: csv, csv,noheader, csv,nounits, csv,noheader,nounits");

@@ -54,15 +54,19 @@ class TablePrinter final : public Printer {
 
  private:
   static std::string header(const Column& c) { return c.header.empty() ? c.key : c.header; }
-  static std::size_t stream_width(const Column& c) { return std::max<std::size_t>(header(c).size(), 5); }
+  static std::size_t stream_width(const Column& c) {
+    return std::max<std::size_t>(header(c).size(), 5);
+  }
 
   template <class Cell>
-  void write_row(const std::vector<Column>& cols, const std::vector<std::size_t>& width, Cell cell) {
+  void write_row(const std::vector<Column>& cols, const std::vector<std::size_t>& width,
+                 Cell cell) {
     std::string line;
     for (std::size_t c = 0; c < cols.size(); ++c) {
       if (c) line += "  ";
       auto s = cell(c);
-      line += cols[c].left ? fmt::format("{:<{}}", s, width[c]) : fmt::format("{:>{}}", s, width[c]);
+      line +=
+          cols[c].left ? fmt::format("{:<{}}", s, width[c]) : fmt::format("{:>{}}", s, width[c]);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out_ << line << '\n';
@@ -126,7 +130,7 @@ class CsvPrinter final : public Printer {
     for (std::size_t c = 0; c < cols.size(); ++c) {
       if (c) line += ", ";
       line += cols[c].key;
-      std::string unit = !cols[c].unit.empty()                   ? cols[c].unit
+      std::string unit = !cols[c].unit.empty()          ? cols[c].unit
                          : sample && c < sample->size() ? (*sample)[c].unit
                                                         : "";
       if (format_.units && !unit.empty()) line += " [" + unit + "]";
@@ -144,9 +148,12 @@ class CsvPrinter final : public Printer {
   void flatten(const Node& n, const std::string& prefix) {
     for (std::size_t i = 0; i < n.children.size(); ++i) {
       const auto& c = n.children[i];
-      std::string key = prefix.empty() ? c.key : prefix + "." + (n.list ? std::to_string(i) : c.key);
-      if (c.children.empty()) out_ << quote(key) << ", " << cell(c.value) << '\n';
-      else flatten(c, key);
+      std::string key =
+          prefix.empty() ? c.key : prefix + "." + (n.list ? std::to_string(i) : c.key);
+      if (c.children.empty())
+        out_ << quote(key) << ", " << cell(c.value) << '\n';
+      else
+        flatten(c, key);
     }
   }
   Format format_;
@@ -201,9 +208,11 @@ class JsonPrinter final : public Printer {
   }
 
  private:
-  static nlohmann::ordered_json row_object(const std::vector<Column>& cols, const std::vector<Value>& row) {
+  static nlohmann::ordered_json row_object(const std::vector<Column>& cols,
+                                           const std::vector<Value>& row) {
     nlohmann::ordered_json obj = nlohmann::ordered_json::object();
-    for (std::size_t c = 0; c < cols.size() && c < row.size(); ++c) obj[cols[c].key] = to_json(row[c]);
+    for (std::size_t c = 0; c < cols.size() && c < row.size(); ++c)
+      obj[cols[c].key] = to_json(row[c]);
     return obj;
   }
 };
@@ -212,9 +221,12 @@ class JsonPrinter final : public Printer {
 
 std::unique_ptr<Printer> make_printer(const Format& format, std::ostream& out) {
   switch (format.kind) {
-    case Format::Kind::csv: return std::make_unique<CsvPrinter>(out, format);
-    case Format::Kind::json: return std::make_unique<JsonPrinter>(out);
-    case Format::Kind::table: break;
+    case Format::Kind::csv:
+      return std::make_unique<CsvPrinter>(out, format);
+    case Format::Kind::json:
+      return std::make_unique<JsonPrinter>(out);
+    case Format::Kind::table:
+      break;
   }
   return std::make_unique<TablePrinter>(out);
 }

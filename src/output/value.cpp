@@ -24,11 +24,16 @@ std::string to_text(const Value& v, bool with_unit) {
   std::string body = std::visit(
       [&](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "N/A";
-        else if constexpr (std::is_same_v<T, bool>) return x ? "yes" : "no";
-        else if constexpr (std::is_same_v<T, long long>) return fmt::format("{}", x);
-        else if constexpr (std::is_same_v<T, double>) return fmt::format("{:.{}f}", x, v.precision);
-        else return x;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "N/A";
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "yes" : "no";
+        else if constexpr (std::is_same_v<T, long long>)
+          return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, double>)
+          return fmt::format("{:.{}f}", x, v.precision);
+        else
+          return x;
       },
       v.content);
   if (with_unit && !v.missing() && !v.unit.empty()) {

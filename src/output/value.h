@@ -14,8 +14,8 @@ namespace gpuclk::output {
 
 struct Value {
   std::variant<std::monostate, bool, long long, double, std::string> content;
-  std::string unit;    // shown after the number in tables, in CSV headers; "" for none
-  int precision = 0;   // digits after the point for doubles
+  std::string unit;   // shown after the number in tables, in CSV headers; "" for none
+  int precision = 0;  // digits after the point for doubles
 
   bool missing() const { return std::holds_alternative<std::monostate>(content); }
 };
@@ -37,9 +37,12 @@ Value mebibytes(const gpu::Reading<units::Bytes>& r);
 template <class T>
 Value from(const gpu::Reading<T>& r, std::string unit = {}) {
   if (!r) return na();
-  if constexpr (std::is_same_v<T, std::string>) return text(*r);
-  else if constexpr (std::is_same_v<T, bool>) return flag(*r);
-  else return integer(static_cast<long long>(*r), std::move(unit));
+  if constexpr (std::is_same_v<T, std::string>)
+    return text(*r);
+  else if constexpr (std::is_same_v<T, bool>)
+    return flag(*r);
+  else
+    return integer(static_cast<long long>(*r), std::move(unit));
 }
 
 struct Column {

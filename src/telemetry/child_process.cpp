@@ -22,7 +22,8 @@
 namespace gpuclk::telemetry {
 namespace {
 
-constexpr std::array<int, 7> kForwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+constexpr std::array<int, 7> kForwarded = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+                                           SIGUSR1, SIGUSR2, SIGWINCH};
 
 // Signal handlers are process-wide, so the forwarding target is too: 0 when nothing runs,
 // -group to reach a whole process group, +pid for the command alone.
@@ -51,7 +52,8 @@ void install_forwarding() {
 
 void remove_forwarding() {
   g_target = 0;
-  for (std::size_t i = 0; i < kForwarded.size(); ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+  for (std::size_t i = 0; i < kForwarded.size(); ++i)
+    sigaction(kForwarded[i], &g_previous[i], nullptr);
 }
 
 bool executable_file(const std::string& path) {
@@ -98,7 +100,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
 
   int report[2];  // the child writes errno here if exec fails; exec closes it (O_CLOEXEC)
-  if (::pipe2(report, O_CLOEXEC) != 0) throw Error(ExitCode::other, "pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    throw Error(ExitCode::other, "pipe: " + std::string(std::strerror(errno)));
   const bool own_group = !in_foreground_of_terminal();
 
   // Block the forwarded signals across fork so neither side handles one half set up.
@@ -170,8 +173,10 @@ ChildExit ChildProcess::wait(const std::function<void()>& tick, std::chrono::mil
       if (tick) tick();
       next_tick = now + period;
     }
-    const int timeout_ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - clock::now()).count()) + 1;
+    const int timeout_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                next_tick - clock::now())
+                                                .count()) +
+                           1;
     if (pidfd_ >= 0) {
       // Exact exit time without polling: the pidfd becomes readable when the command exits.
       pollfd p{pidfd_, POLLIN, 0};

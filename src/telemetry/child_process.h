@@ -19,8 +19,8 @@
 namespace gpuclk::telemetry {
 
 struct ChildExit {
-  int exit_code = 0;              // as a shell reports it: the status, or 128 + signal
-  std::optional<int> signal;      // the signal that killed the command, if one did
+  int exit_code = 0;                // as a shell reports it: the status, or 128 + signal
+  std::optional<int> signal;        // the signal that killed the command, if one did
   std::chrono::nanoseconds wall{};  // from fork to exit (steady clock)
 };
 

@@ -1,10 +1,9 @@
 // The sampler's real source: gpu::Device getters (which convert NVML units once) and GpmSampler.
+#include <chrono>
 #include <optional>
 
 #include "gpu/device.h"
 #include "gpu/gpm.h"
-#include <chrono>
-
 #include "telemetry/source.h"
 
 namespace gpuclk::telemetry {

@@ -4,25 +4,44 @@ namespace gpuclk::telemetry {
 
 std::string_view field_name(Field f) {
   switch (f) {
-    case Field::sm_clock: return "sm_clock";
-    case Field::memory_clock: return "memory_clock";
-    case Field::power: return "power";
-    case Field::gpu_temperature: return "gpu_temperature";
-    case Field::memory_temperature: return "memory_temperature";
-    case Field::utilization: return "utilization";
-    case Field::clock_reasons: return "clock_reasons";
-    case Field::memory_used: return "memory_used";
-    case Field::pstate: return "pstate";
-    case Field::bar1_used: return "bar1_used";
-    case Field::protected_memory_used: return "protected_memory_used";
-    case Field::media_utilization: return "media_utilization";
-    case Field::energy: return "energy";
-    case Field::pcie_throughput: return "pcie_throughput";
-    case Field::gpm: return "gpm";
-    case Field::ecc_errors: return "ecc_errors";
-    case Field::pcie_replay: return "pcie_replay";
-    case Field::violation_time: return "violation_time";
-    case Field::count: break;
+    case Field::sm_clock:
+      return "sm_clock";
+    case Field::memory_clock:
+      return "memory_clock";
+    case Field::power:
+      return "power";
+    case Field::gpu_temperature:
+      return "gpu_temperature";
+    case Field::memory_temperature:
+      return "memory_temperature";
+    case Field::utilization:
+      return "utilization";
+    case Field::clock_reasons:
+      return "clock_reasons";
+    case Field::memory_used:
+      return "memory_used";
+    case Field::pstate:
+      return "pstate";
+    case Field::bar1_used:
+      return "bar1_used";
+    case Field::protected_memory_used:
+      return "protected_memory_used";
+    case Field::media_utilization:
+      return "media_utilization";
+    case Field::energy:
+      return "energy";
+    case Field::pcie_throughput:
+      return "pcie_throughput";
+    case Field::gpm:
+      return "gpm";
+    case Field::ecc_errors:
+      return "ecc_errors";
+    case Field::pcie_replay:
+      return "pcie_replay";
+    case Field::violation_time:
+      return "violation_time";
+    case Field::count:
+      break;
   }
   return "?";
 }

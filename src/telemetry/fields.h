@@ -17,7 +17,7 @@ enum class Field : std::uint8_t {
   power,
   gpu_temperature,
   memory_temperature,
-  utilization,            // GPU and memory busy (one NVML call)
+  utilization,  // GPU and memory busy (one NVML call)
   clock_reasons,
   memory_used,
   pstate,
@@ -25,12 +25,12 @@ enum class Field : std::uint8_t {
   protected_memory_used,  // confidential computing (dmon "ccpm")
   media_utilization,      // encoder, decoder, JPEG, optical flow (4 calls)
   // Slow tier: milliseconds per GPU.
-  energy,                 // total energy counter
-  pcie_throughput,        // 2 × 20 ms on an H100: opt-in
-  gpm,                    // SM / tensor / DRAM activity over the window between two reads
-  ecc_errors,             // volatile corrected / uncorrected counts
+  energy,           // total energy counter
+  pcie_throughput,  // 2 × 20 ms on an H100: opt-in
+  gpm,              // SM / tensor / DRAM activity over the window between two reads
+  ecc_errors,       // volatile corrected / uncorrected counts
   pcie_replay,
-  violation_time,         // time held down by the power and thermal policies
+  violation_time,  // time held down by the power and thermal policies
   count
 };
 
@@ -63,18 +63,28 @@ class FieldSet {
 
   // Everything except the costly PCIe throughput: what `stat` and summaries want.
   static constexpr FieldSet standard() {
-    return FieldSet{Field::sm_clock,       Field::memory_clock, Field::power,
-                    Field::gpu_temperature, Field::memory_temperature, Field::utilization,
-                    Field::clock_reasons,  Field::memory_used,  Field::pstate,
-                    Field::energy,         Field::gpm,          Field::ecc_errors,
+    return FieldSet{Field::sm_clock,
+                    Field::memory_clock,
+                    Field::power,
+                    Field::gpu_temperature,
+                    Field::memory_temperature,
+                    Field::utilization,
+                    Field::clock_reasons,
+                    Field::memory_used,
+                    Field::pstate,
+                    Field::energy,
+                    Field::gpm,
+                    Field::ecc_errors,
                     Field::violation_time};
   }
-  static constexpr FieldSet all() { return FieldSet((std::uint32_t{1} << unsigned(Field::count)) - 1); }
+  static constexpr FieldSet all() {
+    return FieldSet((std::uint32_t{1} << unsigned(Field::count)) - 1);
+  }
 
  private:
   constexpr explicit FieldSet(std::uint32_t bits) : bits_(bits) {}
-  static constexpr std::uint32_t kSlowMask =
-      ((std::uint32_t{1} << unsigned(Field::count)) - 1) & ~((std::uint32_t{1} << unsigned(Field::energy)) - 1);
+  static constexpr std::uint32_t kSlowMask = ((std::uint32_t{1} << unsigned(Field::count)) - 1) &
+                                             ~((std::uint32_t{1} << unsigned(Field::energy)) - 1);
   std::uint32_t bits_ = 0;
 };
 

@@ -25,8 +25,10 @@ class RingBuffer {
 
   void push(T item) {
     items_[(first_ + size_) % items_.size()] = std::move(item);
-    if (size_ < items_.size()) ++size_;
-    else first_ = (first_ + 1) % items_.size();
+    if (size_ < items_.size())
+      ++size_;
+    else
+      first_ = (first_ + 1) % items_.size();
     ++pushed_;
   }
 
@@ -52,8 +54,10 @@ class RingBuffer {
     std::size_t lo = 0, hi = size_;
     while (lo < hi) {
       std::size_t mid = lo + (hi - lo) / 2;
-      if (at(mid).time < t) lo = mid + 1;
-      else hi = mid;
+      if (at(mid).time < t)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }

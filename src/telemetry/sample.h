@@ -59,8 +59,8 @@ struct SlowSample {
   std::optional<BytesPerSecond> pcie_rx, pcie_tx;
   std::optional<GpmActivity> gpm;  // over [gpm_window_start, time]
   TimePoint gpm_window_start{};
-  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;  // volatile counts
-  std::optional<std::uint64_t> pcie_replay;                      // since driver load
+  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;                 // volatile counts
+  std::optional<std::uint64_t> pcie_replay;                                    // since driver load
   std::optional<std::chrono::nanoseconds> power_violation, thermal_violation;  // since boot
 };
 

@@ -36,7 +36,10 @@ std::vector<T> all_of(const RingBuffer<T>& ring) {
 
 struct Sampler::Gpu {
   Gpu(std::unique_ptr<GpuSource> s, const SamplerOptions& o, TimePoint start)
-      : source(std::move(s)), info(source->info()), fast(o.fast_capacity), slow(o.slow_capacity),
+      : source(std::move(s)),
+        info(source->info()),
+        fast(o.fast_capacity),
+        slow(o.slow_capacity),
         running(start) {}
 
   std::unique_ptr<GpuSource> source;
@@ -56,13 +59,16 @@ struct Sampler::Gpu {
 Sampler::Sampler(std::vector<std::unique_ptr<GpuSource>> sources, const Clock& clock,
                  SamplerOptions options)
     : clock_(pacing_clock(clock, wall_clock_)), options_(options) {
-  if (options_.fast_interval <= Duration::zero()) throw std::invalid_argument("fast_interval must be > 0");
+  if (options_.fast_interval <= Duration::zero())
+    throw std::invalid_argument("fast_interval must be > 0");
   // Slow reads stay in phase with fast ticks (see slow_loop), so the cadence is whole ticks.
   const auto ticks = std::max<Duration::rep>(
-      1, (options_.slow_interval.count() + options_.fast_interval.count() - 1) / options_.fast_interval.count());
+      1, (options_.slow_interval.count() + options_.fast_interval.count() - 1) /
+             options_.fast_interval.count());
   options_.slow_interval = options_.fast_interval * ticks;
   started_at_ = clock_.now();
-  for (auto& s : sources) gpus_.push_back(std::make_unique<Gpu>(std::move(s), options_, started_at_));
+  for (auto& s : sources)
+    gpus_.push_back(std::make_unique<Gpu>(std::move(s), options_, started_at_));
 }
 
 Sampler::~Sampler() { stop(); }
@@ -166,7 +172,8 @@ void Sampler::slow_loop(std::size_t index) {
   Gpu& g = *gpus_[index];
   const FieldSet fields = options_.fields.slow();
   // Just after a fast tick, so the milliseconds of a slow read end before the next one.
-  const Duration phase = std::min<Duration>(options_.fast_interval / 10, std::chrono::milliseconds(10));
+  const Duration phase =
+      std::min<Duration>(options_.fast_interval / 10, std::chrono::milliseconds(10));
   const auto interval = options_.slow_interval;
   // The first read at once (slow columns have values from the first rows on); start() already
   // read the counters' baseline.
@@ -309,8 +316,10 @@ Summary Sampler::summary(std::size_t gpu, TimePoint from, TimePoint to) const {
   // Merge by time, so each slow read sees the power integral up to its own time.
   std::size_t f = 0, s = 0;
   while (f < fast.size() || s < slow.size()) {
-    if (s == slow.size() || (f < fast.size() && fast[f].time <= slow[s].time)) builder.add(fast[f++]);
-    else builder.add(slow[s++]);
+    if (s == slow.size() || (f < fast.size() && fast[f].time <= slow[s].time))
+      builder.add(fast[f++]);
+    else
+      builder.add(slow[s++]);
   }
   auto h = health(gpu);
   if (h.lost_at && *h.lost_at <= to) builder.mark_lost(*h.lost_at);
@@ -326,7 +335,8 @@ TimingStats Sampler::timing() const {
   auto cost = all_of(tick_cost_);
   t.lateness_p50 = percentile(lateness, 0.5);
   t.lateness_p99 = percentile(lateness, 0.99);
-  t.lateness_max = lateness.empty() ? Duration{} : *std::max_element(lateness.begin(), lateness.end());
+  t.lateness_max =
+      lateness.empty() ? Duration{} : *std::max_element(lateness.begin(), lateness.end());
   if (!cost.empty()) {
     Duration sum{};
     for (auto c : cost) sum += c;
@@ -336,7 +346,8 @@ TimingStats Sampler::timing() const {
   return t;
 }
 
-std::uint64_t Sampler::wait_for_tick(std::uint64_t seen, std::chrono::milliseconds wall_timeout) const {
+std::uint64_t Sampler::wait_for_tick(std::uint64_t seen,
+                                     std::chrono::milliseconds wall_timeout) const {
   std::unique_lock lock(tick_mutex_);
   tick_cv_.wait_for(lock, wall_timeout, [&] { return ticks_ > seen || !running_.load(); });
   return ticks_;

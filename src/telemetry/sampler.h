@@ -59,12 +59,13 @@ struct Snapshot {
 struct TimingStats {
   std::uint64_t ticks = 0, missed_ticks = 0;
   Duration lateness_p50{}, lateness_p99{}, lateness_max{};  // sample time - scheduled time
-  Duration tick_cost_mean{}, tick_cost_p99{};                // all GPUs' fast reads, Clock time
+  Duration tick_cost_mean{}, tick_cost_p99{};               // all GPUs' fast reads, Clock time
 };
 
 class Sampler {
  public:
-  Sampler(std::vector<std::unique_ptr<GpuSource>> sources, const Clock& clock, SamplerOptions options);
+  Sampler(std::vector<std::unique_ptr<GpuSource>> sources, const Clock& clock,
+          SamplerOptions options);
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;

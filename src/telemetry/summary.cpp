@@ -6,7 +6,9 @@
 namespace gpuclk::telemetry {
 namespace {
 
-double seconds_between(TimePoint a, TimePoint b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds_between(TimePoint a, TimePoint b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 TimePoint midpoint(TimePoint a, TimePoint b) { return a + (b - a) / 2; }
 
@@ -17,7 +19,8 @@ void keep_max(std::optional<T>& max, const std::optional<T>& v) {
 
 // Δcounter / Δt between the first and last reads, clamped to 0..1 (violation counters in ns).
 template <class Read>
-std::optional<Ratio> counter_fraction(const std::optional<Read>& first, const std::optional<Read>& last) {
+std::optional<Ratio> counter_fraction(const std::optional<Read>& first,
+                                      const std::optional<Read>& last) {
   if (!first || !last) return std::nullopt;
   double dt = seconds_between(first->time, last->time);
   if (dt <= 0) return std::nullopt;
@@ -107,14 +110,16 @@ void SummaryBuilder::close_pending(TimePoint until) {
 
 double SummaryBuilder::power_integral_at(TimePoint t) const {
   double joules = power_joules_;
-  if (pending_ && pending_->power) joules += pending_->power->value() * seconds_between(pending_from_, t);
+  if (pending_ && pending_->power)
+    joules += pending_->power->value() * seconds_between(pending_from_, t);
   return joules;
 }
 
 void SummaryBuilder::add(const SlowSample& s) {
   if (lost_at_) return;
   ++slow_samples_;
-  auto record = [&](std::optional<CounterRead>& first, std::optional<CounterRead>& last, double value) {
+  auto record = [&](std::optional<CounterRead>& first, std::optional<CounterRead>& last,
+                    double value) {
     CounterRead read{s.time, value, power_integral_at(s.time)};
     if (!first) first = read;
     last = read;

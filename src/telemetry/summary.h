@@ -43,7 +43,7 @@ struct Summary {
   std::optional<ClockStatistics> sm_clock, memory_clock;
   std::vector<ReasonTime> clock_reasons;  // each reason seen active, in bit order
   std::optional<Ratio> gpu_utilization, memory_utilization;  // means
-  std::optional<GpmActivity> gpm;                             // means over GPM windows
+  std::optional<GpmActivity> gpm;                            // means over GPM windows
   std::optional<Celsius> temperature_max, memory_temperature_max;
   // From the driver's violation counters (exact, not sampled); fraction of the window.
   std::optional<Ratio> power_violation, thermal_violation;
@@ -119,7 +119,8 @@ class SummaryBuilder {
       return seconds > 0 ? std::optional<Ratio>(Ratio(sum / seconds)) : std::nullopt;
     }
   };
-  Mean gpm_graphics_, gpm_sm_, gpm_occupancy_, gpm_tensor_, gpm_dram_, gpm_fp64_, gpm_fp32_, gpm_fp16_;
+  Mean gpm_graphics_, gpm_sm_, gpm_occupancy_, gpm_tensor_, gpm_dram_, gpm_fp64_, gpm_fp32_,
+      gpm_fp16_;
 };
 
 }  // namespace gpuclk::telemetry

@@ -12,19 +12,29 @@
 namespace gpuclk::telemetry {
 
 struct Verdict {
-  enum class Kind { no_data, lost, unused, power_capped, thermal, app_clocks, idle, full_clock, below_max };
+  enum class Kind {
+    no_data,
+    lost,
+    unused,
+    power_capped,
+    thermal,
+    app_clocks,
+    idle,
+    full_clock,
+    below_max
+  };
   Kind kind;
   std::string text;
 };
 
 // Thresholds (fractions of the run) above which a limiter is worth a verdict.
 struct VerdictThresholds {
-  double unused_idle = 0.9;    // idle at least this much: the command hardly used the GPU
+  double unused_idle = 0.9;  // idle at least this much: the command hardly used the GPU
   double power_capped = 0.2;
   double thermal = 0.05;
   double app_clocks = 0.2;
   double idle = 0.2;
-  double full_clock = 0.97;    // median SM clock at least this share of max: no limiter
+  double full_clock = 0.97;  // median SM clock at least this share of max: no limiter
 };
 
 // Verdicts for one GPU; never empty (no_data when there were no readings).

@@ -35,7 +35,8 @@ class ScaledClock final : public Clock {
   void sleep_until(TimePoint deadline) const override {
     auto ahead = deadline - now();
     if (ahead.count() <= 0) return;
-    std::this_thread::sleep_for(scale_ > 0 ? std::chrono::duration_cast<Duration>(ahead / scale_) : ahead);
+    std::this_thread::sleep_for(scale_ > 0 ? std::chrono::duration_cast<Duration>(ahead / scale_)
+                                           : ahead);
   }
   double scale() const { return scale_; }
 

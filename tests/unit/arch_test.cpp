@@ -10,18 +10,24 @@ TEST(arch_test, h100_bf16_peak_matches_calibration) {
   const ArchSpec* h100 = find_arch({9, 0});
   ASSERT_NE(h100, nullptr);
   EXPECT_EQ(h100->family, "Hopper");
-  EXPECT_NEAR(peak_flops(*h100, DataType::bf16, 132, units::Megahertz(1980)).value() / 1e12, 1070.5, 0.5);
-  EXPECT_NEAR(peak_flops(*h100, DataType::bf16, 132, units::Megahertz(1410)).value() / 1e12, 762.3, 0.5);
-  EXPECT_NEAR(peak_flops(*h100, DataType::fp32, 132, units::Megahertz(1980)).value() / 1e12, 66.9, 0.1);
+  EXPECT_NEAR(peak_flops(*h100, DataType::bf16, 132, units::Megahertz(1980)).value() / 1e12, 1070.5,
+              0.5);
+  EXPECT_NEAR(peak_flops(*h100, DataType::bf16, 132, units::Megahertz(1410)).value() / 1e12, 762.3,
+              0.5);
+  EXPECT_NEAR(peak_flops(*h100, DataType::fp32, 132, units::Megahertz(1980)).value() / 1e12, 66.9,
+              0.1);
 }
 
 TEST(arch_test, a100_peaks_match_datasheet) {
   const ArchSpec* a100 = find_arch({8, 0});
   ASSERT_NE(a100, nullptr);
   // 108 SMs at 1410 MHz: 312 TF BF16, 156 TF TF32, 19.5 TF FP32 (datasheet, dense).
-  EXPECT_NEAR(peak_flops(*a100, DataType::bf16, 108, units::Megahertz(1410)).value() / 1e12, 312, 1);
-  EXPECT_NEAR(peak_flops(*a100, DataType::tf32, 108, units::Megahertz(1410)).value() / 1e12, 156, 1);
-  EXPECT_NEAR(peak_flops(*a100, DataType::fp32, 108, units::Megahertz(1410)).value() / 1e12, 19.5, 0.1);
+  EXPECT_NEAR(peak_flops(*a100, DataType::bf16, 108, units::Megahertz(1410)).value() / 1e12, 312,
+              1);
+  EXPECT_NEAR(peak_flops(*a100, DataType::tf32, 108, units::Megahertz(1410)).value() / 1e12, 156,
+              1);
+  EXPECT_NEAR(peak_flops(*a100, DataType::fp32, 108, units::Megahertz(1410)).value() / 1e12, 19.5,
+              0.1);
   EXPECT_EQ(a100->flop_per_clock(DataType::fp8), 0);  // no FP8 before Ada/Hopper
 }
 
@@ -39,7 +45,8 @@ TEST(arch_test, unknown_minor_falls_back_to_the_major_row) {
 }
 
 TEST(arch_test, every_row_covers_volta_to_blackwell) {
-  for (ComputeCapability cc : {ComputeCapability{7, 0}, {7, 5}, {8, 0}, {8, 6}, {8, 9}, {9, 0}, {10, 0}, {12, 0}}) {
+  for (ComputeCapability cc :
+       {ComputeCapability{7, 0}, {7, 5}, {8, 0}, {8, 6}, {8, 9}, {9, 0}, {10, 0}, {12, 0}}) {
     const ArchSpec* a = find_arch(cc);
     ASSERT_NE(a, nullptr) << cc.major << "." << cc.minor;
     EXPECT_GT(a->flop_per_clock(DataType::fp32), 0);

@@ -1,7 +1,6 @@
-#include "control/consistency.h"
-
 #include <gtest/gtest.h>
 
+#include "control/consistency.h"
 #include "control_fake_gpu.h"
 
 namespace gpuclk::control {
@@ -30,7 +29,8 @@ TEST(control_consistency_test, compares_only_gpus_of_one_model) {
 TEST(control_consistency_test, journal_locks_fill_in_what_nvml_cannot_read) {
   Journal j;
   auto& e = j.entry_for(testing::h100_facts(0), Settings{}, "t");
-  e.applied.locked_gpu_clocks = ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
+  e.applied.locked_gpu_clocks =
+      ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
   Settings s;
   add_journal_locks(s, j, e.uuid);
   EXPECT_EQ(describe(s, Setting::locked_gpu_clocks), "1500 MHz");

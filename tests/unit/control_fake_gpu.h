@@ -37,7 +37,8 @@ inline GpuFacts h100_facts(unsigned index) {
 
 class FakeGpu final : public GpuControl {
  public:
-  FakeGpu(unsigned index, std::vector<std::string>& events) : facts_(h100_facts(index)), events_(events) {}
+  FakeGpu(unsigned index, std::vector<std::string>& events)
+      : facts_(h100_facts(index)), events_(events) {}
 
   // State as the "driver" holds it.
   bool persistence = true;
@@ -63,20 +64,30 @@ class FakeGpu final : public GpuControl {
     return c;
   }
 
-  void set_persistence_mode(bool on) override { call("set_persistence_mode", [&] { persistence = on; }); }
-  void set_application_clocks(ApplicationClocks c) override { call("set_application_clocks", [&] { app = c; }); }
-  void reset_application_clocks() override { call("reset_application_clocks", [&] { app = {2619, 1980}; }); }
+  void set_persistence_mode(bool on) override {
+    call("set_persistence_mode", [&] { persistence = on; });
+  }
+  void set_application_clocks(ApplicationClocks c) override {
+    call("set_application_clocks", [&] { app = c; });
+  }
+  void reset_application_clocks() override {
+    call("reset_application_clocks", [&] { app = {2619, 1980}; });
+  }
   void lock_gpu_clocks(ClockBound lo, ClockBound hi) override {
     call("lock_gpu_clocks", [&] { gpu_lock = ClockLock::range(lo, hi); });
   }
-  void reset_gpu_locked_clocks() override { call("reset_gpu_locked_clocks", [&] { gpu_lock = ClockLock::none(); }); }
+  void reset_gpu_locked_clocks() override {
+    call("reset_gpu_locked_clocks", [&] { gpu_lock = ClockLock::none(); });
+  }
   void lock_memory_clocks(ClockBound lo, ClockBound hi) override {
     call("lock_memory_clocks", [&] { memory_lock = ClockLock::range(lo, hi); });
   }
   void reset_memory_locked_clocks() override {
     call("reset_memory_locked_clocks", [&] { memory_lock = ClockLock::none(); });
   }
-  void set_power_limit(std::uint32_t mw) override { call("set_power_limit", [&] { power_mw = mw; }); }
+  void set_power_limit(std::uint32_t mw) override {
+    call("set_power_limit", [&] { power_mw = mw; });
+  }
 
  private:
   template <class F>

@@ -1,5 +1,3 @@
-#include "control/journal.h"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -8,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "control/journal.h"
 #include "control/journal_store.h"
 #include "control_fake_gpu.h"
 
@@ -27,7 +26,8 @@ Journal sample() {
   e.touched = {Setting::locked_gpu_clocks, Setting::power_limit};
   e.applied.locked_gpu_clocks = ClockLock::range(ClockBound::tdp(), ClockBound::unlimited());
   e.pending.power_limit_mw = 612500;
-  j.add_history({"2024-01-01T00:00:00Z", 42, "set", 1, e.uuid, "power_limit", "700 W", "612.500 W", "ok"});
+  j.add_history(
+      {"2024-01-01T00:00:00Z", 42, "set", 1, e.uuid, "power_limit", "700 W", "612.500 W", "ok"});
   return j;
 }
 
@@ -56,7 +56,8 @@ TEST(control_journal_test, json_round_trip_keeps_everything) {
 TEST(control_journal_test, rejects_other_files) {
   EXPECT_THROW(journal_from_json("{"), std::runtime_error);
   EXPECT_THROW(journal_from_json(R"({"format":"x"})"), std::runtime_error);
-  EXPECT_THROW(journal_from_json(R"({"format":"gpuclk-journal","version":99,"gpus":[]})"), std::runtime_error);
+  EXPECT_THROW(journal_from_json(R"({"format":"gpuclk-journal","version":99,"gpus":[]})"),
+               std::runtime_error);
 }
 
 TEST(control_journal_test, history_is_bounded) {
@@ -75,7 +76,8 @@ TEST(control_journal_test, store_saves_atomically_and_loads) {
   EXPECT_TRUE(fs::exists(store.file()));
   // No temporary file is left behind.
   std::size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string().rfind(".journal", 0) == 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    files += e.path().filename().string().rfind(".journal", 0) == 0;
   EXPECT_EQ(files, 0u);
   EXPECT_EQ(store.load().gpus.size(), 1u);
   fs::remove_all(dir);

@@ -1,7 +1,6 @@
-#include "control/profile.h"
-
 #include <gtest/gtest.h>
 
+#include "control/profile.h"
 #include "util/error.h"
 
 namespace gpuclk::control {
@@ -21,7 +20,8 @@ power_limit_w = 650
 [[override]]
 gpus = "3"
 power_limit_w = "default"
-)", "p.toml");
+)",
+                         "p.toml");
   EXPECT_EQ(p.description, "training nodes");
   EXPECT_TRUE(p.snap);
   EXPECT_TRUE(*p.settings.persistence_mode);
@@ -60,7 +60,9 @@ TEST(control_profile_test, bad_values_name_the_key) {
 
 TEST(control_profile_test, empty_profile_and_override_without_gpus_are_errors) {
   EXPECT_THROW(parse_profile("gpus = \"all\"\n", "p.toml"), Error);
-  EXPECT_THROW(parse_profile("[settings]\npower_limit_w = 600\n[[override]]\npower_limit_w = 500\n", "p.toml"), Error);
+  EXPECT_THROW(parse_profile("[settings]\npower_limit_w = 600\n[[override]]\npower_limit_w = 500\n",
+                             "p.toml"),
+               Error);
   EXPECT_THROW(parse_profile("this is not toml", "p.toml"), Error);
 }
 

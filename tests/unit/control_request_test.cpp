@@ -1,7 +1,6 @@
-#include "control/request.h"
-
 #include <gtest/gtest.h>
 
+#include "control/request.h"
 #include "util/error.h"
 
 namespace gpuclk::control {
@@ -33,7 +32,8 @@ TEST(control_request_test, clock_lock_single_value_locks_min_and_max) {
 }
 
 TEST(control_request_test, clock_lock_symbolic_limits) {
-  EXPECT_EQ(parse_clock_lock("tdp", "x").value, ClockLock::range(ClockBound::tdp(), ClockBound::tdp()));
+  EXPECT_EQ(parse_clock_lock("tdp", "x").value,
+            ClockLock::range(ClockBound::tdp(), ClockBound::tdp()));
   EXPECT_EQ(parse_clock_lock("tdp,unlimited", "x").value,
             ClockLock::range(ClockBound::tdp(), ClockBound::unlimited()));
   // The driver documents unlimited,unlimited as a reset.

@@ -1,9 +1,8 @@
-#include "control/restore.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
 
+#include "control/restore.h"
 #include "control_fake_gpu.h"
 
 namespace gpuclk::control {
@@ -29,7 +28,8 @@ class control_restore_test : public ::testing::Test {
     Settings s;
     s.persistence_mode = false;
     s.application_clocks = ApplicationClocks{1593, 1500};
-    s.locked_gpu_clocks = ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
+    s.locked_gpu_clocks =
+        ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
     s.power_limit_mw = 500000;
     std::vector<GpuChange> changes;
     for (auto& g : gpus) changes.push_back({g.get(), s});
@@ -88,7 +88,9 @@ TEST_F(control_restore_test, after_an_interrupted_change_undoes_what_was_pending
   o.after_write = [](std::size_t n) {
     if (n == 2) throw std::runtime_error("killed");
   };
-  EXPECT_THROW(apply_changes(changes, journal, [&](const Journal& j) { on_disk = j; }, o), std::runtime_error);
+  EXPECT_THROW(apply_changes(
+                   changes, journal, [&](const Journal& j) { on_disk = j; }, o),
+               std::runtime_error);
   // (WriteSequence undid the writes on the way out; a real kill -9 would not, so redo them.)
   gpus[0]->gpu_lock = *s.locked_gpu_clocks;
   gpus[0]->power_mw = 500000;

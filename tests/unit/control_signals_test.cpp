@@ -1,8 +1,8 @@
-#include "control/signals.h"
-
 #include <gtest/gtest.h>
 
 #include <csignal>
+
+#include "control/signals.h"
 
 namespace gpuclk::control {
 namespace {

@@ -1,10 +1,9 @@
-#include "control/transaction.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <memory>
 
+#include "control/transaction.h"
 #include "control_fake_gpu.h"
 
 namespace gpuclk::control {
@@ -38,7 +37,8 @@ class control_transaction_test : public ::testing::Test {
     return s;
   }
   std::size_t position(const std::string& event) const {
-    return static_cast<std::size_t>(std::find(events.begin(), events.end(), event) - events.begin());
+    return static_cast<std::size_t>(std::find(events.begin(), events.end(), event) -
+                                    events.begin());
   }
 
   std::vector<std::string> events;

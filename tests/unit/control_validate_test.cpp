@@ -1,7 +1,6 @@
-#include "control/validate.h"
-
 #include <gtest/gtest.h>
 
+#include "control/validate.h"
 #include "control_fake_gpu.h"
 
 namespace gpuclk::control {
@@ -41,7 +40,8 @@ TEST(control_validate_test, snap_rounds_to_the_nearest_supported_clock) {
 
 TEST(control_validate_test, gpu_lock_bounds_must_be_supported_clocks) {
   Request r;
-  r.locked_gpu_clocks = Change<ClockLock>::of(ClockLock::range(ClockBound::megahertz(1400), ClockBound::megahertz(1755)));
+  r.locked_gpu_clocks = Change<ClockLock>::of(
+      ClockLock::range(ClockBound::megahertz(1400), ClockBound::megahertz(1755)));
   auto v = validate(r, h100_facts(0), false);
   ASSERT_EQ(v.problems.size(), 1u);
   EXPECT_NE(v.problems[0].message.find("1395 MHz or 1410 MHz"), std::string::npos);
@@ -51,7 +51,8 @@ TEST(control_validate_test, gpu_lock_bounds_must_be_supported_clocks) {
 
 TEST(control_validate_test, symbolic_gpu_lock_is_left_to_the_driver) {
   Request r;
-  r.locked_gpu_clocks = Change<ClockLock>::of(ClockLock::range(ClockBound::tdp(), ClockBound::unlimited()));
+  r.locked_gpu_clocks =
+      Change<ClockLock>::of(ClockLock::range(ClockBound::tdp(), ClockBound::unlimited()));
   auto v = validate(r, h100_facts(0), false);
   EXPECT_TRUE(v.problems.empty());
   EXPECT_EQ(v.target.locked_gpu_clocks->min, ClockBound::tdp());
@@ -59,7 +60,8 @@ TEST(control_validate_test, symbolic_gpu_lock_is_left_to_the_driver) {
 
 TEST(control_validate_test, memory_lock_on_hopper_is_not_supported_and_names_app_clocks) {
   Request r;
-  r.locked_memory_clocks = Change<ClockLock>::of(ClockLock::range(ClockBound::megahertz(2619), ClockBound::megahertz(2619)));
+  r.locked_memory_clocks = Change<ClockLock>::of(
+      ClockLock::range(ClockBound::megahertz(2619), ClockBound::megahertz(2619)));
   auto v = validate(r, h100_facts(0), false);
   ASSERT_EQ(v.problems.size(), 1u);
   EXPECT_EQ(v.problems[0].code, ExitCode::not_supported);
@@ -71,7 +73,8 @@ TEST(control_validate_test, memory_lock_elsewhere_checks_memory_clocks) {
   auto facts = h100_facts(0);
   facts.hopper = false;
   Request r;
-  r.locked_memory_clocks = Change<ClockLock>::of(ClockLock::range(ClockBound::megahertz(1593), ClockBound::megahertz(1593)));
+  r.locked_memory_clocks = Change<ClockLock>::of(
+      ClockLock::range(ClockBound::megahertz(1593), ClockBound::megahertz(1593)));
   EXPECT_TRUE(validate(r, facts, false).problems.empty());
   r.locked_memory_clocks->value.min.mhz = 1600;
   EXPECT_EQ(validate(r, facts, false).problems.size(), 1u);
@@ -112,7 +115,8 @@ TEST(control_validate_test, unsupported_features_exit_3) {
 }
 
 TEST(control_validate_test, throw_problems_lists_every_gpu) {
-  std::vector<Problem> problems = {{0, ExitCode::bad_argument, "GPU 0: a", "h"}, {3, ExitCode::bad_argument, "GPU 3: b", "h"}};
+  std::vector<Problem> problems = {{0, ExitCode::bad_argument, "GPU 0: a", "h"},
+                                   {3, ExitCode::bad_argument, "GPU 3: b", "h"}};
   try {
     throw_problems(problems);
   } catch (const Error& e) {

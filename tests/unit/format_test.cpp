@@ -34,7 +34,8 @@ TEST(format_test, rejects_unknown_formats_and_options) {
 Table sample() {
   Table t;
   t.columns = {{"index", "GPU"}, {"clocks.sm", "SM", false, "MHz"}, {"name", "Name", true}};
-  t.rows = {{integer(0), integer(1980, "MHz"), text("H100, SXM")}, {integer(1), na(), text("A100")}};
+  t.rows = {{integer(0), integer(1980, "MHz"), text("H100, SXM")},
+            {integer(1), na(), text("A100")}};
   return t;
 }
 
@@ -51,9 +52,10 @@ TEST(format_test, csv_has_unit_headers_na_and_quotes_like_nvidia_smi) {
 }
 
 TEST(format_test, json_prints_null_for_missing) {
-  EXPECT_EQ(render("json", sample()),
-            "[\n  {\n    \"index\": 0,\n    \"clocks.sm\": 1980,\n    \"name\": \"H100, SXM\"\n  },\n"
-            "  {\n    \"index\": 1,\n    \"clocks.sm\": null,\n    \"name\": \"A100\"\n  }\n]\n");
+  EXPECT_EQ(
+      render("json", sample()),
+      "[\n  {\n    \"index\": 0,\n    \"clocks.sm\": 1980,\n    \"name\": \"H100, SXM\"\n  },\n"
+      "  {\n    \"index\": 1,\n    \"clocks.sm\": null,\n    \"name\": \"A100\"\n  }\n]\n");
 }
 
 TEST(format_test, table_aligns_and_prints_na) {

@@ -9,7 +9,8 @@
 namespace gpuclk::cli {
 
 TEST(query_fields_test, resolves_names_and_nvidia_smi_aliases) {
-  auto f = parse_query_fields("clocks.sm, clocks.current.memory,POWER.DRAW,clocks_throttle_reasons.active");
+  auto f = parse_query_fields(
+      "clocks.sm, clocks.current.memory,POWER.DRAW,clocks_throttle_reasons.active");
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f[0]->name, "clocks.sm");
   EXPECT_EQ(f[1]->name, "clocks.mem");
@@ -37,7 +38,10 @@ TEST(query_fields_test, names_are_unique_and_described) {
     EXPECT_FALSE(f.description.empty()) << f.name;
   }
   // The five fields of calibration/h100/cli_latency.txt exist.
-  EXPECT_EQ(parse_query_fields("clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active").size(), 5u);
+  EXPECT_EQ(parse_query_fields(
+                "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active")
+                .size(),
+            5u);
 }
 
 }  // namespace gpuclk::cli

@@ -34,7 +34,8 @@ TEST(selection_test, indexes_keep_the_given_order_without_duplicates) {
 }
 
 TEST(selection_test, uuid_full_or_unique_prefix_case_insensitive) {
-  EXPECT_EQ(select_devices("GPU-cba78776-3017-caf5-5d64-a73aee97faac", kNode), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(select_devices("GPU-cba78776-3017-caf5-5d64-a73aee97faac", kNode),
+            (std::vector<std::size_t>{0}));
   EXPECT_EQ(select_devices("gpu-CBA7", kNode), (std::vector<std::size_t>{0}));
   EXPECT_EQ(code_of("GPU-1b2c"), ExitCode::bad_argument);  // ambiguous
 }

@@ -4,10 +4,9 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -37,8 +36,8 @@ struct Nvml {
   double (*energy)(unsigned) = nullptr;
 
   explicit Nvml(void* lib) {
-#define GPUCLK_TEST_RESOLVE(name, params, args) \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib, #name));                                      \
+#define GPUCLK_TEST_RESOLVE(name, params, args)               \
+  name = reinterpret_cast<decltype(name)>(dlsym(lib, #name)); \
   EXPECT_NE(name, nullptr) << #name;
     GPUCLK_NVML_ALL(GPUCLK_TEST_RESOLVE)
 #undef GPUCLK_TEST_RESOLVE
@@ -65,9 +64,11 @@ struct Nvml {
 class sim_abi_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(library())) GTEST_SKIP() << library() << " is not built (cmake --build … --target nvml_sim)";
-    dir_ = fs::temp_directory_path() / ("gpuclk-sim-abi-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    if (!fs::exists(library()))
+      GTEST_SKIP() << library() << " is not built (cmake --build … --target nvml_sim)";
+    dir_ = fs::temp_directory_path() /
+           ("gpuclk-sim-abi-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override {
@@ -75,12 +76,14 @@ class sim_abi_test : public ::testing::Test {
   }
 
   // Runs body in a child process with these environment variables and a fresh library.
-  int in_child(const std::map<std::string, std::string>& env, const std::function<void(Nvml&)>& body) {
+  int in_child(const std::map<std::string, std::string>& env,
+               const std::function<void(Nvml&)>& body) {
     std::fflush(stdout);
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::setenv("GPUCLK_SIM_STATE", (dir_ / "sim.state").c_str(), 1);
-      ::setenv("GPUCLK_SIM_SCENARIO_DIR", (fs::path(GPUCLK_SOURCE_DIR) / "sim" / "scenarios").c_str(), 1);
+      ::setenv("GPUCLK_SIM_SCENARIO_DIR",
+               (fs::path(GPUCLK_SOURCE_DIR) / "sim" / "scenarios").c_str(), 1);
       ::unsetenv("GPUCLK_SIM_SPEED");
       ::unsetenv("GPUCLK_SIM_START");
       ::unsetenv("GPUCLK_SIM_SCENARIO");

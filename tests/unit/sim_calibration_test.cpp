@@ -1,12 +1,11 @@
 // The H100 model against calibration/h100 (README "The figures that matter"): every row of the
 // table in docs/simulator.md within its tolerance. The test prints the table it checked.
-#include "calibration.h"
-#include "physics.h"
-
 #include <gtest/gtest.h>
 
 #include <iostream>
 
+#include "calibration.h"
+#include "physics.h"
 #include "sim_test_support.h"
 
 namespace gpuclk::sim {
@@ -38,7 +37,8 @@ TEST(sim_calibration_test, gemm_phases_last_about_twenty_seconds_at_calibrated_c
 TEST(sim_calibration_test, gpm_metrics_follow_the_measured_ones) {
   // gpm.json: BF16 GEMM SM util 96 %, tensor 93 %, DRAM 24 %, occupancy 14 %; copy DRAM 90 %.
   const GpuSpec& spec = *testing::h100();
-  const PhaseRates gemm = phase_rates(spec, testing::compute(DataType::bf16, 1, 850), 1410, 2619, 50e9);
+  const PhaseRates gemm =
+      phase_rates(spec, testing::compute(DataType::bf16, 1, 850), 1410, 2619, 50e9);
   EXPECT_NEAR(gemm.activity.activity[static_cast<int>(Activity::sm_active)], 0.96, 0.01);
   EXPECT_NEAR(gemm.activity.activity[static_cast<int>(Activity::tensor)], 0.93, 0.05);
   EXPECT_NEAR(gemm.activity.activity[static_cast<int>(Activity::dram)], 0.24, 0.02);

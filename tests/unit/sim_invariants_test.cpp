@@ -18,19 +18,28 @@ std::vector<Phase> random_phases(std::mt19937_64& rng) {
   std::uniform_int_distribution<int> kind(0, 4);
   std::uniform_real_distribution<double> unit(0, 1);
   const DataType types[] = {DataType::fp64, DataType::fp32, DataType::tf32, DataType::fp16,
-                            DataType::bf16, DataType::fp8, DataType::int8};
+                            DataType::bf16, DataType::fp8,  DataType::int8};
   for (int i = 0; i < 12; ++i) {
     switch (kind(rng)) {
-      case 0: phases.push_back(testing::compute(types[rng() % 7], 5 + 500 * unit(rng), unit(rng) < 0.5 ? 0 : 1 + 2000 * unit(rng))); break;
-      case 1: phases.push_back(testing::memory(1 + 200 * unit(rng))); break;
+      case 0:
+        phases.push_back(testing::compute(types[rng() % 7], 5 + 500 * unit(rng),
+                                          unit(rng) < 0.5 ? 0 : 1 + 2000 * unit(rng)));
+        break;
+      case 1:
+        phases.push_back(testing::memory(1 + 200 * unit(rng)));
+        break;
       case 2: {
         Phase p = testing::memory(1 + 8 * unit(rng));
         p.kind = PhaseKind::transfer;
         phases.push_back(p);
         break;
       }
-      case 3: phases.push_back(testing::wait(PhaseKind::idle, 0.05 + 3 * unit(rng))); break;
-      default: phases.push_back(testing::wait(PhaseKind::off, 0.05 + 5 * unit(rng))); break;
+      case 3:
+        phases.push_back(testing::wait(PhaseKind::idle, 0.05 + 3 * unit(rng)));
+        break;
+      default:
+        phases.push_back(testing::wait(PhaseKind::off, 0.05 + 5 * unit(rng)));
+        break;
     }
   }
   return phases;
@@ -47,10 +56,20 @@ void random_setting(NodeModel& model, std::mt19937_64& rng) {
       EXPECT_EQ(model.lock_gpu_clocks(0, a, b), Status::ok);
       break;
     }
-    case 1: EXPECT_EQ(model.reset_gpu_locked_clocks(0), Status::ok); break;
-    case 2: EXPECT_EQ(model.set_applications_clocks(0, spec.memory_clocks_mhz[rng() % 2], pick()), Status::ok); break;
-    case 3: EXPECT_EQ(model.reset_applications_clocks(0), Status::ok); break;
-    default: EXPECT_EQ(model.set_power_limit(0, static_cast<std::uint32_t>(200000 + rng() % 500001)), Status::ok); break;
+    case 1:
+      EXPECT_EQ(model.reset_gpu_locked_clocks(0), Status::ok);
+      break;
+    case 2:
+      EXPECT_EQ(model.set_applications_clocks(0, spec.memory_clocks_mhz[rng() % 2], pick()),
+                Status::ok);
+      break;
+    case 3:
+      EXPECT_EQ(model.reset_applications_clocks(0), Status::ok);
+      break;
+    default:
+      EXPECT_EQ(model.set_power_limit(0, static_cast<std::uint32_t>(200000 + rng() % 500001)),
+                Status::ok);
+      break;
   }
 }
 
@@ -64,7 +83,7 @@ TEST_P(sim_invariants_test, hold_over_a_long_random_run) {
   const GpuSpec& spec = *model.config(0).spec;
   double energy = 0;
   const double overshoot_w = 0.02 * spec.power_limit_max_w;  // a step that starts a hungrier phase
-  for (int step = 0; step < 60 * 60 * 100 / 2; ++step) {  // 30 simulated minutes, 10 ms steps
+  for (int step = 0; step < 60 * 60 * 100 / 2; ++step) {     // 30 simulated minutes, 10 ms steps
     if (step % 1500 == 0) random_setting(model, rng);
     model.step(kTickSeconds);
     const GpuDynamics& d = model.gpu(0).dynamics;
@@ -75,7 +94,8 @@ TEST_P(sim_invariants_test, hold_over_a_long_random_run) {
     ASSERT_TRUE(spec.is_supported_sm_clock(d.sm_mhz)) << d.sm_mhz;
     ASSERT_TRUE(spec.is_supported_memory_clock(d.memory_mhz)) << d.memory_mhz;
     if (d.sm_mhz > spec.sm_min_mhz) {
-      ASSERT_LE(d.power_w, s.power_limit_mw / 1000.0 + overshoot_w) << "step " << step << " at " << d.sm_mhz;
+      ASSERT_LE(d.power_w, s.power_limit_mw / 1000.0 + overshoot_w)
+          << "step " << step << " at " << d.sm_mhz;
     }
     ASSERT_LT(d.die_c, spec.shutdown_c);
     ASSERT_LE(d.die_c, spec.slowdown_c + 1.0);  // the SW thermal controller acts first

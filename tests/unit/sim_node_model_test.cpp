@@ -1,9 +1,8 @@
 // Writes as the driver takes them (every error path), their effect on the clocks, and the state's
 // round trip through bytes.
-#include "node_model.h"
-
 #include <gtest/gtest.h>
 
+#include "node_model.h"
 #include "sim_test_support.h"
 
 namespace gpuclk::sim {
@@ -126,7 +125,8 @@ TEST(sim_node_model_test, every_write_needs_privilege) {
   EXPECT_EQ(model.reset_applications_clocks(0), Status::no_permission);
   EXPECT_EQ(model.set_power_limit(0, 300000), Status::no_permission);
   EXPECT_EQ(model.set_persistence_mode(0, false), Status::no_permission);
-  EXPECT_EQ(model.lock_memory_clocks(0, 1593, 1593), Status::not_supported);  // Hopper: no such feature
+  EXPECT_EQ(model.lock_memory_clocks(0, 1593, 1593),
+            Status::not_supported);  // Hopper: no such feature
 }
 
 TEST(sim_node_model_test, a_lost_gpu_refuses_writes_and_stops) {

@@ -1,7 +1,6 @@
-#include "physics.h"
-
 #include <gtest/gtest.h>
 
+#include "physics.h"
 #include "sim_test_support.h"
 
 namespace gpuclk::sim {

@@ -1,12 +1,11 @@
 // Every shipped scenario loads; per-GPU overrides land; mistakes are reported with file and key.
-#include "scenario.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 
 #include "node_model.h"
+#include "scenario.h"
 #include "sim_test_support.h"
 
 namespace gpuclk::sim {
@@ -78,7 +77,8 @@ TEST(sim_scenario_test, poorly_cooled_gpu_reaches_thermal_slowdown_and_not_shutd
     EXPECT_FALSE(model.gpu(0).dynamics.event_reasons & reason::sw_thermal);
   }
   EXPECT_TRUE(thermal);
-  EXPECT_GT(model.gpu(3).dynamics.violation_ns[static_cast<int>(Policy::thermal)], 10'000'000'000ull);
+  EXPECT_GT(model.gpu(3).dynamics.violation_ns[static_cast<int>(Policy::thermal)],
+            10'000'000'000ull);
   // It got less done than the well-cooled GPU 0.
   EXPECT_LT(model.gpu(3).dynamics.total_flops, 0.97 * model.gpu(0).dynamics.total_flops);
 }
@@ -99,7 +99,11 @@ TEST(sim_scenario_test, faults_and_privileges_come_from_the_file) {
 class sim_scenario_errors_test : public ::testing::Test {
  protected:
   fs::path write(const std::string& text) {
-    const fs::path file = fs::temp_directory_path() / ("gpuclk_sim_scenario_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml");
+    const fs::path file =
+        fs::temp_directory_path() /
+        ("gpuclk_sim_scenario_" +
+         std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml");
     std::ofstream(file) << text;
     files_.push_back(file);
     return file;
@@ -120,24 +124,37 @@ class sim_scenario_errors_test : public ::testing::Test {
 
 TEST_F(sim_scenario_errors_test, names_the_key_that_is_wrong) {
   EXPECT_NE(error_of("[node]\ngpu_count = 1\n").find("gpu_model"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\n").find("gpu_count"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"nope\"\ngpu_count = 1\n").find("models/nope.toml"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[gpu_defaults]\nworkload = \"w\"\n")
-                .find("workloads.w"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 1\n").find("index"),
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\n").find("gpu_count"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"nope\"\ngpu_count = 1\n").find("models/nope.toml"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = "
+                     "1\n[gpu_defaults]\nworkload = \"w\"\n")
+                .find("workloads.w"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 1\n")
+                .find("index"),
             std::string::npos);
   EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 0\n"
-                     "applications_clocks = { sm_mhz = 1411 }\n").find("sm_mhz"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[gpu_defaults]\nworkload = \"w\"\n"
-                     "[workloads.w]\n[[workloads.w.phases]]\nkind = \"compute\"\n").find("tflop"), std::string::npos);
-  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\ninit_error = \"bogus\"\n").find("bogus"),
+                     "applications_clocks = { sm_mhz = 1411 }\n")
+                .find("sm_mhz"),
             std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = "
+                     "1\n[gpu_defaults]\nworkload = \"w\"\n"
+                     "[workloads.w]\n[[workloads.w.phases]]\nkind = \"compute\"\n")
+                .find("tflop"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\ninit_error = \"bogus\"\n")
+          .find("bogus"),
+      std::string::npos);
   EXPECT_NE(error_of("[node\n").find(":1"), std::string::npos);  // parse errors carry the line
 }
 
 TEST_F(sim_scenario_errors_test, a_scenario_outside_the_tree_finds_installed_models) {
   const fs::path file = write(
-      "[node]\ngpu_model = \"l4\"\ngpu_count = 2\n[[gpu]]\nindex = 1\ngpu_model = \"a100-sxm4-80gb\"\n");
+      "[node]\ngpu_model = \"l4\"\ngpu_count = 2\n[[gpu]]\nindex = 1\ngpu_model = "
+      "\"a100-sxm4-80gb\"\n");
   const Scenario s = load_scenario(file, {file.parent_path(), testing::scenarios_dir()});
   EXPECT_EQ(s.gpus[0].spec->name, "NVIDIA L4");
   EXPECT_EQ(s.gpus[1].spec->name, "NVIDIA A100-SXM4-80GB");

@@ -10,7 +10,9 @@
 
 namespace gpuclk::sim::testing {
 
-inline std::filesystem::path scenarios_dir() { return std::filesystem::path(GPUCLK_SOURCE_DIR) / "sim" / "scenarios"; }
+inline std::filesystem::path scenarios_dir() {
+  return std::filesystem::path(GPUCLK_SOURCE_DIR) / "sim" / "scenarios";
+}
 
 inline Scenario load(const std::string& name) {
   return load_scenario(scenarios_dir() / (name + ".toml"), {scenarios_dir()});

@@ -45,7 +45,9 @@ TEST(status_checks_test, odd_application_clocks_and_power_limit_are_named) {
   gpus[3].power_limit = Watts(500);
   auto f = check_status(gpus);
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_TRUE(mentions(f, "application clocks (SM/memory) 1410/2619 MHz differ from the other GPUs' 1980/2619 MHz", 2));
+  EXPECT_TRUE(mentions(
+      f, "application clocks (SM/memory) 1410/2619 MHz differ from the other GPUs' 1980/2619 MHz",
+      2));
   EXPECT_TRUE(mentions(f, "power limits 500 W differ", 3));
 }
 

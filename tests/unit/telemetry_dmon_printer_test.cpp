@@ -11,7 +11,8 @@ const std::vector<DmonColumn> kColumns = {{"pwr", "W", "power.draw"}, {"pclk", "
 
 std::chrono::system_clock::time_point noon() {
   std::tm tm{};
-  tm.tm_year = 126, tm.tm_mon = 10, tm.tm_mday = 21, tm.tm_hour = 12, tm.tm_min = 34, tm.tm_sec = 56;
+  tm.tm_year = 126, tm.tm_mon = 10, tm.tm_mday = 21, tm.tm_hour = 12, tm.tm_min = 34,
+  tm.tm_sec = 56;
   tm.tm_isdst = -1;
   return std::chrono::system_clock::from_time_t(std::mktime(&tm)) + std::chrono::milliseconds(789);
 }
@@ -41,7 +42,8 @@ TEST(telemetry_dmon_printer_test, date_and_time_lead_the_row) {
   style.date = false;
   style.milliseconds = true;
   EXPECT_EQ(print(style, {integer(75), integer(345)}).substr(0, 20), "#Time            gpu");
-  EXPECT_NE(print(style, {integer(75), integer(345)}).find(" 12:34:56.789      3 "), std::string::npos);
+  EXPECT_NE(print(style, {integer(75), integer(345)}).find(" 12:34:56.789      3 "),
+            std::string::npos);
 }
 
 TEST(telemetry_dmon_printer_test, csv_keeps_the_hash_headers_and_dash_for_missing) {

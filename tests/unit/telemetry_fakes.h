@@ -50,7 +50,7 @@ class ScriptedSource final : public GpuSource {
  public:
   std::function<void(TimePoint, FastSample&)> fast = [](TimePoint, FastSample&) {};
   std::function<void(TimePoint, SlowSample&)> slow = [](TimePoint, SlowSample&) {};
-  std::function<TimePoint()> lost_from;  // reads at or after this time report the GPU lost
+  std::function<TimePoint()> lost_from;          // reads at or after this time report the GPU lost
   std::chrono::milliseconds slow_read_delay{0};  // wall time a slow read takes
   GpuInfo gpu_info;
   std::atomic<int> fast_reads{0}, slow_reads{0};

@@ -55,7 +55,9 @@ struct Node {
       s.sm_clock = Megahertz(1410);
       s.clock_reasons = gpu::ClockReasons(gpu::ClockReasons::sw_power_cap);
     };
-    a->slow = [this](TimePoint t, SlowSample& s) { s.energy = Joules(1e6 + 700 * seconds_since(origin, t)); };
+    a->slow = [this](TimePoint t, SlowSample& s) {
+      s.energy = Joules(1e6 + 700 * seconds_since(origin, t));
+    };
     b->fast = [](TimePoint, FastSample& s) {
       s.power = Watts(75);
       s.sm_clock = Megahertz(345);
@@ -101,7 +103,8 @@ TEST(telemetry_sampler_test, manual_ticks_fill_rings_snapshot_and_summary) {
   EXPECT_NEAR(w.energy->value(), s0.energy->value(), 1e-6);
   auto half = sampler.summary(1, sampler.started_at() + 1s, sampler.started_at() + 3s);
   EXPECT_NEAR(half.energy->value(), 75 * 2, 1e-6);
-  EXPECT_EQ(sampler.fast_samples(1, sampler.started_at() + 1s, sampler.started_at() + 3s).size(), 21u);
+  EXPECT_EQ(sampler.fast_samples(1, sampler.started_at() + 1s, sampler.started_at() + 3s).size(),
+            21u);
 }
 
 TEST(telemetry_sampler_test, a_lost_gpu_is_marked_and_the_others_continue) {

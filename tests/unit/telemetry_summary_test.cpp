@@ -97,13 +97,15 @@ TEST(telemetry_summary_test, clock_percentiles_are_time_weighted) {
 TEST(telemetry_summary_test, reason_fractions_count_time_not_samples) {
   SummaryBuilder b(t0);
   // Power cap for the first 9.5 s (1 Hz samples), then idle, sampled fast.
-  for (int i = 0; i <= 9; ++i) b.add(fast_at(std::chrono::seconds(i), 700, 1410, ClockReasons::sw_power_cap));
+  for (int i = 0; i <= 9; ++i)
+    b.add(fast_at(std::chrono::seconds(i), 700, 1410, ClockReasons::sw_power_cap));
   b.add(fast_at(10s, 80, 345, ClockReasons::gpu_idle));
   for (int i = 1; i <= 10; ++i) b.add(fast_at(10s + i * 100ms, 80, 345, ClockReasons::gpu_idle));
   auto s = b.finish(t0 + 11s);
   EXPECT_NEAR(s.reason_fraction(ClockReasons::sw_power_cap)->value(), 9.5 / 11, 1e-9);
   EXPECT_NEAR(s.reason_fraction(ClockReasons::gpu_idle)->value(), 1.5 / 11, 1e-9);
-  EXPECT_NEAR(s.reason_fraction(ClockReasons::sw_power_cap | ClockReasons::gpu_idle)->value(), 1, 1e-9);
+  EXPECT_NEAR(s.reason_fraction(ClockReasons::sw_power_cap | ClockReasons::gpu_idle)->value(), 1,
+              1e-9);
   ASSERT_EQ(s.clock_reasons.size(), 2u);
   EXPECT_EQ(s.clock_reasons[0].bit, ClockReasons::gpu_idle);
   EXPECT_EQ(s.clock_reasons[1].bit, ClockReasons::sw_power_cap);

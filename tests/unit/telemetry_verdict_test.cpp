@@ -50,8 +50,10 @@ TEST(telemetry_verdict_test, power_capped_run_names_the_fraction_and_the_median_
 
 TEST(telemetry_verdict_test, idle_gaps_are_reported_after_the_limiters) {
   auto s = run(100, [](int i, FastSample& f) {
-    if (i < 40) f.gpu_utilization = Ratio(0);
-    else f.clock_reasons = ClockReasons(ClockReasons::sw_power_cap);
+    if (i < 40)
+      f.gpu_utilization = Ratio(0);
+    else
+      f.clock_reasons = ClockReasons(ClockReasons::sw_power_cap);
   });
   auto v = verdicts(s, h100());
   ASSERT_EQ(v.size(), 2u);
@@ -79,7 +81,8 @@ TEST(telemetry_verdict_test, thermal_throttling_shows_the_hottest_reading) {
   });
   auto v = verdicts(s, h100());
   EXPECT_EQ(v.front().kind, Verdict::Kind::thermal);
-  EXPECT_EQ(v.front().text, "thermally throttled 20 % of the time (max 88 C): median SM clock 1980 of 1980 MHz");
+  EXPECT_EQ(v.front().text,
+            "thermally throttled 20 % of the time (max 88 C): median SM clock 1980 of 1980 MHz");
 }
 
 TEST(telemetry_verdict_test, an_unlimited_run_at_max_clock_is_full_clock) {

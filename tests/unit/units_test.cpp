@@ -9,7 +9,9 @@ TEST(units_test, milliwatts_convert_once_to_watts) {
   EXPECT_EQ(to_milliwatts(Watts(412.3456)), 412346u);
 }
 
-TEST(units_test, millijoules_convert_to_joules) { EXPECT_DOUBLE_EQ(from_millijoules(2828600).value(), 2828.6); }
+TEST(units_test, millijoules_convert_to_joules) {
+  EXPECT_DOUBLE_EQ(from_millijoules(2828600).value(), 2828.6);
+}
 
 TEST(units_test, power_over_seconds_is_energy) {
   EXPECT_DOUBLE_EQ(energy_over(Watts(700), 6.0).value(), 4200.0);

@@ -29,8 +29,8 @@ void* library() {
   });
   if (!handle) {
     throw Error(ExitCode::not_supported, "cannot load cuBLASLt (" + failure + ")",
-                "install the CUDA toolkit's cuBLAS (libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR) +
-                    ") or add its directory to LD_LIBRARY_PATH");
+                "install the CUDA toolkit's cuBLAS (libcublasLt.so." +
+                    std::to_string(CUBLAS_VER_MAJOR) + ") or add its directory to LD_LIBRARY_PATH");
   }
   return handle;
 }
@@ -48,10 +48,10 @@ Fn resolve(const char* name) {
 }  // namespace
 }  // namespace gpuclk::bench::detail
 
-#define GPUCLK_LAZY_CUBLASLT(ret, name, params, args)                                        \
-  extern "C" ret CUBLASWINAPI name params {                                                 \
-    static const auto fn = gpuclk::bench::detail::resolve<decltype(&::name)>(#name);      \
-    return fn args;                                                                         \
+#define GPUCLK_LAZY_CUBLASLT(ret, name, params, args)                                \
+  extern "C" ret CUBLASWINAPI name params {                                          \
+    static const auto fn = gpuclk::bench::detail::resolve<decltype(&::name)>(#name); \
+    return fn args;                                                                  \
   }
 
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtCreate, (cublasLtHandle_t * handle), (handle))
@@ -79,23 +79,25 @@ GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulAlgoGetHeuristic,
                       cublasLtMatmulHeuristicResult_t results[], int* returned),
                      (handle, desc, a, b, c, d, preference, requested, results, returned))
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulDescCreate,
-                     (cublasLtMatmulDesc_t * desc, cublasComputeType_t compute, cudaDataType_t scale),
+                     (cublasLtMatmulDesc_t * desc, cublasComputeType_t compute,
+                      cudaDataType_t scale),
                      (desc, compute, scale))
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulDescDestroy, (cublasLtMatmulDesc_t desc), (desc))
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulDescSetAttribute,
-                     (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const void* buf,
-                      size_t size),
+                     (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                      const void* buf, size_t size),
                      (desc, attr, buf, size))
-GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulPreferenceCreate, (cublasLtMatmulPreference_t * pref),
-                     (pref))
-GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulPreferenceDestroy, (cublasLtMatmulPreference_t pref),
-                     (pref))
+GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulPreferenceCreate,
+                     (cublasLtMatmulPreference_t * pref), (pref))
+GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulPreferenceDestroy,
+                     (cublasLtMatmulPreference_t pref), (pref))
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatmulPreferenceSetAttribute,
                      (cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr,
                       const void* buf, size_t size),
                      (pref, attr, buf, size))
 GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatrixLayoutCreate,
-                     (cublasLtMatrixLayout_t * layout, cudaDataType type, uint64_t rows, uint64_t cols,
-                      int64_t ld),
+                     (cublasLtMatrixLayout_t * layout, cudaDataType type, uint64_t rows,
+                      uint64_t cols, int64_t ld),
                      (layout, type, rows, cols, ld))
-GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatrixLayoutDestroy, (cublasLtMatrixLayout_t layout), (layout))
+GPUCLK_LAZY_CUBLASLT(cublasStatus_t, cublasLtMatrixLayoutDestroy, (cublasLtMatrixLayout_t layout),
+                     (layout))
