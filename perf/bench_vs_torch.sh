@@ -190,6 +190,7 @@ def from_gpuclk(report):
         scale = 1e12 if r["unit"] == "TFLOP/s" else 1e9
         check = r.get("check", "")
         results.append({"workload": r["workload"], "variant": r["variant"],
+                        "unit": "FLOP/s" if r["unit"].endswith("FLOP/s") else "B/s",
                         "rate": {"median": r["rate"]["median"] * scale},
                         "details": r.get("details", {}),
                         "verification": {"checked": not check.startswith("skipped"),
@@ -333,7 +334,7 @@ for name, t_a, ours, t_b, goal_kind in rows:
     if ratio is not None and ratio < goal and "torch's cuBLAS" not in name:
         missed.append(f"{name} {ratio:.3f} < {goal}")
 for r in extra:
-    unit = "B/s" if r["unit"] == "B/s" else "FLOP/s"
+    unit = "B/s" if r.get("unit") == "B/s" else "FLOP/s"
     print(f"{r['workload'] + ' ' + r['variant']:32} {'':>18} {fmt_rate(r['rate']['median'], unit):>14}")
     results_json["rows"].append({"workload": r["workload"] + " " + r["variant"], "ours": r["rate"]["median"]})
 print()
