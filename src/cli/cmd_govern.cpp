@@ -321,6 +321,13 @@ int run_governor(Context& ctx, const GovernOptions& o) {
     GovernedGpu g;
     g.device = devices[i];
     g.control = controls[i].get();
+    if (!devices[i]->available()) {
+      std::cerr << fmt::format("gpuclk: GPU {} is not available; the others go on\n",
+                               devices[i]->index());
+      g.lost = true;
+      gpus.push_back(std::move(g));
+      continue;
+    }
     g.gpm = gpu::GpmSampler(*devices[i]).supported();
     g.governor = std::make_unique<govern::Governor>(govern::make_policy(o.policy, policy_options),
                                                     ladder_of(g.control->facts()));
@@ -355,12 +362,19 @@ int run_governor(Context& ctx, const GovernOptions& o) {
     }
     const bool lost =
         report.exit == ExitCode::gpu_lost || report.error.find("lost") != std::string::npos;
-    std::cerr << fmt::format("gpuclk: GPU {}: writing {} failed: {}{}\n", g.device->index(),
-                             d.text(), report.error, lost ? " (GPU lost: the others go on)" : "");
-    if (lost) g.lost = true;
+    std::cerr << fmt::format("gpuclk: GPU {}: writing {} failed: {}\n", g.device->index(), d.text(),
+                             report.error);
+    if (lost) {
+      std::cerr << fmt::format("gpuclk: GPU {} is lost; the others go on\n", g.device->index());
+      g.lost = true;
+    }
     return false;
   };
 
+  // A GPM reading up to 5 intervals (at least 100 ms) old still describes the work; older, it is
+  // missing (→ max clock). The slow thread reads it every interval, but a busy host delays it.
+  const telemetry::Duration gpm_max_age =
+      std::max<telemetry::Duration>(5 * interval, std::chrono::milliseconds(100));
   std::uint64_t seen = 0;
   std::size_t decisions = 0;
   while (!interrupted()) {
@@ -378,7 +392,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
         continue;
       }
       ++active;
-      const auto signals = govern::signals_from(snapshot.gpus[i], started, 3 * interval, g.gpm);
+      const auto signals = govern::signals_from(snapshot.gpus[i], started, gpm_max_age, g.gpm);
       const auto step = g.governor->step(signals);
       ++decisions;
       bool written = false;
@@ -431,7 +445,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   std::vector<control::GpuControl*> present;
   std::vector<std::string> restore_only;
   for (auto& g : gpus) {
-    writes += g.governor->writes();
+    if (g.governor) writes += g.governor->writes();
     if (!g.lost && g.touched) {
       present.push_back(g.control);
       restore_only.push_back(g.device->uuid());

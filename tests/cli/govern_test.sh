@@ -41,7 +41,7 @@ expect_out "1, Enabled, 1755 MHz, 2619 MHz, 612.50 W"
 gpuclk --sim "$NODE" -i 0,1 govern --policy phase --dry-run --duration 3s --log "$TEST_TMP/dry.jsonl"
 expect_exit 0; expect_err "dry run"
 check; [ "$(journal_gpus)" == "0" ] || fail "a dry run wrote the journal"
-check; jq -e 'select(.class == "idle" and .decision.locked and .decision.max_mhz == 345)' "$TEST_TMP/dry.jsonl" >/dev/null ||
+check; jq -s -e '[.[] | select(.class == "idle" and .decision.locked and .decision.max_mhz == 345)] | length > 0' "$TEST_TMP/dry.jsonl" >/dev/null ||
   fail "the dry run decided no idle lock: $(head -c 600 "$TEST_TMP/dry.jsonl")"
 
 # --- Read-only mode runs as a dry run. ---
@@ -54,10 +54,10 @@ gpuclk --sim "$NODE" -i 0 govern --policy phase --duration 4s --log "$TEST_TMP/r
 expect_exit 0; expect_err "clocks restored"
 check; [ "$(journal_gpus)" == "0" ] || fail "the journal still lists GPUs after govern stopped"
 LAST_CMD="decision log of the run"
-check; jq -e 'select(.written and .class == "idle" and .decision.max_mhz == 345)' "$TEST_TMP/run.jsonl" >/dev/null ||
+check; jq -s -e '[.[] | select(.written and .class == "idle" and .decision.max_mhz == 345)] | length > 0' "$TEST_TMP/run.jsonl" >/dev/null ||
   fail "no written idle lock in the log"
 # While locked for an idle gap the simulated GPU ran at 345 MHz (read back in the next entry).
-check; jq -s -e '[.[] | select(.class == "idle" and .signals.sm_clock_mhz == 345)] | length > 0' "$TEST_TMP/run.jsonl" >/dev/null ||
+check; jq -s -e '[.[] | select(.signals.sm_clock_mhz == 345)] | length > 0' "$TEST_TMP/run.jsonl" >/dev/null ||
   fail "the lock never took effect on the GPU"
 check; jq -s -e '[.[] | select(.class == "memory_bound" and .written and .decision.locked)] | length > 0' "$TEST_TMP/run.jsonl" >/dev/null ||
   fail "no memory-bound lock written"
@@ -73,7 +73,7 @@ for _ in $(seq 1 150); do [ "$(journal_gpus)" == "4" ] && break; sleep 0.1; done
 LAST_CMD="govern before kill -9"
 check; [ "$(journal_gpus)" == "4" ] || fail "govern never wrote to all 4 GPUs: $(cat "$TEST_TMP/killed.out")"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
-gpuclk --sim "$NODE" journal
+gpuclk --sim "$NODE" journal --history
 expect_out "govern phase"
 gpuclk --sim "$NODE" restore
 expect_exit 0
@@ -109,7 +109,8 @@ expect_exit 0
 # --- NVML read errors (GPU 2, 4–6 s) → max clock; GPU 3 lost at 8 s → the others go on. ---
 # The simulated node has been running a while; a fresh state puts the faults ahead of us.
 export GPUCLK_SIM_STATE="$TEST_TMP/faults.state"
-gpuclk --sim "$NODE" govern --policy phase --duration 10s --log "$TEST_TMP/faults.jsonl"
+FAULTS="$FIXTURES/govern-faults.toml"
+gpuclk --sim "$FAULTS" govern --policy phase --duration 10s --log "$TEST_TMP/faults.jsonl"
 expect_exit 0; expect_err "GPU 3 is lost; the others go on"
 LAST_CMD="decision log with faults"
 check; jq -s -e '[.[] | select(.gpu == 2 and .class == "unknown")] | length > 0' "$TEST_TMP/faults.jsonl" >/dev/null ||
@@ -119,7 +120,7 @@ check; jq -s -e '[.[] | select(.class == "unknown" and .decision.locked)] | leng
 check; jq -s -e '[.[] | select(.gpu == 0 and .elapsed_s > 9)] | length > 0' "$TEST_TMP/faults.jsonl" >/dev/null ||
   fail "GPU 0 stopped being governed after GPU 3 was lost"
 # Restored GPUs 0–2; the lost GPU stays journaled for a later restore.
-gpuclk --sim "$NODE" --format json journal
+gpuclk --sim "$FAULTS" --format json journal
 check; [ "$(jq -r '[.gpus[].index] | map(tostring) | join(",")' <<<"$OUT")" == "3" ] ||
   fail "after the run the journal should list only the lost GPU 3: $OUT"
 unset GPUCLK_SIM_STATE; export GPUCLK_SIM_STATE="$TEST_TMP/sim.state"
