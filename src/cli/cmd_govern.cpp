@@ -167,6 +167,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
                {"saved", "Saved", false, "%"},
                {"slowdown", "Slowdown", false, "%"},
                {"oracle_gap", "Gap to oracle", false, "%"},
+               {"idle_saved", "Idle-gap saved", false, "%"},
                {"writes", "Writes"}};
   for (const auto& s : results) {
     const auto* oracle = s.find("oracle");
@@ -177,6 +178,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
            output::number(r.energy_joules, "J", 0), output::number(r.time_seconds, "s", 2),
            pct(r.energy_saved_ratio), pct(r.slowdown_ratio),
            oracle ? pct(oracle->energy_saved_ratio - r.energy_saved_ratio) : output::na(),
+           s.results.front().idle_energy_joules > 0 ? pct(r.idle_energy_saved_ratio) : output::na(),
            r.policy == "none" || r.policy == "oracle" ? output::na() : output::integer(r.writes)});
     }
   }

@@ -203,10 +203,16 @@ sim::Scenario load(const fs::path& file, const EvaluateOptions& o) {
   return scenario;
 }
 
-PolicyResult total(std::string policy, const std::vector<RunStats>& runs) {
+PolicyResult total(std::string policy, const std::vector<RunStats>& runs,
+                   const sim::Scenario& scenario) {
   PolicyResult r;
   r.policy = std::move(policy);
-  for (const auto& run : runs) {
+  for (std::size_t g = 0; g < runs.size(); ++g) {
+    const auto& run = runs[g];
+    const auto& phases = scenario.gpus[g].workload.phases;
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      if (phases[i].kind == sim::PhaseKind::idle) r.idle_energy_joules += run.phase_energy[i];
+    }
     r.energy_joules += run.energy;
     r.time_seconds = std::max(r.time_seconds, run.time);
     r.writes += run.writes;
@@ -251,7 +257,7 @@ std::vector<ScenarioResult> evaluate(const EvaluateOptions& o) {
     for (const auto& gpu : scenario.gpus) {
       none_runs.push_back(run_gpu(gpu, {}, o, file.string()));
     }
-    result.results.push_back(total("none", none_runs));
+    result.results.push_back(total("none", none_runs, scenario));
     for (const auto& name : policy_names()) {
       note(name);
       std::vector<RunStats> runs;
@@ -263,7 +269,7 @@ std::vector<ScenarioResult> evaluate(const EvaluateOptions& o) {
         driver.governor = &governor;
         runs.push_back(run_gpu(gpu, driver, o, file.string()));
       }
-      result.results.push_back(total(name, runs));
+      result.results.push_back(total(name, runs, scenario));
     }
     note("oracle (sweeping every " + fmt::format("{:.0f}", o.oracle_step_mhz) + " MHz)");
     std::vector<RunStats> oracle_runs;
@@ -274,11 +280,13 @@ std::vector<ScenarioResult> evaluate(const EvaluateOptions& o) {
       driver.per_phase_mhz = &clocks;
       oracle_runs.push_back(run_gpu(gpu, driver, o, file.string()));
     }
-    result.results.push_back(total("oracle", oracle_runs));
+    result.results.push_back(total("oracle", oracle_runs, scenario));
     const auto& none = result.results.front();
     for (auto& r : result.results) {
       r.energy_saved_ratio = none.energy_joules > 0 ? 1 - r.energy_joules / none.energy_joules : 0;
       r.slowdown_ratio = none.time_seconds > 0 ? r.time_seconds / none.time_seconds - 1 : 0;
+      r.idle_energy_saved_ratio =
+          none.idle_energy_joules > 0 ? 1 - r.idle_energy_joules / none.idle_energy_joules : 0;
     }
     out.push_back(std::move(result));
   }

@@ -42,9 +42,11 @@ struct PolicyResult {
   std::string policy;  // none, threshold, geopm, phase, bandit, oracle
   double energy_joules = 0;
   double time_seconds = 0;
-  double energy_saved_ratio = 0;  // 1 − energy / energy(none)
-  double slowdown_ratio = 0;      // time / time(none) − 1
-  std::uint64_t writes = 0;       // clock writes the governor made (all GPUs)
+  double energy_saved_ratio = 0;       // 1 − energy / energy(none)
+  double slowdown_ratio = 0;           // time / time(none) − 1
+  std::uint64_t writes = 0;            // clock writes the governor made (all GPUs)
+  double idle_energy_joules = 0;       // spent in the workload's idle phases (context held)
+  double idle_energy_saved_ratio = 0;  // 1 − idle energy / idle energy(none); 0 without idle phases
 };
 
 struct ScenarioResult {
