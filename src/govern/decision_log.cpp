@@ -164,8 +164,8 @@ LogSummary summarize(const std::filesystem::path& file) {
         a.power += e.signals.power->value() * dt;
         a.power_s += dt;
       }
-      if (top > 0 && e.signals.sm_clock && e.signals.sm_clock->value() > 0) {
-        const double ratio = top / e.signals.sm_clock->value();
+      if (top > 0 && ceiling > 0) {
+        const double ratio = top / ceiling;
         if (e.phase_class == PhaseClass::compute_bound) a.extra += dt * (1 - 1 / ratio);
         if (e.phase_class == PhaseClass::memory_bound)
           a.extra += dt * (1 - 1 / std::pow(ratio, 0.3));

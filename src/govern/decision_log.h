@@ -58,8 +58,9 @@ struct ClassSummary {
   double mean_sm_clock_mhz = 0;  // the clock read
   double mean_power_w = 0;       // the driver's reading, time-weighted (NaN when never read)
   double energy_j = 0;           // mean power × time
-  // Time the class lost against the top clock, estimated with the phase policy's priors
-  // (compute: time ∝ 1/f, memory: elasticity 0.3, idle and power-capped: none).
+  // Time the class lost to the clock ceiling held, against the top clock, estimated with the
+  // phase policy's priors (compute: time ∝ 1/f, memory: elasticity 0.3, idle and power-capped:
+  // none).
   double estimated_extra_seconds = 0;
   std::uint64_t writes = 0;
 };

@@ -2,7 +2,7 @@
 // budget, from each class's clock sensitivity learned online (sensitivity.h).
 //   compute- and memory-bound: a class whose throughput follows the clock (elasticity ≥ 0.5 at
 //     the top clock) keeps it (released): there a lower clock trades time for energy about
-//     one for one. Otherwise the lowest clock within 90 % of the budget, descending at most
+//     one for one. Otherwise the lowest clock within the budget, descending at most
 //     `kExploreStep` below the lowest clock the class was seen at, so a wrong prior costs a step.
 //   idle (context held, nothing runs): the lowest clock — there is no work to slow.
 //   power-capped: released — the power controller sets the clock; never fight it.
@@ -24,7 +24,7 @@ double throughput_proxy(const Signals& signals, PhaseClass phase_class);
 
 class PhasePolicy final : public Policy {
  public:
-  static constexpr double kBudgetShare = 0.9;   // the rest covers reaction lag
+  static constexpr double kBudgetShare = 1.0;   // of the budget the predicted slowdown may use
   static constexpr double kFollowsClock = 0.5;  // elasticity at which the clock is kept
   static constexpr double kExploreStepMhz = 150;
 
