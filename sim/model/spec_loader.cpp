@@ -61,6 +61,11 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.memory_total_bytes = id.integer("memory_total_bytes");
   s.memory_reserved_bytes = id.integer("memory_reserved_bytes");
   s.bar1_total_bytes = id.integer_or("bar1_total_bytes", s.bar1_total_bytes);
+  s.vbios_version = id.text_or("vbios_version", "");
+  s.board_part_number = id.text_or("board_part_number", "");
+  s.inforom_image_version = id.text_or("inforom_image_version", "");
+  s.inforom_oem_version = id.text_or("inforom_oem_version", "");
+  s.inforom_ecc_version = id.text_or("inforom_ecc_version", "");
 
   TomlAccess clocks = top.sub("clocks");
   s.sm_min_mhz = static_cast<std::uint32_t>(clocks.integer("sm_min_mhz"));
@@ -145,6 +150,7 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.has_fan = features->boolean_or("fan", false);
     s.gpm_supported = features->boolean_or("gpm", false);
     s.ecc_supported = features->boolean_or("ecc", false);
+    s.mig_supported = features->boolean_or("mig", false);
     s.power_average_supported = features->boolean_or("power_average", true);
   }
   return spec;
