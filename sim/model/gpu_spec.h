@@ -68,6 +68,9 @@ struct GpuSpec {
   double clock_tree_w = 0;        // clocks running, nothing issued, at sm_max and its voltage
   Curve voltage_curve;            // x: SM MHz, y: volts
   PerDataType<double> pipe_full_w{};  // dynamic W with that pipe 100 % busy at sm_max (0: no pipe)
+  // Of pipe_full_w, the part a compute kernel of that type draws while it runs whatever rate it
+  // achieves (operand staging, epilogue); the rest follows the achieved pipe utilisation.
+  PerDataType<double> pipe_busy_w{};
   double load_store_full_w = 0;     // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
   double dram_joules_per_byte = 0;  // DRAM + fabric energy per byte moved
   double pcie_joules_per_byte = 0;

@@ -103,6 +103,18 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.clock_tree_w = power.number("clock_tree_w");
   s.voltage_curve = power.curve("voltage_curve");
   s.pipe_full_w = per_data_type(power, "pipe_full_w", false);
+  // Optional: without it every data type's pipe power follows its achieved utilisation alone.
+  if (power.table().contains("pipe_busy_w")) {
+    s.pipe_busy_w = per_data_type(power, "pipe_busy_w", false);
+    for (int i = 0; i < kDataTypeCount; ++i) {
+      if (s.pipe_busy_w[i] < 0 || s.pipe_busy_w[i] > s.pipe_full_w[i]) {
+        power.sub("pipe_busy_w")
+            .fail(std::string(kDataTypeNames[i]), "must be in 0..pipe_full_w." +
+                                                      std::string(kDataTypeNames[i]) + " (" +
+                                                      std::to_string(s.pipe_full_w[i]) + " W)");
+      }
+    }
+  }
   s.load_store_full_w = power.number("load_store_full_w");
   s.dram_joules_per_byte = power.number("dram_picojoules_per_byte") * 1e-12;
   s.pcie_joules_per_byte = power.number("pcie_picojoules_per_byte") * 1e-12;
