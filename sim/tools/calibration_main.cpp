@@ -1,5 +1,5 @@
 // gpuclk_sim_calibration [SCENARIO.toml]: runs the H100 calibration scenario through the model
-// and prints the calibration table (sim vs calibration/h100) as markdown, for docs/simulator.md.
+// and prints the calibration table (sim vs docs/calibration.md) as markdown, for docs/simulator.md.
 // Exit code 1 if any row is outside its tolerance.
 #include <cstdio>
 #include <exception>

@@ -1,4 +1,4 @@
-// The H100 model against calibration/h100 (README "The figures that matter"): every row of the
+// The H100 model against docs/calibration.md ("The figures that matter"): every row of the
 // table in docs/simulator.md within its tolerance. The test prints the table it checked.
 #include <gtest/gtest.h>
 
