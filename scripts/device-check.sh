@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything we check on the GPU machine, in one call (docs/device.md). Read-only, always.
 #   scripts/device-check.sh [SECTION...]
-# sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu;
+# sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
+# copy_variants gemm_dtypes dmon_groups;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
