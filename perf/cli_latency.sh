@@ -3,7 +3,7 @@
 # nvidia-smi where there is one — measured side by side in one run on the same machine.
 #   perf/cli_latency.sh [GPUCLK_BIN] [RUNS]
 #   SIM=8xh100 perf/cli_latency.sh build/release/gpuclk    # on the simulator (no nvidia-smi)
-# Prints one table: median and mean wall ms per invocation, service / direct and gpuclk /
+# Prints one table: median wall ms and CPU ms per invocation, service / direct and gpuclk /
 # nvidia-smi ratios, and `gpuclk --version` (the process's own start-up, the floor of any command).
 # Read-only: runs no command that changes a GPU.
 export GPUCLK_READ_ONLY=1
@@ -23,17 +23,25 @@ fi
 HAVE_SMI=0
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ -z "$SIM" ] && HAVE_SMI=1
 
-# ms_per_call CMD...: prints "median mean" over RUNS calls (after 3 warm-ups), output discarded.
+# ms_per_call CMD...: prints "median_wall_ms cpu_ms" over RUNS calls (after 3 warm-ups), output
+# discarded. CPU is user + system time of the process, per call: on a machine shared with other
+# work (a loaded CI box) it is the steadier figure, wall time includes waiting for a core.
 ms_per_call() {
-  for _ in 1 2 3; do "$@" >/dev/null 2>&1; done
-  local times=()
-  for _ in $(seq "$RUNS"); do
-    local t0 t1
-    t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1; s+=$1} END {
-    m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.2f %.2f\n", m/1000, s/NR/1000 }'
+  python3 - "$RUNS" "$@" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+runs, cmd = int(sys.argv[1]), sys.argv[2:]
+for _ in range(3):
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+walls = []
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+for _ in range(runs):
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    walls.append(time.perf_counter() - t0)
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / runs
+print(f"{statistics.median(walls) * 1e3:.2f} {cpu * 1e3:.2f}")
+PY
 }
 
 "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen off 2>"$TMP/serve.log" &
@@ -51,16 +59,18 @@ row() {
   [ $HAVE_SMI -eq 1 ] && [ -n "$3" ] && p=$(ms_per_call nvidia-smi $3)
   read -r dm da <<<"$d"; read -r sm sa <<<"$s"; read -r pm pa <<<"$p"
   awk -v l="$1" -v dm="$dm" -v da="$da" -v sm="$sm" -v sa="$sa" -v pm="$pm" -v pa="$pa" 'BEGIN {
-    r1 = sm / dm; r2 = (pm == "-") ? "-" : sprintf("%.2f", dm / pm); r3 = (pm == "-") ? "-" : sprintf("%.2f", sm / pm)
-    printf "| %-34s | %7.2f | %7.2f | %7.2f | %7.2f | %5s | %4.2f | %5s | %5s |\n", l, dm, da, sm, sa, pm, r1, r2, r3 }'
+    r1 = sm / dm; rc = (da > 0) ? sa / da : 0
+    r2 = (pm == "-") ? "-" : sprintf("%.2f", dm / pm); r3 = (pm == "-") ? "-" : sprintf("%.2f", sm / pm)
+    printf "| %-24s | %7.2f | %6.2f | %7.2f | %6.2f | %5s | %4.2f | %4.2f | %5s | %5s |\n", l, dm, da, sm, sa, pm, r1, rc, r2, r3 }'
 }
 
-echo "CLI latency, $RUNS calls each after 3 warm-ups; node: ${SIM:+simulated $SIM}${SIM:-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)}; $(nproc) CPUs"
-echo "| command | direct median ms | mean | service median ms | mean | nvidia-smi median ms | service / direct | direct / smi | service / smi |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+if [ -n "$SIM" ]; then node="simulated $SIM"; else node=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); fi
+echo "CLI latency, $RUNS calls each after 3 warm-ups; node: $node; $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "| command | direct wall ms (median) | CPU ms | service wall ms (median) | CPU ms | nvidia-smi wall ms | service / direct (wall) | (CPU) | direct / smi | service / smi |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 row "query, 5 fields" "query --fields $FIELDS --format csv,noheader" "--query-gpu=$FIELDS --format=csv,noheader"
 row "status (default view)" "status" ""
 row "status --format json" "status --format json" ""
 v=$(ms_per_call "$BIN" --version)
 read -r vm va <<<"$v"
-echo "| gpuclk --version (start-up alone) | $vm | $va | | | | | | |"
+echo "| gpuclk --version (start-up alone) | $vm | $va | | | | | | | |"

@@ -15,7 +15,6 @@ packages=(
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
   prometheus-cpp-dev    # exporter
-  libsystemd-dev        # gpuclk serve tells systemd it is ready (sd_notify, Type=notify)
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy

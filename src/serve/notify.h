@@ -1,5 +1,6 @@
-// Readiness and shutdown notices for systemd (Type=notify) through libsystemd's sd_notify; a
-// no-op when not started by systemd (no NOTIFY_SOCKET) or built without libsystemd.
+// Readiness and shutdown notices for systemd (Type=notify) through libsystemd's sd_notify,
+// loaded at run time (libsystemd.so.0); a no-op where it is missing or when not started by
+// systemd (no NOTIFY_SOCKET).
 #pragma once
 
 #include <string>
