@@ -30,9 +30,16 @@ def cpu():
     return (int(f[11]) + int(f[12])) / tick
 conn = http.client.HTTPConnection("127.0.0.1", port)
 def scrape():
-    t0 = time.perf_counter()
-    conn.request("GET", "/metrics"); body = conn.getresponse().read()
-    return time.perf_counter() - t0, body
+    # civetweb closes an idle keep-alive connection after 500 ms: reconnect, as Prometheus does.
+    global conn
+    for attempt in range(2):
+        try:
+            t0 = time.perf_counter()
+            conn.request("GET", "/metrics"); body = conn.getresponse().read()
+            return time.perf_counter() - t0, body
+        except (http.client.RemoteDisconnected, ConnectionError, BrokenPipeError):
+            conn.close(); conn = http.client.HTTPConnection("127.0.0.1", port)
+    raise RuntimeError("scrape failed twice")
 times, size, series = [], 0, 0
 for _ in range(1000):
     t, body = scrape(); times.append(t)
