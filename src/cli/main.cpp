@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
   app.add_flag("--read-only", o.read_only, "refuse every change to a GPU (env GPUCLK_READ_ONLY=1)");
   app.add_option("--state-dir", o.state_dir,
                  "journal directory (default /var/lib/gpuclk; env GPUCLK_STATE_DIR)");
+  app.add_option("--socket", o.socket,
+                 "the service (gpuclk serve) to ask (default: /run/gpuclk/gpuclk.sock as root, "
+                 "else $XDG_RUNTIME_DIR/gpuclk.sock; env GPUCLK_SOCKET)");
+  app.add_flag("--direct", o.direct, "read the GPUs through NVML even when a service answers");
 
   gpuclk::cli::add_status_command(app, ctx);
   gpuclk::cli::add_info_command(app, ctx);
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_stat_command(app, ctx);
   gpuclk::cli::add_bench_command(app, ctx);
   gpuclk::cli::add_govern_command(app, ctx);
+  gpuclk::cli::add_serve_command(app, ctx);
 
   gpuclk::cli::show_global_options_in_subcommand_help(app);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "serve/protocol.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -283,6 +284,12 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
     out.push_back(found);
   }
   return out;
+}
+
+nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::DeviceSet& set) {
+  nlohmann::json row = nlohmann::json::object();
+  for (const auto& f : query_fields()) row[f.name] = serve::to_json(f.read(device, set));
+  return row;
 }
 
 }  // namespace gpuclk::cli
