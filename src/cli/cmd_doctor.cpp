@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
+#include "host/cpu.h"
 #include "rules/rule.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
@@ -89,9 +90,14 @@ rules::GpuFacts read_facts(const gpu::Device& d) {
   f.pcie_max = opt(id.pcie_max);
   f.ecc_corrected_aggregate = opt(d.ecc_errors(false, true));
   f.ecc_uncorrected_aggregate = opt(d.ecc_errors(true, true));
+  f.cpu_affinity = opt(id.cpu_affinity);
+  f.numa_node = opt(id.numa_node);
   if (auto processes = d.processes()) {
     f.processes.emplace();
-    for (const auto& p : *processes) f.processes->push_back(p.pid);
+    for (const auto& p : *processes) {
+      f.processes->push_back(p.pid);
+      if (auto cpus = host::process_cpus(p.pid)) f.process_cpus[p.pid] = std::move(*cpus);
+    }
   }
   return f;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct GpuFacts {
   std::optional<std::uint64_t> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
   // Processes holding a context on the GPU (pids), when NVML lists them.
   std::optional<std::vector<unsigned>> processes;
+  // The CPUs close to the GPU (NVML's CPU affinity) and its NUMA node; per process (by pid) the
+  // CPUs it may run on, where the host lets us read them.
+  std::optional<std::vector<unsigned>> cpu_affinity;
+  std::optional<int> numa_node;
+  std::map<unsigned, std::vector<unsigned>> process_cpus;
 };
 
 // One GPU over the window [from, to]. `fast`/`slow` in time order; a status snapshot is one fast

@@ -156,6 +156,14 @@ const std::vector<Rule>& all_rules() {
        "Fix: the finding names it (settings, cooling, link); two GPUs are not twice as fast "
        "while one lags.",
        straggler},
+      {"numa_affinity", "A process bound to CPUs of another NUMA node than its GPU",
+       "Checks: a process holding the GPU may run only on CPUs outside the GPU's CPU affinity "
+       "(NVML: the CPUs of its NUMA node).\n"
+       "Severity: warning. Evidence: pid, its CPUs, the GPU's NUMA node and CPUs.\n"
+       "Cause: the job, its launcher, numactl/taskset or a cgroup cpuset binds it to the other "
+       "socket: host transfers and the input pipeline cross the socket link.\n"
+       "Fix: numactl --cpunodebind=NODE --membind=NODE CMD (or taskset -c CPUS CMD).",
+       numa_affinity},
   };
   return rules;
 }

@@ -142,4 +142,51 @@ void straggler(const Input& in, const Thresholds& t, std::vector<Finding>& out) 
   }
 }
 
+void numa_affinity(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+  for (const auto& w : in.gpus) {
+    const auto& g = w.facts;
+    if (!g.cpu_affinity || g.cpu_affinity->empty()) continue;
+    for (const auto& [pid, cpus] : g.process_cpus) {
+      bool near = false;
+      for (auto c : cpus) {
+        near = near || std::find(g.cpu_affinity->begin(), g.cpu_affinity->end(), c) !=
+                           g.cpu_affinity->end();
+      }
+      if (near || cpus.empty()) continue;
+      const auto list = [](const std::vector<unsigned>& v) {
+        // "0-3,8": compact CPU ranges
+        std::string text;
+        for (std::size_t i = 0; i < v.size();) {
+          auto j = i;
+          while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+          text +=
+              (text.empty() ? "" : ",") +
+              (j == i ? std::to_string(v[i]) : std::to_string(v[i]) + "-" + std::to_string(v[j]));
+          i = j + 1;
+        }
+        return text;
+      };
+      const std::string node = g.numa_node ? std::to_string(*g.numa_node) : "?";
+      auto f =
+          make("numa_affinity", Severity::warning, {g.index},
+               fmt::format("GPU {}: process {} may run only on CPUs {}, none of them near the "
+                           "GPU (NUMA node {}, CPUs {}): every host transfer crosses the "
+                           "socket link",
+                           g.index, pid, list(cpus), node, list(*g.cpu_affinity)),
+               "the job (or its launcher, numactl, taskset, cgroup cpuset) is bound to the "
+               "other socket",
+               g.numa_node
+                   ? fmt::format("bind it to the GPU's node: numactl --cpunodebind={0} "
+                                 "--membind={0} CMD (or taskset -c {1} CMD)",
+                                 *g.numa_node, list(*g.cpu_affinity))
+                   : fmt::format("bind it near the GPU: taskset -c {} CMD", list(*g.cpu_affinity)));
+      add(f, "pid", pid);
+      if (g.numa_node) add(f, "gpu_numa_node", *g.numa_node);
+      f.evidence.push_back({"process_cpus", "", 0, 0, list(cpus)});
+      f.evidence.push_back({"gpu_cpus", "", 0, 0, list(*g.cpu_affinity)});
+      out.push_back(std::move(f));
+    }
+  }
+}
+
 }  // namespace gpuclk::rules::detail

@@ -67,6 +67,7 @@ void pcie_link_degraded(const Input&, const Thresholds&, std::vector<Finding>&);
 void pcie_replays(const Input&, const Thresholds&, std::vector<Finding>&);
 void input_starved(const Input&, const Thresholds&, std::vector<Finding>&);
 void straggler(const Input&, const Thresholds&, std::vector<Finding>&);
+void numa_affinity(const Input&, const Thresholds&, std::vector<Finding>&);
 void ecc_errors(const Input&, const Thresholds&, std::vector<Finding>&);
 void gpu_lost(const Input&, const Thresholds&, std::vector<Finding>&);
 

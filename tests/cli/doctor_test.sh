@@ -140,6 +140,49 @@ expect_exit 11
 expect_serious "gpu_lost:critical:1"
 expect_between gpu_lost 1 lost_after_s 9 11
 
+# numa_affinity: a real process (the simulated GPU lists its pid) pinned to CPU 0 while the GPU
+# sits on NUMA node 1 (CPU 1 of a 2-CPU node); then pinned to CPU 1: no finding.
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  for cpu in 0 1; do
+    taskset -c "$cpu" sleep 60 &
+    pinned=$!
+    cat >"$TEST_TMP/affinity.toml" <<TOML
+[node]
+gpu_model = "h100-sxm5-80gb"
+gpu_count = 1
+cpu_count = 2
+numa_nodes = 2
+[[gpu]]
+index = 0
+numa_node = 1
+workload = "job"
+[workloads.job]
+repeat = true
+process = { pid = $pinned, name = "python3 train.py", memory_gib = 10 }
+[[workloads.job.phases]]
+kind = "compute"
+dtype = "bf16"
+tflop = 1000
+TOML
+    fresh_node
+    gpuclk --sim "$TEST_TMP/affinity.toml" --format json doctor --duration 2s --rules numa_affinity
+    kill "$pinned" 2>/dev/null
+    wait "$pinned" 2>/dev/null
+    if [ "$cpu" = 0 ]; then
+      expect_exit 10
+      expect_serious "numa_affinity:warning:0"
+      expect_json '.findings[0].evidence.process_cpus' "0"
+      expect_json '.findings[0].evidence.gpu_cpus' "1"
+      expect_json '.findings[0].fix' "bind it to the GPU's node: numactl --cpunodebind=1 --membind=1 CMD (or taskset -c 1 CMD)"
+    else
+      expect_exit 0
+      expect_json '.findings | length' 0
+    fi
+  done
+else
+  echo "skipped numa_affinity: needs 2 CPUs and taskset"
+fi
+
 # --- the table view, --rules, --explain, exit codes ---
 fresh_node
 GPUCLK_SIM_START=30 gpuclk --sim "$SCEN/straggler.toml" doctor --duration 5s --rules straggler
