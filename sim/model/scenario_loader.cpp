@@ -155,6 +155,19 @@ std::shared_ptr<const GpuSpec> find_spec(
                           ".toml next to the scenario or in the installed scenarios");
 }
 
+// The keys of the faults doctor looks for (sim/model/faults.cpp).
+void apply_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
+  gpu.pcie_replays_per_hour = t.number_or("pcie_replays_per_hour", gpu.pcie_replays_per_hour);
+  gpu.clock_jitter_mhz = t.number_or("clock_jitter_mhz", gpu.clock_jitter_mhz);
+  if (auto brake = t.optional_sub("power_brake")) {
+    gpu.power_brake_period_s = brake->number("period_s");
+    gpu.power_brake_seconds = brake->number("seconds");
+    if (gpu.power_brake_period_s <= 0 || gpu.power_brake_seconds <= 0 ||
+        gpu.power_brake_seconds >= gpu.power_brake_period_s)
+      brake->fail("seconds", "needs 0 < seconds < period_s");
+  }
+}
+
 void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
                     const std::vector<std::filesystem::path>& model_dirs,
                     std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
@@ -207,7 +220,10 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
     gpu.ecc_corrected = ecc->integer_or("corrected", gpu.ecc_corrected);
     gpu.ecc_uncorrected = ecc->integer_or("uncorrected", gpu.ecc_uncorrected);
     gpu.ecc_corrected_per_hour = ecc->number_or("corrected_per_hour", gpu.ecc_corrected_per_hour);
+    gpu.ecc_uncorrected_per_hour =
+        ecc->number_or("uncorrected_per_hour", gpu.ecc_uncorrected_per_hour);
   }
+  apply_fault_keys(t, gpu);
   if (t.has("workload")) {
     const std::string name = t.text("workload");
     auto workloads = root.optional_sub("workloads");

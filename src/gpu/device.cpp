@@ -373,13 +373,13 @@ Reading<bool> Device::ecc_enabled() const {
   });
 }
 
-Reading<std::uint64_t> Device::ecc_errors(bool uncorrected) const {
+Reading<std::uint64_t> Device::ecc_errors(bool uncorrected, bool aggregate) const {
   return read<std::uint64_t>(kEccErrors, [&](std::uint64_t& n) {
     unsigned long long count = 0;
     auto rc = Api::call(
         api_.nvmlDeviceGetTotalEccErrors, handle_,
         uncorrected ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED : NVML_MEMORY_ERROR_TYPE_CORRECTED,
-        NVML_VOLATILE_ECC, &count);
+        aggregate ? NVML_AGGREGATE_ECC : NVML_VOLATILE_ECC, &count);
     n = count;
     return rc;
   });

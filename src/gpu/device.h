@@ -175,7 +175,8 @@ class Device {
   Reading<bool> persistence_mode() const;
   Reading<int> compute_mode() const;  // NVML_COMPUTEMODE_*
   Reading<bool> ecc_enabled() const;
-  Reading<std::uint64_t> ecc_errors(bool uncorrected) const;  // volatile counters
+  // Since the driver loaded (volatile) or over the GPU's life (`aggregate`).
+  Reading<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate = false) const;
   Reading<PcieLink> pcie_link() const;                        // current generation and width
   Reading<PcieThroughput> pcie_throughput() const;            // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
