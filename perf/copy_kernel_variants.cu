@@ -11,29 +11,33 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    cudaError_t e = (x);                                                                \
-    if (e != cudaSuccess) {                                                             \
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 enum class Hint { none, streaming };
 
 template <int kUnroll, Hint kHint>
-__global__ void copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, size_t vectors) {
+__global__ void copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                            size_t vectors) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
     uint4 v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = kHint == Hint::streaming ? __ldcs(src + i + u * stride) : src[i + u * stride];
+    for (int u = 0; u < kUnroll; ++u)
+      v[u] = kHint == Hint::streaming ? __ldcs(src + i + u * stride) : src[i + u * stride];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (kHint == Hint::streaming) __stcs(dst + i + u * stride, v[u]);
-      else dst[i + u * stride] = v[u];
+      if (kHint == Hint::streaming)
+        __stcs(dst + i + u * stride, v[u]);
+      else
+        dst[i + u * stride] = v[u];
     }
   }
   for (; i < vectors; i += stride) dst[i] = src[i];
@@ -49,7 +53,8 @@ __device__ __forceinline__ uint4 load_prefetch_256(const uint4* p) {
 }
 
 template <int kUnroll>
-__global__ void copy_prefetch(uint4* __restrict__ dst, const uint4* __restrict__ src, size_t vectors) {
+__global__ void copy_prefetch(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                              size_t vectors) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < vectors; i += kUnroll * stride) {
@@ -84,11 +89,12 @@ __global__ void copy_bulk(uint4* __restrict__ dst, const uint4* __restrict__ src
     auto load = [&](size_t k) {
       const int s = int(k % kStages);
       const size_t c = blockIdx.x + k * gridDim.x;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&barrier[s])),
-                   "r"(kChunk));
       asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem_addr(stage_mem + s * kChunk)),
+          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&barrier[s])),
+          "r"(kChunk));
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(smem_addr(stage_mem + s * kChunk)),
           "l"(in + c * kChunk), "r"(kChunk), "r"(smem_addr(&barrier[s]))
           : "memory");
     };
@@ -103,9 +109,10 @@ __global__ void copy_bulk(uint4* __restrict__ dst, const uint4* __restrict__ src
           "r"(parity)
           : "memory");
       const size_t c = blockIdx.x + k * gridDim.x;
-      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(out + c * kChunk),
-                   "r"(smem_addr(stage_mem + s * kChunk)), "r"(kChunk)
-                   : "memory");
+      asm volatile(
+          "cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(out + c * kChunk),
+          "r"(smem_addr(stage_mem + s * kChunk)), "r"(kChunk)
+          : "memory");
       asm volatile("cp.async.bulk.commit_group;");
       // Refill the stage of chunk k - kLag + 1 once its store has read it (kLag stores in flight).
       if (k + 1 >= kLag && k + 1 - kLag + kStages < mine) {
@@ -124,7 +131,8 @@ __global__ void copy_bulk(uint4* __restrict__ dst, const uint4* __restrict__ src
 
 // Block-contiguous: each block copies one contiguous chunk (fewer DRAM page switches).
 template <int kUnroll>
-__global__ void copy_chunked(uint4* __restrict__ dst, const uint4* __restrict__ src, size_t vectors) {
+__global__ void copy_chunked(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                             size_t vectors) {
   const size_t per_block = (vectors + gridDim.x - 1) / gridDim.x;
   const size_t begin = size_t(blockIdx.x) * per_block;
   const size_t end = begin + per_block < vectors ? begin + per_block : vectors;
@@ -143,7 +151,7 @@ struct Variant {
   const char* name;
   void (*kernel)(uint4*, const uint4*, size_t);
   int threads;
-  int blocks_per_sm;  // 0: as many as fit
+  int blocks_per_sm;     // 0: as many as fit
   int shared_bytes = 0;  // dynamic shared memory per block
 };
 
@@ -200,7 +208,8 @@ int main(int argc, char** argv) {
   };
   auto time_memcpy = [&] {
     CHECK(cudaEventRecord(a, stream));
-    for (int r = 0; r < reps; ++r) CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    for (int r = 0; r < reps; ++r)
+      CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
     CHECK(cudaEventRecord(b, stream));
     CHECK(cudaEventSynchronize(b));
     float ms = 0;
@@ -209,12 +218,16 @@ int main(int argc, char** argv) {
   };
   // Warm up the clocks and the memcpy path.
   for (int i = 0; i < 5; ++i) time_memcpy();
-  std::printf("# %zu MiB, %d repetitions per timing, %d SMs; rate = 2 x bytes / time (read + write)\n", mib, reps, sms);
-  std::printf("%-38s %6s %10s %12s %12s %8s\n", "variant", "grid", "blk/SM", "kernel TB/s", "memcpy TB/s", "ratio");
+  std::printf(
+      "# %zu MiB, %d repetitions per timing, %d SMs; rate = 2 x bytes / time (read + write)\n", mib,
+      reps, sms);
+  std::printf("%-38s %6s %10s %12s %12s %8s\n", "variant", "grid", "blk/SM", "kernel TB/s",
+              "memcpy TB/s", "ratio");
   for (const Variant& v : variants) {
     int fit = 0;
     if (v.shared_bytes > 48 * 1024)
-      CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v.shared_bytes));
+      CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 v.shared_bytes));
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, v.kernel, v.threads, v.shared_bytes));
     if (fit == 0) {  // too many registers for this block size
       std::printf("%-38s does not fit on an SM\n", v.name);
@@ -226,7 +239,8 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {  // interleaved: kernel, memcpy, kernel, ...
       v.kernel<<<grid, v.threads, v.shared_bytes, stream>>>(dst, src, vectors);  // warm-up launch
       CHECK(cudaEventRecord(a, stream));
-      for (int r = 0; r < reps; ++r) v.kernel<<<grid, v.threads, v.shared_bytes, stream>>>(dst, src, vectors);
+      for (int r = 0; r < reps; ++r)
+        v.kernel<<<grid, v.threads, v.shared_bytes, stream>>>(dst, src, vectors);
       CHECK(cudaEventRecord(b, stream));
       CHECK(cudaEventSynchronize(b));
       CHECK(cudaGetLastError());
@@ -245,8 +259,8 @@ int main(int argc, char** argv) {
                      cudaMemcpyDeviceToHost));
     const bool ok = std::all_of(head.begin(), head.end(), [](unsigned char c) { return c == 1; }) &&
                     std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return c == 1; });
-    std::printf("%-38s %6d %10d %12.3f %12.3f %8.3f%s\n", v.name, grid, per_sm, best_kernel / 1e12, best_copy / 1e12,
-                best_kernel / best_copy, ok ? "" : "  WRONG RESULT");
+    std::printf("%-38s %6d %10d %12.3f %12.3f %8.3f%s\n", v.name, grid, per_sm, best_kernel / 1e12,
+                best_copy / 1e12, best_kernel / best_copy, ok ? "" : "  WRONG RESULT");
   }
   return 0;
 }

@@ -25,23 +25,23 @@ for knee in default pessimistic; do
     "$tmp/$knee.json" >"$tmp/$knee.dat"
 done
 gnuplot <<GP
-set terminal svg size 1200,520 font "sans,11"
+set terminal svg size 1500,640 font "sans,10"
 set output "$out/governor_sim.svg"
-set multiplot layout 1,2 title "gpuclk govern --evaluate: energy saved vs slowdown (against the driver's default)"
+set multiplot layout 2,5 title "gpuclk govern --evaluate: energy saved vs slowdown, per scenario (against the driver's default; 3 % budget)"
+set grid
 set xlabel "slowdown (%)"
 set ylabel "energy saved (%)"
-set grid
-set key outside bottom center horizontal
-set xrange [-1:*]
-set yrange [-5:*]
+set key bottom right font ",8"
+set xrange [-0.3:3.5<*]
 policies = "threshold geopm phase bandit oracle"
 scenarios = "bursty-service compute-fp32 llm-inference stencil training-loop"
 do for [k in "default pessimistic"] {
-  set title k." memory knee"
-  plot for [p=1:words(policies)] "< awk '\$2==\"".word(policies,p)."\"' $tmp/".k.".dat" \
-       using 3:4 with points pt (p+4) ps 1.6 title word(policies,p), \
-       for [s=1:words(scenarios)] "< awk '\$1==\"".word(scenarios,s)."\" && \$2==\"oracle\"' $tmp/".k.".dat" \
-       using 3:4:(word(scenarios,s)) with labels offset 0,1 font ",9" notitle
+  do for [s=1:words(scenarios)] {
+    set title word(scenarios,s)." (".k." knee)"
+    set arrow 1 from 3, graph 0 to 3, graph 1 nohead dashtype 2
+    plot for [p=1:words(policies)] "< awk '\$1==\"".word(scenarios,s)."\" && \$2==\"".word(policies,p)."\"' $tmp/".k.".dat" \
+         using 3:4 with points pt (p+4) ps 1.5 title word(policies,p)
+  }
 }
 unset multiplot
 GP

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -101,7 +102,7 @@ nvmlReturn_t copy_array(const Values& values, unsigned int* count, T* out) {
 }
 
 inline unsigned int to_mw(double watts) {
-  return watts <= 0 ? 0u : static_cast<unsigned int>(watts * 1000.0 + 0.5);
+  return watts <= 0 ? 0u : static_cast<unsigned int>(std::lround(watts * 1000.0));
 }
 
 }  // namespace gpuclk::sim::abi

@@ -1,4 +1,5 @@
 // Clocks, supported clocks, P-state, clock event reasons and their violation counters.
+#include <cmath>
 #include <vector>
 
 #include "abi_common.h"
@@ -17,8 +18,8 @@ unsigned video_clock(const GpuSpec& spec, unsigned sm_mhz) {
   if (spec.sm_max_mhz == spec.sm_min_mhz) return spec.video_max_mhz;
   const double x =
       static_cast<double>(sm_mhz - spec.sm_min_mhz) / (spec.sm_max_mhz - spec.sm_min_mhz);
-  return static_cast<unsigned>(spec.video_idle_mhz +
-                               x * (spec.video_max_mhz - spec.video_idle_mhz) + 0.5);
+  return static_cast<unsigned>(
+      std::lround(spec.video_idle_mhz + x * (spec.video_max_mhz - spec.video_idle_mhz)));
 }
 
 bool is_sm(nvmlClockType_t type) { return type == NVML_CLOCK_GRAPHICS || type == NVML_CLOCK_SM; }

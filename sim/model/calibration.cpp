@@ -106,7 +106,7 @@ std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
       throw std::runtime_error("calibration scenario has no phase '" + name + "'");
     return it->second;
   };
-  // calibration/h100/README.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
+  // docs/calibration.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
   const auto pct = [](double v, double p) { return v * p / 100; };
   std::vector<CalibrationRow> rows;
   const PhaseMeasurement& idle = get("idle");

@@ -1,5 +1,5 @@
 // Runs a scenario's workload through the model and measures each phase the way
-// calibration/h100/bench_power.json measured the real card; compares with those measurements.
+// bench_power.json (docs/calibration.md) measured the real card; compares with those measurements.
 #pragma once
 
 #include <cstddef>

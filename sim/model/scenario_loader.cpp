@@ -173,6 +173,7 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
   if (t.has("uuid")) gpu.uuid = t.text("uuid");
   if (t.has("serial")) gpu.serial = t.text("serial");
   if (t.has("pci_bus")) gpu.pci_bus = static_cast<std::uint32_t>(t.integer("pci_bus"));
+  if (t.has("pci_device")) gpu.pci_device = static_cast<std::uint32_t>(t.integer("pci_device"));
   if (t.has("numa_node")) gpu.numa_node = static_cast<std::uint32_t>(t.integer("numa_node"));
   gpu.cooling_factor = t.number_or("cooling_factor", gpu.cooling_factor);
   gpu.ambient_c = t.number_or("ambient_c", gpu.ambient_c);

@@ -1,5 +1,5 @@
 // gpuclk_sim_calibration [SCENARIO.toml]: runs the H100 calibration scenario through the model
-// and prints the calibration table (sim vs calibration/h100) as markdown, for docs/simulator.md.
+// and prints the calibration table (sim vs docs/calibration.md) as markdown, for docs/simulator.md.
 // gpuclk_sim_calibration --gemm-dtypes [SCENARIO.toml [RESULTS.json]]: the same for the GEMMs per
 // data type and shape (h100-gemm-dtypes.toml against
 // docs/results/raw/gemm_power_by_dtype_h100.json). Exit code 1 if any row is outside its tolerance,

@@ -8,6 +8,7 @@
 #include "cli/context.h"
 #include "control/consistency.h"
 #include "gpu/status.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -127,7 +128,15 @@ void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& 
 int run_status(Context& ctx) {
   auto format = ctx.format();
   std::vector<gpu::StatusSnapshot> gpus;
-  for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
+  std::string simulated;  // the scenario, on the simulator
+  if (auto reply = ctx.ask_service({{"request", "status"}})) {
+    for (auto pos : ctx.select_from(reply->at("gpus")))
+      gpus.push_back(serve::status_from_json(reply->at("status").at(pos)));
+    simulated = reply->value("simulated", std::string());
+  } else {
+    for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
+    if (ctx.simulated()) simulated = ctx.options.sim;
+  }
   auto findings = gpu::check_status(gpus);
   auto printer = ctx.printer();
   auto table = status_table(gpus);
@@ -148,7 +157,7 @@ int run_status(Context& ctx) {
 
   printer->print_table(table);
   if (format.kind == output::Format::Kind::table) {
-    if (ctx.simulated()) std::cout << "(simulated node: " << ctx.options.sim << ")\n";
+    if (!simulated.empty()) std::cout << "(simulated node: " << simulated << ")\n";
     for (const auto& f : findings) {
       std::cout << (f.severity == gpu::Finding::Severity::warning ? "warning: " : "note: ")
                 << f.message << "\n    -> " << f.action << '\n';

@@ -8,18 +8,10 @@
 #include <cmath>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::control {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string s;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
 
 bool is_default_word(const std::string& s) { return s == "default" || s == "reset"; }
 
@@ -69,14 +61,14 @@ void Request::merge(const Request& over) {
 }
 
 bool parse_on_off(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (s == "on" || s == "1" || s == "true" || s == "enabled" || s == "enable") return true;
   if (s == "off" || s == "0" || s == "false" || s == "disabled" || s == "disable") return false;
   throw bad_argument(fmt::format("{}: '{}' is not on or off", option, text), "write on or off");
 }
 
 Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s)) return Change<ApplicationClocks>::driver_default();
   auto comma = s.find(',');
   std::optional<unsigned> memory, graphics;
@@ -94,7 +86,7 @@ Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::s
 }
 
 Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s) || s == "unlocked" || s == "none")
     return Change<ClockLock>::driver_default();
   auto comma = s.find(',');
@@ -121,7 +113,7 @@ Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view optio
 }
 
 Change<double> parse_power_limit(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s)) return Change<double>::driver_default();
   if (!s.empty() && s.back() == 'w') s.pop_back();
   double watts = 0;

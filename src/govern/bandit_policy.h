@@ -18,7 +18,7 @@ class BanditPolicy final : public Policy {
  public:
   static constexpr double kArmStepMhz = 90;
   static constexpr double kArmFloor = 0.6;
-  static constexpr double kPenalty = 10;
+  static constexpr double kPenalty = 30;
   static constexpr double kExploration = 0.05;
   static constexpr double kSwitchCost = 0.01;
 

@@ -7,22 +7,10 @@
 #include <charconv>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::occupancy {
 namespace {
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return text;
-}
 
 // One CSV record; double quotes may enclose a cell, "" inside them is a quote.
 std::vector<std::string> split_record(std::string_view line) {
@@ -47,7 +35,7 @@ std::vector<std::string> split_record(std::string_view line) {
       cells.back() += c;
     }
   }
-  for (std::string& cell : cells) cell = trim(cell);
+  for (std::string& cell : cells) cell = std::string(text::trim(cell));
   return cells;
 }
 
@@ -66,7 +54,7 @@ class RowReader {
   // Index of a column, or -1 if the header does not have it.
   int index(std::string_view name) const {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
-      if (lowercase(columns_[i]) == name) return int(i);
+      if (text::lower(columns_[i]) == name) return int(i);
     }
     return -1;
   }
@@ -153,14 +141,14 @@ Batch parse_batch_csv(std::string_view text) {
     const std::string_view line = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     ++line_number;
-    const std::string trimmed = trim(line);
+    const std::string trimmed(text::trim(line));
     if (trimmed.empty() || trimmed.front() == '#') continue;
     if (batch.columns.empty()) {
       batch.columns = split_record(line);
       for (std::string_view required : kRequired) {
         const bool present =
             std::any_of(batch.columns.begin(), batch.columns.end(),
-                        [&](const std::string& c) { return lowercase(c) == required; });
+                        [&](const std::string& c) { return text::lower(c) == required; });
         if (!present) {
           throw bad_argument(fmt::format(
               "batch header (line {}) has no column \"{}\": it needs arch, threads, regs, "

@@ -59,5 +59,16 @@ TEST(govern_governor_test, a_failed_write_is_retried) {
   EXPECT_FALSE(g.step(idle(345)).write);
 }
 
+TEST(govern_governor_test, stable_classes_lower_at_the_first_proposal) {
+  auto g = phase_governor(3);
+  // Five class runs of 12 intervals each (compute, idle, compute, idle, compute): stable.
+  for (int run = 0; run < 5; ++run) {
+    for (int i = 0; i < 12; ++i) g.step(run % 2 ? idle(1980) : compute_bound(1980));
+  }
+  const auto first_idle = g.step(idle(1980));
+  EXPECT_TRUE(first_idle.write);  // no 3-interval hold any more
+  EXPECT_EQ(first_idle.decision, Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
 }  // namespace
 }  // namespace gpuclk::govern

@@ -84,6 +84,11 @@ TEST_F(sim_abi_clients_test, h100_answers_what_the_calibration_card_answered) {
                       pci.busIdLegacy, pci.domain, pci.bus, pci.device, pci.pciDeviceId,
                       pci.pciSubSystemId, pci.busId);
         EXPECT_EQ(std::string(pci_text), g["pci"].get<std::string>());
+        unsigned board = 0;
+        ASSERT_EQ(SIM_FN(nvmlDeviceGetBoardId)(d, &board), NVML_SUCCESS);
+        EXPECT_EQ(board, 0x6u);  // nvidia-smi -q on the card: "Board ID : 0x6"
+        ASSERT_EQ(SIM_FN(nvmlDeviceGetVbiosVersion)(d, text, sizeof text), NVML_SUCCESS);
+        EXPECT_STREQ(text, "96.00.DA.00.0C");  // nvidia-smi -q: "VBIOS Version"
 
         // Clocks per domain, the way the recording names them; at t = 0 the card idles.
         const std::pair<const char*, nvmlClockType_t> domains[] = {

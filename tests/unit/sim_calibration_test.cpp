@@ -1,4 +1,4 @@
-// The H100 model against calibration/h100 (README "The figures that matter") and against the GEMMs
+// The H100 model against docs/calibration.md ("The figures that matter") and against the GEMMs
 // per data type and shape of docs/results/raw/gemm_power_by_dtype_h100.json: every row of the
 // tables in docs/simulator.md within its tolerance. The tests print the tables they checked.
 #include <gtest/gtest.h>
