@@ -13,6 +13,14 @@ namespace {
 const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
 const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
 
+// The process holding GPU i's context: an injected job's (2 GiB, an assumption: a GEMM's three
+// 8192² matrices or a copy's two 1 GiB buffers fit), else the scenario workload's.
+Process process_on(std::size_t i) {
+  const InjectedJob& job = state_of(i).dynamics.job;
+  if (job.running) return {job.pid, "gpuclk sim-job", 2ull << 30};
+  return config_of(i).workload.process;
+}
+
 void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device,
               unsigned device_id, unsigned subsystem_id) {
   std::memset(pci, 0, sizeof *pci);
@@ -105,7 +113,7 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvml
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuConfig& c = config_of(i);
     unsigned long long used = c.spec->memory_reserved_bytes;
-    if (state_of(i).dynamics.context_active) used += c.workload.process.memory_bytes;
+    if (state_of(i).dynamics.context_active) used += process_on(i).memory_bytes;
     used = std::min<unsigned long long>(used, c.spec->memory_total_bytes);
     memory->total = c.spec->memory_total_bytes;
     memory->used = used;
@@ -309,7 +317,7 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevic
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
     std::vector<nvmlProcessInfo_t> processes;
     if (state_of(i).dynamics.context_active) {
-      const Process& p = config_of(i).workload.process;
+      const Process p = process_on(i);
       processes.push_back(
           {p.pid, p.memory_bytes, 0xFFFFFFFFu, 0xFFFFFFFFu});  // no MIG: ids invalid
     }
