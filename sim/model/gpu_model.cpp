@@ -49,6 +49,7 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   into.busy += a.busy * weight;
   into.dram += a.dram * weight;
   for (int i = 0; i < kDataTypeCount; ++i) into.pipe[i] += a.pipe[i] * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.kernel[i] += a.kernel[i] * weight;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     into.activity[i] += a.activity[i] * weight;
   }
@@ -356,6 +357,12 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
     d.ecc_corrected_volatile += whole;
     d.ecc_corrected_aggregate += whole;
   }
+}
+
+Process context_process(const GpuConfig& config, const GpuState& state) {
+  const InjectedJob& job = state.dynamics.job;
+  if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30};
+  return config.workload.process;
 }
 
 double average_power_w(const GpuState& state) {

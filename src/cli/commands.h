@@ -25,6 +25,7 @@ void add_stat_command(CLI::App& app, Context& ctx);
 void add_bench_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
 void add_sim_job_command(CLI::App& app, Context& ctx);
+void add_govern_command(CLI::App& app, Context& ctx);
 
 // Runs the default view (`gpuclk` with no subcommand = `gpuclk status`).
 int run_status(Context& ctx);

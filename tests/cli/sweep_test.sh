@@ -112,6 +112,17 @@ expect_out_re "max_throughput +1455 "   # the lowest lock at or above the 1410 M
 check; awk -v e="$elapsed" 'BEGIN { exit !(e < 30) }' || fail "12-point sweep took $elapsed s (goal < 30 s)"
 echo "12-point BF16 sweep: $elapsed s wall"
 
+# --- --apply-best: the chosen point stays locked, journaled; read-only refuses ---
+gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1080,1410 --workload gemm-bf16 --warmup 0.5 --duration 1 --apply-best min_energy
+expect_exit 0
+best=$(jq -r '.best.min_energy.requested_sm_mhz' <<<"$OUT")
+gpuclk --sim --format json journal
+expect_json '.gpus[0].applied.locked_gpu_clocks.max_mhz' "$best"
+gpuclk --sim restore
+expect_exit 0
+gpuclk --sim --read-only sweep -i 1 --sm-clocks 990 --workload gemm-bf16 --apply-best knee
+expect_exit 4
+
 # --- The same BF16 sweep on 4 GPUs at once ---
 fresh_node
 settings; BEFORE=$OUT
