@@ -216,7 +216,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
 
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const bool used = report.gpus_used.count(devices[i]->index()) > 0;
-    if (report.attributed && !used && !o.all_gpus && ctx.options.devices.empty()) continue;
+    if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
     GpuReport g{sampler.info(i), sampler.summary(i), sampler.health(i), std::nullopt};
     if (truth && !g.summary.lost) g.truth_energy_j = truth(devices[i]->index()) - truth_start[i];
     report.gpus.push_back(std::move(g));

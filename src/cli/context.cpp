@@ -9,6 +9,8 @@
 
 #include "gpu/selection.h"
 #include "nvml/api.h"
+#include "util/file.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -22,7 +24,11 @@ bool env_true(const char* name) {
 // stays a path; a name is looked up in the scenarios folder beside the library.
 std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
   if (sim.empty() || sim == "default") return "default";
-  if (std::filesystem::exists(sim)) return std::filesystem::absolute(sim).string();
+  if (std::filesystem::exists(sim)) {
+    // A path must be a regular file (never /dev/zero or a FIFO: the simulator would read it).
+    file::require_regular(sim, "simulator scenario");
+    return std::filesystem::absolute(sim).string();
+  }
   auto named = std::filesystem::path(exe_dir) / "scenarios" / (sim + ".toml");
   if (std::filesystem::exists(named)) return sim;
   std::string names;
@@ -32,7 +38,7 @@ std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
     if (e.path().extension() == ".toml")
       names += (names.empty() ? "" : ", ") + e.path().stem().string();
   }
-  throw bad_argument(fmt::format("unknown simulator scenario '{}'", sim),
+  throw bad_argument(fmt::format("unknown simulator scenario '{}'", parse::quote(sim)),
                      names.empty() ? "give a path to a scenario .toml file"
                                    : "valid: " + names + ", or a path to a .toml file");
 }
@@ -78,13 +84,24 @@ gpu::DeviceSet& Context::devices() {
 }
 
 std::vector<gpu::Device*> Context::selected() {
+  if (!options.devices_given) {
+    return devices().all();
+  }
+  return selected(options.devices, "-i");
+}
+
+std::vector<gpu::Device*> Context::selected(std::string_view spec, std::string_view option) {
   auto& set = devices();
   std::vector<gpu::DeviceKey> keys;
   for (const auto& d : set) {
     keys.push_back({d->index(), d->uuid(), d->bus_id()});
   }
   std::vector<gpu::Device*> out;
-  for (auto pos : gpu::select_devices(options.devices, keys)) out.push_back(&set[pos]);
+  try {
+    for (auto pos : gpu::select_devices(spec, keys)) out.push_back(&set[pos]);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("{}: {}", option, e.what()), e.hint());
+  }
   return out;
 }
 
