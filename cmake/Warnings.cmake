@@ -8,3 +8,18 @@ if(GPUCLK_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# The `fuzz` preset (clang-14): every library instrumented for libFuzzer, ASan and UBSan; the
+# fuzz targets in tests/fuzz link -fsanitize=fuzzer.
+option(GPUCLK_FUZZ "Build the libFuzzer targets (clang only)" OFF)
+if(GPUCLK_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+# The `tsan` preset: ThreadSanitizer for the threaded parts (sampler, control, serve).
+option(GPUCLK_TSAN "Build with ThreadSanitizer" OFF)
+if(GPUCLK_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()

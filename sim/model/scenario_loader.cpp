@@ -15,11 +15,23 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string read_text(const std::filesystem::path& file) {
+  // Bounded like every input (docs/hardening.md): a regular file of at most 4 MiB. /dev/zero or
+  // a FIFO given as a scenario is refused, never read.
+  constexpr std::uintmax_t kMaxScenario = 4u << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec) throw ScenarioError(file.string() + ": cannot open");
+  if (!std::filesystem::is_regular_file(status))
+    throw ScenarioError(file.string() + ": not a regular file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ScenarioError(file.string() + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxScenario) throw ScenarioError(file.string() + ": larger than 4 MiB");
+  }
+  return text;
 }
 
 std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
@@ -302,11 +314,12 @@ Scenario load_scenario(const std::filesystem::path& file,
   s.cuda_driver_version = static_cast<int>(node.integer_or("cuda_driver_version", 13000));
   if (node.has("init_error")) s.init_error = nvml_code_by_name(node.text("init_error"));
   s.seed = node.integer_or("seed", 1);
-  s.cpu_count = static_cast<std::uint32_t>(node.integer_or("cpu_count", 64));
-  s.numa_nodes =
-      static_cast<std::uint32_t>(std::max<std::uint64_t>(1, node.integer_or("numa_nodes", 1)));
+  s.cpu_count = static_cast<std::uint32_t>(
+      node.has("cpu_count") ? node.integer_in("cpu_count", 1, 1u << 16) : 64);
+  s.numa_nodes = static_cast<std::uint32_t>(
+      node.has("numa_nodes") ? node.integer_in("numa_nodes", 1, 1024) : 1);
   s.nvswitch = node.boolean_or("nvswitch", false);
-  const auto count = static_cast<std::uint32_t>(node.integer("gpu_count"));
+  const auto count = static_cast<std::uint32_t>(node.integer_in("gpu_count", 0, kMaxGpus));
   const auto per_switch = static_cast<std::uint32_t>(
       std::max<std::uint64_t>(1, node.integer_or("gpus_per_pcie_switch", 2)));
   const std::vector<std::string> uuids = node.texts_or("uuids");
@@ -330,7 +343,7 @@ Scenario load_scenario(const std::filesystem::path& file,
     if (!gpus->is_array_of_tables()) root.fail("gpu", "expected [[gpu]] tables");
     for (const toml::node& e : *gpus->as_array()) {
       TomlAccess g(*e.as_table(), file.string() + " [[gpu]]");
-      const auto index = static_cast<std::uint32_t>(g.integer("index"));
+      const auto index = static_cast<std::uint32_t>(g.integer_in("index", 0, kMaxGpus));
       if (index >= count) g.fail("index", "beyond node.gpu_count");
       overrides[index] = e.as_table();
     }

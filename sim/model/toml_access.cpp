@@ -1,5 +1,7 @@
 #include "toml_access.h"
 
+#include <cmath>
+
 namespace gpuclk::sim {
 
 void TomlAccess::fail(std::string_view key, std::string_view problem) const {
@@ -24,7 +26,11 @@ std::optional<TomlAccess> TomlAccess::optional_sub(std::string_view key) const {
 double TomlAccess::number(std::string_view key) const {
   const toml::node* n = node(key);
   if (!n) fail(key, "missing number");
-  if (auto v = n->value<double>()) return *v;
+  if (auto v = n->value<double>()) {
+    // TOML allows nan and inf; no physical quantity of a scenario is either, or near 1e15.
+    if (!std::isfinite(*v) || std::fabs(*v) > kMaxNumber) fail(key, "expected a finite number");
+    return *v;
+  }
   fail(key, "expected a number");
 }
 
@@ -38,7 +44,18 @@ std::uint64_t TomlAccess::integer(std::string_view key) const {
   if (!n->is_integer()) fail(key, "expected an integer");
   const std::int64_t v = n->as_integer()->get();
   if (v < 0) fail(key, "must not be negative");
+  if (static_cast<std::uint64_t>(v) > kMaxInteger) fail(key, "is too large");
   return static_cast<std::uint64_t>(v);
+}
+
+std::uint64_t TomlAccess::integer_in(std::string_view key, std::uint64_t min,
+                                     std::uint64_t max) const {
+  const auto v = integer(key);
+  if (v < min || v > max) {
+    fail(key, "expected " + std::to_string(min) + ".." + std::to_string(max) + ", not " +
+                  std::to_string(v));
+  }
+  return v;
 }
 
 std::uint64_t TomlAccess::integer_or(std::string_view key, std::uint64_t fallback) const {
@@ -68,7 +85,9 @@ std::vector<std::uint64_t> TomlAccess::integers(std::string_view key) const {
   if (!n || !n->is_array()) fail(key, "expected an array of integers");
   std::vector<std::uint64_t> out;
   for (const toml::node& e : *n->as_array()) {
-    if (!e.is_integer() || e.as_integer()->get() < 0) fail(key, "expected non-negative integers");
+    if (!e.is_integer() || e.as_integer()->get() < 0 ||
+        static_cast<std::uint64_t>(e.as_integer()->get()) > kMaxInteger)
+      fail(key, "expected non-negative integers");
     out.push_back(static_cast<std::uint64_t>(e.as_integer()->get()));
   }
   return out;

@@ -19,6 +19,11 @@
 
 namespace gpuclk::sim {
 
+inline constexpr std::uint64_t kMaxInteger = 1ull << 50;
+inline constexpr double kMaxNumber = 1e15;
+// The most GPUs a simulated node may have (NVML counts in unsigned int; real nodes have <= 16).
+inline constexpr std::uint64_t kMaxGpus = 1024;
+
 class TomlAccess {
  public:
   TomlAccess(const toml::table& table, std::string where)
@@ -34,7 +39,10 @@ class TomlAccess {
 
   double number(std::string_view key) const;
   double number_or(std::string_view key, double fallback) const;
+  // Non-negative, at most kMaxInteger (2^50: bytes of any memory, with room).
   std::uint64_t integer(std::string_view key) const;
+  // Also within [min, max] (counts, indexes).
+  std::uint64_t integer_in(std::string_view key, std::uint64_t min, std::uint64_t max) const;
   std::uint64_t integer_or(std::string_view key, std::uint64_t fallback) const;
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, const std::string& fallback) const;

@@ -8,6 +8,7 @@
 
 #include "bench/report_view.h"
 #include "util/error.h"
+#include "util/file.h"
 
 namespace gpuclk::bench {
 namespace {
@@ -103,14 +104,7 @@ RecordedRun parse_recorded_run(std::string_view json_text, const std::string& na
 }
 
 RecordedRun load_recorded_run(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw bad_argument(fmt::format("cannot read {}", path),
-                       "give the path of a gpuclk bench --json file");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_recorded_run(text.str(), path);
+  return parse_recorded_run(file::read_bounded(path, "bench report"), path);
 }
 
 std::vector<ComparisonRow> compare_runs(const RecordedRun& a, const RecordedRun& b) {

@@ -27,9 +27,15 @@ std::vector<gpu::DeviceKey> keys_of(gpu::DeviceSet& set) {
   return keys;
 }
 
+// A profile's gpus: "all" (also when it names none), or -i syntax.
 std::vector<std::size_t> positions(const std::string& spec,
                                    const std::vector<gpu::DeviceKey>& keys) {
-  return gpu::select_devices(spec == "all" ? "" : spec, keys);
+  if (spec.empty() || spec == "all") {
+    std::vector<std::size_t> all(keys.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+  return gpu::select_devices(spec, keys);
 }
 
 int run_apply(Context& ctx, const ApplyOptions& o) {

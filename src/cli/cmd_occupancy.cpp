@@ -19,6 +19,8 @@
 #include "occupancy/kernel_report.h"
 #include "occupancy/sweep.h"
 #include "util/error.h"
+#include "util/file.h"
+#include "util/glob.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -32,6 +34,7 @@ struct Options {
   std::string static_shared = "0", dynamic_shared = "0";
   bool sweep = false, list_archs = false;
   std::string batch, binary, ptxas_log, kernel_pattern;
+  CLI::Option* device_option = nullptr;
   CLI::Option *threads_option = nullptr, *registers_option = nullptr, *max_threads_option = nullptr,
               *carveout_option = nullptr;
   CLI::Option* format_option = nullptr;  // the global --format, to tell an explicit choice
@@ -66,11 +69,11 @@ Target resolve_target(Context& ctx, const Options& o, bool required) {
     }
     return target;
   }
-  if (!o.device.empty()) ctx.options.devices = o.device;
-  if (!required && ctx.options.devices.empty()) return target;
+  const bool device_given = o.device_option && o.device_option->count() > 0;
+  if (!required && !device_given && !ctx.selection_given()) return target;
   std::vector<gpu::Device*> devices;
   try {
-    devices = ctx.selected();
+    devices = device_given ? ctx.selected(o.device, "--device") : ctx.selected();
   } catch (const Error& error) {
     throw Error(error.code(), error.what(),
                 (error.hint().empty() ? "" : error.hint() + "; ") +
@@ -240,31 +243,36 @@ int run_sweep(Context& ctx, const Options& o) {
 }
 
 // ---------------------------------------------------------------------------------------------
-std::string read_all(const std::string& path) {
-  if (path == "-") {
-    std::stringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream file(path);
-  if (!file) throw bad_argument(fmt::format("batch file {} cannot be read", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
+// Streams: a row is read, evaluated and printed before the next is read, so a batch of any
+// length runs in bounded memory (CSV and JSON; the text table holds its rows for the widths).
 int run_batch(Context& ctx, const Options& o) {
-  const occ::Batch batch = occ::parse_batch_csv(read_all(o.batch));
-  out::Table t;
-  for (const std::string& column : batch.columns) t.columns.push_back({column, "", true});
-  for (const char* column : {"active_blocks", "active_warps", "max_warps", "occupancy"}) {
-    t.columns.push_back({column, ""});
+  file::LineReader lines(o.batch, "batch file", occ::kMaxBatchLine);
+  occ::BatchParser parser;
+  // Machine-readable CSV unless --format says otherwise: a tool reads plain numbers.
+  out::Format format = ctx.format();
+  if (o.format_option == nullptr || o.format_option->count() == 0) {
+    format = {out::Format::Kind::csv, true, false};
   }
-  for (const char* column : {"limiter", "valid", "reason"}) t.columns.push_back({column, "", true});
-  for (const occ::BatchRow& row : batch.rows) {
+  const auto printer = out::make_printer(format, std::cout);
+  bool begun = false;
+  const auto begin = [&] {
+    std::vector<out::Column> columns;
+    for (const std::string& column : parser.columns()) columns.push_back({column, "", true});
+    for (const char* column : {"active_blocks", "active_warps", "max_warps", "occupancy"}) {
+      columns.push_back({column, ""});
+    }
+    for (const char* column : {"limiter", "valid", "reason"}) columns.push_back({column, "", true});
+    printer->begin_table(std::move(columns));
+    begun = true;
+  };
+  std::string line;
+  while (lines.next(line)) {
+    auto row = parser.feed(line, static_cast<int>(lines.line_number()));
+    if (!row) continue;
+    if (!begun) begin();
     std::vector<out::Value> values;
-    for (const std::string& cell : row.cells) values.push_back(out::text(cell));
-    const occ::Occupancy& result = row.occupancy;
+    for (const std::string& cell : row->cells) values.push_back(out::text(cell));
+    const occ::Occupancy& result = row->occupancy;
     values.push_back(out::integer(result.active_blocks));
     values.push_back(out::integer(result.active_warps));
     values.push_back(out::integer(result.max_warps));
@@ -272,14 +280,11 @@ int run_batch(Context& ctx, const Options& o) {
     values.push_back(out::text(occ::join_limiters(result)));
     values.push_back(out::flag(result.valid()));
     values.push_back(out::text(result.invalid_detail));
-    t.rows.push_back(std::move(values));
+    printer->table_row(std::move(values));
   }
-  // Machine-readable CSV unless --format says otherwise: a tool reads plain numbers.
-  out::Format format = ctx.format();
-  if (o.format_option == nullptr || o.format_option->count() == 0) {
-    format = {out::Format::Kind::csv, true, false};
-  }
-  out::make_printer(format, std::cout)->print_table(t);
+  parser.finish();
+  if (!begun) begin();
+  printer->end_table();
   return 0;
 }
 
@@ -291,12 +296,8 @@ int run_kernels(Context& ctx, const Options& o) {
   occ::KernelReportOptions options;
   options.target = target.arch;
   if (!o.kernel_pattern.empty()) {
-    try {
-      options.name_filter = std::regex(o.kernel_pattern);
-    } catch (const std::regex_error& error) {
-      throw bad_argument(fmt::format("--kernel {} is not a regular expression: {}",
-                                     o.kernel_pattern, error.what()));
-    }
+    glob::check(o.kernel_pattern, "--kernel");
+    options.name_filter = o.kernel_pattern;
   }
   if (o.threads_option->count()) options.threads_per_block = o.threads;
   if (o.max_threads_option->count()) options.launch_bounds_max_threads = o.max_threads;
@@ -406,8 +407,8 @@ void add_occupancy_command(CLI::App& app, Context& ctx) {
                          "--sweep, --batch FILE.csv, --binary FILE, --list-archs");
   sub->add_option("--arch", o.arch,
                   "architecture: sm_50 … sm_121 (default: the GPUs of this host)");
-  sub->add_option("--device", o.device,
-                  "use this GPU's architecture (index, UUID or PCI bus id; as -i)");
+  o.device_option = sub->add_option(
+      "--device", o.device, "use this GPU's architecture (index, UUID or PCI bus id; as -i)");
   o.threads_option = sub->add_option("-t,--threads", o.threads, "threads per block");
   o.registers_option =
       sub->add_option("-r,--regs", o.registers, "registers per thread (ptxas -v, cuobjdump)");
@@ -428,7 +429,8 @@ void add_occupancy_command(CLI::App& app, Context& ctx) {
   sub->add_option("--ptxas-log", o.ptxas_log,
                   "log of nvcc -Xptxas -v: its kernels (no cuobjdump needed)");
   sub->add_option("--kernel", o.kernel_pattern,
-                  "with --binary/--ptxas-log: kernels whose name matches this regex");
+                  "with --binary/--ptxas-log: kernels whose name matches this pattern (*, ?, "
+                  "[a-z]; a plain word: names that contain it)");
   sub->add_flag("--list-archs", o.list_archs, "print the limits table of every architecture");
   o.format_option = app.get_option_no_throw("--format");
   sub->callback(

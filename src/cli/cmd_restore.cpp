@@ -24,7 +24,7 @@ struct JournalOptions {
 int run_restore(Context& ctx, const RestoreOptions& o) {
   ControlSession session(ctx, "restore", o.dry_run);
   std::vector<std::string> only;
-  if (!ctx.options.devices.empty()) {
+  if (ctx.selection_given()) {
     for (auto* d : ctx.selected()) only.push_back(d->uuid());
   }
   if (session.journal().clean()) {

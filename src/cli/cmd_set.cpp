@@ -21,7 +21,7 @@ struct ResetOptions {
 };
 
 void check_all_flag(Context& ctx, bool all) {
-  if (all && !ctx.options.devices.empty()) {
+  if (all && ctx.selection_given()) {
     throw bad_argument("give -i IDS or --all, not both");
   }
 }
@@ -46,7 +46,7 @@ int run_set(Context& ctx, const SetOptions& o) {
         control::parse_clock_lock(o.lock_memory_clocks, "--lock-memory-clocks");
   }
   if (!o.power_limit.empty())
-    r.power_limit_watts = control::parse_power_limit(o.power_limit, "--power-limit");
+    r.power_limit = control::parse_power_limit(o.power_limit, "--power-limit");
   if (r.empty()) {
     throw bad_argument("nothing to set",
                        "give one or more of --persistence, --app-clocks, --lock-gpu-clocks, "
@@ -72,7 +72,8 @@ int run_reset(Context& ctx, const ResetOptions& o) {
     if (o.memory_clocks || (every && !control::facts_of(*d).hopper)) {
       r.locked_memory_clocks = control::Change<control::ClockLock>::driver_default();
     }
-    if (every || o.power_limit) r.power_limit_watts = control::Change<double>::driver_default();
+    if (every || o.power_limit)
+      r.power_limit = control::Change<units::Milliwatts>::driver_default();
     requests.push_back({d, r});
   }
   return run_change(session, requests, false,

@@ -204,7 +204,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
 
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const bool used = report.gpus_used.count(devices[i]->index()) > 0;
-    if (report.attributed && !used && !o.all_gpus && ctx.options.devices.empty()) continue;
+    if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
     GpuReport g{sampler.info(i), sampler.summary(i), sampler.health(i), std::nullopt};
     if (const auto truth_end = gpu::simulator_energy(*devices[i]);
         truth_start[i] && truth_end && !g.summary.lost) {

@@ -11,6 +11,8 @@
 #include "nvml/api.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
+#include "util/file.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -24,7 +26,11 @@ bool env_true(const char* name) {
 // stays a path; a name is looked up in the scenarios folder beside the library.
 std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
   if (sim.empty() || sim == "default") return "default";
-  if (std::filesystem::exists(sim)) return std::filesystem::absolute(sim).string();
+  if (std::filesystem::exists(sim)) {
+    // A path must be a regular file (never /dev/zero or a FIFO: the simulator would read it).
+    file::require_regular(sim, "simulator scenario");
+    return std::filesystem::absolute(sim).string();
+  }
   auto named = std::filesystem::path(exe_dir) / "scenarios" / (sim + ".toml");
   if (std::filesystem::exists(named)) return sim;
   std::string names;
@@ -34,7 +40,7 @@ std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
     if (e.path().extension() == ".toml")
       names += (names.empty() ? "" : ", ") + e.path().stem().string();
   }
-  throw bad_argument(fmt::format("unknown simulator scenario '{}'", sim),
+  throw bad_argument(fmt::format("unknown simulator scenario '{}'", parse::quote(sim)),
                      names.empty() ? "give a path to a scenario .toml file"
                                    : "valid: " + names + ", or a path to a .toml file");
 }
@@ -110,13 +116,24 @@ std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const 
 }
 
 std::vector<gpu::Device*> Context::selected() {
+  if (!options.devices_given) {
+    return devices().all();
+  }
+  return selected(options.devices, "-i");
+}
+
+std::vector<gpu::Device*> Context::selected(std::string_view spec, std::string_view option) {
   auto& set = devices();
   std::vector<gpu::DeviceKey> keys;
   for (const auto& d : set) {
     keys.push_back({d->index(), d->uuid(), d->bus_id()});
   }
   std::vector<gpu::Device*> out;
-  for (auto pos : gpu::select_devices(options.devices, keys)) out.push_back(&set[pos]);
+  try {
+    for (auto pos : gpu::select_devices(spec, keys)) out.push_back(&set[pos]);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("{}: {}", option, e.what()), e.hint());
+  }
   return out;
 }
 

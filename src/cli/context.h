@@ -28,7 +28,8 @@ class Client;
 namespace gpuclk::cli {
 
 struct GlobalOptions {
-  std::string devices;  // -i: indexes, UUIDs, PCI bus ids; empty = all
+  std::string devices;         // -i: indexes, UUIDs, PCI bus ids (read it through Context)
+  bool devices_given = false;  // -i was on the command line (even as -i "")
   std::string format = "table";
   std::string nvml_lib;    // --nvml-lib
   std::string sim;         // --sim[=SCENARIO]; empty when not simulating
@@ -50,8 +51,15 @@ class Context {
   nvml::Api& nvml();
   // Every GPU; opened on first use.
   gpu::DeviceSet& devices();
-  // The GPUs -i selects (all by default). Throws Error (exit 2/6) for a bad -i.
+  // The one home of "which GPUs": commands ask here and never read or rewrite -i themselves.
+  // The GPUs -i selects (every GPU when -i is not given). Throws Error (exit 2/6) for a bad -i:
+  // an empty -i is exit 2, never "all".
   std::vector<gpu::Device*> selected();
+  // The GPUs `spec` selects (a command's own option in -i syntax, e.g. occupancy --device),
+  // checked as -i is; `option` names it in errors.
+  std::vector<gpu::Device*> selected(std::string_view spec, std::string_view option);
+  // Whether -i was given (a command whose default is not "every GPU" asks this).
+  bool selection_given() const { return options.devices_given; }
   // Output format from --format; throws Error (exit 2) when malformed.
   output::Format format() const;
   std::unique_ptr<output::Printer> printer(std::ostream& out) const;

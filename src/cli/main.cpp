@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "gpuclk 0.1.0");
   auto& o = ctx.options;
-  app.add_option("-i,--id", o.devices,
-                 "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
+  auto* id_option = app.add_option(
+      "-i,--id", o.devices, "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
   app.add_option("--format", o.format, "table | csv[,noheader][,nounits] | json");
   app.add_option("--nvml-lib", o.nvml_lib,
                  "NVML library to load (default: libnvidia-ml.so.1; env GPUCLK_NVML_LIB)");
@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     auto args = normalize_sim_flag(argc, argv, names);
     std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
     app.parse(args);
+    o.devices_given = id_option->count() > 0;
   } catch (const gpuclk::Error& e) {
     return report(e);
   } catch (const CLI::ExtrasError& e) {

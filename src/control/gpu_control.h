@@ -20,9 +20,11 @@ struct GpuFacts {
   std::string pci_bus_id;    // empty when unknown
   std::string architecture;  // "Hopper", empty when unknown
   bool hopper = false;       // memory clocks cannot be locked at run time
+  int unavailable_code = 0;  // the NVML code when the GPU could not be opened; 0 when it could
+  bool lost = false;         // it could not be opened because it fell off the bus (exit 15)
   gpu::Reading<std::vector<gpu::SupportedClocks>> supported_clocks;  // per memory clock
   gpu::Reading<gpu::PowerConstraints> power_constraints;             // W
-  gpu::Reading<std::uint32_t> default_power_limit_mw;
+  gpu::Reading<units::Milliwatts> default_power_limit_mw;
   gpu::Reading<ApplicationClocks> default_application_clocks;
 };
 
@@ -51,7 +53,7 @@ class GpuControl {
   virtual void reset_gpu_locked_clocks() = 0;
   virtual void lock_memory_clocks(ClockBound min, ClockBound max) = 0;
   virtual void reset_memory_locked_clocks() = 0;
-  virtual void set_power_limit(std::uint32_t milliwatts) = 0;
+  virtual void set_power_limit(units::Milliwatts limit) = 0;
 };
 
 // Writes setting `s` of `target` with the matching call: a reset call where the target is the

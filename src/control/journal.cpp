@@ -8,10 +8,53 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "util/parse.h"
+
 namespace gpuclk::control {
 namespace {
 
 using json = nlohmann::ordered_json;  // keys in the order written: the file is read by people too
+
+// Checked reads: the journal is an input like any other (a person may edit it, a disk may
+// corrupt it). Every value is type- and range-checked; nothing is converted unchecked.
+constexpr std::uint64_t kMaxMhz = 100'000;
+constexpr std::uint64_t kMaxIndex = 4095;
+
+std::uint64_t whole(const json& j, const char* what, std::uint64_t max) {
+  if (!j.is_number_unsigned()) {
+    throw std::runtime_error(fmt::format("{} must be a whole number, not {}", what, j.type_name()));
+  }
+  const auto v = j.get<std::uint64_t>();
+  if (v > max) throw std::runtime_error(fmt::format("{} {} is above {}", what, v, max));
+  return v;
+}
+
+unsigned mhz(const json& j, const char* what) {
+  return static_cast<unsigned>(whole(j, what, kMaxMhz));
+}
+
+std::string string_of(const json& j, const char* what) {
+  if (!j.is_string())
+    throw std::runtime_error(fmt::format("{} must be a string, not {}", what, j.type_name()));
+  return j.get<std::string>();
+}
+
+// `key` of object `j` as text, or "" when absent.
+std::string text_or_empty(const json& j, const char* key) {
+  return j.contains(key) ? string_of(j.at(key), key) : std::string();
+}
+
+const json& object(const json& j, const char* what) {
+  if (!j.is_object())
+    throw std::runtime_error(fmt::format("{} must be an object, not {}", what, j.type_name()));
+  return j;
+}
+
+const json& array(const json& j, const char* what) {
+  if (!j.is_array())
+    throw std::runtime_error(fmt::format("{} must be an array, not {}", what, j.type_name()));
+  return j;
+}
 
 json bound_json(const ClockBound& b) {
   if (b.symbolic()) return describe(b);
@@ -23,9 +66,9 @@ ClockBound bound_from(const json& j) {
     auto s = j.get<std::string>();
     if (s == "tdp") return ClockBound::tdp();
     if (s == "unlimited") return ClockBound::unlimited();
-    throw std::runtime_error("unknown clock limit '" + s + "'");
+    throw std::runtime_error("unknown clock limit '" + parse::quote(s) + "'");
   }
-  return ClockBound::megahertz(j.get<unsigned>());
+  return ClockBound::megahertz(mhz(j, "a clock limit"));
 }
 
 json lock_json(const ClockLock& lock) {
@@ -35,6 +78,7 @@ json lock_json(const ClockLock& lock) {
 
 ClockLock lock_from(const json& j) {
   if (j.is_string() && j.get<std::string>() == "unlocked") return ClockLock::none();
+  object(j, "a clock lock");
   return ClockLock::range(bound_from(j.at("min_mhz")), bound_from(j.at("max_mhz")));
 }
 
@@ -47,22 +91,31 @@ json settings_json(const Settings& s) {
   }
   if (s.locked_gpu_clocks) j["locked_gpu_clocks"] = lock_json(*s.locked_gpu_clocks);
   if (s.locked_memory_clocks) j["locked_memory_clocks"] = lock_json(*s.locked_memory_clocks);
-  if (s.power_limit_mw) j["power_limit_mw"] = *s.power_limit_mw;
+  if (s.power_limit_mw) j["power_limit_mw"] = s.power_limit_mw->count();
   return j;
 }
 
 Settings settings_from(const json& j) {
   Settings s;
-  if (j.contains("persistence_mode")) s.persistence_mode = j.at("persistence_mode").get<bool>();
+  object(j, "settings");
+  if (j.contains("persistence_mode")) {
+    if (!j.at("persistence_mode").is_boolean())
+      throw std::runtime_error("persistence_mode must be true or false");
+    s.persistence_mode = j.at("persistence_mode").get<bool>();
+  }
   if (j.contains("application_clocks")) {
-    const auto& a = j.at("application_clocks");
-    s.application_clocks =
-        ApplicationClocks{a.at("memory_mhz").get<unsigned>(), a.at("graphics_mhz").get<unsigned>()};
+    const auto& a = object(j.at("application_clocks"), "application_clocks");
+    s.application_clocks = ApplicationClocks{mhz(a.at("memory_mhz"), "memory_mhz"),
+                                             mhz(a.at("graphics_mhz"), "graphics_mhz")};
   }
   if (j.contains("locked_gpu_clocks")) s.locked_gpu_clocks = lock_from(j.at("locked_gpu_clocks"));
   if (j.contains("locked_memory_clocks"))
     s.locked_memory_clocks = lock_from(j.at("locked_memory_clocks"));
-  if (j.contains("power_limit_mw")) s.power_limit_mw = j.at("power_limit_mw").get<std::uint32_t>();
+  // The driver's limits are 32-bit milliwatts.
+  if (j.contains("power_limit_mw")) {
+    s.power_limit_mw =
+        units::Milliwatts(whole(j.at("power_limit_mw"), "power_limit_mw", 0xffffffffu));
+  }
   return s;
 }
 
@@ -76,9 +129,10 @@ json setting_list(const std::set<Setting>& settings) {
 
 std::set<Setting> setting_list_from(const json& j) {
   std::set<Setting> out;
-  for (const auto& k : j) {
-    auto s = setting_by_key(k.get<std::string>());
-    if (!s) throw std::runtime_error("unknown setting '" + k.get<std::string>() + "'");
+  for (const auto& k : array(j, "a setting list")) {
+    const auto key = string_of(k, "a setting name");
+    auto s = setting_by_key(key);
+    if (!s) throw std::runtime_error("unknown setting '" + parse::quote(key) + "'");
     out.insert(*s);
   }
   return out;
@@ -182,32 +236,48 @@ Journal journal_from_json(const std::string& text) {
     throw std::runtime_error(std::string("not JSON: ") + e.what());
   }
   try {
-    if (j.value("format", "") != "gpuclk-journal") throw std::runtime_error("not a gpuclk journal");
-    if (j.value("version", 0) != Journal::kVersion) {
-      throw std::runtime_error(fmt::format("journal version {}, this gpuclk reads {}",
-                                           j.value("version", 0), Journal::kVersion));
+    object(j, "the journal");
+    if (text_or_empty(j, "format") != "gpuclk-journal")
+      throw std::runtime_error("not a gpuclk journal");
+    const auto version = j.contains("version") ? whole(j.at("version"), "version", 1'000'000) : 0;
+    if (version != static_cast<std::uint64_t>(Journal::kVersion)) {
+      throw std::runtime_error(
+          fmt::format("journal version {}, this gpuclk reads {}", version, Journal::kVersion));
     }
     Journal journal;
-    journal.boot_id = j.value("boot_id", "");
-    for (const auto& g : j.at("gpus")) {
+    journal.boot_id = text_or_empty(j, "boot_id");
+    std::set<std::string> uuids;
+    for (const auto& g : array(j.at("gpus"), "gpus")) {
+      object(g, "a gpus entry");
       JournalEntry e;
-      e.uuid = g.at("uuid").get<std::string>();
-      e.index = g.at("index").get<unsigned>();
-      e.name = g.value("name", "");
-      e.pci_bus_id = g.value("pci_bus_id", "");
+      e.uuid = string_of(g.at("uuid"), "uuid");
+      if (e.uuid.empty()) throw std::runtime_error("a gpus entry has an empty uuid");
+      if (!uuids.insert(e.uuid).second)
+        throw std::runtime_error("GPU " + parse::quote(e.uuid) + " is listed twice");
+      e.index = static_cast<unsigned>(whole(g.at("index"), "index", kMaxIndex));
+      e.name = text_or_empty(g, "name");
+      e.pci_bus_id = text_or_empty(g, "pci_bus_id");
       e.original = settings_from(g.at("original"));
-      e.assumed = setting_list_from(g.value("original_assumed", json::array()));
+      e.assumed = setting_list_from(g.contains("original_assumed") ? g.at("original_assumed")
+                                                                   : json::array());
       e.touched = setting_list_from(g.at("touched"));
-      e.applied = settings_from(g.value("applied", json::object()));
-      e.pending = settings_from(g.value("pending", json::object()));
-      e.first_change = g.value("first_change", "");
-      e.last_change = g.value("last_change", "");
+      e.applied = settings_from(g.contains("applied") ? g.at("applied") : json::object());
+      e.pending = settings_from(g.contains("pending") ? g.at("pending") : json::object());
+      e.first_change = text_or_empty(g, "first_change");
+      e.last_change = text_or_empty(g, "last_change");
       journal.gpus.push_back(std::move(e));
     }
-    for (const auto& h : j.value("history", json::array())) {
-      journal.history.push_back({h.value("time", ""), h.value("pid", 0L), h.value("command", ""),
-                                 h.value("gpu", 0U), h.value("uuid", ""), h.value("setting", ""),
-                                 h.value("from", ""), h.value("to", ""), h.value("outcome", "")});
+    if (j.contains("history")) {
+      for (const auto& h : array(j.at("history"), "history")) {
+        object(h, "a history record");
+        journal.add_history(
+            {text_or_empty(h, "time"),
+             h.contains("pid") ? static_cast<long>(whole(h.at("pid"), "pid", 1u << 30)) : 0L,
+             text_or_empty(h, "command"),
+             h.contains("gpu") ? static_cast<unsigned>(whole(h.at("gpu"), "gpu", kMaxIndex)) : 0U,
+             text_or_empty(h, "uuid"), text_or_empty(h, "setting"), text_or_empty(h, "from"),
+             text_or_empty(h, "to"), text_or_empty(h, "outcome")});
+      }
     }
     return journal;
   } catch (const json::exception& e) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/file.h"
 
 namespace gpuclk::control {
 namespace {
@@ -107,12 +108,16 @@ Journal JournalStore::load() const {
     if (ec) fail(ec.value(), "cannot read the journal", path);
     return Journal{};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(errno ? errno : EIO, "cannot read the journal", path);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
   try {
-    return journal_from_json(text.str());
+    text = file::read_bounded(path.string(), "journal");
+  } catch (const Error& e) {
+    throw Error(ExitCode::other, e.what(),
+                "the journal must be a regular file written by gpuclk; move it away to start a "
+                "new one (restore will then know nothing of earlier changes)");
+  }
+  try {
+    return journal_from_json(text);
   } catch (const std::exception& e) {
     throw Error(
         ExitCode::other, fmt::format("the journal {} is unusable: {}", path.string(), e.what()),

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "nvml/api.h"
 
 namespace gpuclk::control {
@@ -41,14 +43,20 @@ GpuFacts facts_of(const gpu::Device& device) {
   f.index = device.index();
   f.uuid = device.uuid();
   f.name = device.name();
+  f.unavailable_code = device.available() ? 0 : device.identity().unavailable_code;
+  f.lost = !device.available() && gpu::Device::is_lost_error(f.unavailable_code);
   if (id.pci) f.pci_bus_id = id.pci->bus_id;
   if (id.arch) f.architecture = std::string(id.arch->family);
   f.hopper = id.architecture && *id.architecture == NVML_DEVICE_ARCH_HOPPER;
   if (f.hopper && f.architecture.empty()) f.architecture = "Hopper";
   f.supported_clocks = id.supported_clocks;
   f.power_constraints = id.power_constraints;
-  f.default_power_limit_mw = id.default_power_limit.map(
-      [](units::Watts w) { return static_cast<std::uint32_t>(units::to_milliwatts(w)); });
+  f.default_power_limit_mw = id.default_power_limit_mw;
+  // Lost after it was opened: its reads say so.
+  for (int code : {id.power_constraints.error_code(), id.supported_clocks.error_code(),
+                   id.default_power_limit_mw.error_code()}) {
+    if (code != 0 && gpu::Device::is_lost_error(code)) f.lost = true;
+  }
   const auto& gfx = id.default_app_clock[int(gpu::ClockDomain::graphics)];
   const auto& mem = id.default_app_clock[int(gpu::ClockDomain::memory)];
   if (gfx && mem)
@@ -62,13 +70,8 @@ Settings read_settings(const gpu::Device& device) {
   auto gfx = device.app_clock(gpu::ClockDomain::graphics);
   auto mem = device.app_clock(gpu::ClockDomain::memory);
   if (gfx && mem) s.application_clocks = ApplicationClocks{whole_mhz(*mem), whole_mhz(*gfx)};
-  // Read the limit in mW straight from NVML: Watts round-trips through a double, and a
-  // restore must write back exactly the number that was read.
-  unsigned mw = 0;
-  if (nvml::Api::call(device.api().nvmlDeviceGetPowerManagementLimit, device.handle(), &mw) ==
-      NVML_SUCCESS) {
-    s.power_limit_mw = mw;
-  }
+  // In integer mW: a restore must write back exactly the number that was read.
+  if (auto mw = device.power_limit_mw()) s.power_limit_mw = *mw;
   return s;
 }
 
@@ -132,9 +135,17 @@ void NvmlGpuControl::reset_memory_locked_clocks() {
   NVML_CHECK(device_.api(), nvmlDeviceResetMemoryLockedClocks, device_.handle());
 }
 
-void NvmlGpuControl::set_power_limit(std::uint32_t milliwatts) {
+void NvmlGpuControl::set_power_limit(units::Milliwatts limit) {
   require_access();
-  NVML_CHECK(device_.api(), nvmlDeviceSetPowerManagementLimit, device_.handle(), milliwatts);
+  // validate() keeps every target inside the GPU's own range, which NVML gives as 32-bit mW.
+  if (limit.count() > std::numeric_limits<unsigned>::max()) {
+    throw bad_argument(
+        fmt::format("GPU {}: power limit {} does not fit the driver's 32-bit "
+                    "milliwatts",
+                    facts_.index, describe_watts(limit)));
+  }
+  NVML_CHECK(device_.api(), nvmlDeviceSetPowerManagementLimit, device_.handle(),
+             static_cast<unsigned>(limit.count()));
 }
 
 }  // namespace gpuclk::control

@@ -45,7 +45,7 @@ class NvmlGpuControl final : public GpuControl {
   void reset_gpu_locked_clocks() override;
   void lock_memory_clocks(ClockBound min, ClockBound max) override;
   void reset_memory_locked_clocks() override;
-  void set_power_limit(std::uint32_t milliwatts) override;
+  void set_power_limit(units::Milliwatts limit) override;
 
  private:
   void require_access() const;

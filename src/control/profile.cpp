@@ -14,6 +14,8 @@
 #endif
 
 #include "util/error.h"
+#include "util/file.h"
+#include "util/parse.h"
 
 namespace gpuclk::control {
 namespace {
@@ -44,9 +46,10 @@ Request settings_from(const toml::table& table, const std::string& source,
     const std::string key(k.str());
     if (allowed_extra.count(key)) continue;
     if (!kSettingKeys.count(key)) {
-      throw bad_argument(fmt::format("{}: unknown key '{}'", where(source, node), key),
-                         "settings: persistence_mode, application_clocks, locked_gpu_clocks, "
-                         "locked_memory_clocks, power_limit_w (deploy/profiles/example.toml)");
+      throw bad_argument(
+          fmt::format("{}: unknown key '{}'", where(source, node), parse::quote(key)),
+          "settings: persistence_mode, application_clocks, locked_gpu_clocks, "
+          "locked_memory_clocks, power_limit_w (deploy/profiles/example.toml)");
     }
     const auto value = text_of(node, key, source);
     const auto option = fmt::format("{}: {}", where(source, node), key);
@@ -59,7 +62,7 @@ Request settings_from(const toml::table& table, const std::string& source,
     else if (key == "locked_memory_clocks")
       r.locked_memory_clocks = parse_clock_lock(value, option);
     else if (key == "power_limit_w")
-      r.power_limit_watts = parse_power_limit(value, option);
+      r.power_limit = parse_power_limit(value, option);
   }
   return r;
 }
@@ -72,6 +75,11 @@ std::string gpus_of(const toml::table& table, const std::string& source) {
     if (node->is_integer()) return std::to_string(*node->value<long long>());
     throw bad_argument(fmt::format(
         "{}: gpus must be a string: \"all\" or indexes, UUIDs, PCI bus ids", where(source, *node)));
+  }
+  // An empty selection is a mistake (an unset shell variable), never "every GPU": say so.
+  if (s->find_first_not_of(" \t") == std::string::npos) {
+    throw bad_argument(fmt::format("{}: gpus is empty", where(source, *node)),
+                       "write gpus = \"all\", or indexes, UUIDs or PCI bus ids");
   }
   return *s;
 }
@@ -122,7 +130,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
       }
     } else {
       throw bad_argument(
-          fmt::format("{}: unknown key '{}'", where(source, node), key),
+          fmt::format("{}: unknown key '{}'", where(source, node), parse::quote(key)),
           "top-level keys: version, description, gpus, snap, [settings], [[override]]");
     }
   }
@@ -136,11 +144,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
 }
 
 Profile load_profile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw bad_argument(fmt::format("cannot read profile {}", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto p = parse_profile(text.str(), path.string());
+  auto p = parse_profile(file::read_bounded(path.string(), "profile"), path.string());
   p.path = path;
   return p;
 }

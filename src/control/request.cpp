@@ -6,21 +6,23 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "util/error.h"
 #include "util/text.h"
+#include "util/parse.h"
 
 namespace gpuclk::control {
 namespace {
 
 bool is_default_word(const std::string& s) { return s == "default" || s == "reset"; }
 
+// Whole MHz; no clock of any GPU is near 100 GHz, so more is a typo, not a request.
 std::optional<unsigned> parse_mhz(std::string_view text) {
   if (text.size() > 3 && text.substr(text.size() - 3) == "mhz") text.remove_suffix(3);
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return v;
+  auto v = parse::try_unsigned(text, 0, 100'000);
+  if (!v) return std::nullopt;
+  return static_cast<unsigned>(*v);
 }
 
 std::optional<ClockBound> parse_bound(std::string_view text) {
@@ -43,7 +45,7 @@ bool Request::has(Setting s) const {
     case Setting::locked_memory_clocks:
       return locked_memory_clocks.has_value();
     case Setting::power_limit:
-      return power_limit_watts.has_value();
+      return power_limit.has_value();
   }
   return false;
 }
@@ -57,14 +59,15 @@ void Request::merge(const Request& over) {
   if (over.application_clocks) application_clocks = over.application_clocks;
   if (over.locked_gpu_clocks) locked_gpu_clocks = over.locked_gpu_clocks;
   if (over.locked_memory_clocks) locked_memory_clocks = over.locked_memory_clocks;
-  if (over.power_limit_watts) power_limit_watts = over.power_limit_watts;
+  if (over.power_limit) power_limit = over.power_limit;
 }
 
 bool parse_on_off(std::string_view text, std::string_view option) {
   auto s = text::lower_without_space(text);
   if (s == "on" || s == "1" || s == "true" || s == "enabled" || s == "enable") return true;
   if (s == "off" || s == "0" || s == "false" || s == "disabled" || s == "disable") return false;
-  throw bad_argument(fmt::format("{}: '{}' is not on or off", option, text), "write on or off");
+  throw bad_argument(fmt::format("{}: '{}' is not on or off", option, parse::quote(text)),
+                     "write on or off");
 }
 
 Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::string_view option) {
@@ -77,7 +80,7 @@ Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::s
     graphics = parse_mhz(std::string_view(s).substr(comma + 1));
   }
   if (!memory || !graphics) {
-    throw bad_argument(fmt::format("{}: '{}' is not MEM,GFX", option, text),
+    throw bad_argument(fmt::format("{}: '{}' is not MEM,GFX", option, parse::quote(text)),
                        "give the memory and the graphics clock in MHz, memory first as nvidia-smi "
                        "-ac takes them (e.g. 2619,1755), or 'default'; `gpuclk clocks` lists the "
                        "supported pairs");
@@ -96,10 +99,12 @@ Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view optio
       "give MIN[,MAX] in MHz (e.g. 1755 or 1410,1755), or the driver's limits: tdp (the base "
       "clock), tdp,unlimited, unlimited,tdp; 'default' unlocks";
   if (!lo || !hi)
-    throw bad_argument(fmt::format("{}: '{}' is not a clock range", option, text), form);
+    throw bad_argument(fmt::format("{}: '{}' is not a clock range", option, parse::quote(text)),
+                       form);
   if (lo->symbolic() != hi->symbolic()) {
-    throw bad_argument(fmt::format("{}: '{}' mixes MHz and a symbolic limit", option, text),
-                       "the driver takes two MHz values or two of tdp/unlimited, not one of each");
+    throw bad_argument(
+        fmt::format("{}: '{}' mixes MHz and a symbolic limit", option, parse::quote(text)),
+        "the driver takes two MHz values or two of tdp/unlimited, not one of each");
   }
   if (!lo->symbolic() && lo->mhz > hi->mhz) {
     throw bad_argument(
@@ -112,19 +117,18 @@ Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view optio
   return Change<ClockLock>::of(ClockLock::range(*lo, *hi));
 }
 
-Change<double> parse_power_limit(std::string_view text, std::string_view option) {
+Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_view option) {
   auto s = text::lower_without_space(text);
-  if (is_default_word(s)) return Change<double>::driver_default();
+  if (is_default_word(s)) return Change<units::Milliwatts>::driver_default();
   if (!s.empty() && s.back() == 'w') s.pop_back();
-  double watts = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), watts);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(watts) ||
-      watts <= 0) {
-    throw bad_argument(fmt::format("{}: '{}' is not a power in watts", option, text),
-                       "give watts (e.g. 600), or 'default'; `gpuclk query --query-gpu="
-                       "power.min_limit,power.max_limit` shows the range");
+  const auto mw = parse::try_fixed(s, 3, std::numeric_limits<std::uint64_t>::max());
+  if (!mw || *mw == 0) {
+    throw bad_argument(
+        fmt::format("{}: '{}' is not a power in watts", option, parse::quote(text)),
+        "give watts with at most three decimals (e.g. 600 or 612.5), or 'default'; "
+        "`gpuclk query --query-gpu=power.min_limit,power.max_limit` shows the range");
   }
-  return Change<double>::of(watts);
+  return Change<units::Milliwatts>::of(units::Milliwatts(*mw));
 }
 
 }  // namespace gpuclk::control

@@ -27,7 +27,7 @@ struct Request {
   std::optional<Change<ApplicationClocks>> application_clocks;
   std::optional<Change<ClockLock>> locked_gpu_clocks;     // to_default: unlock
   std::optional<Change<ClockLock>> locked_memory_clocks;  // to_default: unlock
-  std::optional<Change<double>> power_limit_watts;
+  std::optional<Change<units::Milliwatts>> power_limit;
 
   bool has(Setting s) const;
   bool empty() const;
@@ -42,7 +42,10 @@ Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::s
 // "MIN[,MAX]" in MHz (MAX defaults to MIN), "tdp" (= tdp,tdp), "tdp,unlimited", "unlimited,tdp",
 // or "default" / "unlimited,unlimited" (both unlock).
 Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view option);
-// Watts ("600", "612.5", "600W"), or "default".
-Change<double> parse_power_limit(std::string_view text, std::string_view option);
+// Watts ("600", "612.5", "600W"; at most three decimals: the driver takes milliwatts), or
+// "default". Converted to milliwatts exactly, without floating point; a value above what any
+// 64-bit count holds is refused here, anything else is checked against the GPU's range by
+// validate().
+Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_view option);
 
 }  // namespace gpuclk::control

@@ -125,9 +125,10 @@ std::string describe(const ClockLock& lock) {
   return fmt::format("{}\u2013{} MHz", lock.min.mhz, lock.max.mhz);
 }
 
-std::string describe_watts(std::uint32_t milliwatts) {
+std::string describe_watts(units::Milliwatts power) {
+  const auto milliwatts = power.count();
   if (milliwatts % 1000 == 0) return fmt::format("{} W", milliwatts / 1000);
-  return fmt::format("{:.3f} W", milliwatts / 1000.0);
+  return fmt::format("{}.{:03} W", milliwatts / 1000, milliwatts % 1000);
 }
 
 std::string describe(const Settings& settings, Setting s) {

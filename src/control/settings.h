@@ -75,7 +75,7 @@ struct Settings {
   std::optional<ApplicationClocks> application_clocks;
   std::optional<ClockLock> locked_gpu_clocks;
   std::optional<ClockLock> locked_memory_clocks;
-  std::optional<std::uint32_t> power_limit_mw;
+  std::optional<units::Milliwatts> power_limit_mw;
 
   bool has(Setting s) const;
   // Copies setting `s` from `other` (clearing it here if `other` lacks it).
@@ -91,6 +91,6 @@ struct Settings {
 std::string describe(const Settings& settings, Setting s);
 std::string describe(const ClockBound& b);
 std::string describe(const ClockLock& lock);
-std::string describe_watts(std::uint32_t milliwatts);
+std::string describe_watts(units::Milliwatts power);
 
 }  // namespace gpuclk::control

@@ -154,7 +154,7 @@ void check_lock(const Change<ClockLock>& change, bool memory, Checker& c, Settin
   slot = lock;
 }
 
-void check_power_limit(const Change<double>& change, Checker& c, Settings& target) {
+void check_power_limit(const Change<units::Milliwatts>& change, Checker& c, Settings& target) {
   const auto& f = c.facts_;
   if (change.to_default) {
     if (!f.default_power_limit_mw) {
@@ -170,9 +170,10 @@ void check_power_limit(const Change<double>& change, Checker& c, Settings& targe
               "power limits cannot be managed on this GPU");
     return;
   }
-  const auto lo = units::to_milliwatts(f.power_constraints->min);
-  const auto hi = units::to_milliwatts(f.power_constraints->max);
-  auto mw = static_cast<std::uint32_t>(std::llround(change.value * 1000.0));
+  // All in integer milliwatts: the request is exactly what the user typed, never wrapped.
+  const auto lo = f.power_constraints->min_mw;
+  const auto hi = f.power_constraints->max_mw;
+  auto mw = change.value;
   if (mw < lo || mw > hi) {
     const auto range = fmt::format("{}\u2013{}", describe_watts(lo), describe_watts(hi));
     if (!c.snap_) {
@@ -182,7 +183,7 @@ void check_power_limit(const Change<double>& change, Checker& c, Settings& targe
                 "give a limit inside the range, or pass --snap to clamp it");
       return;
     }
-    auto clamped = std::clamp(mw, lo, hi);
+    const auto clamped = std::clamp(mw, lo, hi);
     c.note(fmt::format("power limit {} clamped to {} (range {})", describe_watts(mw),
                        describe_watts(clamped), range));
     mw = clamped;
@@ -204,12 +205,26 @@ std::string nearest_text(const std::vector<unsigned>& values, unsigned value) {
 GpuTarget validate(const Request& request, const GpuFacts& facts, bool snap) {
   GpuTarget out;
   Checker c(facts, snap, out);
+  if (facts.unavailable_code != 0 || facts.lost) {
+    // Nothing can be checked or written on a GPU that could not be opened; a lost one is exit 15
+    // wherever it shows up.
+    if (facts.lost) {
+      c.problem(ExitCode::gpu_lost, "the GPU is lost (fell off the bus); nothing can be set on it",
+                "check `gpuclk status` and the kernel log (Xid 79); a reset or reboot brings it "
+                "back");
+    } else {
+      c.problem(ExitCode::other,
+                fmt::format("the GPU could not be opened (NVML error {})", facts.unavailable_code),
+                "check `gpuclk status`");
+    }
+    return out;
+  }
   if (request.persistence_mode) out.target.persistence_mode = *request.persistence_mode;
   if (request.application_clocks)
     check_application_clocks(*request.application_clocks, c, out.target);
   if (request.locked_gpu_clocks) check_lock(*request.locked_gpu_clocks, false, c, out.target);
   if (request.locked_memory_clocks) check_lock(*request.locked_memory_clocks, true, c, out.target);
-  if (request.power_limit_watts) check_power_limit(*request.power_limit_watts, c, out.target);
+  if (request.power_limit) check_power_limit(*request.power_limit, c, out.target);
   return out;
 }
 
@@ -228,7 +243,12 @@ void throw_problems(const std::vector<Problem>& problems) {
     if (!p.hint.empty() && seen.insert(p.hint).second)
       hint += (hint.empty() ? "" : "\ngpuclk: ") + p.hint;
   }
-  throw Error(problems.empty() ? ExitCode::bad_argument : problems[0].code, message, hint);
+  // A lost GPU decides the exit code wherever it is in the list (exit 15 everywhere).
+  auto code = problems.empty() ? ExitCode::bad_argument : problems[0].code;
+  for (const auto& p : problems) {
+    if (p.code == ExitCode::gpu_lost) code = ExitCode::gpu_lost;
+  }
+  throw Error(code, message, hint);
 }
 
 }  // namespace gpuclk::control

@@ -151,12 +151,14 @@ void Device::probe_identity() const {
   id.power_constraints = probe<PowerConstraints>([&](PowerConstraints& c) {
     unsigned lo = 0, hi = 0;
     auto rc = Api::call(api_.nvmlDeviceGetPowerManagementLimitConstraints, h, &lo, &hi);
-    c = {units::from_milliwatts(lo), units::from_milliwatts(hi)};
+    c = {units::from_milliwatts(lo), units::from_milliwatts(hi), units::Milliwatts(lo),
+         units::Milliwatts(hi)};
     return rc;
   });
-  id.default_power_limit = probe<unsigned>([&](unsigned& v) {
-                             return Api::call(api_.nvmlDeviceGetPowerManagementDefaultLimit, h, &v);
-                           }).map([](unsigned v) { return units::from_milliwatts(v); });
+  const auto default_mw = probe<unsigned>(
+      [&](unsigned& v) { return Api::call(api_.nvmlDeviceGetPowerManagementDefaultLimit, h, &v); });
+  id.default_power_limit = default_mw.map([](unsigned v) { return units::from_milliwatts(v); });
+  id.default_power_limit_mw = default_mw.map([](unsigned v) { return units::Milliwatts(v); });
 
   auto threshold = [&](nvmlTemperatureThresholds_t which) {
     return probe<unsigned>([&](unsigned& v) {
@@ -279,6 +281,15 @@ Reading<Watts> Device::power_draw() const {
     unsigned mw = 0;
     auto rc = Api::call(api_.nvmlDeviceGetPowerUsage, handle_, &mw);
     w = units::from_milliwatts(mw);
+    return rc;
+  });
+}
+
+Reading<units::Milliwatts> Device::power_limit_mw() const {
+  return read<units::Milliwatts>(kPowerLimit, [&](units::Milliwatts& out) {
+    unsigned mw = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetPowerManagementLimit, handle_, &mw);
+    out = units::Milliwatts(mw);
     return rc;
   });
 }

@@ -70,6 +70,7 @@ struct MemoryUsage {
 
 struct PowerConstraints {
   Watts min, max;
+  units::Milliwatts min_mw, max_mw;  // exactly as NVML gives them
 };
 
 struct ClockRange {
@@ -123,6 +124,7 @@ struct Identity {
   Reading<std::vector<SupportedClocks>> supported_clocks;
   Reading<PowerConstraints> power_constraints;
   Reading<Watts> default_power_limit;
+  Reading<units::Milliwatts> default_power_limit_mw;  // exactly as NVML gives it
   TemperatureThresholds thresholds;
   Reading<PcieLink> pcie_max;                 // what the link can reach (GPU and slot together)
   Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
@@ -165,6 +167,8 @@ class Device {
 
   Reading<Watts> power_draw() const;   // the driver's power reading (1 s average on Hopper)
   Reading<Watts> power_limit() const;  // the limit currently set
+  // The same, exactly as NVML gives it (what control reads before a change and restores).
+  Reading<units::Milliwatts> power_limit_mw() const;
   Reading<Watts> enforced_power_limit() const;  // the limit in force (min of all limits)
   Reading<Joules> energy() const;  // total since driver load; slow (ms per read on H100)
   Reading<Celsius> temperature() const;

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::gpu {
 namespace {
@@ -18,7 +19,7 @@ std::string_view trim(std::string_view s) {
 }
 
 bool parse_hex(std::string_view s, unsigned long& out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > 8) return false;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
@@ -68,9 +69,16 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
   auto add = [&](std::size_t pos) {
     if (std::find(chosen.begin(), chosen.end(), pos) == chosen.end()) chosen.push_back(pos);
   };
+  // Empty is never "all": `gpuclk -i "$GPU" set …` with $GPU unset must not change every GPU.
   if (trim(spec).empty()) {
-    for (std::size_t i = 0; i < keys.size(); ++i) chosen.push_back(i);
-    return chosen;
+    throw bad_argument("the GPU selection is empty",
+                       "give indexes, UUIDs or PCI bus ids separated by commas (e.g. -i 0,2); "
+                       "leave -i out to mean every GPU");
+  }
+  // A selection names at most every GPU a few ways; a longer one is not a selection.
+  if (spec.size() > 4096) {
+    throw bad_argument(fmt::format("the GPU selection '{}' is too long", parse::quote(spec)),
+                       "give indexes, UUIDs or PCI bus ids separated by commas");
   }
 
   std::size_t start = 0;
@@ -80,19 +88,24 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
         trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
     start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
     if (item.empty()) {
-      throw bad_argument(fmt::format("empty item in device list '{}'", spec),
+      throw bad_argument(fmt::format("empty item in device list '{}'", parse::quote(spec)),
                          "use indexes, UUIDs or PCI bus ids separated by commas, e.g. -i 0,2");
     }
 
     // An index: all digits.
     if (std::all_of(item.begin(), item.end(),
                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      unsigned long index = 0;
-      std::from_chars(item.data(), item.data() + item.size(), index);
+      // Checked: an index that overflows is a bad argument, never a wrapped-around GPU 0.
+      const auto index = parse::try_unsigned(item, 0, kMaxGpuIndex);
+      if (!index) {
+        throw bad_argument(
+            fmt::format("GPU index '{}' is out of range", parse::quote(item)),
+            fmt::format("indexes run from 0 to {} at most; {}", kMaxGpuIndex, available(keys)));
+      }
       auto it = std::find_if(keys.begin(), keys.end(),
-                             [&](const DeviceKey& k) { return k.index == index; });
+                             [&](const DeviceKey& k) { return k.index == *index; });
       if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", item),
+        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", *index),
                     available(keys));
       }
       add(std::size_t(it - keys.begin()));
@@ -106,12 +119,13 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
         if (iequals_prefix(item, keys[i].uuid)) matches.push_back(i);
       }
       if (matches.empty()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with UUID '{}'", item),
-                    available(keys));
+        throw Error(ExitCode::gpu_not_found,
+                    fmt::format("no GPU with UUID '{}'", parse::quote(item)), available(keys));
       }
       if (matches.size() > 1) {
-        throw bad_argument(fmt::format("UUID prefix '{}' matches {} GPUs", item, matches.size()),
-                           "give more characters of the UUID");
+        throw bad_argument(
+            fmt::format("UUID prefix '{}' matches {} GPUs", parse::quote(item), matches.size()),
+            "give more characters of the UUID");
       }
       add(matches.front());
       continue;
@@ -122,15 +136,16 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
       auto it = std::find_if(keys.begin(), keys.end(),
                              [&](const DeviceKey& k) { return normalize_bus_id(k.bus_id) == bus; });
       if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU at PCI bus id '{}'", item),
-                    available(keys));
+        throw Error(ExitCode::gpu_not_found,
+                    fmt::format("no GPU at PCI bus id '{}'", parse::quote(item)), available(keys));
       }
       add(std::size_t(it - keys.begin()));
       continue;
     }
 
-    throw bad_argument(fmt::format("'{}' is not a GPU index, UUID or PCI bus id", item),
-                       "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
+    throw bad_argument(
+        fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(item)),
+        "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
   }
   return chosen;
 }

@@ -15,9 +15,14 @@ struct DeviceKey {
   std::string bus_id;  // empty when unknown
 };
 
-// Positions in `keys` that `spec` selects, in the order given, without duplicates. An empty
-// spec selects all. Throws Error: exit 2 for a malformed item, exit 6 for one that matches no
-// GPU (the message lists what is there).
+// The largest GPU index a selection may name (NVML counts GPUs in an unsigned int; no host has
+// more than a few dozen).
+inline constexpr unsigned kMaxGpuIndex = 4095;
+
+// Positions in `keys` that `spec` selects, in the order given, without duplicates. Throws Error:
+// exit 2 for an empty spec (never "all": an unset variable must not select every GPU), a
+// malformed item or an index beyond kMaxGpuIndex; exit 6 for one that matches no GPU (the message
+// lists what is there).
 std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys);
 
 // Normalizes a PCI bus id to "DDDDDDDD:BB:DD.F" (upper-case hex); empty if not a bus id.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <compare>
+#include <cstdint>
 
 namespace gpuclk::units {
 
@@ -54,6 +55,23 @@ constexpr Ratio from_percent(double pct) { return Ratio(pct / 100.0); }
 inline unsigned to_milliwatts(Watts w) {
   return static_cast<unsigned>(std::lround(w.value() * 1000.0));
 }
+
+// Power as NVML reads and writes it: whole milliwatts, an integer. A power limit travels in this
+// one type from the user's text (control::parse_power_limit, exact decimal, no floating point)
+// through validation and the journal to the driver, so a restore writes back exactly the number
+// that was read and no value wraps on the way (64 bits: a request far above any GPU's range
+// stays that request, and is refused or clamped, never truncated).
+class Milliwatts {
+ public:
+  constexpr Milliwatts() = default;
+  constexpr explicit Milliwatts(std::uint64_t count) : count_(count) {}
+  constexpr std::uint64_t count() const { return count_; }
+  constexpr Watts watts() const { return Watts(double(count_) / 1000.0); }
+  constexpr auto operator<=>(const Milliwatts&) const = default;
+
+ private:
+  std::uint64_t count_ = 0;
+};
 
 // Energy of a constant power over `seconds`.
 constexpr Joules energy_over(Watts w, double seconds) { return Joules(w.value() * seconds); }

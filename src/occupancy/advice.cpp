@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "occupancy/sweep.h"
@@ -38,7 +39,10 @@ struct Steps {
 void advise_registers(const ArchLimits& arch, const KernelConfig& kernel, const Occupancy& current,
                       std::vector<Advice>& advice) {
   Steps steps{current, {}};
-  for (int registers = kernel.registers_per_thread - 1; registers >= 0; --registers) {
+  // Bounded by the architecture, not by the request: a kernel asking for 2^31 registers is
+  // advised over 0..255 like any other, in 256 steps, not 2^31.
+  const int start = std::min(kernel.registers_per_thread - 1, arch.max_registers_per_thread);
+  for (int registers = start; registers >= 0; --registers) {
     KernelConfig candidate = kernel;
     candidate.registers_per_thread = registers;
     steps.consider(arch, candidate);
@@ -63,8 +67,11 @@ void advise_shared_memory(const ArchLimits& arch, const KernelConfig& kernel,
   const std::int64_t unit = arch.shared_memory_allocation_unit;
   const std::int64_t reserved = arch.reserved_shared_memory_per_block;
   Steps steps{current, {}};
-  for (std::int64_t units = (kernel.total_shared_bytes() + reserved + unit - 1) / unit - 1;
-       units >= 0; --units) {
+  // At most the units one SM holds, whatever the request (a terabyte asks for 2^33 units).
+  const std::int64_t most = (arch.shared_memory_per_sm + reserved + unit - 1) / unit;
+  const std::int64_t first =
+      std::min((kernel.total_shared_bytes() + reserved + unit - 1) / unit - 1, most);
+  for (std::int64_t units = first; units >= 0; --units) {
     const std::int64_t total = std::max<std::int64_t>(0, units * unit - reserved);
     if (total >= kernel.total_shared_bytes()) continue;
     KernelConfig candidate = kernel;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include "util/error.h"
 #include "util/text.h"
+#include "util/parse.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -39,11 +39,14 @@ std::vector<std::string> split_record(std::string_view line) {
   return cells;
 }
 
+// Every count in a batch is small: block sizes, registers, percentages. Anything above this is
+// a typo, refused before it can reach the calculator.
+constexpr std::int64_t kMaxCount = 1 << 20;
+
 std::optional<int> parse_int(std::string_view text) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
+  const auto value = parse::try_integer(text, -kMaxCount, kMaxCount);
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
 }
 
 class RowReader {
@@ -72,7 +75,8 @@ class RowReader {
   }
   [[noreturn]] void fail(int column, std::string_view valid) const {
     throw bad_argument(fmt::format("line {}, column {}: \"{}\" is not valid (use {})", row_.line,
-                                   columns_[std::size_t(column)], cell(column), valid));
+                                   parse::quote(columns_[std::size_t(column)]),
+                                   parse::quote(cell(column)), valid));
   }
 
  private:
@@ -116,12 +120,11 @@ std::optional<std::int64_t> parse_bytes(std::string_view text) {
       break;
     }
   }
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || text.empty() || value < 0) {
-    return std::nullopt;
-  }
-  return value * multiplier;
+  // Bytes of shared memory: a GPU has at most a few hundred KiB per SM; cap far above that so
+  // the product cannot overflow.
+  const auto value = parse::try_unsigned(text, 0, (1ull << 40) / 1024);
+  if (!value) return std::nullopt;
+  return static_cast<std::int64_t>(*value) * multiplier;
 }
 
 std::string join_limiters(const Occupancy& occupancy) {
@@ -133,46 +136,66 @@ std::string join_limiters(const Occupancy& occupancy) {
   return joined;
 }
 
+std::optional<BatchRow> BatchParser::feed(std::string_view line, int line_number) {
+  if (line.size() > kMaxBatchLine) {
+    throw bad_argument(
+        fmt::format("line {} is longer than {} characters", line_number, kMaxBatchLine),
+        "is this a CSV file of kernels?");
+  }
+  const std::string trimmed(text::trim(line));
+  if (trimmed.empty() || trimmed.front() == '#') return std::nullopt;
+  if (columns_.empty()) {
+    columns_ = split_record(line);
+    if (columns_.size() > kMaxBatchColumns) {
+      throw bad_argument(fmt::format("batch header (line {}) has {} columns; at most {}",
+                                     line_number, columns_.size(), kMaxBatchColumns));
+    }
+    for (std::string_view required : kRequired) {
+      const bool present = std::any_of(columns_.begin(), columns_.end(), [&](const std::string& c) {
+        return text::lower(c) == required;
+      });
+      if (!present) {
+        columns_.clear();
+        throw bad_argument(fmt::format(
+            "batch header (line {}) has no column \"{}\": it needs arch, threads, regs, "
+            "smem_static, smem_dynamic and may have max_threads, carveout",
+            line_number, required));
+      }
+    }
+    return std::nullopt;
+  }
+  BatchRow row;
+  row.line = line_number;
+  row.cells = split_record(line);
+  if (row.cells.size() != columns_.size()) {
+    throw bad_argument(fmt::format("line {} has {} cells; the header has {} columns", line_number,
+                                   row.cells.size(), columns_.size()));
+  }
+  read_row(columns_, row);
+  return row;
+}
+
+void BatchParser::finish() const {
+  if (columns_.empty()) {
+    throw bad_argument(
+        "batch file is empty: it needs a header row "
+        "(arch,threads,regs,smem_static,smem_dynamic) and one row per kernel");
+  }
+}
+
 Batch parse_batch_csv(std::string_view text) {
   Batch batch;
+  BatchParser parser;
   int line_number = 0;
   while (!text.empty()) {
     const auto end = text.find('\n');
     const std::string_view line = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     ++line_number;
-    const std::string trimmed(text::trim(line));
-    if (trimmed.empty() || trimmed.front() == '#') continue;
-    if (batch.columns.empty()) {
-      batch.columns = split_record(line);
-      for (std::string_view required : kRequired) {
-        const bool present =
-            std::any_of(batch.columns.begin(), batch.columns.end(),
-                        [&](const std::string& c) { return text::lower(c) == required; });
-        if (!present) {
-          throw bad_argument(fmt::format(
-              "batch header (line {}) has no column \"{}\": it needs arch, threads, regs, "
-              "smem_static, smem_dynamic and may have max_threads, carveout",
-              line_number, required));
-        }
-      }
-      continue;
-    }
-    BatchRow row;
-    row.line = line_number;
-    row.cells = split_record(line);
-    if (row.cells.size() != batch.columns.size()) {
-      throw bad_argument(fmt::format("line {} has {} cells; the header has {} columns", line_number,
-                                     row.cells.size(), batch.columns.size()));
-    }
-    read_row(batch.columns, row);
-    batch.rows.push_back(std::move(row));
+    if (auto row = parser.feed(line, line_number)) batch.rows.push_back(std::move(*row));
   }
-  if (batch.columns.empty()) {
-    throw bad_argument(
-        "batch file is empty: it needs a header row "
-        "(arch,threads,regs,smem_static,smem_dynamic) and one row per kernel");
-  }
+  parser.finish();
+  batch.columns = parser.columns();
   return batch;
 }
 

@@ -28,9 +28,28 @@ struct Batch {
   std::vector<BatchRow> rows;
 };
 
-// Parses and evaluates every row. Throws gpuclk::Error(bad_argument) naming the line, the
-// column and the value for anything that is not a kernel (unknown arch, a non-number, a missing
-// required column); a kernel that cannot launch is a row with occupancy.valid() false.
+// The batch read line by line, for files of any length in bounded memory: feed each line, get
+// back the evaluated row when it is one. Throws as parse_batch_csv does.
+class BatchParser {
+ public:
+  // `line` without its '\n'; `number` 1-based.
+  std::optional<BatchRow> feed(std::string_view line, int number);
+  // Throws when no header was seen (an empty file).
+  void finish() const;
+  const std::vector<std::string>& columns() const { return columns_; }
+
+ private:
+  std::vector<std::string> columns_;
+};
+
+// Cells per row and characters per line, far above any real batch.
+inline constexpr std::size_t kMaxBatchColumns = 256;
+inline constexpr std::size_t kMaxBatchLine = 1 << 16;
+
+// Parses and evaluates every row (BatchParser over a whole text). Throws
+// gpuclk::Error(bad_argument) naming the line, the column and the value for anything that is not a
+// kernel (unknown arch, a non-number, a missing required column); a kernel that cannot launch is a
+// row with occupancy.valid() false.
 Batch parse_batch_csv(std::string_view text);
 
 // "48K" / "48KiB" → 49152, "1000" → 1000; nullopt for anything else (negative, other suffixes).

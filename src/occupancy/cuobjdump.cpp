@@ -2,18 +2,22 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "util/error.h"
+#include "util/file.h"
+#include "util/parse.h"
 
 extern char** environ;
 
@@ -30,6 +34,19 @@ struct Output {
   int exit_status = -1;
   std::string text;  // stdout and stderr together
 };
+
+// An external tool is bounded like any input: it may run this long and print this much (a real
+// dump of a large binary is a few MB and takes seconds), then it is killed and gpuclk says so.
+constexpr auto kToolTimeout = std::chrono::seconds(120);
+constexpr std::size_t kToolOutputMax = file::kLogMax;
+
+std::chrono::milliseconds tool_timeout() {
+  // Tests shorten it (GPUCLK_TOOL_TIMEOUT_MS); never lengthened past the default.
+  if (const char* text = std::getenv("GPUCLK_TOOL_TIMEOUT_MS")) {
+    if (auto ms = parse::try_unsigned(text, 1, 120'000)) return std::chrono::milliseconds(*ms);
+  }
+  return kToolTimeout;
+}
 
 // posix_spawn rather than popen: the path goes to the program as one argument, never through a
 // shell, so file names with spaces or quotes need no escaping.
@@ -56,29 +73,47 @@ Output run(const std::string& program, const std::vector<std::string>& arguments
     ::close(pipe_ends[0]);
     throw Error(ExitCode::other, fmt::format("cannot run {}: {}", program, std::strerror(spawned)));
   }
+  const auto limit = tool_timeout();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::string stopped;  // why the tool was killed; empty when it ended by itself
   char buffer[65536];
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      stopped = fmt::format("it ran longer than {} s", static_cast<double>(limit.count()) / 1000.0);
+      break;
+    }
+    pollfd in{pipe_ends[0], POLLIN, 0};
+    const int ready = ::poll(&in, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     const ssize_t got = ::read(pipe_ends[0], buffer, sizeof buffer);
     if (got > 0) {
+      if (output.text.size() + std::size_t(got) > kToolOutputMax) {
+        stopped = fmt::format("it printed more than {} MiB", kToolOutputMax >> 20);
+        break;
+      }
       output.text.append(buffer, std::size_t(got));
     } else if (got == 0 || errno != EINTR) {
       break;
     }
   }
   ::close(pipe_ends[0]);
+  if (!stopped.empty()) ::kill(child, SIGKILL);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!stopped.empty()) {
+    throw Error(ExitCode::other, fmt::format("{} was stopped: {}", program, stopped),
+                "is the file a CUDA binary? a dump of a real one is a few MB and takes seconds");
   }
   output.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return output;
 }
 
 void require_readable_file(const std::string& path, const char* what) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
-      ::access(path.c_str(), R_OK) != 0) {
-    throw bad_argument(fmt::format("{} {} is not a readable file", what, path));
-  }
+  file::require_regular(path, what);
 }
 
 std::string last_line(const std::string& text) {
@@ -134,7 +169,8 @@ std::vector<KernelResources> read_binary_kernels(const std::string& path) {
   }
   const Output output = run(*cuobjdump, {"--dump-resource-usage", path});
   if (output.exit_status != 0) {
-    throw bad_argument(fmt::format("cuobjdump cannot read {}: {}", path, last_line(output.text)),
+    throw bad_argument(fmt::format("cuobjdump cannot read {}: {}", parse::quote(path),
+                                   parse::quote(last_line(output.text), 200)),
                        "give an executable, shared library, cubin or fatbin with CUDA device code");
   }
   std::vector<KernelResources> kernels = parse_cuobjdump_resource_usage(output.text);
@@ -148,14 +184,12 @@ std::vector<KernelResources> read_binary_kernels(const std::string& path) {
 }
 
 std::vector<KernelResources> read_ptxas_log(const std::string& path) {
-  require_readable_file(path, "ptxas log");
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::vector<KernelResources> kernels = parse_ptxas_log(text.str());
+  std::vector<KernelResources> kernels =
+      parse_ptxas_log(file::read_bounded(path, "ptxas log", file::kLogMax));
   if (kernels.empty()) {
-    throw bad_argument(fmt::format("{} has no \"Compiling entry function\" line of ptxas -v", path),
-                       "capture it with nvcc -Xptxas -v … 2> build.log (or --resource-usage)");
+    throw bad_argument(
+        fmt::format("{} has no \"Compiling entry function\" line of ptxas -v", parse::quote(path)),
+        "capture it with nvcc -Xptxas -v … 2> build.log (or --resource-usage)");
   }
   return kernels;
 }

@@ -6,6 +6,7 @@
 
 #include "occupancy/sweep.h"
 #include "util/error.h"
+#include "util/glob.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -49,8 +50,8 @@ KernelReports report_kernels(const std::vector<KernelResources>& resources,
   std::vector<std::string> order;
   std::map<std::string, std::vector<const KernelResources*>> by_name;
   for (const KernelResources& entry : resources) {
-    if (options.name_filter && !std::regex_search(entry.name, *options.name_filter) &&
-        !std::regex_search(demangle(entry.name), *options.name_filter)) {
+    if (options.name_filter && !glob::search(*options.name_filter, entry.name) &&
+        !glob::search(*options.name_filter, demangle(entry.name))) {
       continue;
     }
     if (!by_name.count(entry.name)) order.push_back(entry.name);

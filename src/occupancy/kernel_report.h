@@ -3,7 +3,6 @@
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -14,8 +13,9 @@
 namespace gpuclk::occupancy {
 
 struct KernelReportOptions {
-  const ArchLimits* target = nullptr;            // nullptr: each SASS for its own architecture
-  std::optional<std::regex> name_filter;         // searched in the mangled and the demangled name
+  const ArchLimits* target = nullptr;  // nullptr: each SASS for its own architecture
+  // A shell-style pattern (util/glob.h) searched in the mangled and the demangled name.
+  std::optional<std::string> name_filter;
   std::optional<int> threads_per_block;          // nullopt: the best size (sweep)
   std::optional<int> launch_bounds_max_threads;  // caps the sweep; not in the tools' reports
   std::int64_t dynamic_shared_bytes = 0;         // per block, not in the binary

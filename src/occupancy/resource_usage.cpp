@@ -1,13 +1,16 @@
 #include "occupancy/resource_usage.h"
 
 #include <cxxabi.h>
+#include <fmt/format.h>
 
-#include <charconv>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
 #include "occupancy/arch_limits.h"
 #include "util/text.h"
+#include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -23,10 +26,20 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return lines;
 }
 
-std::int64_t to_number(std::string_view text) {
-  std::int64_t value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
+// Tool output is input too: a count must be plain digits within what any GPU could have. A
+// value beyond that is a corrupted or hostile file, said so, never wrapped or truncated.
+constexpr std::uint64_t kMaxBytes = 1ull << 40;
+constexpr std::uint64_t kMaxRegisters = 65536;
+
+std::int64_t to_number(std::string_view text, std::string_view what,
+                       std::uint64_t max = kMaxBytes) {
+  const auto v = parse::try_unsigned(text, 0, max);
+  if (!v) {
+    throw bad_argument(
+        fmt::format("{}: '{}' is not a count from 0 to {}", what, parse::quote(text), max),
+        "is this the output of ptxas -v or cuobjdump --dump-resource-usage?");
+  }
+  return static_cast<std::int64_t>(*v);
 }
 
 // "REG:24 STACK:32 SHARED:0 LOCAL:0 CONSTANT[0]:372 CONSTANT[2]:8 TEXTURE:0 …"
@@ -38,7 +51,11 @@ void read_cuobjdump_fields(std::string_view line, KernelResources& kernel) {
     const auto colon = field.rfind(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view key = field.substr(0, colon);
-    const std::int64_t value = to_number(field.substr(colon + 1));
+    if (key != "REG" && key != "SHARED" && key != "STACK" && key != "LOCAL" &&
+        !key.starts_with("CONSTANT["))
+      continue;  // TEXTURE, SURFACE, SAMPLER: not needed, not parsed
+    const std::int64_t value =
+        to_number(field.substr(colon + 1), key, key == "REG" ? kMaxRegisters : kMaxBytes);
     if (key == "REG")
       kernel.registers = int(value);
     else if (key == "SHARED")
@@ -50,17 +67,19 @@ void read_cuobjdump_fields(std::string_view line, KernelResources& kernel) {
     else if (key == "CONSTANT[0]")
       kernel.constant0_bytes = value;
     else if (key.starts_with("CONSTANT["))
-      kernel.other_constant_bytes += value;
+      kernel.other_constant_bytes = std::min<std::int64_t>(kernel.other_constant_bytes + value,
+                                                           static_cast<std::int64_t>(kMaxBytes));
   }
 }
 
 // The number right before `unit` in "…, 1200 bytes stack frame, …"; 0 when absent.
-std::int64_t number_before(std::string_view line, std::string_view unit) {
+std::int64_t number_before(std::string_view line, std::string_view unit,
+                           std::uint64_t max = kMaxBytes) {
   const auto at = line.find(unit);
   if (at == std::string_view::npos) return 0;
   std::string_view before = text::trim(line.substr(0, at));
   const auto start = before.find_last_not_of("0123456789");
-  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1));
+  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1), text::trim(unit), max);
 }
 
 std::string_view quoted(std::string_view line, std::size_t from) {
@@ -132,9 +151,9 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
       in_properties = false;
     } else if (current != nullptr && line.find("Used ") != std::string_view::npos &&
                line.find(" registers") != std::string_view::npos) {
-      current->registers = int(number_before(line, " registers"));
+      current->registers = int(number_before(line, " registers", kMaxRegisters));
       if (line.find(" barriers") != std::string_view::npos) {
-        current->barriers = int(number_before(line, " barriers"));
+        current->barriers = int(number_before(line, " barriers", kMaxRegisters));
       }
       current->static_shared_bytes = number_before(line, " bytes smem");
       current->local_bytes = number_before(line, " bytes lmem");
@@ -144,7 +163,7 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
       }
       for (int bank = 1; bank < 32; ++bank) {
         current->other_constant_bytes +=
-            number_before(line, " bytes cmem[" + std::to_string(bank) + "]");
+            number_before(line, " bytes cmem[" + std::to_string(bank) + "]");  // ≤ 31 × 2^40
       }
       current = nullptr;
     }
@@ -153,6 +172,8 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
 }
 
 std::string demangle(const std::string& name) {
+  // The demangler recurses on nesting; real kernel names are far shorter than this.
+  if (name.size() > kMaxDemangle) return name;
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> plain(
       abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);

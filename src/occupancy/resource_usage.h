@@ -35,6 +35,8 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text);
 
 // "_Z3addPfPKfi" → "add(float*, float const*, int)"; the input unchanged when it is not a C++
 // mangled name.
+// Names longer than kMaxDemangle are returned unchanged (the demangler recurses on nesting).
+inline constexpr std::size_t kMaxDemangle = 4096;
 std::string demangle(const std::string& name);
 
 }  // namespace gpuclk::occupancy

@@ -22,13 +22,28 @@ class Printer {
   void stream_row(const std::vector<Column>& columns, const std::vector<Value>& row) {
     do_stream_row(columns, row);
   }
+  // A table too long to hold (occupancy --batch with a million rows): the same output as
+  // print_table, fed one row at a time. CSV and JSON write each row as it comes, so memory stays
+  // bounded; the text table needs every row for its column widths and holds them until
+  // end_table.
+  void begin_table(std::vector<Column> columns) { do_begin_table(std::move(columns)); }
+  void table_row(std::vector<Value> row) { do_table_row(std::move(row)); }
+  void end_table() { do_end_table(); }
 
  protected:
   virtual void do_print_table(const Table& table) = 0;
   virtual void do_print_tree(const Node& root) = 0;
   virtual void do_begin_stream(const std::vector<Column>& columns) = 0;
   virtual void do_stream_row(const std::vector<Column>& columns, const std::vector<Value>& row) = 0;
+  // Default: collect, then print_table.
+  virtual void do_begin_table(std::vector<Column> columns) {
+    pending_ = Table{};
+    pending_.columns = std::move(columns);
+  }
+  virtual void do_table_row(std::vector<Value> row) { pending_.rows.push_back(std::move(row)); }
+  virtual void do_end_table() { do_print_table(pending_); }
   std::ostream& out_;
+  Table pending_;
 };
 
 std::unique_ptr<Printer> make_printer(const Format& format, std::ostream& out);

@@ -114,7 +114,24 @@ class CsvPrinter final : public Printer {
     out_ << std::flush;
   }
 
+  // As print_table; the header waits for the first row (its units).
+  void do_begin_table(std::vector<Column> columns) override {
+    columns_ = std::move(columns);
+    header_written_ = false;
+  }
+  void do_table_row(std::vector<Value> row) override {
+    if (!header_written_ && format_.header) write_header(columns_, &row);
+    header_written_ = true;
+    write_values(row);
+  }
+  void do_end_table() override {
+    if (!header_written_ && format_.header) write_header(columns_, nullptr);
+    out_ << std::flush;
+  }
+
  private:
+  std::vector<Column> columns_;
+  bool header_written_ = false;
   static std::string quote(std::string s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -202,12 +219,32 @@ class JsonPrinter final : public Printer {
     out_ << arr.dump(2) << '\n';
   }
   void do_print_tree(const Node& root) override { out_ << to_json(root).dump(2) << '\n'; }
+
+  // The same document as print_table (an array, indented by 2), written row by row.
+  void do_begin_table(std::vector<Column> columns) override {
+    columns_ = std::move(columns);
+    rows_ = 0;
+  }
+  void do_table_row(std::vector<Value> row) override {
+    auto text = row_object(columns_, row).dump(2);
+    std::string indented = rows_ == 0 ? "[\n  " : ",\n  ";
+    indented.reserve(text.size() * 2);
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    out_ << indented;
+    ++rows_;
+  }
+  void do_end_table() override { out_ << (rows_ == 0 ? "[]\n" : "\n]\n") << std::flush; }
   void do_begin_stream(const std::vector<Column>&) override {}
   void do_stream_row(const std::vector<Column>& columns, const std::vector<Value>& row) override {
     out_ << row_object(columns, row).dump() << '\n' << std::flush;
   }
 
  private:
+  std::vector<Column> columns_;
+  std::size_t rows_ = 0;
   static nlohmann::ordered_json row_object(const std::vector<Column>& cols,
                                            const std::vector<Value>& row) {
     nlohmann::ordered_json obj = nlohmann::ordered_json::object();

@@ -84,7 +84,7 @@ printf '{"results": []}' >"$TEST_TMP/other.json"
 gpuclk bench compare "$TEST_TMP/other.json" "$A"
 expect_exit 2; expect_err "not a gpuclk bench report"
 gpuclk bench compare "$A" "$TEST_TMP/missing.json"
-expect_exit 2; expect_err "cannot read $TEST_TMP/missing.json"
+expect_exit 2; expect_err "cannot read bench report '$TEST_TMP/missing.json'"
 gpuclk bench compare "$A"
 expect_exit 2
 

@@ -105,7 +105,7 @@ if [ ! -x /usr/local/cuda/bin/cuobjdump ] && ! command -v cuobjdump >/dev/null; 
   expect_exit 3; expect_err "cuobjdump not found"; expect_err "--ptxas-log"
 fi
 gpuclk occupancy --binary "$TEST_TMP/does-not-exist"
-expect_exit 2; expect_err "is not a readable file"
+expect_exit 2; expect_err "No such file or directory"
 
 # --ptxas-log: the real nvcc -Xptxas -v log.
 gpuclk occupancy --ptxas-log "$SAMPLES/ptxas_sm80_sm90.log" --format json

@@ -122,7 +122,8 @@ TEST(bench_compare_test, an_unreadable_file_is_named) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_argument);
-    EXPECT_STREQ(e.what(), "cannot read /nonexistent/a.json");
+    EXPECT_STREQ(e.what(),
+                 "cannot read bench report '/nonexistent/a.json': No such file or directory");
   }
 }
 

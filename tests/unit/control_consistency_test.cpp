@@ -8,7 +8,7 @@ namespace {
 
 GpuSettingsView view(unsigned i, std::uint32_t power_mw, std::string model = "H100") {
   GpuSettingsView v{i, "GPU-" + std::to_string(i), std::move(model), {}};
-  v.settings.power_limit_mw = power_mw;
+  v.settings.power_limit_mw = units::Milliwatts(power_mw);
   v.settings.locked_gpu_clocks = ClockLock::none();
   return v;
 }
@@ -45,7 +45,7 @@ TEST(control_consistency_test, journal_locks_fill_in_what_nvml_cannot_read) {
 
 TEST(control_consistency_test, applied_summary_marks_interrupted_writes) {
   JournalEntry e;
-  e.applied.power_limit_mw = 600000;
+  e.applied.power_limit_mw = units::Milliwatts(600000);
   e.pending.locked_gpu_clocks = ClockLock::range(ClockBound::tdp(), ClockBound::tdp());
   EXPECT_EQ(applied_summary(e), "GPU lock tdp (interrupted), power 600 W");
 }

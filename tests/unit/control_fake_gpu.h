@@ -29,8 +29,9 @@ inline GpuFacts h100_facts(unsigned index) {
     table.push_back(e);
   }
   f.supported_clocks = table;
-  f.power_constraints = gpu::PowerConstraints{units::Watts(200), units::Watts(700)};
-  f.default_power_limit_mw = 700000u;
+  f.power_constraints = gpu::PowerConstraints{units::Watts(200), units::Watts(700),
+                                              units::Milliwatts(200000), units::Milliwatts(700000)};
+  f.default_power_limit_mw = units::Milliwatts(700000);
   f.default_application_clocks = ApplicationClocks{2619, 1980};
   return f;
 }
@@ -54,7 +55,7 @@ class FakeGpu final : public GpuControl {
     Settings s;
     s.persistence_mode = persistence;
     s.application_clocks = app;
-    s.power_limit_mw = power_mw;
+    s.power_limit_mw = units::Milliwatts(power_mw);
     return s;
   }
   LiveClocks live_clocks() const override {
@@ -85,8 +86,8 @@ class FakeGpu final : public GpuControl {
   void reset_memory_locked_clocks() override {
     call("reset_memory_locked_clocks", [&] { memory_lock = ClockLock::none(); });
   }
-  void set_power_limit(std::uint32_t mw) override {
-    call("set_power_limit", [&] { power_mw = mw; });
+  void set_power_limit(units::Milliwatts mw) override {
+    call("set_power_limit", [&] { power_mw = static_cast<std::uint32_t>(mw.count()); });
   }
 
  private:

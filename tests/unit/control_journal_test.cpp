@@ -21,11 +21,11 @@ Journal sample() {
   Settings before;
   before.persistence_mode = true;
   before.application_clocks = ApplicationClocks{2619, 1980};
-  before.power_limit_mw = 700000;
+  before.power_limit_mw = units::Milliwatts(700000);
   auto& e = j.entry_for(testing::h100_facts(1), before, "2024-01-01T00:00:00Z");
   e.touched = {Setting::locked_gpu_clocks, Setting::power_limit};
   e.applied.locked_gpu_clocks = ClockLock::range(ClockBound::tdp(), ClockBound::unlimited());
-  e.pending.power_limit_mw = 612500;
+  e.pending.power_limit_mw = units::Milliwatts(612500);
   j.add_history(
       {"2024-01-01T00:00:00Z", 42, "set", 1, e.uuid, "power_limit", "700 W", "612.500 W", "ok"});
   return j;
@@ -48,7 +48,7 @@ TEST(control_journal_test, json_round_trip_keeps_everything) {
   EXPECT_TRUE(e.assumed.count(Setting::locked_gpu_clocks));
   EXPECT_EQ(e.touched, j.gpus[0].touched);
   EXPECT_EQ(e.applied.locked_gpu_clocks, j.gpus[0].applied.locked_gpu_clocks);
-  EXPECT_EQ(*e.pending.power_limit_mw, 612500u);
+  EXPECT_EQ(e.pending.power_limit_mw->count(), 612500u);
   EXPECT_EQ(back.history.size(), 1u);
   EXPECT_EQ(back.boot_id, "boot");
 }

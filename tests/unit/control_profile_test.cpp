@@ -27,10 +27,10 @@ power_limit_w = "default"
   EXPECT_TRUE(*p.settings.persistence_mode);
   EXPECT_EQ(p.settings.application_clocks->value, (ApplicationClocks{2619, 1980}));
   EXPECT_EQ(p.settings.locked_gpu_clocks->value.min.mhz, 1755u);
-  EXPECT_DOUBLE_EQ(p.settings.power_limit_watts->value, 650);
+  EXPECT_EQ(p.settings.power_limit->value, units::Milliwatts(650000));
   ASSERT_EQ(p.overrides.size(), 1u);
   EXPECT_EQ(p.overrides[0].gpus, "3");
-  EXPECT_TRUE(p.overrides[0].request.power_limit_watts->to_default);
+  EXPECT_TRUE(p.overrides[0].request.power_limit->to_default);
 }
 
 TEST(control_profile_test, accepts_unquoted_booleans) {

@@ -55,8 +55,16 @@ TEST(control_request_test, clock_lock_rejects_mixed_and_inverted_ranges) {
 }
 
 TEST(control_request_test, power_limit_in_watts) {
-  EXPECT_DOUBLE_EQ(parse_power_limit("600", "x").value, 600.0);
-  EXPECT_DOUBLE_EQ(parse_power_limit("612.5W", "x").value, 612.5);
+  EXPECT_EQ(parse_power_limit("600", "x").value, units::Milliwatts(600000));
+  EXPECT_EQ(parse_power_limit("612.5W", "x").value, units::Milliwatts(612500));
+  // Exact, and never wrapped: 4295617.296 W is 4295617296 mW, not 650 W (2^32 mW later).
+  EXPECT_EQ(parse_power_limit("4295617.296", "x").value, units::Milliwatts(4295617296ull));
+  EXPECT_THROW(parse_power_limit("600.0001", "x"), Error);
+  EXPECT_THROW(parse_power_limit("99999999999999999999", "x"), Error);
+  EXPECT_THROW(parse_power_limit("nan", "x"), Error);
+  EXPECT_THROW(parse_power_limit("inf", "x"), Error);
+  EXPECT_THROW(parse_power_limit("0", "x"), Error);
+  EXPECT_THROW(parse_power_limit("6e2", "x"), Error);
   EXPECT_TRUE(parse_power_limit("default", "x").to_default);
   EXPECT_THROW(parse_power_limit("-5", "x"), Error);
   EXPECT_THROW(parse_power_limit("lots", "x"), Error);
@@ -64,12 +72,12 @@ TEST(control_request_test, power_limit_in_watts) {
 
 TEST(control_request_test, merge_replaces_only_named_settings) {
   Request base;
-  base.power_limit_watts = Change<double>::of(700);
+  base.power_limit = Change<units::Milliwatts>::of(units::Milliwatts(700000));
   base.persistence_mode = true;
   Request over;
-  over.power_limit_watts = Change<double>::of(500);
+  over.power_limit = Change<units::Milliwatts>::of(units::Milliwatts(500000));
   base.merge(over);
-  EXPECT_DOUBLE_EQ(base.power_limit_watts->value, 500);
+  EXPECT_EQ(base.power_limit->value, units::Milliwatts(500000));
   EXPECT_TRUE(*base.persistence_mode);
   EXPECT_FALSE(base.has(Setting::application_clocks));
 }

@@ -30,7 +30,7 @@ class control_restore_test : public ::testing::Test {
     s.application_clocks = ApplicationClocks{1593, 1500};
     s.locked_gpu_clocks =
         ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
-    s.power_limit_mw = 500000;
+    s.power_limit_mw = units::Milliwatts(500000);
     std::vector<GpuChange> changes;
     for (auto& g : gpus) changes.push_back({g.get(), s});
     ASSERT_EQ(apply_changes(changes, journal, persist(), {"set"}).exit, ExitCode::ok);
@@ -97,7 +97,7 @@ TEST_F(control_restore_test, after_an_interrupted_change_undoes_what_was_pending
   // pending settings and nothing applied.
   Settings s;
   s.locked_gpu_clocks = ClockLock::range(ClockBound::megahertz(1500), ClockBound::megahertz(1500));
-  s.power_limit_mw = 500000;
+  s.power_limit_mw = units::Milliwatts(500000);
   std::vector<GpuChange> changes;
   for (auto& g : gpus) changes.push_back({g.get(), s});
   Journal on_disk;

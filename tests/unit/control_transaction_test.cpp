@@ -33,7 +33,7 @@ class control_transaction_test : public ::testing::Test {
   static Settings lock_and_power(unsigned mhz, std::uint32_t mw) {
     Settings s;
     s.locked_gpu_clocks = ClockLock::range(ClockBound::megahertz(mhz), ClockBound::megahertz(mhz));
-    s.power_limit_mw = mw;
+    s.power_limit_mw = units::Milliwatts(mw);
     return s;
   }
   std::size_t position(const std::string& event) const {
@@ -57,7 +57,7 @@ TEST_F(control_transaction_test, journal_is_saved_before_the_first_write) {
   ASSERT_GE(saved.size(), 2u);
   const auto& first = saved.front();
   ASSERT_EQ(first.gpus.size(), 2u);
-  EXPECT_EQ(*first.gpus[0].original.power_limit_mw, 700000u);
+  EXPECT_EQ(first.gpus[0].original.power_limit_mw->count(), 700000u);
   EXPECT_FALSE(first.gpus[0].original.locked_gpu_clocks->locked);
   EXPECT_TRUE(first.gpus[0].assumed.count(Setting::locked_gpu_clocks));
   EXPECT_TRUE(first.gpus[1].pending.has(Setting::power_limit));
@@ -72,7 +72,7 @@ TEST_F(control_transaction_test, success_records_applied_and_reads_back) {
   const auto* e = journal.find(gpus[1]->facts().uuid);
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(e->pending.empty());
-  EXPECT_EQ(*e->applied.power_limit_mw, 600000u);
+  EXPECT_EQ(e->applied.power_limit_mw->count(), 600000u);
   // Power reads back through NVML; a lock has no getter, so the live clock is shown.
   auto power_row = std::find_if(report.settings.begin(), report.settings.end(),
                                 [](const auto& s) { return s.setting == Setting::power_limit; });
@@ -145,7 +145,7 @@ TEST_F(control_transaction_test, permission_error_keeps_its_exit_code_and_change
   make_gpus(2);
   gpus[0]->fail_on["set_power_limit"] = ExitCode::no_permission;
   Settings s;
-  s.power_limit_mw = 600000;
+  s.power_limit_mw = units::Milliwatts(600000);
   auto report = run(s);
   EXPECT_EQ(report.exit, ExitCode::no_permission);
   EXPECT_NE(report.error.find("nothing was changed"), std::string::npos);
@@ -174,12 +174,12 @@ TEST_F(control_transaction_test, journal_save_failure_stops_before_any_write) {
 TEST_F(control_transaction_test, original_is_kept_from_the_first_change) {
   make_gpus(1);
   Settings s;
-  s.power_limit_mw = 600000;
+  s.power_limit_mw = units::Milliwatts(600000);
   run(s);
-  s.power_limit_mw = 500000;
+  s.power_limit_mw = units::Milliwatts(500000);
   run(s);
-  EXPECT_EQ(*journal.gpus[0].original.power_limit_mw, 700000u);
-  EXPECT_EQ(*journal.gpus[0].applied.power_limit_mw, 500000u);
+  EXPECT_EQ(journal.gpus[0].original.power_limit_mw->count(), 700000u);
+  EXPECT_EQ(journal.gpus[0].applied.power_limit_mw->count(), 500000u);
 }
 
 TEST_F(control_transaction_test, default_application_clocks_use_the_reset_call) {

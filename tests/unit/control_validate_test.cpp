@@ -82,24 +82,24 @@ TEST(control_validate_test, memory_lock_elsewhere_checks_memory_clocks) {
 
 TEST(control_validate_test, power_limit_outside_constraints_is_refused_or_clamped) {
   Request r;
-  r.power_limit_watts = Change<double>::of(900);
+  r.power_limit = Change<units::Milliwatts>::of(units::Milliwatts(900000));
   auto v = validate(r, h100_facts(1), false);
   ASSERT_EQ(v.problems.size(), 1u);
   EXPECT_NE(v.problems[0].message.find("200 W\u2013700 W"), std::string::npos);
   auto clamped = validate(r, h100_facts(1), true);
-  EXPECT_EQ(*clamped.target.power_limit_mw, 700000u);
+  EXPECT_EQ(clamped.target.power_limit_mw->count(), 700000u);
 }
 
 TEST(control_validate_test, defaults_resolve_to_the_drivers_values) {
   Request r;
   r.application_clocks = Change<ApplicationClocks>::driver_default();
   r.locked_gpu_clocks = Change<ClockLock>::driver_default();
-  r.power_limit_watts = Change<double>::driver_default();
+  r.power_limit = Change<units::Milliwatts>::driver_default();
   auto v = validate(r, h100_facts(0), false);
   ASSERT_TRUE(v.problems.empty());
   EXPECT_EQ(*v.target.application_clocks, (ApplicationClocks{2619, 1980}));
   EXPECT_FALSE(v.target.locked_gpu_clocks->locked);
-  EXPECT_EQ(*v.target.power_limit_mw, 700000u);
+  EXPECT_EQ(v.target.power_limit_mw->count(), 700000u);
 }
 
 TEST(control_validate_test, unsupported_features_exit_3) {
@@ -107,7 +107,7 @@ TEST(control_validate_test, unsupported_features_exit_3) {
   facts.supported_clocks = gpu::Reading<std::vector<gpu::SupportedClocks>>::not_supported();
   facts.power_constraints = gpu::Reading<gpu::PowerConstraints>::not_supported();
   Request r = app_clocks(2619, 1755);
-  r.power_limit_watts = Change<double>::of(500);
+  r.power_limit = Change<units::Milliwatts>::of(units::Milliwatts(500000));
   auto v = validate(r, facts, false);
   ASSERT_EQ(v.problems.size(), 2u);
   EXPECT_EQ(v.problems[0].code, ExitCode::not_supported);

@@ -24,8 +24,21 @@ ExitCode code_of(std::string_view spec) {
 
 }  // namespace
 
-TEST(selection_test, empty_selects_all_in_order) {
-  EXPECT_EQ(select_devices("", kNode), (std::vector<std::size_t>{0, 1, 2}));
+// An empty selection is an error, never "all": `-i "$GPU"` with $GPU unset must not select every
+// GPU (issue 17). Leaving -i out is what means all (cli::Context).
+TEST(selection_test, empty_is_a_bad_argument) {
+  EXPECT_EQ(code_of(""), ExitCode::bad_argument);
+  EXPECT_EQ(code_of("  "), ExitCode::bad_argument);
+  EXPECT_EQ(code_of(","), ExitCode::bad_argument);
+}
+
+// An index that overflows is refused, never wrapped to a GPU that exists.
+TEST(selection_test, overflowing_index_is_a_bad_argument) {
+  EXPECT_EQ(code_of("18446744073709551616"), ExitCode::bad_argument);
+  EXPECT_EQ(code_of("4294967296"), ExitCode::bad_argument);
+  EXPECT_EQ(code_of("4096"), ExitCode::bad_argument);
+  EXPECT_EQ(code_of("4095"), ExitCode::gpu_not_found);
+  EXPECT_EQ(code_of(std::string(100000, '0')), ExitCode::bad_argument);
 }
 
 TEST(selection_test, indexes_keep_the_given_order_without_duplicates) {

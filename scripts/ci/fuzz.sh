@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, the `fuzz` preset: clang-14 with ASan and UBSan) and
+# runs each for a bounded time. A crash, a leak, a UB report or an input slower than
+# FUZZ_TIMEOUT_S fails the run; the input that did it is left in build/fuzz/findings/NAME/ —
+# move it to tests/fuzz/regressions/NAME/ with the fix (the ctest fuzz.NAME replays it forever).
+#   scripts/ci/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 30 s, every target)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECONDS_PER_TARGET=${1:-30}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(values profile scenario batch journal bench_compare tool_output)
+FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}   # one input may take at most this long (a hang)
+FUZZ_RSS_MB=${FUZZ_RSS_MB:-1024}       # and at most this much memory
+
+test -f build/fuzz/CMakeCache.txt || cmake --preset fuzz >/dev/null
+cmake --build build/fuzz -j"${JOBS:-2}" --target "${TARGETS[@]/#/fuzz_}"
+
+status=0
+for t in "${TARGETS[@]}"; do
+  work=build/fuzz/corpus/$t findings=build/fuzz/findings/$t
+  mkdir -p "$work" "$findings"
+  # New inputs go to the scratch corpus; the committed seeds and regressions are read only.
+  if ! ./build/fuzz/tests/fuzz/fuzz_"$t" "$work" tests/fuzz/corpus/"$t" tests/fuzz/regressions/"$t" \
+      -max_total_time="$SECONDS_PER_TARGET" -timeout="$FUZZ_TIMEOUT_S" -rss_limit_mb="$FUZZ_RSS_MB" \
+      -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 \
+      > "build/fuzz/$t.log" 2>&1; then
+    echo "fuzz_$t: FOUND a problem (build/fuzz/$t.log, input in $findings/)"
+    tail -30 "build/fuzz/$t.log"
+    status=1
+  else
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz/$t.log" | grep -o '[0-9]*$')
+    echo "fuzz_$t: ${runs:-?} inputs in ${SECONDS_PER_TARGET} s, nothing found"
+  fi
+done
+exit $status
