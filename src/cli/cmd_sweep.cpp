@@ -315,16 +315,24 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   run_options.baseline = !o.no_baseline;
   run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
   const bool show_progress = isatty(STDERR_FILENO) == 1;
-  const auto run = sweep::run_sweep(
-      gpus, *workload,
-      [&](const std::vector<gpu::Device*>& group, double value) {
-        apply_requests(ctx, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
-                       [&](gpu::Device&) { return point_request(axis, value); });
-      },
-      [&](const std::vector<gpu::Device*>& group) { restore_settings(ctx, group, axis, before); },
-      run_options, ctx.clock(), [] { return g_signal != 0; },
-      show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
-                    : std::function<void(const sweep::ProgressInfo&)>{});
+  sweep::SweepRun run;
+  try {
+    run = sweep::run_sweep(
+        gpus, *workload,
+        [&](const std::vector<gpu::Device*>& group, double value) {
+          apply_requests(ctx, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
+                         [&](gpu::Device&) { return point_request(axis, value); });
+        },
+        [&](const std::vector<gpu::Device*>& group) { restore_settings(ctx, group, axis, before); },
+        run_options, ctx.clock(), [] { return g_signal != 0; },
+        show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
+                      : std::function<void(const sweep::ProgressInfo&)>{});
+  } catch (const Error&) {
+    // A signal that reached a transaction rolls it back and fails it: that is an interruption
+    // (the group was restored on the way out), not an error.
+    if (g_signal == 0) throw;
+    run.interrupted = true;
+  }
   report.points = run.points;
   report.interrupted = run.interrupted;
   report.failed_fast = run.failed_fast;
@@ -375,7 +383,8 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
     ctx.printer()->print_table(sweep::points_table(report));
     if (format.kind == output::Format::Kind::table) {
       if (!report.best.empty()) {
-        std::cout << "\nBest points (" << report.workload << "; base: the settings found before, else the fastest point):\n";
+        std::cout << "\nBest points (" << report.workload
+                  << "; base: the settings found before, else the fastest point):\n";
         ctx.printer()->print_table(sweep::best_table(report));
       }
       for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
