@@ -63,6 +63,39 @@ section_readonly() {
   done
 }
 
+section_copy_variants() {
+  echo "## copy kernel variants vs cudaMemcpyAsync (perf/copy_kernel_variants.cu)"
+  local probe=${COPY_PROBE:-build/devprobe/copy_kernel_variants}
+  [ -x "$probe" ] || { echo "build it first: nvcc -O3 -std=c++17 -arch=sm_90 perf/copy_kernel_variants.cu -o $probe"; status=1; return; }
+  "$probe" 1024 40 | tee "$OUT/copy_kernel_variants.txt"
+}
+
+section_gemm_dtypes() {
+  echo "## GEMM rate, clock and power per data type and shape (perf/gemm_power_by_dtype.py)"
+  python3 perf/gemm_power_by_dtype.py --seconds 4 --warmup 1 --json "$OUT/gemm_power_by_dtype.json"
+}
+
+section_dmon_groups() {
+  echo "## dmon CPU time per group: gpuclk dmon -s G vs nvidia-smi dmon -s G (10 samples at 1 s, all at once)"
+  local g pids=()
+  for g in p u c v m e t pucvmet puc; do
+    ( TIMEFORMAT='%U %S'; { time "$BIN" -i 0 dmon -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_ours_$g.time" ) &
+    ( TIMEFORMAT='%U %S'; { time nvidia-smi dmon -i 0 -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_smi_$g.time" ) &
+  done
+  wait
+  echo "| group | gpuclk user+sys s | nvidia-smi user+sys s | ratio |"
+  echo "|---|---|---|---|"
+  for g in p u c v m e t puc pucvmet; do
+    local a b
+    a=$(awk '{print $1 + $2}' "$OUT/dmon_ours_$g.time"); b=$(awk '{print $1 + $2}' "$OUT/dmon_smi_$g.time")
+    echo "| $g | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }') |"
+  done
+  if command -v strace >/dev/null; then
+    strace -c -f -o "$OUT/dmon_pucvmet.strace" "$BIN" -i 0 dmon -s pucvmet -d 1 -c 5 >/dev/null 2>&1
+    head -25 "$OUT/dmon_pucvmet.strace"
+  fi
+}
+
 for s in $SECTIONS; do
   # Not a pipe: the section must run in this shell so its status reaches us.
   if declare -F "section_$s" >/dev/null; then "section_$s" > >(tee -a "$OUT/device-check.log") 2>&1

@@ -19,7 +19,10 @@ packages=(
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
+  tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads
 )
+# nvtop and python3-pynvml (the simulator's third-party NVML clients in tests/cli/clients_*)
+# live in Debian's contrib/non-free components: scripts/install-test-clients.sh, run by CI.
 
 missing=()
 for p in "${packages[@]}"; do

@@ -49,6 +49,7 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   into.busy += a.busy * weight;
   into.dram += a.dram * weight;
   for (int i = 0; i < kDataTypeCount; ++i) into.pipe[i] += a.pipe[i] * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.kernel[i] += a.kernel[i] * weight;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     into.activity[i] += a.activity[i] * weight;
   }

@@ -77,6 +77,8 @@ struct TickActivity {
   double dram_bytes_per_s = 0;
   double pcie_rx_bytes_per_s = 0;
   double pcie_tx_bytes_per_s = 0;
+  // A compute kernel of each data type ran (its pipe draws pipe_busy_w at any rate it reaches).
+  double kernel[kDataTypeCount] = {};
 };
 
 struct GpuDynamics {

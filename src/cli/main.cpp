@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_stat_command(app, ctx);
   gpuclk::cli::add_bench_command(app, ctx);
   gpuclk::cli::add_serve_command(app, ctx);
+  gpuclk::cli::add_govern_command(app, ctx);
 
   std::set<std::string> names;
   for (const auto* sub : app.get_subcommands({})) names.insert(sub->get_name());
