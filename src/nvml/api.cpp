@@ -94,6 +94,10 @@ Api::~Api() {
 
 double Api::time_scale() const { return time_scale_fn_ ? time_scale_fn_() : 1.0; }
 
+void* Api::simulator_symbol(const char* name) const {
+  return handle_ && simulated() ? dlsym(handle_, name) : nullptr;
+}
+
 std::string Api::simulator_state_path() const {
   const char* path = state_path_fn_ ? state_path_fn_() : nullptr;
   return path ? path : "";

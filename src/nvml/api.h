@@ -52,6 +52,9 @@ class Api {
   std::string simulator_state_path() const;
   // The simulated GPU's exact energy since power-on, joules (NaN on real hardware or a bad index).
   double simulator_energy_joules(unsigned index) const;
+  // Another simulator extra by name (nullptr on real hardware or when absent). For src/nvml only
+  // (sim_jobs.cpp): layers above reach the simulator through typed wrappers, never a cast.
+  void* simulator_symbol(const char* name) const;
 
  private:
   Api() = default;

@@ -36,7 +36,7 @@ namespace {
 
 template <class Fn>
 Fn resolve(const Api& api, const char* name) {
-  return reinterpret_cast<Fn>(api.symbol(name));
+  return reinterpret_cast<Fn>(api.simulator_symbol(name));
 }
 
 }  // namespace

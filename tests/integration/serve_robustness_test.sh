@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# gpuclk serve under abuse, loopback only, bounded in time (LOAD_SECONDS, default 8; the perf
+# gpuclk serve under abuse, loopback only, bounded in time (LOAD_SECONDS, default 5; the perf
 # run, perf/serve_load.sh, uses 30): wrk at ~1000 requests/s on /metrics with RSS flat; malformed
 # HTTP, a 1 MiB header, a client that sends one byte a second; 100 socket clients and 100 HTTP
 # clients at once; malformed and oversized socket requests. Nothing crashes, every bad request
 # gets an error or a closed connection, and the sampler keeps ticking (lateness p99 reported).
 set -u
 GPUCLK_BIN=${1:?usage: serve_robustness_test.sh /path/to/gpuclk}
-LOAD_SECONDS=${LOAD_SECONDS:-8}
+LOAD_SECONDS=${LOAD_SECONDS:-5}
 for p in wrk curl jq python3; do
   command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
