@@ -19,7 +19,12 @@ build: configure
 	@cmake --build $(BIN) -j $(JOBS)
 
 # No NVIDIA driver here: gpuclk falls back to the simulated 4×H100 node and says so in one line.
-run: build
+# The build stays quiet: its progress goes to $(BIN)/build.log (not make's own "Entering
+# directory" lines either: the inner make is not a sub-make of this one); the compiler's warnings
+# and errors still show, and the log's end when the build fails.
+run: configure
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS cmake --build $(BIN) -j $(JOBS) >$(BIN)/build.log || \
+	  { tail -n 30 $(BIN)/build.log; exit 1; }
 	@GPUCLK_FALLBACK_SIM=1 $(BIN)/gpuclk
 
 test: build
@@ -29,7 +34,7 @@ format:
 	@git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format -i
 
 tidy: configure
-	@git ls-files 'src/*.cpp' | xargs clang-tidy -p $(BIN) --quiet
+	@BUILD_DIR=$(BIN) TIDY=$${TIDY:-all} scripts/ci/check-rules.sh tidy
 
 clean:
 	rm -rf build

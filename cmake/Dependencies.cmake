@@ -1,6 +1,6 @@
 # Third-party libraries, all from Debian (scripts/install-deps.sh). In a portable build
 # (GPUCLK_PORTABLE) the header-only ones stay header-only and the rest link statically, so the
-# binary runs on a host that has none of them (the GPU machine: see DEVICE.md).
+# binary runs on a host that has none of them (the GPU machine: see docs/device.md).
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 # Debian's toml++ is a compiled library; the portable build uses its headers alone

@@ -6,8 +6,8 @@ export GPUCLK_READ_ONLY=1
 #      (nvidia-smi's default), -s pucvmet at 1 s, and ours at 100 ms (nvidia-smi stops at 1 s).
 #   2. Agreement: both watch the GPU at once while `gpuclk stat` runs an 8192³ BF16 torch.matmul
 #      loop; per-column medians side by side (they should agree within sampling).
-#   3. stat's report: energy, power cap fraction, median SM clock, verdict (calibration/h100
-#      predicts "power-capped ~98 % … median SM clock ~1410 of 1980 MHz" for the GEMM part).
+#   3. stat's report: energy, power cap fraction, median SM clock, verdict (the H100 calibration
+#      (docs/calibration.md) predicts "power-capped ~98 % … median SM clock ~1410 of 1980 MHz" for the GEMM part).
 #
 # Usage (GPU machine, repository root, build/device carried):  perf/dmon_vs_nvidia_smi.sh
 #        SIM=1 perf/dmon_vs_nvidia_smi.sh   (pipeline check on the simulator: no peer, and the

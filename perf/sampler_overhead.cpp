@@ -4,14 +4,14 @@
 //                    per GPU, through GpuSource as the sampler reads it (issue 4 goal: <= 5 µs)
 //   per_field_us     the same, one field at a time
 //   raw_clock_power_us  nvmlDeviceGetClockInfo + nvmlDeviceGetPowerUsage called directly
-//                    (calibration/h100: 0.66 µs), to separate NVML's cost from ours
+//                    (docs/calibration.md: 0.66 µs), to separate NVML's cost from ours
 //   jitter           fast-tick lateness (sample time - schedule) with the slow fields on:
 //                    "standard" (energy, GPM, ECC, violations every 1 s) and "all_slow_every_tick"
 //                    (those plus PCIe throughput every fast tick) (goal: p99 <= 2 ms at 100 ms)
 // Usage: gpuclk-sampler-overhead [--nvml-lib PATH] [--samples N] [--jitter-seconds S]
 //                                [--interval-ms MS]
 // Read-only: it calls NVML getters only. A plain program rather than google-benchmark so that the
-// portable device build (DEVICE.md) carries it without extra libraries.
+// portable device build (docs/device.md) carries it without extra libraries.
 #include <time.h>
 
 #include <chrono>

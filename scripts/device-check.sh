@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Everything we check on the GPU machine, in one call (DEVICE.md). Read-only, always.
-#   scripts/device-check.sh [SECTION...]      sections: foundation latency (default: all known)
+# Everything we check on the GPU machine, in one call (docs/device.md). Read-only, always.
+#   scripts/device-check.sh [SECTION...]
+# sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
+# copy_variants gemm_dtypes dmon_groups;
+# docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
+# Binaries: GPUCLK_BIN (build/device/gpuclk); the perf scripts find the others in build/device
+# (PROBE, TOOL and DEVICE_TESTS override).
 export GPUCLK_READ_ONLY=1
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${GPUCLK_BIN:-build/device/gpuclk}
 OUT=${OUT:-/tmp/gpuclk-device-check}
 mkdir -p "$OUT"
-SECTIONS=${*:-foundation latency}
+DEVICE_TESTS=${DEVICE_TESTS:-build/device/tests/device/gpuclk_device_tests}
+export GPUCLK_BIN=$BIN GPUCLK=$BIN
+SECTIONS=${*:-foundation latency readonly}
 status=0
 
 section_foundation() {
@@ -50,10 +57,14 @@ section_foundation() {
 section_latency() {
   echo "## latency: perf/cli_latency.sh"
   perf/cli_latency.sh "$BIN" 30 | tee "$OUT/cli_latency.md"
+  echo; echo "where a fresh process's time goes (perf/nvml_open_costs.py):"
+  python3 perf/nvml_open_costs.py || status=1
 }
 
 section_readonly() {
   echo "## read-only: every write refused with exit 4"
+  tests/device/readonly_test.sh "$BIN" > "$OUT/readonly.log" 2>&1 || status=1
+  tail -14 "$OUT/readonly.log"
   local rc=0
   for cmd in "set --app-clocks 2619,1980" "set --power-limit 600" "set --persistence on" \
              "set --lock-gpu-clocks 1410" "reset --app-clocks" "restore"; do
@@ -61,6 +72,86 @@ section_readonly() {
     echo "gpuclk $cmd -> exit $rc: $(head -1 "$OUT/ro.err")"
     [ $rc -eq 4 ] || status=1
   done
+}
+
+section_occupancy() {
+  echo "## occupancy: our calculator vs cudaOccupancyMaxActiveBlocksPerMultiprocessor"
+  OUT=$OUT tests/device/occupancy_device.sh > "$OUT/occupancy.log" 2>&1 || status=1
+  grep -iE "mismatch|cases|agree|differ|FAIL" "$OUT/occupancy.log" | head -12
+}
+
+section_telemetry() {
+  echo "## telemetry: sampler vs pynvml, dmon vs nvidia-smi dmon, stat around a BF16 GEMM"
+  timeout 200 perf/sampler_vs_pynvml.sh > "$OUT/sampler.log" 2>&1 || status=1
+  tail -14 "$OUT/sampler.log"
+  timeout 170 perf/dmon_vs_nvidia_smi.sh > "$OUT/dmon.log" 2>&1 || status=1
+  tail -40 "$OUT/dmon.log"
+}
+
+section_bench() {
+  echo "## bench: workload tests and gpuclk bench"
+  "$DEVICE_TESTS" > "$OUT/bench_device_tests.log" 2>&1 || status=1
+  tail -5 "$OUT/bench_device_tests.log"
+  timeout 150 tests/device/bench_cli_test.sh "$BIN" > "$OUT/bench_cli.log" 2>&1 || status=1
+  tail -20 "$OUT/bench_cli.log"
+}
+
+section_torch() {
+  echo "## torch: perf/bench_vs_torch.sh"
+  perf/bench_vs_torch.sh > "$OUT/bench_vs_torch.log" 2>&1 || status=1
+  tail -25 "$OUT/bench_vs_torch.log"
+}
+
+section_multigpu() {
+  echo "## multigpu: every GPU at once, topology, selection across GPUs"
+  export NCCL_NVLS_ENABLE=0
+  nvidia-smi -L
+  "$BIN" || status=1
+  nvidia-smi topo -m; "$BIN" topo || status=1
+  local uuids buses
+  mapfile -t uuids < <(nvidia-smi --query-gpu=uuid --format=csv,noheader)
+  mapfile -t buses < <(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader)
+  if [ "${#uuids[@]}" -ge 2 ]; then
+    echo "-i ${uuids[1]},${buses[0]} ->"
+    "$BIN" -i "${uuids[1]},${buses[0]}" query --fields index,uuid,pci.bus_id --format csv,noheader || status=1
+    echo "-i ${buses[1]#0000} ->"
+    "$BIN" -i "${buses[1]#0000}" query --fields index,uuid --format csv,noheader || status=1
+  else
+    echo "one GPU only: selection across GPUs not checked"
+  fi
+}
+
+section_copy_variants() {
+  echo "## copy kernel variants vs cudaMemcpyAsync (perf/copy_kernel_variants.cu)"
+  local probe=${COPY_PROBE:-build/devprobe/copy_kernel_variants}
+  [ -x "$probe" ] || { echo "build it first: nvcc -O3 -std=c++17 -arch=sm_90 perf/copy_kernel_variants.cu -o $probe"; status=1; return; }
+  "$probe" 1024 40 | tee "$OUT/copy_kernel_variants.txt"
+}
+
+section_gemm_dtypes() {
+  echo "## GEMM rate, clock and power per data type and shape (perf/gemm_power_by_dtype.py)"
+  python3 perf/gemm_power_by_dtype.py --seconds 4 --warmup 1 --json "$OUT/gemm_power_by_dtype.json"
+}
+
+section_dmon_groups() {
+  echo "## dmon CPU time per group: gpuclk dmon -s G vs nvidia-smi dmon -s G (10 samples at 1 s, all at once)"
+  local g pids=()
+  for g in p u c v m e t pucvmet puc; do
+    ( TIMEFORMAT='%U %S'; { time "$BIN" -i 0 dmon -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_ours_$g.time" ) &
+    ( TIMEFORMAT='%U %S'; { time nvidia-smi dmon -i 0 -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_smi_$g.time" ) &
+  done
+  wait
+  echo "| group | gpuclk user+sys s | nvidia-smi user+sys s | ratio |"
+  echo "|---|---|---|---|"
+  for g in p u c v m e t puc pucvmet; do
+    local a b
+    a=$(awk '{print $1 + $2}' "$OUT/dmon_ours_$g.time"); b=$(awk '{print $1 + $2}' "$OUT/dmon_smi_$g.time")
+    echo "| $g | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }') |"
+  done
+  if command -v strace >/dev/null; then
+    strace -c -f -o "$OUT/dmon_pucvmet.strace" "$BIN" -i 0 dmon -s pucvmet -d 1 -c 5 >/dev/null 2>&1
+    head -25 "$OUT/dmon_pucvmet.strace"
+  fi
 }
 
 for s in $SECTIONS; do

@@ -15,11 +15,15 @@ packages=(
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
   prometheus-cpp-dev    # exporter
+  wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
   clang-14 libclang-rt-14-dev  # libFuzzer targets with ASan/UBSan (scripts/ci/fuzz.sh)
+  tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads
 )
+# nvtop and python3-pynvml (the simulator's third-party NVML clients in tests/cli/clients_*)
+# live in Debian's contrib/non-free components: scripts/install-test-clients.sh, run by CI.
 
 missing=()
 for p in "${packages[@]}"; do

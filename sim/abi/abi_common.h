@@ -1,9 +1,11 @@
 // Shared by the files that implement the NVML entry points: prototypes from the X-macro (so a
-// signature that differs from src/nvml/nvml_abi.h is a compile error), device handles, and the
-// wrapper every device call goes through (init check, handle check, time sync, faults).
+// signature that differs from src/nvml/nvml_abi.h is a compile error), the generated prototypes
+// of every entry point and model getter (entry_points.txt), device handles, and the wrappers
+// every call goes through (init check, handle check, time sync, faults).
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -11,6 +13,7 @@
 #include <optional>
 #include <string_view>
 
+#include "entry_points.gen.h"
 #include "nvml/nvml_abi.h"
 #include "sim_context.h"
 
@@ -34,6 +37,9 @@ std::optional<std::size_t> index_of(nvmlDevice_t device);
 
 nvmlReturn_t to_nvml(Status status);
 
+// How far apart two GPUs are on the PCIe tree (nvmlDeviceGetTopologyCommonAncestor).
+nvmlGpuTopologyLevel_t topology_level(std::size_t a, std::size_t b);
+
 // How a call may be hit by injected faults: telemetry reads take random read errors too.
 enum class Access { identity, telemetry, write };
 
@@ -54,6 +60,19 @@ nvmlReturn_t with_gpu(nvmlDevice_t device, const char* function, Access access, 
       }
     }
     return body(*index);
+  } catch (const std::exception&) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+// Runs body(context) once the library is initialized (system-wide calls).
+template <typename Body>
+nvmlReturn_t with_system(Body&& body) {
+  Context& context = Context::get();
+  std::lock_guard<std::recursive_mutex> guard(context.mutex());
+  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
+  try {
+    return body(context);
   } catch (const std::exception&) {
     return NVML_ERROR_UNKNOWN;
   }
@@ -83,7 +102,7 @@ nvmlReturn_t copy_array(const Values& values, unsigned int* count, T* out) {
 }
 
 inline unsigned int to_mw(double watts) {
-  return watts <= 0 ? 0u : static_cast<unsigned int>(watts * 1000.0 + 0.5);
+  return watts <= 0 ? 0u : static_cast<unsigned int>(std::lround(watts * 1000.0));
 }
 
 }  // namespace gpuclk::sim::abi

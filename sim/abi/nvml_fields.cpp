@@ -54,8 +54,8 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
   }
   switch (id) {
     case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
-      set_ull(v, 0);
-      return NVML_SUCCESS;  // a clean link
+      set_ull(v, d.pcie_replays);  // scenario key pcie_replays_per_hour; 0 on a clean link
+      return NVML_SUCCESS;
     case NVML_FI_DEV_MEMORY_TEMP:
       set_uint(v, d.sink_c + spec.memory_temp_offset_c);
       return NVML_SUCCESS;

@@ -52,14 +52,6 @@ nvmlReturn_t find_handle(nvmlDevice_t* device, Match&& match) {
   }
 }
 
-template <typename Body>
-nvmlReturn_t with_system(Body&& body) {
-  Context& context = Context::get();
-  std::lock_guard<std::recursive_mutex> guard(context.mutex());
-  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
-  return body(context);
-}
-
 }  // namespace
 
 nvmlDevice_t handle_of(std::size_t index) {
@@ -110,31 +102,35 @@ GPUCLK_SIM_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
   return gpuclk::nvml::error_text(result);
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  return with_system(
-      [&](Context& c) { return copy_string(c.scenario().driver_version, version, length); });
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
+  // NVML_INIT_FLAG_NO_GPUS (1) and NVML_INIT_FLAG_NO_ATTACH (2) change nothing for the model.
+  if ((flags & ~3u) != 0) return NVML_ERROR_INVALID_ARGUMENT;
+  return nvmlInit_v2();
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
-  return with_system(
-      [&](Context& c) { return copy_string(c.scenario().nvml_version, version, length); });
+namespace gpuclk::sim::abi::get {
+
+nvmlReturn_t driver_version(Context& c, std::string& text) {
+  text = c.scenario().driver_version;
+  return NVML_SUCCESS;
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
-  return with_system([&](Context& c) {
-    if (!version) return NVML_ERROR_INVALID_ARGUMENT;
-    *version = c.scenario().cuda_driver_version;
-    return NVML_SUCCESS;
-  });
+nvmlReturn_t nvml_version(Context& c, std::string& text) {
+  text = c.scenario().nvml_version;
+  return NVML_SUCCESS;
 }
 
-GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
-  return with_system([&](Context& c) {
-    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-    *count = static_cast<unsigned int>(c.model().gpu_count());
-    return NVML_SUCCESS;
-  });
+nvmlReturn_t cuda_driver_version(Context& c, int* version) {
+  *version = c.scenario().cuda_driver_version;
+  return NVML_SUCCESS;
 }
+
+nvmlReturn_t device_count(Context& c, unsigned int* count) {
+  *count = static_cast<unsigned int>(c.model().gpu_count());
+  return NVML_SUCCESS;
+}
+
+}  // namespace gpuclk::sim::abi::get
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
                                                              nvmlDevice_t* device) {
@@ -148,6 +144,12 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
   if (!uuid) return NVML_ERROR_INVALID_ARGUMENT;
   return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) { return g.uuid == uuid; });
+}
+
+GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleBySerial(const char* serial,
+                                                           nvmlDevice_t* device) {
+  if (!serial) return NVML_ERROR_INVALID_ARGUMENT;
+  return find_handle(device, [&](const gpuclk::sim::GpuConfig& g) { return g.serial == serial; });
 }
 
 GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id,

@@ -46,11 +46,15 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Where this library lives: scenarios are installed beside it.
+// Where this library lives: scenarios are installed beside it. Symlinks are followed, so a
+// libnvidia-ml.so.1 link to libnvml-sim.so (how other NVML clients load it) finds them too.
 std::filesystem::path library_dir() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&library_dir), &info) != 0 && info.dli_fname) {
-    return std::filesystem::absolute(info.dli_fname).parent_path();
+    std::error_code error;
+    const std::filesystem::path path = std::filesystem::absolute(info.dli_fname);
+    const std::filesystem::path real = std::filesystem::weakly_canonical(path, error);
+    return (error ? path : real).parent_path();
   }
   return {};
 }

@@ -1,9 +1,12 @@
 #include "calibration.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "gpu_model.h"
@@ -103,7 +106,7 @@ std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
       throw std::runtime_error("calibration scenario has no phase '" + name + "'");
     return it->second;
   };
-  // calibration/h100/README.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
+  // docs/calibration.md "The figures that matter"; tolerances from issue 3 (5 %, ±45 MHz).
   const auto pct = [](double v, double p) { return v * p / 100; };
   std::vector<CalibrationRow> rows;
   const PhaseMeasurement& idle = get("idle");
@@ -135,6 +138,65 @@ std::vector<CalibrationRow> h100_calibration_table(const Scenario& scenario) {
   rows.push_back(
       {"idle after work (context held)", "power W", 120, gap.average_power_w, pct(120, 10)});
   rows.push_back({"idle after work (context held)", "SM clock MHz", 1980, gap.median_sm_mhz, 0});
+  return rows;
+}
+
+std::vector<GemmMeasurement> load_gemm_measurements(const std::filesystem::path& json) {
+  std::ifstream in(json);
+  if (!in) throw std::runtime_error(json.string() + ": cannot open");
+  std::vector<GemmMeasurement> out;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    for (const nlohmann::json& r : doc.at("results")) {
+      if (r.contains("error")) continue;  // this data type did not run on the card
+      GemmMeasurement g;
+      g.dtype = r.at("dtype").get<std::string>();
+      g.shape = r.at("shape").get<std::string>();
+      g.m = r.at("m").get<long long>();
+      g.n = r.at("n").get<long long>();
+      g.k = r.at("k").get<long long>();
+      g.rate_tflops = r.at("rate_tflops").get<double>();
+      g.power_w = r.at("power_w_from_energy").get<double>();
+      g.median_sm_mhz = r.at("sm_clock_mhz_median").get<double>();
+      g.power_capped_fraction = r.at("power_capped_fraction").get<double>();
+      g.temperature_c = r.at("temperature_c_end").get<double>();
+      out.push_back(std::move(g));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(json.string() + ": " + e.what());
+  }
+  if (out.empty()) throw std::runtime_error(json.string() + ": no GEMM result in \"results\"");
+  return out;
+}
+
+std::vector<CalibrationRow> gemm_dtype_table(const Scenario& scenario,
+                                             const std::vector<GemmMeasurement>& measured) {
+  // h100-gemm-dtypes.toml is ~105 s of work at the measured rates: room for a model half as fast.
+  constexpr double kRunS = 240;
+  const std::vector<PhaseMeasurement> phases = measure_phases(scenario, 0, kRunS);
+  if (phases.empty() || phases.back().name != "off")
+    throw std::runtime_error("GEMM calibration scenario did not finish within " +
+                             std::to_string(static_cast<int>(kRunS)) + " s");
+  std::map<std::string, PhaseMeasurement> first;
+  for (const PhaseMeasurement& m : phases) first.emplace(m.name, m);
+  std::vector<CalibrationRow> rows;
+  for (const GemmMeasurement& g : measured) {
+    const std::string name = g.dtype + "_" + g.shape;
+    auto it = first.find(name);
+    if (it == first.end())
+      throw std::runtime_error("GEMM calibration scenario has no phase '" + name + "'");
+    const PhaseMeasurement& m = it->second;
+    std::string type = g.dtype;
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    char label[128];
+    std::snprintf(label, sizeof label, "%s GEMM %lld×%lld×%lld", type.c_str(), g.m, g.n, g.k);
+    rows.push_back(
+        {label, "rate TFLOP/s", g.rate_tflops, m.flops_per_s / 1e12, g.rate_tflops * 0.05});
+    rows.push_back(
+        {label, "SM clock MHz", g.median_sm_mhz, m.median_sm_mhz, g.median_sm_mhz * 0.05});
+    rows.push_back({label, "power W", g.power_w, m.average_power_w, g.power_w * 0.05});
+  }
   return rows;
 }
 

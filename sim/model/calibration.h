@@ -1,8 +1,9 @@
 // Runs a scenario's workload through the model and measures each phase the way
-// calibration/h100/bench_power.json measured the real card; compares with those measurements.
+// bench_power.json (docs/calibration.md) measured the real card; compares with those measurements.
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,29 @@ struct CalibrationRow {
 // The table for the h100-calibration scenario (its phases by name: idle, gemm_fp32, gemm_tf32,
 // gemm_bf16, copy_1GiB, gap). Throws std::runtime_error if a phase is missing.
 std::vector<CalibrationRow> h100_calibration_table(const Scenario& h100_calibration);
+
+// One GEMM of docs/results/raw/gemm_power_by_dtype_h100.json (perf/gemm_power_by_dtype.py on
+// the card): a data type at a shape, what it achieved under the card's power cap.
+struct GemmMeasurement {
+  std::string dtype;  // fp16, bf16, tf32, fp32, fp8
+  std::string shape;  // square-8192, square-4096, skinny-k512
+  long long m = 0, n = 0, k = 0;
+  double rate_tflops = 0;
+  double power_w = 0;  // energy counter difference / window
+  double median_sm_mhz = 0;
+  double power_capped_fraction = 0;
+  double temperature_c = 0;  // at the end of the window
+};
+
+// The rows of that JSON file that ran (a row with "error", a data type torch did not offer, is
+// skipped). Throws std::runtime_error naming the file and the field on anything malformed.
+std::vector<GemmMeasurement> load_gemm_measurements(const std::filesystem::path& json);
+
+// Rate, median SM clock and power of each measured GEMM against the scenario's phase named
+// "<dtype>_<shape>" (h100-gemm-dtypes.toml), each within 5 %. Throws std::runtime_error if a
+// phase is missing.
+std::vector<CalibrationRow> gemm_dtype_table(const Scenario& scenario,
+                                             const std::vector<GemmMeasurement>& measured);
 
 // Markdown table of the rows.
 std::string format_calibration_table(const std::vector<CalibrationRow>& rows);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "faults.h"
 #include "physics.h"
 
 namespace gpuclk::sim {
@@ -49,6 +50,7 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   into.busy += a.busy * weight;
   into.dram += a.dram * weight;
   for (int i = 0; i < kDataTypeCount; ++i) into.pipe[i] += a.pipe[i] * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.kernel[i] += a.kernel[i] * weight;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     into.activity[i] += a.activity[i] * weight;
   }
@@ -243,6 +245,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   const std::uint32_t wanted = context ? range.high_mhz : range.low_mhz;
   std::uint32_t ceiling = std::min(wanted, spec.floor_sm_clock(d.thermal_cap_mhz));
   if (d.hw_slowdown) ceiling = std::min(ceiling, spec.floor_sm_clock(spec.sm_max_mhz / 2));
+  ceiling = fault_ceiling(config, now_s, context, ceiling);
   d.memory_mhz = requested_memory_mhz(spec, s);
   const double limit_w = s.power_limit_mw / 1000.0;
   // The highest clock at which every phase that may run during this step fits the power limit
@@ -291,6 +294,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
     reasons |= reason::sw_thermal;
   }
   if (d.hw_slowdown) reasons |= reason::hw_slowdown | reason::hw_thermal;
+  reasons |= fault_reasons(config, now_s);
   d.event_reasons = reasons;
   const auto add_violation = [&](Policy p) {
     d.violation_ns[static_cast<int>(p)] += static_cast<std::uint64_t>(std::llround(dt * 1e9));
@@ -316,6 +320,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   }
   if (d.die_c >= spec.shutdown_c) d.lost = 1;  // the board protects itself: off the bus
 
+  accrue_fault_counters(config, d, dt);
   // ECC: corrected errors accrue at the scenario's rate.
   d.ecc_corrected_accrued += config.ecc_corrected_per_hour * dt / 3600.0;
   if (d.ecc_corrected_accrued >= 1) {

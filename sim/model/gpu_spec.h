@@ -38,6 +38,12 @@ struct GpuSpec {
   std::uint64_t memory_total_bytes = 0;
   std::uint64_t memory_reserved_bytes = 0;        // used with no process (driver reservation)
   std::uint64_t bar1_total_bytes = 256ULL << 20;  // BAR1 aperture
+  // Board strings NVML reports as they are (nvidia-smi -q: VBIOS, part number, inforom).
+  std::string vbios_version;
+  std::string board_part_number;
+  std::string inforom_image_version;
+  std::string inforom_oem_version;
+  std::string inforom_ecc_version;
 
   // Clocks. SM clocks run from sm_min to sm_max in sm_step, for every memory clock.
   std::uint32_t sm_min_mhz = 0;
@@ -62,6 +68,9 @@ struct GpuSpec {
   double clock_tree_w = 0;        // clocks running, nothing issued, at sm_max and its voltage
   Curve voltage_curve;            // x: SM MHz, y: volts
   PerDataType<double> pipe_full_w{};  // dynamic W with that pipe 100 % busy at sm_max (0: no pipe)
+  // Of pipe_full_w, the part a compute kernel of that type draws while it runs whatever rate it
+  // achieves (operand staging, epilogue); the rest follows the achieved pipe utilisation.
+  PerDataType<double> pipe_busy_w{};
   double load_store_full_w = 0;     // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
   double dram_joules_per_byte = 0;  // DRAM + fabric energy per byte moved
   double pcie_joules_per_byte = 0;
@@ -92,6 +101,7 @@ struct GpuSpec {
   bool has_fan = false;
   bool gpm_supported = false;
   bool ecc_supported = false;
+  bool mig_supported = false;  // MIG mode exists (GA100, Hopper); the model never enables it
   bool power_average_supported = true;  // NVML_FI_DEV_POWER_AVERAGE (not GA100)
 
   // Every SM clock the GPU supports, descending (NVML's order).

@@ -77,6 +77,8 @@ struct TickActivity {
   double dram_bytes_per_s = 0;
   double pcie_rx_bytes_per_s = 0;
   double pcie_tx_bytes_per_s = 0;
+  // A compute kernel of each data type ran (its pipe draws pipe_busy_w at any rate it reaches).
+  double kernel[kDataTypeCount] = {};
 };
 
 struct GpuDynamics {
@@ -112,6 +114,10 @@ struct GpuDynamics {
   std::uint64_t ecc_corrected_aggregate = 0;
   std::uint64_t ecc_uncorrected_volatile = 0;
   std::uint64_t ecc_uncorrected_aggregate = 0;
+  double ecc_uncorrected_accrued = 0;
+  // PCIe replays since power-on (NVML_FI_DEV_PCIE_REPLAY_COUNTER).
+  double pcie_replays_accrued = 0;
+  std::uint64_t pcie_replays = 0;
 };
 
 struct GpuState {

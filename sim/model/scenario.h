@@ -53,6 +53,16 @@ struct GpuConfig {
   std::uint64_t ecc_uncorrected = 0;
   double ecc_corrected_per_hour = 0;
 
+  // What `gpuclk doctor` looks for (sim/model/faults.cpp): uncorrected ECC errors and PCIe
+  // replays accruing, a power brake that halves the clock for `power_brake_seconds` at the end
+  // of every `power_brake_period_s`, and a boost clock that wanders up to `clock_jitter_mhz`
+  // below the requested clock while a context is held (no reason reported).
+  double ecc_uncorrected_per_hour = 0;
+  double pcie_replays_per_hour = 0;
+  double power_brake_period_s = 0;
+  double power_brake_seconds = 0;
+  double clock_jitter_mhz = 0;
+
   Workload workload;
 
   // Faults.

@@ -167,6 +167,19 @@ std::shared_ptr<const GpuSpec> find_spec(
                           ".toml next to the scenario or in the installed scenarios");
 }
 
+// The keys of the faults doctor looks for (sim/model/faults.cpp).
+void apply_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
+  gpu.pcie_replays_per_hour = t.number_or("pcie_replays_per_hour", gpu.pcie_replays_per_hour);
+  gpu.clock_jitter_mhz = t.number_or("clock_jitter_mhz", gpu.clock_jitter_mhz);
+  if (auto brake = t.optional_sub("power_brake")) {
+    gpu.power_brake_period_s = brake->number("period_s");
+    gpu.power_brake_seconds = brake->number("seconds");
+    if (gpu.power_brake_period_s <= 0 || gpu.power_brake_seconds <= 0 ||
+        gpu.power_brake_seconds >= gpu.power_brake_period_s)
+      brake->fail("seconds", "needs 0 < seconds < period_s");
+  }
+}
+
 void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
                     const std::vector<std::filesystem::path>& model_dirs,
                     std::map<std::string, std::shared_ptr<const GpuSpec>>& specs,
@@ -185,6 +198,7 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
   if (t.has("uuid")) gpu.uuid = t.text("uuid");
   if (t.has("serial")) gpu.serial = t.text("serial");
   if (t.has("pci_bus")) gpu.pci_bus = static_cast<std::uint32_t>(t.integer("pci_bus"));
+  if (t.has("pci_device")) gpu.pci_device = static_cast<std::uint32_t>(t.integer("pci_device"));
   if (t.has("numa_node")) gpu.numa_node = static_cast<std::uint32_t>(t.integer("numa_node"));
   gpu.cooling_factor = t.number_or("cooling_factor", gpu.cooling_factor);
   gpu.ambient_c = t.number_or("ambient_c", gpu.ambient_c);
@@ -218,7 +232,10 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
     gpu.ecc_corrected = ecc->integer_or("corrected", gpu.ecc_corrected);
     gpu.ecc_uncorrected = ecc->integer_or("uncorrected", gpu.ecc_uncorrected);
     gpu.ecc_corrected_per_hour = ecc->number_or("corrected_per_hour", gpu.ecc_corrected_per_hour);
+    gpu.ecc_uncorrected_per_hour =
+        ecc->number_or("uncorrected_per_hour", gpu.ecc_uncorrected_per_hour);
   }
+  apply_fault_keys(t, gpu);
   if (t.has("workload")) {
     const std::string name = t.text("workload");
     auto workloads = root.optional_sub("workloads");

@@ -61,6 +61,11 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.memory_total_bytes = id.integer("memory_total_bytes");
   s.memory_reserved_bytes = id.integer("memory_reserved_bytes");
   s.bar1_total_bytes = id.integer_or("bar1_total_bytes", s.bar1_total_bytes);
+  s.vbios_version = id.text_or("vbios_version", "");
+  s.board_part_number = id.text_or("board_part_number", "");
+  s.inforom_image_version = id.text_or("inforom_image_version", "");
+  s.inforom_oem_version = id.text_or("inforom_oem_version", "");
+  s.inforom_ecc_version = id.text_or("inforom_ecc_version", "");
 
   TomlAccess clocks = top.sub("clocks");
   s.sm_min_mhz = static_cast<std::uint32_t>(clocks.integer("sm_min_mhz"));
@@ -98,6 +103,18 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.clock_tree_w = power.number("clock_tree_w");
   s.voltage_curve = power.curve("voltage_curve");
   s.pipe_full_w = per_data_type(power, "pipe_full_w", false);
+  // Optional: without it every data type's pipe power follows its achieved utilisation alone.
+  if (power.table().contains("pipe_busy_w")) {
+    s.pipe_busy_w = per_data_type(power, "pipe_busy_w", false);
+    for (int i = 0; i < kDataTypeCount; ++i) {
+      if (s.pipe_busy_w[i] < 0 || s.pipe_busy_w[i] > s.pipe_full_w[i]) {
+        power.sub("pipe_busy_w")
+            .fail(std::string(kDataTypeNames[i]), "must be in 0..pipe_full_w." +
+                                                      std::string(kDataTypeNames[i]) + " (" +
+                                                      std::to_string(s.pipe_full_w[i]) + " W)");
+      }
+    }
+  }
   s.load_store_full_w = power.number("load_store_full_w");
   s.dram_joules_per_byte = power.number("dram_picojoules_per_byte") * 1e-12;
   s.pcie_joules_per_byte = power.number("pcie_picojoules_per_byte") * 1e-12;
@@ -133,6 +150,7 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.has_fan = features->boolean_or("fan", false);
     s.gpm_supported = features->boolean_or("gpm", false);
     s.ecc_supported = features->boolean_or("ecc", false);
+    s.mig_supported = features->boolean_or("mig", false);
     s.power_average_supported = features->boolean_or("power_average", true);
   }
   return spec;

@@ -69,7 +69,7 @@ std::string TomlAccess::text(std::string_view key) const {
   return n->as_string()->get();
 }
 
-std::string TomlAccess::text_or(std::string_view key, std::string fallback) const {
+std::string TomlAccess::text_or(std::string_view key, const std::string& fallback) const {
   return has(key) ? text(key) : fallback;
 }
 

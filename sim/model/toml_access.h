@@ -45,7 +45,7 @@ class TomlAccess {
   std::uint64_t integer_in(std::string_view key, std::uint64_t min, std::uint64_t max) const;
   std::uint64_t integer_or(std::string_view key, std::uint64_t fallback) const;
   std::string text(std::string_view key) const;
-  std::string text_or(std::string_view key, std::string fallback) const;
+  std::string text_or(std::string_view key, const std::string& fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
   std::vector<std::uint64_t> integers(std::string_view key) const;
   std::vector<std::string> texts_or(std::string_view key) const;

@@ -1,6 +1,6 @@
 // gpuclk_sim_read_cost [LIB]: what a getter costs through dlopen, as gpuclk's sampler pays it —
 // nvmlInit_v2, then a clock read plus a power read, round-robin over the GPUs. Compare with the
-// H100's 0.66 µs for the same pair (calibration/h100/README.md). Uses the scenario and state of
+// H100's 0.66 µs for the same pair (docs/calibration.md). Uses the scenario and state of
 // the usual environment variables (GPUCLK_SIM_*).
 #include <dlfcn.h>
 

@@ -12,20 +12,12 @@
 
 #include "bench/workload.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace {
 
 using gpuclk::bench::WorkloadSpec;
 using Json = nlohmann::ordered_json;
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
 
 Json to_json(const gpuclk::bench::DeviceInfo& d) {
   return Json{{"ordinal", d.ordinal},
@@ -91,7 +83,8 @@ Json to_json(const gpuclk::bench::Result& r, const WorkloadSpec& spec) {
       {"repetitions", repetitions}};
 }
 
-Json error_json(int device, const WorkloadSpec& spec, std::exception_ptr error, int& exit_code) {
+Json error_json(int device, const WorkloadSpec& spec, const std::exception_ptr& error,
+                int& exit_code) {
   Json j{{"device", device},
          {"workload", gpuclk::bench::workload_name(spec)},
          {"variant", gpuclk::bench::describe(spec)}};
@@ -130,7 +123,7 @@ std::vector<WorkloadSpec> build_specs(const std::string& workload, const Options
   using namespace gpuclk::bench;
   std::vector<WorkloadSpec> specs;
   if (workload == "gemm") {
-    for (const std::string& name : split(o.dtypes)) {
+    for (const std::string& name : gpuclk::text::split(o.dtypes)) {
       auto dtype = parse_gemm_dtype(name);
       if (!dtype)
         throw gpuclk::bad_argument("unknown dtype '" + name + "'",
@@ -139,7 +132,7 @@ std::vector<WorkloadSpec> build_specs(const std::string& workload, const Options
           GemmSpec{*dtype, o.m, o.n, o.k, std::size_t(o.workspace_mib * 1024 * 1024), o.autotune});
     }
   } else if (workload == "mem") {
-    for (const std::string& name : split(o.kinds)) {
+    for (const std::string& name : gpuclk::text::split(o.kinds)) {
       auto kind = parse_mem_kind(name);
       if (!kind)
         throw gpuclk::bad_argument("unknown mem kind '" + name + "'",
@@ -160,7 +153,7 @@ std::vector<int> parse_devices(const std::string& list) {
     for (int d = 0; d < count; ++d) devices.push_back(d);
     return devices;
   }
-  for (const std::string& item : split(list)) {
+  for (const std::string& item : gpuclk::text::split(list)) {
     try {
       devices.push_back(std::stoi(item));
     } catch (const std::exception&) {
@@ -191,7 +184,8 @@ int run_probe(const std::string& workload, const Options& o) {
   Json errors = Json::array();
   int exit_code = 0;
   auto record = [&](int device, const WorkloadSpec& spec,
-                    const std::optional<gpuclk::bench::Result>& result, std::exception_ptr error) {
+                    const std::optional<gpuclk::bench::Result>& result,
+                    const std::exception_ptr& error) {
     if (result) {
       results.push_back(to_json(*result, spec));
       if (result->verification.checked && !result->verification.passed && exit_code == 0) {
@@ -230,7 +224,8 @@ int run_probe(const std::string& workload, const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// A function-try-block: nothing escapes main (setting up the options may throw too).
+int main(int argc, char** argv) try {
   Options o;
   CLI::App app{"gpuclk-bench-probe: gpuclk's benchmark workloads, JSON on stdout"};
   app.add_option("-d,--devices", o.devices, "CUDA ordinals, comma separated, or all");
@@ -268,4 +263,7 @@ int main(int argc, char** argv) {
     std::cerr << "gpuclk-bench-probe: " << e.what() << "\n";
     return int(gpuclk::ExitCode::other);
   }
+} catch (...) {
+  std::cerr << "gpuclk-bench-probe: unexpected error while reading the options\n";
+  return int(gpuclk::ExitCode::other);
 }

@@ -7,15 +7,10 @@
 
 #include "gpu/selection.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::bench {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
 
 bool same_bus(const std::string& a, const std::string& b) {
   const std::string x = gpu::normalize_bus_id(a), y = gpu::normalize_bus_id(b);
@@ -32,7 +27,7 @@ std::vector<int> cuda_ordinals(std::span<const NvmlGpu> gpus, std::span<const De
     });
     if (match == cuda.end()) {
       match = std::find_if(cuda.begin(), cuda.end(), [&](const DeviceInfo& d) {
-        return !g.uuid.empty() && lower(g.uuid) == lower(d.uuid);
+        return !g.uuid.empty() && text::lower(g.uuid) == text::lower(d.uuid);
       });
     }
     if (match == cuda.end()) {

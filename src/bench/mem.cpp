@@ -32,9 +32,7 @@ class MemKernel final : public Kernel {
       b_ = DeviceBuffer(bytes);
       fill_random_words(b_.as<std::uint32_t>(), bytes / 4, options.seed, stream);
       GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
-      if (spec.kind == MemKind::copy_kernel) {
-        blocks_ = std::max(1, copy_blocks_per_sm()) * std::max(1, device.sm_count);
-      }
+      if (spec.kind == MemKind::copy_kernel) copy_plan_ = plan_copy(device.sm_count);
     }
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -46,7 +44,7 @@ class MemKernel final : public Kernel {
             cudaMemcpyAsync(a_.get(), b_.get(), spec_.bytes, cudaMemcpyDeviceToDevice, stream));
         break;
       case MemKind::copy_kernel:
-        launch_copy(a_.get(), b_.get(), spec_.bytes, blocks_, stream);
+        launch_copy(a_.get(), b_.get(), spec_.bytes, copy_plan_, stream);
         break;
       case MemKind::triad:
         launch_triad(a_.as<float>(), b_.as<float>(), c_.as<float>(), kTriadScalar, spec_.bytes / 4,
@@ -88,10 +86,14 @@ class MemKernel final : public Kernel {
     };
     if (spec_.kind == MemKind::copy) {
       d.emplace_back("method", "cudaMemcpyAsync device to device");
-    } else {
-      d.emplace_back("method", spec_.kind == MemKind::triad ? "triad kernel, float4"
-                                                            : "copy kernel, 16-byte vectors");
+    } else if (spec_.kind == MemKind::triad) {
+      d.emplace_back("method", "triad kernel, float4");
       d.emplace_back("grid", std::to_string(blocks_) + " x " + std::to_string(kMemThreads));
+    } else {
+      d.emplace_back("method", copy_plan_.bulk ? "copy kernel, TMA bulk copies (cp.async.bulk)"
+                                               : "copy kernel, 16-byte vectors");
+      d.emplace_back(
+          "grid", std::to_string(copy_plan_.blocks) + " x " + std::to_string(copy_plan_.threads));
     }
     return d;
   }
@@ -99,7 +101,8 @@ class MemKernel final : public Kernel {
  private:
   MemSpec spec_;
   DeviceBuffer a_, b_, c_;
-  int blocks_ = 0;
+  int blocks_ = 0;  // triad
+  CopyPlan copy_plan_;
 };
 
 }  // namespace

@@ -15,12 +15,23 @@ void fill_random_words(std::uint32_t* data, std::size_t words, std::uint64_t see
 // Fills `count` floats uniform in [-1, 1) from stream `seed`.
 void fill_random_floats(float* data, std::size_t count, std::uint64_t seed, cudaStream_t stream);
 
-// dst = src, `bytes` a multiple of 16, with `blocks` blocks of kMemThreads threads.
 inline constexpr int kMemThreads = 256;
-void launch_copy(void* dst, const void* src, std::size_t bytes, int blocks, cudaStream_t stream);
 
-// Resident blocks of kMemThreads per SM for the copy and triad kernels (one full wave).
-int copy_blocks_per_sm();
+// How the copy kernel runs on the current device: TMA bulk copies (one block per SM) on sm_90 and
+// later when this binary has sm_90 code, else a register-staged grid-stride kernel (one full wave).
+struct CopyPlan {
+  int blocks = 0;
+  int threads = 0;
+  int shared_bytes = 0;  // dynamic shared memory per block
+  bool bulk = false;
+};
+CopyPlan plan_copy(int sm_count);
+
+// dst = src, `bytes` a multiple of 16, as `plan` says.
+void launch_copy(void* dst, const void* src, std::size_t bytes, const CopyPlan& plan,
+                 cudaStream_t stream);
+
+// Resident blocks of kMemThreads per SM for the triad kernel (one full wave).
 int triad_blocks_per_sm();
 
 // a[i] = fma(scalar, c[i], b[i]) for i < count (count a multiple of 4).

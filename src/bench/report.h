@@ -1,7 +1,7 @@
 // The bench report: what a workload achieved on one GPU, against what the architecture allows at
 // the clock it had and at its max clock, what that cost in energy, and why the clock was where it
 // was. Pure arithmetic over a bench::Result and a telemetry::Summary of its measured window, so it
-// is unit-tested on recorded samples (calibration/h100).
+// is unit-tested on recorded samples (docs/calibration.md).
 //
 // Rates are in Result's unit (FLOP/s or B/s) throughout; views (report_view.h) pick display units.
 #pragma once

@@ -27,6 +27,7 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -44,20 +45,11 @@ struct BenchOptions {
   std::vector<std::string> compare_files;
 };
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const BenchOptions& o) {
   using namespace bench;
   std::vector<WorkloadSpec> specs;
   if (workload == "gemm") {
-    for (const std::string& name : split(o.dtypes)) {
+    for (const std::string& name : text::split(o.dtypes)) {
       auto dtype = parse_gemm_dtype(name);
       if (!dtype) {
         throw bad_argument(fmt::format("unknown --dtype '{}'", name),
@@ -70,7 +62,7 @@ std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const 
     }
   } else if (workload == "mem") {
     if (!(o.mib > 0) || !std::isfinite(o.mib)) throw bad_argument("--mib must be positive");
-    for (const std::string& name : split(o.kinds)) {
+    for (const std::string& name : text::split(o.kinds)) {
       auto kind = parse_mem_kind(name);
       if (!kind) {
         throw bad_argument(fmt::format("unknown --kind '{}'", name),

@@ -9,7 +9,6 @@
 #include "cli/context.h"
 #include "control/consistency.h"
 #include "gpu/clock_list.h"
-#include "nvml/nvml_abi.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -124,17 +123,17 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
   // Time the clocks were held down per policy, since the driver loaded (nvidia-smi: "Clocks
   // Event Reasons Counters").
   struct Counter {
-    int policy;
+    gpu::ViolationPolicy policy;
     const char* key;
     const char* label;
   };
   const Counter counters[] = {
-      {NVML_PERF_POLICY_POWER, "sw_power_cap", "SW Power Capping"},
-      {NVML_PERF_POLICY_THERMAL, "thermal", "Thermal Slowdown"},
-      {NVML_PERF_POLICY_SYNC_BOOST, "sync_boost", "Sync Boost"},
-      {NVML_PERF_POLICY_BOARD_LIMIT, "board_limit", "Board Limit"},
-      {NVML_PERF_POLICY_LOW_UTILIZATION, "low_utilization", "Low Utilization"},
-      {NVML_PERF_POLICY_RELIABILITY, "reliability", "Board Reliability"}};
+      {gpu::ViolationPolicy::power, "sw_power_cap", "SW Power Capping"},
+      {gpu::ViolationPolicy::thermal, "thermal", "Thermal Slowdown"},
+      {gpu::ViolationPolicy::sync_boost, "sync_boost", "Sync Boost"},
+      {gpu::ViolationPolicy::board_limit, "board_limit", "Board Limit"},
+      {gpu::ViolationPolicy::low_utilization, "low_utilization", "Low Utilization"},
+      {gpu::ViolationPolicy::reliability, "reliability", "Board Reliability"}};
   auto& times = n.section("clock_event_reason_counters", "Clock Event Reason Counters");
   for (const auto& c : counters) {
     auto t = d.violation_time(c.policy);

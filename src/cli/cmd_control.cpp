@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "control/validate.h"
-#include "nvml/api.h"
+#include "gpu/simulator.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -91,9 +91,7 @@ fs::path journal_dir(Context& ctx) {
   }
   if (simulated) {
     // Beside the simulator's own state: each simulated node has its own journal.
-    auto* state_path =
-        reinterpret_cast<const char* (*)()>(ctx.nvml().symbol("gpuclk_sim_state_path"));
-    std::string state = state_path && state_path() ? state_path() : "";
+    std::string state = gpu::simulator_state_path(ctx.nvml());
     if (state.empty()) state = fmt::format("/tmp/gpuclk-sim-{}", ::getuid());
     return state + ".gpuclk";
   }

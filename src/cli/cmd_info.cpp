@@ -6,8 +6,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "gpu/arch.h"
+#include "gpu/simulator.h"
 #include "host/cpu.h"
-#include "nvml/api.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -38,7 +38,7 @@ void host_section(out::Node& root, Context& ctx, const host::CpuInfo& cpu) {
   auto cuda = set.cuda_driver_version();
   h.add("cuda_driver_version", "CUDA Driver Version",
         cuda ? out::text(fmt::format("{}.{}", *cuda / 1000, (*cuda % 1000) / 10)) : out::na());
-  h.add("nvml_library", "NVML Library", out::text(ctx.nvml().path()));
+  h.add("nvml_library", "NVML Library", out::text(gpu::nvml_library_path(ctx.nvml())));
   h.add("simulated", "Simulated", out::flag(ctx.simulated()));
   h.add("gpu_count", "Attached GPUs", out::integer((long long)set.size()));
 }

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/query_fields.h"
+#include "serve/protocol.h"
 #include "util/error.h"
 
 namespace gpuclk::cli {
@@ -35,11 +36,20 @@ int run_query(Context& ctx, const QueryOptions& q) {
   output::Table table;
   for (const auto* f : fields)
     table.columns.push_back({f->name, f->name, f->unit.empty(), f->unit});
-  auto& set = ctx.devices();
-  for (const auto* d : ctx.selected()) {
-    std::vector<output::Value> row;
-    for (const auto* f : fields) row.push_back(f->read(*d, set));
-    table.rows.push_back(std::move(row));
+  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "query"}})) {
+    for (auto pos : ctx.select_from(reply->at("gpus"))) {
+      const auto& cached = reply->at("rows").at(pos);
+      std::vector<output::Value> row;
+      for (const auto* f : fields) row.push_back(serve::value_from_json(cached.at(f->name)));
+      table.rows.push_back(std::move(row));
+    }
+  } else {
+    auto& set = ctx.devices();
+    for (const auto* d : ctx.selected()) {
+      std::vector<output::Value> row;
+      for (const auto* f : fields) row.push_back(f->read(*d, set));
+      table.rows.push_back(std::move(row));
+    }
   }
   ctx.printer()->print_table(table);
   return 0;

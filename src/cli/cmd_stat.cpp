@@ -3,6 +3,7 @@
 // The report goes to stderr, so the command's own stdout stays clean; --json FILE writes the
 // same report as JSON. The exit code is the command's.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cstring>
@@ -12,7 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "nvml/api.h"
+#include "gpu/simulator.h"
 #include "telemetry/child_process.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
@@ -58,12 +59,6 @@ output::Value number(const std::optional<Q>& q, const char* unit, int precision,
   return q ? output::number(q->value() * scale, unit, precision) : output::na();
 }
 output::Value pct(const std::optional<units::Ratio>& r) { return number(r, "%", 1, 100); }
-
-std::string joined(const std::vector<std::string>& words, const char* sep = " ") {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : sep) + w;
-  return out;
-}
 
 Node gpu_node(const GpuReport& g) {
   const Summary& s = g.summary;
@@ -122,13 +117,13 @@ Node gpu_node(const GpuReport& g) {
   n.add("verdict", "Verdict", output::text(v.front().text));
   std::vector<std::string> more;
   for (std::size_t i = 1; i < v.size(); ++i) more.push_back(v[i].text);
-  if (!more.empty()) n.add("also", "Also", output::text(joined(more, "; ")));
+  if (!more.empty()) n.add("also", "Also", output::text(fmt::format("{}", fmt::join(more, "; "))));
   return n;
 }
 
 Node report_tree(const RunReport& r) {
   Node root;
-  root.add("command", "Command", output::text(joined(r.command)));
+  root.add("command", "Command", output::text(fmt::format("{}", fmt::join(r.command, " "))));
   root.add("exit_code", "Exit code", output::integer(r.exit.exit_code));
   const char* abbrev = r.exit.signal ? sigabbrev_np(*r.exit.signal) : nullptr;
   root.add("signal", "Killed by signal",
@@ -152,13 +147,6 @@ Node report_tree(const RunReport& r) {
   auto& gpus = root.section("gpus", "GPUs", true);
   for (const auto& g : r.gpus) gpus.children.push_back(gpu_node(g));
   return root;
-}
-
-// The simulator's exact energy counter (gpuclk_sim_energy_joules), when running on it.
-using TruthFn = double (*)(unsigned);
-TruthFn simulator_truth(Context& ctx) {
-  if (!ctx.simulated()) return nullptr;
-  return reinterpret_cast<TruthFn>(ctx.nvml().symbol("gpuclk_sim_energy_joules"));
 }
 
 int run_stat(Context& ctx, const StatOptions& o) {
@@ -189,13 +177,13 @@ int run_stat(Context& ctx, const StatOptions& o) {
   report.sampling.slow_capacity = 60;
   telemetry::Sampler sampler(telemetry::device_sources(devices, report.sampling.fields),
                              ctx.clock(), report.sampling);
-  const TruthFn truth = simulator_truth(ctx);
-  std::vector<double> truth_start(devices.size());
+  // On the simulator, its exact energy counter beside NVML's (not_supported on real GPUs).
+  std::vector<gpu::Reading<units::Joules>> truth_start(devices.size());
 
   // The truth is read right before start() and right after stop(), which read the counters first
   // and last: the two windows match to a millisecond or so.
-  for (std::size_t i = 0; truth && i < devices.size(); ++i)
-    truth_start[i] = truth(devices[i]->index());
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    truth_start[i] = gpu::simulator_energy(*devices[i]);
   sampler.start();
   telemetry::ChildProcess child(o.command);
   // Which GPUs the command uses: NVML lists the processes holding a context on each GPU.
@@ -218,7 +206,10 @@ int run_stat(Context& ctx, const StatOptions& o) {
     const bool used = report.gpus_used.count(devices[i]->index()) > 0;
     if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
     GpuReport g{sampler.info(i), sampler.summary(i), sampler.health(i), std::nullopt};
-    if (truth && !g.summary.lost) g.truth_energy_j = truth(devices[i]->index()) - truth_start[i];
+    if (const auto truth_end = gpu::simulator_energy(*devices[i]);
+        truth_start[i] && truth_end && !g.summary.lost) {
+      g.truth_energy_j = truth_end->value() - truth_start[i]->value();
+    }
     report.gpus.push_back(std::move(g));
   }
 

@@ -1,13 +1,16 @@
 // `gpuclk` / `gpuclk status`: one row per GPU, then the findings worth acting on.
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <map>
 
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/findings_view.h"
 #include "control/consistency.h"
 #include "gpu/status.h"
+#include "rules/rule.h"
+#include "rules/status_input.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -56,70 +59,22 @@ output::Table status_table(const std::vector<gpu::StatusSnapshot>& gpus) {
   return t;
 }
 
-output::Node findings_tree(const std::vector<gpu::Finding>& findings) {
-  output::Node root;
-  auto& list = root.section("findings", "Findings", true);
-  for (const auto& f : findings) {
-    auto& n = list.section("finding", "");
-    n.add("severity", "Severity",
-          output::text(f.severity == gpu::Finding::Severity::warning ? "warning" : "info"));
-    std::string gpus;
-    for (auto g : f.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    n.add("gpus", "GPUs", output::text(gpus));
-    n.add("message", "Message", output::text(f.message));
-    n.add("action", "Action", output::text(f.action));
-  }
-  return root;
-}
-
-// What gpuclk applied (its journal): a column, shown only when some GPU has an entry, and a
-// finding where the GPUs' clock locks differ (NVML cannot read locks; the other settings are
-// compared by gpu::check_status from their readings).
-void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& gpus,
-                          output::Table& table, std::vector<gpu::Finding>& findings) {
+// What gpuclk applied (its journal): a column, shown only when some GPU has an entry.
+void add_applied_column(Context& ctx, const std::vector<gpu::StatusSnapshot>& gpus,
+                        output::Table& table) {
   const auto journal = peek_journal(ctx);
   if (!journal || journal->clean()) return;
   bool any = false;
   std::vector<output::Value> column;
-  std::vector<control::GpuSettingsView> views;
   for (const auto& g : gpus) {
     const auto* entry = journal->find(g.uuid);
     const auto text = entry ? control::applied_summary(*entry) : std::string();
     any = any || !text.empty();
     column.push_back(text.empty() ? output::text("-") : output::text(text));
-    control::GpuSettingsView view{g.index, g.uuid, g.name, {}};
-    control::add_journal_locks(view.settings, *journal, g.uuid);
-    views.push_back(std::move(view));
   }
   if (!any) return;
   table.columns.push_back({"gpuclk.applied", "Set by gpuclk", true});
   for (std::size_t i = 0; i < table.rows.size(); ++i) table.rows[i].push_back(column[i]);
-  std::map<std::pair<control::Setting, std::string>, std::vector<unsigned>>
-      odd;  // (setting, value) → GPUs
-  std::map<std::pair<control::Setting, std::string>, std::string> majority;
-  for (const auto& [uuid, diffs] : control::settings_that_differ(views)) {
-    unsigned index = 0;
-    for (const auto& v : views) {
-      if (v.uuid == uuid) index = v.index;
-    }
-    for (const auto& d : diffs) {
-      odd[{d.setting, d.value}].push_back(index);
-      majority[{d.setting, d.value}] = d.majority;
-    }
-  }
-  for (const auto& [key, indexes] : odd) {
-    std::string list;
-    for (auto i : indexes) list += (list.empty() ? "" : ",") + std::to_string(i);
-    findings.push_back(
-        {gpu::Finding::Severity::warning, indexes,
-         "GPU " + list + ": " + std::string(control::label_of(key.first)) + " " + key.second +
-             " (gpuclk journal) differ from the other GPUs' " + majority[key] +
-             "; a multi-GPU job runs at the pace of its slowest GPU",
-         std::string("gpuclk set --all ") +
-             (key.first == control::Setting::locked_gpu_clocks ? "--lock-gpu-clocks"
-                                                               : "--lock-memory-clocks") +
-             " MIN[,MAX] (the same on every GPU), or gpuclk restore"});
-  }
 }
 
 }  // namespace
@@ -127,11 +82,23 @@ void add_applied_settings(Context& ctx, const std::vector<gpu::StatusSnapshot>& 
 int run_status(Context& ctx) {
   auto format = ctx.format();
   std::vector<gpu::StatusSnapshot> gpus;
-  for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
-  auto findings = gpu::check_status(gpus);
+  std::string simulated;  // the scenario, on the simulator
+  if (auto reply = ctx.ask_service({{"request", "status"}})) {
+    for (auto pos : ctx.select_from(reply->at("gpus")))
+      gpus.push_back(serve::status_from_json(reply->at("status").at(pos)));
+    simulated = reply->value("simulated", std::string());
+  } else {
+    for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
+    if (ctx.simulated()) simulated = ctx.options.sim;
+  }
+  // The rules engine over this one look; clock locks come from the journal (NVML cannot read
+  // them).
+  auto input = rules::status_input(gpus);
+  add_journal_facts(ctx, input.gpus);
+  const auto findings = rules::evaluate(input);
   auto printer = ctx.printer();
   auto table = status_table(gpus);
-  add_applied_settings(ctx, gpus, table, findings);
+  add_applied_column(ctx, gpus, table);
 
   if (format.kind == output::Format::Kind::json) {
     // One document: the rows and the findings.
@@ -141,18 +108,15 @@ int run_status(Context& ctx) {
       auto& n = list.section("gpu", "");
       for (std::size_t c = 0; c < row.size(); ++c) n.add(table.columns[c].key, "", row[c]);
     }
-    root.children.push_back(findings_tree(findings).children.front());
+    root.children.push_back(findings_node(findings));
     printer->print_tree(root);
     return 0;
   }
 
   printer->print_table(table);
   if (format.kind == output::Format::Kind::table) {
-    if (ctx.simulated()) std::cout << "(simulated node: " << ctx.options.sim << ")\n";
-    for (const auto& f : findings) {
-      std::cout << (f.severity == gpu::Finding::Severity::warning ? "warning: " : "note: ")
-                << f.message << "\n    -> " << f.action << '\n';
-    }
+    if (!simulated.empty()) std::cout << "(simulated node: " << simulated << ")\n";
+    print_finding_lines(std::cout, findings, false);
   }
   return 0;
 }

@@ -9,6 +9,8 @@
 
 #include "gpu/selection.h"
 #include "nvml/api.h"
+#include "serve/client.h"
+#include "serve/protocol.h"
 #include "util/file.h"
 #include "util/parse.h"
 
@@ -81,6 +83,45 @@ nvml::Api& Context::nvml() {
 gpu::DeviceSet& Context::devices() {
   if (!devices_) devices_ = std::make_unique<gpu::DeviceSet>(nvml());
   return *devices_;
+}
+
+std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
+  if (options.direct) return std::nullopt;
+  if (!service_tried_) {
+    service_tried_ = true;
+    service_ = serve::Client::connect(serve::socket_path(options.socket));
+  }
+  if (!service_) return std::nullopt;
+  auto response = service_->request(request);
+  // `gpuclk --sim` must not show a real node's GPUs, nor another scenario's or simulator
+  // state's (tests run side by side, each on its own state file); a plain `gpuclk` shows a
+  // simulated service's GPUs only when that service was named (--socket, GPUCLK_SOCKET).
+  const auto service_sim = response.value("simulated", std::string());
+  if (options.sim.empty()) {
+    const bool named = !options.socket.empty() || std::getenv("GPUCLK_SOCKET") != nullptr;
+    if (!service_sim.empty() && !named) return std::nullopt;
+  } else {
+    const char* state = std::getenv("GPUCLK_SIM_STATE");
+    if (service_sim != options.sim ||
+        response.value("sim_state", std::string()) != (state ? state : ""))
+      return std::nullopt;
+  }
+  return response;
+}
+
+std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const {
+  std::vector<gpu::DeviceKey> keys;
+  for (const auto& g : gpus) keys.push_back(serve::device_key_from_json(g));
+  if (!options.devices_given) {  // no -i: every GPU (an empty -i is an error, never "all")
+    std::vector<std::size_t> all(keys.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+  try {
+    return gpu::select_devices(options.devices, keys);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
+  }
 }
 
 std::vector<gpu::Device*> Context::selected() {

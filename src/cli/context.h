@@ -8,6 +8,8 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@
 
 namespace gpuclk::nvml {
 class Api;
+}
+namespace gpuclk::serve {
+class Client;
 }
 
 namespace gpuclk::cli {
@@ -30,6 +35,8 @@ struct GlobalOptions {
   std::string sim;         // --sim[=SCENARIO]; empty when not simulating
   bool read_only = false;  // --read-only (GPUCLK_READ_ONLY=1 also sets it)
   std::string state_dir;   // --state-dir (GPUCLK_STATE_DIR, else /var/lib/gpuclk)
+  std::string socket;      // --socket: the service to ask (GPUCLK_SOCKET, else the default)
+  bool direct = false;     // --direct: read the GPUs through NVML even when a service runs
 };
 
 class Context {
@@ -62,6 +69,12 @@ class Context {
   bool read_only() const;
   bool simulated();
   std::string state_dir() const;
+  // Asks the service (gpuclk serve) when one answers on the socket and --direct is not given;
+  // nullopt means "read NVML yourself". A service on another node kind (simulated or not, another
+  // scenario) than this command asks for is not used. Throws the service's errors.
+  std::optional<nlohmann::json> ask_service(const nlohmann::json& request);
+  // Positions in a service response's "gpus" (DeviceKeys) that -i selects.
+  std::vector<std::size_t> select_from(const nlohmann::json& gpus) const;
   // Where the gpuclk executable lives (the simulator library and scenarios sit beside it).
   static std::string executable_dir();
 
@@ -69,6 +82,8 @@ class Context {
   std::unique_ptr<nvml::Api> api_;
   std::unique_ptr<gpu::DeviceSet> devices_;
   std::unique_ptr<ScaledClock> clock_;
+  std::unique_ptr<serve::Client> service_;
+  bool service_tried_ = false;
 };
 
 }  // namespace gpuclk::cli

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "serve/protocol.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -242,30 +244,7 @@ std::vector<QueryField> build() {
   return f;
 }
 
-std::string normalize(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      out += char(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-// Edit distance, to suggest the field the user probably meant.
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t prev = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      prev = cur;
-    }
-  }
-  return row[b.size()];
-}
+std::string normalize(std::string_view s) { return text::lower_without_space(s); }
 
 }  // namespace
 
@@ -294,7 +273,8 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
     }
     if (!found) {
       std::vector<std::pair<std::size_t, std::string>> near;
-      for (const auto& f : query_fields()) near.emplace_back(distance(item, f.name), f.name);
+      for (const auto& f : query_fields())
+        near.emplace_back(text::edit_distance(item, f.name), f.name);
       std::sort(near.begin(), near.end());
       throw bad_argument(
           fmt::format("unknown field '{}'", item),
@@ -304,6 +284,12 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
     out.push_back(found);
   }
   return out;
+}
+
+nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::DeviceSet& set) {
+  nlohmann::json row = nlohmann::json::object();
+  for (const auto& f : query_fields()) row[f.name] = serve::to_json(f.read(device, set));
+  return row;
 }
 
 }  // namespace gpuclk::cli

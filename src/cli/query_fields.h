@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,9 @@ struct QueryField {
 };
 
 const std::vector<QueryField>& query_fields();
+
+// Every field of one GPU, by canonical name, as the service's "query" view caches it.
+nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::DeviceSet& set);
 
 // Resolves "clocks.sm,power.draw" (names or aliases, case-insensitive, spaces ignored) to fields.
 // Throws Error (exit 2) naming the unknown field and the nearest known names.

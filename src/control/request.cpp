@@ -10,18 +10,10 @@
 
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::control {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string s;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
 
 bool is_default_word(const std::string& s) { return s == "default" || s == "reset"; }
 
@@ -71,7 +63,7 @@ void Request::merge(const Request& over) {
 }
 
 bool parse_on_off(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (s == "on" || s == "1" || s == "true" || s == "enabled" || s == "enable") return true;
   if (s == "off" || s == "0" || s == "false" || s == "disabled" || s == "disable") return false;
   throw bad_argument(fmt::format("{}: '{}' is not on or off", option, parse::quote(text)),
@@ -79,7 +71,7 @@ bool parse_on_off(std::string_view text, std::string_view option) {
 }
 
 Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s)) return Change<ApplicationClocks>::driver_default();
   auto comma = s.find(',');
   std::optional<unsigned> memory, graphics;
@@ -97,7 +89,7 @@ Change<ApplicationClocks> parse_application_clocks(std::string_view text, std::s
 }
 
 Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s) || s == "unlocked" || s == "none")
     return Change<ClockLock>::driver_default();
   auto comma = s.find(',');
@@ -126,7 +118,7 @@ Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view optio
 }
 
 Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_view option) {
-  auto s = lower(text);
+  auto s = text::lower_without_space(text);
   if (is_default_word(s)) return Change<units::Milliwatts>::driver_default();
   if (!s.empty() && s.back() == 'w') s.pop_back();
   const auto mw = parse::try_fixed(s, 3, std::numeric_limits<std::uint64_t>::max());

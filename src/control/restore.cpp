@@ -16,6 +16,15 @@ struct GpuResult {
   std::string problem;
 };
 
+// A GPU written to in the first pass, to be read back in the second.
+struct Written {
+  const JournalEntry* entry = nullptr;
+  GpuControl* gpu = nullptr;
+  std::size_t result = 0;         // in `results`
+  std::vector<std::size_t> rows;  // its rows of the report
+  std::set<Setting> failed;
+};
+
 HistoryRecord history(const JournalEntry& e, Setting s, std::string from, std::string to,
                       std::string outcome) {
   return {utc_now(),
@@ -36,7 +45,9 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
                      const std::vector<std::string>& only) {
   ChangeReport report;
   std::vector<GpuResult> results;
-  const auto entries = journal.gpus;  // the loop edits the journal
+  std::vector<Written> written;
+  const auto entries = journal.gpus;  // the loops edit the journal
+  // First pass: write every GPU's original settings back.
   for (const auto& entry : entries) {
     if (!only.empty() && std::find(only.begin(), only.end(), entry.uuid) == only.end()) continue;
     GpuResult result{entry.index};
@@ -109,15 +120,22 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
       rows.push_back(report.settings.size());
       report.settings.push_back(std::move(row));
     }
-    if (options.dry_run) {
-      results.push_back(result);
-      continue;
-    }
-    // Read back what NVML can; a value that did not take counts as a failure to restore.
-    if (options.settle && !rows.empty()) options.settle();
-    const auto after = gpu.read_settings();
-    const auto live = gpu.live_clocks();
-    for (auto r : rows) {
+    if (!options.dry_run) written.push_back({&entry, &gpu, results.size(), rows, failed});
+    results.push_back(result);
+  }
+
+  // Second pass: once the writes took effect (one wait for all GPUs), read back what NVML can;
+  // a value that did not take counts as a failure to restore.
+  const bool any_write =
+      std::any_of(written.begin(), written.end(), [](const Written& w) { return !w.rows.empty(); });
+  if (options.settle && any_write) options.settle();
+  for (auto& w : written) {
+    const JournalEntry& entry = *w.entry;
+    GpuResult& result = results[w.result];
+    auto& failed = w.failed;
+    const auto after = w.gpu->read_settings();
+    const auto live = w.gpu->live_clocks();
+    for (auto r : w.rows) {
       auto& row = report.settings[r];
       if (row.outcome != Outcome::changed) continue;
       if (after.has(row.setting)) {
@@ -150,7 +168,6 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
       }
     }
     persist(journal);
-    results.push_back(result);
   }
 
   std::vector<const GpuResult*> bad;

@@ -75,11 +75,13 @@ std::string live_text(const LiveClocks& live, Setting s) {
   return live.sm ? fmt::format("SM {:.0f} MHz now", live.sm->value()) : "N/A";
 }
 
-ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journal,
-                           const PersistJournal& persist, const RunOptions& options) {
-  ChangeReport report;
+namespace {
+
+// Phase 1, plan: a report row for every requested setting; a planned write for each that differs
+// from what the GPU has now (as far as gpuclk can know, known_settings()).
+std::vector<Plan> plan_writes(const std::vector<GpuChange>& changes, const Journal& journal,
+                              bool dry_run, ChangeReport& report) {
   std::vector<Plan> plans;
-  std::size_t total = 0;
   for (const auto& c : changes) {
     Plan p{c.gpu, c.target, known_settings(*c.gpu, journal), {}};
     for (auto s : kWriteOrder) {
@@ -95,19 +97,20 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
       if (p.before.same(c.target, s)) {
         row.read_back = row.before;
       } else {
-        row.outcome = options.dry_run ? Outcome::would_change : Outcome::not_attempted;
+        row.outcome = dry_run ? Outcome::would_change : Outcome::not_attempted;
         p.writes.push_back({s, report.settings.size()});
-        ++total;
       }
       report.settings.push_back(std::move(row));
     }
     plans.push_back(std::move(p));
   }
-  if (total == 0 || options.dry_run) return report;
+  return plans;
+}
 
-  // Journal first: every setting this run may write, with each GPU's original state, is on
-  // disk before the first write. A crash at any later point leaves enough to undo it.
-  const Journal before_run = journal;
+// Phase 2, journal: every setting this run may write, with each GPU's original state, is on
+// disk before the first write. A crash at any later point leaves enough to undo it.
+void journal_planned(const std::vector<Plan>& plans, Journal& journal,
+                     const PersistJournal& persist) {
   const auto now = utc_now();
   for (const auto& p : plans) {
     if (p.writes.empty()) continue;
@@ -119,17 +122,21 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
     }
   }
   persist(journal);
+}
 
-  WriteSequence sequence;
-  std::optional<Failure> failure;
+// Phase 3, write: GPU by GPU in kWriteOrder, each write recorded with its undo value. Stops at
+// the first failure or when a signal asked to; returns that failure.
+std::optional<Failure> write_planned(std::vector<Plan>& plans, const Journal& journal,
+                                     const RunOptions& options, WriteSequence& sequence,
+                                     ChangeReport& report) {
   std::size_t done = 0;
-  for (std::size_t i = 0; i < plans.size() && !failure; ++i) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
     auto& p = plans[i];
     for (const auto& w : p.writes) {
+      std::optional<Failure> failure;
       if (options.interrupted && options.interrupted()) {
-        failure =
-            Failure{i, w.setting, ExitCode::other, "interrupted by a signal before this write", {}};
-        break;
+        return Failure{
+            i, w.setting, ExitCode::other, "interrupted by a signal before this write", {}};
       }
       try {
         write_setting(*p.gpu, w.setting, p.target);
@@ -141,48 +148,55 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
       if (failure) {
         report.settings[w.row].outcome = Outcome::failed;
         report.settings[w.row].error = failure->message;
-        break;
+        return failure;
       }
       sequence.record({i, p.gpu, w.setting, undo_value(p, w.setting, journal)});
       report.settings[w.row].outcome = Outcome::changed;
       if (options.after_write) options.after_write(++done);
     }
   }
+  return std::nullopt;
+}
 
-  if (!failure) {
-    sequence.commit();
-    if (options.settle) options.settle();
-    for (auto& p : plans) {
-      if (p.writes.empty()) continue;
-      const auto after = p.gpu->read_settings();
-      const auto live = p.gpu->live_clocks();
-      auto* entry = journal.find(p.gpu->facts().uuid);
-      for (const auto& w : p.writes) {
-        auto& row = report.settings[w.row];
-        entry->applied.copy_from(p.target, w.setting);
-        entry->pending.clear(w.setting);
-        if (after.has(w.setting)) {
-          row.read_back = describe(after, w.setting);
-          if (!after.same(p.target, w.setting)) {
-            report.notes.push_back(fmt::format("GPU {}: {} reads {} after writing {}", row.gpu,
-                                               label_of(w.setting), row.read_back, row.target));
-          }
-        } else {
-          row.read_back = live_text(live, w.setting);
+// Phase 4, read back: after the writes settle, what each GPU reads now goes into the report
+// (with a note where it differs from the target) and the journal records the writes as applied.
+void read_back(std::vector<Plan>& plans, Journal& journal, const RunOptions& options,
+               const PersistJournal& persist, ChangeReport& report) {
+  if (options.settle) options.settle();
+  for (auto& p : plans) {
+    if (p.writes.empty()) continue;
+    const auto after = p.gpu->read_settings();
+    const auto live = p.gpu->live_clocks();
+    auto* entry = journal.find(p.gpu->facts().uuid);
+    for (const auto& w : p.writes) {
+      auto& row = report.settings[w.row];
+      entry->applied.copy_from(p.target, w.setting);
+      entry->pending.clear(w.setting);
+      if (after.has(w.setting)) {
+        row.read_back = describe(after, w.setting);
+        if (!after.same(p.target, w.setting)) {
+          report.notes.push_back(fmt::format("GPU {}: {} reads {} after writing {}", row.gpu,
+                                             label_of(w.setting), row.read_back, row.target));
         }
-        journal.add_history(history(options.command, p, w.setting, row.before, row.target, "ok"));
+      } else {
+        row.read_back = live_text(live, w.setting);
       }
+      journal.add_history(history(options.command, p, w.setting, row.before, row.target, "ok"));
     }
-    persist(journal);
-    return report;
   }
+  persist(journal);
+}
 
-  // A write failed (or a signal arrived): undo this run's writes, newest first.
-  const auto& f = *failure;
-  const auto undone = sequence.rollback();
-  std::map<std::size_t, std::vector<const WriteSequence::Undone*>> stuck;  // plan → failed undos
+// The undos that failed, by plan.
+using Stuck = std::map<std::size_t, std::vector<const WriteSequence::Undone*>>;
+
+// Phase 5, roll back: undo this run's writes, newest first; mark the report rows and the history.
+Stuck roll_back(const std::vector<Plan>& plans, const Failure& f,
+                const std::vector<WriteSequence::Undone>& undone, Journal& journal,
+                const RunOptions& options, ChangeReport& report) {
+  Stuck stuck;
   for (const auto& u : undone) {
-    auto& p = plans[u.write.change];
+    const auto& p = plans[u.write.change];
     for (const auto& w : p.writes) {
       if (w.setting != u.write.setting) continue;
       auto& row = report.settings[w.row];
@@ -198,9 +212,15 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
   journal.add_history(history(options.command, plans[f.plan], f.setting,
                               describe(plans[f.plan].before, f.setting),
                               describe(plans[f.plan].target, f.setting), f.message));
+  return stuck;
+}
 
-  // GPUs back as they were get their journal entry back as it was; the others keep every
-  // setting listed (restore will retry) with what is in force now.
+// After a rollback: GPUs back as they were get their journal entry back as it was; the others
+// keep every setting listed (restore will retry) with what is in force now.
+void journal_after_rollback(const std::vector<Plan>& plans, const Stuck& stuck,
+                            const std::vector<WriteSequence::Undone>& undone,
+                            const Journal& before_run, Journal& journal,
+                            const PersistJournal& persist, ChangeReport& report) {
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     if (p.writes.empty()) continue;
@@ -232,7 +252,11 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
                            "); its saved version lists every setting this run touched, so `gpuclk "
                            "restore` still works");
   }
+}
 
+// The report's error after a rollback: the failure, and which GPU is in which state.
+void explain_failure(const std::vector<Plan>& plans, const Failure& f, const Stuck& stuck,
+                     const WriteSequence& sequence, ChangeReport& report) {
   std::string what = failure_text(plans[f.plan], f.setting, f.message);
   report.hint = f.hint;
   if (f.setting == Setting::locked_memory_clocks && f.code == ExitCode::not_supported) {
@@ -253,7 +277,7 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
           "is as before",
           what, sequence.writes().size(), fmt::join(gpus, ", "));
     }
-    return report;
+    return;
   }
 
   report.exit = ExitCode::partial;
@@ -263,9 +287,9 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     const auto index = p.gpu->facts().index;
-    if (stuck.count(i)) {
+    if (const auto it = stuck.find(i); it != stuck.end()) {
       std::vector<std::string> parts;
-      for (const auto* u : stuck[i]) {
+      for (const auto* u : it->second) {
         parts.push_back(fmt::format("{} still {} (undo failed: {})", label_of(u->write.setting),
                                     describe(p.target, u->write.setting), u->error));
       }
@@ -282,6 +306,33 @@ ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journ
   report.hint =
       "`gpuclk restore` retries returning every GPU gpuclk changed to its original state; "
       "`gpuclk journal` shows what is recorded";
+}
+
+}  // namespace
+
+ChangeReport apply_changes(const std::vector<GpuChange>& changes, Journal& journal,
+                           const PersistJournal& persist, const RunOptions& options) {
+  ChangeReport report;
+  auto plans = plan_writes(changes, journal, options.dry_run, report);
+  const bool any_write =
+      std::any_of(plans.begin(), plans.end(), [](const Plan& p) { return !p.writes.empty(); });
+  if (!any_write || options.dry_run) return report;
+
+  const Journal before_run = journal;
+  journal_planned(plans, journal, persist);
+
+  WriteSequence sequence;
+  const auto failure = write_planned(plans, journal, options, sequence, report);
+  if (!failure) {
+    sequence.commit();
+    read_back(plans, journal, options, persist, report);
+    return report;
+  }
+
+  const auto undone = sequence.rollback();
+  const auto stuck = roll_back(plans, *failure, undone, journal, options, report);
+  journal_after_rollback(plans, stuck, undone, before_run, journal, persist, report);
+  explain_failure(plans, *failure, stuck, sequence, report);
   return report;
 }
 

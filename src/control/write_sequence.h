@@ -29,7 +29,7 @@ class WriteSequence {
   WriteSequence& operator=(const WriteSequence&) = delete;
   ~WriteSequence();
 
-  void record(Write write) { writes_.push_back(std::move(write)); }
+  void record(const Write& write) { writes_.push_back(write); }
   const std::vector<Write>& writes() const { return writes_; }
 
   // Undoes every recorded write, newest first, going on past failures. Disarms.

@@ -24,7 +24,7 @@ constexpr std::array<ArchSpec, 9> kArchTable = {{
     // 58 SMs @ 2040 MHz (L4 datasheet).
     {"Ada Lovelace", {8, 9}, "L4, L40S, RTX 40", 128, {4, 256, 512, 1024, 1024, 2048}},
     // H100 SXM5: 67 TF FP64 tensor, 67 TF FP32, 495 TF TF32, 989 TF FP16/BF16, 1979 TF FP8;
-    // 132 SMs (H100 datasheet; Hopper whitepaper). calibration/h100: 4096 BF16 → 1070 TF @ 1980.
+    // 132 SMs (H100 datasheet; Hopper whitepaper). docs/calibration.md: 4096 BF16 → 1070 TF @ 1980.
     {"Hopper", {9, 0}, "H100, H200, GH200", 128, {256, 256, 2048, 4096, 4096, 8192}},
     // B200: 40 TF FP64, 80 TF FP32, 1.1 PF TF32, 2.25 PF FP16/BF16, 4.5 PF FP8 (dense);
     // 148 SMs @ ~1.9 GHz (HGX B200 datasheet). Tensor rates ×2 per SM over Hopper.

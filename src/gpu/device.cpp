@@ -261,12 +261,16 @@ Reading<ClockReasons> Device::clock_reasons() const {
   });
 }
 
-Reading<std::chrono::nanoseconds> Device::violation_time(int policy) const {
+Reading<std::chrono::nanoseconds> Device::violation_time(ViolationPolicy policy) const {
+  // In ViolationPolicy's order.
+  constexpr nvmlPerfPolicyType_t kNvmlPolicy[] = {
+      NVML_PERF_POLICY_POWER,       NVML_PERF_POLICY_THERMAL,         NVML_PERF_POLICY_SYNC_BOOST,
+      NVML_PERF_POLICY_BOARD_LIMIT, NVML_PERF_POLICY_LOW_UTILIZATION, NVML_PERF_POLICY_RELIABILITY};
+  const auto nvml_policy = kNvmlPolicy[static_cast<std::size_t>(policy)];
   // Not cached: support differs per policy (POWER and THERMAL on most boards, others rarely).
   return probe<std::chrono::nanoseconds>([&](std::chrono::nanoseconds& t) {
     nvmlViolationTime_t v{};
-    auto rc = Api::call(api_.nvmlDeviceGetViolationStatus, handle_,
-                        static_cast<nvmlPerfPolicyType_t>(policy), &v);
+    auto rc = Api::call(api_.nvmlDeviceGetViolationStatus, handle_, nvml_policy, &v);
     t = std::chrono::nanoseconds(v.violationTime);
     return rc;
   });
@@ -380,13 +384,13 @@ Reading<bool> Device::ecc_enabled() const {
   });
 }
 
-Reading<std::uint64_t> Device::ecc_errors(bool uncorrected) const {
+Reading<std::uint64_t> Device::ecc_errors(bool uncorrected, bool aggregate) const {
   return read<std::uint64_t>(kEccErrors, [&](std::uint64_t& n) {
     unsigned long long count = 0;
     auto rc = Api::call(
         api_.nvmlDeviceGetTotalEccErrors, handle_,
         uncorrected ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED : NVML_MEMORY_ERROR_TYPE_CORRECTED,
-        NVML_VOLATILE_ECC, &count);
+        aggregate ? NVML_AGGREGATE_ECC : NVML_VOLATILE_ECC, &count);
     n = count;
     return rc;
   });

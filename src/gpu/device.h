@@ -2,7 +2,7 @@
 //
 // Static facts (name, UUID, limits, supported clocks, …) are read once into Identity when the
 // device is opened. Dynamic getters return Reading<T>; a getter that answered NOT_SUPPORTED once
-// is not called again (capabilities are probed once, DESIGN.md decision 3). Getters are
+// is not called again (capabilities are probed once, docs/architecture.md). Getters are
 // thread-safe: NVML is, and the capability cache uses atomics.
 #pragma once
 
@@ -36,6 +36,16 @@ using units::Ratio;
 using units::Watts;
 
 enum class ClockDomain { graphics = 0, sm = 1, memory = 2, video = 3 };
+
+// The driver policies that can hold clocks down, each with a time counter (violation_time()).
+enum class ViolationPolicy {
+  power,            // SW power capping
+  thermal,          // thermal slowdown
+  sync_boost,       // held to match the other GPUs of a sync-boost group
+  board_limit,      // board-level limit
+  low_utilization,  // low utilization
+  reliability,      // board reliability limit
+};
 
 struct PciInfo {
   std::string bus_id;  // "00000000:00:06.0", as nvidia-smi prints it
@@ -152,8 +162,8 @@ class Device {
   Reading<int> pstate() const;  // 0 (max performance) .. 15
   Reading<ClockRange> pstate_clock_range(ClockDomain d, int pstate) const;
   Reading<ClockReasons> clock_reasons() const;
-  // Time the given perf policy (NVML_PERF_POLICY_*) held clocks down since boot.
-  Reading<std::chrono::nanoseconds> violation_time(int policy) const;
+  // Time the given policy held clocks down since the driver loaded.
+  Reading<std::chrono::nanoseconds> violation_time(ViolationPolicy policy) const;
 
   Reading<Watts> power_draw() const;   // the driver's power reading (1 s average on Hopper)
   Reading<Watts> power_limit() const;  // the limit currently set
@@ -169,9 +179,10 @@ class Device {
   Reading<bool> persistence_mode() const;
   Reading<int> compute_mode() const;  // NVML_COMPUTEMODE_*
   Reading<bool> ecc_enabled() const;
-  Reading<std::uint64_t> ecc_errors(bool uncorrected) const;  // volatile counters
-  Reading<PcieLink> pcie_link() const;                        // current generation and width
-  Reading<PcieThroughput> pcie_throughput() const;            // slow: ~20 ms per read on H100
+  // Since the driver loaded (volatile) or over the GPU's life (`aggregate`).
+  Reading<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate = false) const;
+  Reading<PcieLink> pcie_link() const;              // current generation and width
+  Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
 
   // Telemetry extras (dmon columns). Each is optional: not_supported where the driver lacks it.

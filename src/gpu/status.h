@@ -1,5 +1,5 @@
-// One look at a GPU (what `gpuclk` shows per row), and the node-wide checks over all of them:
-// the settings that should match across GPUs and the states worth acting on.
+// One look at a GPU (what `gpuclk` shows per row). What is wrong with it is the rules engine's
+// business (src/rules/status_input.h turns snapshots into its input).
 #pragma once
 
 #include <string>
@@ -27,16 +27,5 @@ struct StatusSnapshot {
 
 // Reads the snapshot (about 20 NVML calls, all fast ones).
 StatusSnapshot take_status(const Device& device);
-
-struct Finding {
-  enum class Severity { info, warning } severity = Severity::warning;
-  std::vector<unsigned> gpus;  // GPU indexes concerned
-  std::string message;         // what is wrong and why it matters
-  std::string action;          // what to do, a command where one exists
-};
-
-// Checks across the GPUs: settings that differ (application clocks, power limits), persistence
-// mode off, PCIe links below their maximum, thermal slowdown, temperatures near slowdown.
-std::vector<Finding> check_status(const std::vector<StatusSnapshot>& gpus);
 
 }  // namespace gpuclk::gpu

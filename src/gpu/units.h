@@ -2,6 +2,7 @@
 // (device.cpp), into these; printers format them. Each is a double underneath.
 #pragma once
 
+#include <cmath>
 #include <compare>
 #include <cstdint>
 
@@ -51,7 +52,9 @@ using FlopsPerSecond = Quantity<FlopsTag>;
 constexpr Watts from_milliwatts(unsigned long long mw) { return Watts(double(mw) / 1000.0); }
 constexpr Joules from_millijoules(unsigned long long mj) { return Joules(double(mj) / 1000.0); }
 constexpr Ratio from_percent(double pct) { return Ratio(pct / 100.0); }
-constexpr unsigned to_milliwatts(Watts w) { return unsigned(w.value() * 1000.0 + 0.5); }
+inline unsigned to_milliwatts(Watts w) {
+  return static_cast<unsigned>(std::lround(w.value() * 1000.0));
+}
 
 // Power as NVML reads and writes it: whole milliwatts, an integer. A power limit travels in this
 // one type from the user's text (control::parse_power_limit, exact decimal, no floating point)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <hwloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
@@ -147,4 +148,19 @@ std::vector<unsigned> numa_nodes_for(const CpuInfo& info, const std::vector<unsi
   }
   return out;
 }
+}  // namespace gpuclk::host
+
+namespace gpuclk::host {
+
+std::optional<std::vector<unsigned>> process_cpus(unsigned pid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(static_cast<pid_t>(pid), sizeof(set), &set) != 0) return std::nullopt;
+  std::vector<unsigned> cpus;
+  for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 }  // namespace gpuclk::host

@@ -35,3 +35,11 @@ namespace gpuclk::host {
 // NUMA nodes whose CPUs overlap `cpus` (a GPU's CPU affinity): nvidia-smi's "NUMA Affinity".
 std::vector<unsigned> numa_nodes_for(const CpuInfo& info, const std::vector<unsigned>& cpus);
 }  // namespace gpuclk::host
+
+#include <optional>
+
+namespace gpuclk::host {
+// The CPUs process `pid` may run on (sched_getaffinity); nullopt when it does not exist or cannot
+// be read.
+std::optional<std::vector<unsigned>> process_cpus(unsigned pid);
+}  // namespace gpuclk::host

@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <cstdlib>
+#include <limits>
 
 namespace gpuclk::nvml {
 namespace {
@@ -67,6 +68,9 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
   api->nvmlErrorString =
       reinterpret_cast<decltype(api->nvmlErrorString)>(dlsym(handle, "nvmlErrorString"));
   api->time_scale_fn_ = reinterpret_cast<double (*)()>(dlsym(handle, "gpuclk_sim_time_scale"));
+  api->state_path_fn_ = reinterpret_cast<const char* (*)()>(dlsym(handle, "gpuclk_sim_state_path"));
+  api->energy_joules_fn_ =
+      reinterpret_cast<double (*)(unsigned)>(dlsym(handle, "gpuclk_sim_energy_joules"));
 
   if (!missing_required.empty()) {
     throw Error(ExitCode::nvml_not_found,
@@ -90,6 +94,13 @@ Api::~Api() {
 
 double Api::time_scale() const { return time_scale_fn_ ? time_scale_fn_() : 1.0; }
 
-void* Api::symbol(const char* name) const { return dlsym(handle_, name); }
+std::string Api::simulator_state_path() const {
+  const char* path = state_path_fn_ ? state_path_fn_() : nullptr;
+  return path ? path : "";
+}
+
+double Api::simulator_energy_joules(unsigned index) const {
+  return energy_joules_fn_ ? energy_joules_fn_(index) : std::numeric_limits<double>::quiet_NaN();
+}
 
 }  // namespace gpuclk::nvml

@@ -45,8 +45,13 @@ class Api {
   double time_scale() const;
   // OPTIONAL entry points the library does not export (diagnostics: `gpuclk info -v`).
   const std::vector<std::string>& missing_symbols() const { return missing_; }
-  // Resolves any other symbol of the loaded library (simulator introspection), or nullptr.
-  void* symbol(const char* name) const;
+
+  // Simulator introspection (the extras libnvml-sim.so exports beside NVML; sim/abi/gpuclk_sim.h).
+  // On a real driver each answers "none".
+  // The simulator's state file ("" on real hardware).
+  std::string simulator_state_path() const;
+  // The simulated GPU's exact energy since power-on, joules (NaN on real hardware or a bad index).
+  double simulator_energy_joules(unsigned index) const;
 
  private:
   Api() = default;
@@ -55,6 +60,8 @@ class Api {
   std::string path_;
   std::vector<std::string> missing_;
   double (*time_scale_fn_)() = nullptr;
+  const char* (*state_path_fn_)() = nullptr;
+  double (*energy_joules_fn_)(unsigned) = nullptr;
 };
 
 // Throws NvmlError unless rc is NVML_SUCCESS. `call` names the NVML function for the message.

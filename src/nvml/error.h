@@ -1,5 +1,5 @@
 // NvmlError: an NVML call that failed, keeping the return code and the call's name, with a
-// message that says what to do next (DESIGN.md decision 8).
+// message that says what to do next (docs/architecture.md, "Rules of the road").
 #pragma once
 
 #include <string>

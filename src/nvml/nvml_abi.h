@@ -479,3 +479,122 @@ typedef struct nvmlBAR1Memory_st {
 } nvmlBAR1Memory_t;
 
 }  // extern "C"
+
+// ---------------------------------------------------------------------------------------------
+// The rest of the device-query ABI that NVML clients (pynvml, nvtop) call and the simulator
+// answers (sim/abi/entry_points.txt). gpuclk's own loader does not call these. Values are NVML's.
+extern "C" {
+
+typedef enum nvmlBrandType_enum {
+  NVML_BRAND_UNKNOWN = 0,
+  NVML_BRAND_TESLA = 2,
+  NVML_BRAND_NVIDIA = 14
+} nvmlBrandType_t;
+
+typedef enum nvmlInforomObject_enum {
+  NVML_INFOROM_OEM = 0,
+  NVML_INFOROM_ECC = 1,
+  NVML_INFOROM_POWER = 2
+} nvmlInforomObject_t;
+
+typedef enum nvmlBusType_enum {
+  NVML_BUS_TYPE_UNKNOWN = 0,
+  NVML_BUS_TYPE_PCI = 1,
+  NVML_BUS_TYPE_PCIE = 2
+} nvmlBusType_t;
+
+typedef enum nvmlGpuVirtualizationMode_enum {
+  NVML_GPU_VIRTUALIZATION_MODE_NONE = 0,
+  NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1
+} nvmlGpuVirtualizationMode_t;
+
+typedef enum nvmlEncoderQueryType_enum {
+  NVML_ENCODER_QUERY_H264 = 0,
+  NVML_ENCODER_QUERY_HEVC = 1,
+  NVML_ENCODER_QUERY_AV1 = 2
+} nvmlEncoderType_t;
+
+typedef enum nvmlAffinityScope_enum {
+  NVML_AFFINITY_SCOPE_NODE = 0,   // the NUMA node of the GPU
+  NVML_AFFINITY_SCOPE_SOCKET = 1  // the CPU socket of the GPU
+} nvmlAffinityScope_t;
+
+typedef enum nvmlGpuP2PCapsIndex_enum {
+  NVML_P2P_CAPS_INDEX_READ = 0,
+  NVML_P2P_CAPS_INDEX_WRITE = 1,
+  NVML_P2P_CAPS_INDEX_NVLINK = 2,
+  NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  NVML_P2P_CAPS_INDEX_PROP = 4,
+  NVML_P2P_CAPS_INDEX_UNKNOWN = 5
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum nvmlGpuP2PStatus_enum {
+  NVML_P2P_STATUS_OK = 0,
+  NVML_P2P_STATUS_NOT_SUPPORTED = 5
+} nvmlGpuP2PStatus_t;
+
+#define NVML_GSP_FIRMWARE_VERSION_BUF_SIZE 0x40
+
+// nvmlDeviceGetPciInfo (no suffix): the first layout, a 16-byte bus id and reserved words.
+typedef struct nvmlPciInfoV1_st {
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  unsigned int reserved0;
+  unsigned int reserved1;
+  unsigned int reserved2;
+  unsigned int reserved3;
+} nvmlPciInfoV1_t;
+
+// The running-process entry points without a suffix: pid and memory only.
+typedef struct nvmlProcessInfoV1_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes
+} nvmlProcessInfoV1_t;
+
+typedef struct nvmlProcessUtilizationSample_st {
+  unsigned int pid;
+  unsigned long long timeStamp;  // µs since the epoch
+  unsigned int smUtil;           // percent
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+typedef struct nvmlMemory_v2_st {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;  // driver and firmware reservation
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+// Versioned structs carry sizeof | version << 24.
+#define NVML_STRUCT_VERSION(type, ver) (unsigned int)(sizeof(type) | ((ver) << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(nvmlMemory_v2_t, 2)
+
+typedef struct nvmlAccountingStats_st {
+  unsigned int gpuUtilization;
+  unsigned int memoryUtilization;
+  unsigned long long maxMemoryUsage;
+  unsigned long long time;
+  unsigned long long startTime;
+  unsigned int isRunning;
+  unsigned int reserved[5];
+} nvmlAccountingStats_t;
+
+typedef struct nvmlFBCStats_st {
+  unsigned int sessionsCount;
+  unsigned int averageFPS;
+  unsigned int averageLatency;
+} nvmlFBCStats_t;
+
+// Arrays the simulator only ever reports empty: their layouts are never needed.
+typedef struct nvmlHwbcEntry_st nvmlHwbcEntry_t;
+typedef struct nvmlExcludedDeviceInfo_st nvmlExcludedDeviceInfo_t;
+typedef struct nvmlEncoderSessionInfo_st nvmlEncoderSessionInfo_t;
+typedef struct nvmlFBCSessionInfo_st nvmlFBCSessionInfo_t;
+
+}  // extern "C"

@@ -7,22 +7,10 @@
 
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::occupancy {
 namespace {
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return text;
-}
 
 // One CSV record; double quotes may enclose a cell, "" inside them is a quote.
 std::vector<std::string> split_record(std::string_view line) {
@@ -47,7 +35,7 @@ std::vector<std::string> split_record(std::string_view line) {
       cells.back() += c;
     }
   }
-  for (std::string& cell : cells) cell = trim(cell);
+  for (std::string& cell : cells) cell = std::string(text::trim(cell));
   return cells;
 }
 
@@ -69,7 +57,7 @@ class RowReader {
   // Index of a column, or -1 if the header does not have it.
   int index(std::string_view name) const {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
-      if (lowercase(columns_[i]) == name) return int(i);
+      if (text::lower(columns_[i]) == name) return int(i);
     }
     return -1;
   }
@@ -154,7 +142,7 @@ std::optional<BatchRow> BatchParser::feed(std::string_view line, int line_number
         fmt::format("line {} is longer than {} characters", line_number, kMaxBatchLine),
         "is this a CSV file of kernels?");
   }
-  const std::string trimmed = trim(line);
+  const std::string trimmed(text::trim(line));
   if (trimmed.empty() || trimmed.front() == '#') return std::nullopt;
   if (columns_.empty()) {
     columns_ = split_record(line);
@@ -164,7 +152,7 @@ std::optional<BatchRow> BatchParser::feed(std::string_view line, int line_number
     }
     for (std::string_view required : kRequired) {
       const bool present = std::any_of(columns_.begin(), columns_.end(), [&](const std::string& c) {
-        return lowercase(c) == required;
+        return text::lower(c) == required;
       });
       if (!present) {
         columns_.clear();

@@ -10,17 +10,10 @@
 #include "occupancy/arch_limits.h"
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::occupancy {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -51,7 +44,7 @@ std::int64_t to_number(std::string_view text, std::string_view what,
 
 // "REG:24 STACK:32 SHARED:0 LOCAL:0 CONSTANT[0]:372 CONSTANT[2]:8 TEXTURE:0 …"
 void read_cuobjdump_fields(std::string_view line, KernelResources& kernel) {
-  while (!(line = trim(line)).empty()) {
+  while (!(line = text::trim(line)).empty()) {
     const auto end = line.find(' ');
     const std::string_view field = line.substr(0, end);
     line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
@@ -84,9 +77,10 @@ std::int64_t number_before(std::string_view line, std::string_view unit,
                            std::uint64_t max = kMaxBytes) {
   const auto at = line.find(unit);
   if (at == std::string_view::npos) return 0;
-  std::string_view before = trim(line.substr(0, at));
+  std::string_view before = text::trim(line.substr(0, at));
   const auto start = before.find_last_not_of("0123456789");
-  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1), trim(unit), max);
+  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1), text::trim(unit),
+                   max);
 }
 
 std::string_view quoted(std::string_view line, std::size_t from) {
@@ -104,15 +98,15 @@ std::vector<KernelResources> parse_cuobjdump_resource_usage(std::string_view tex
   std::string arch;
   KernelResources* pending = nullptr;  // "Function X:" seen, its fields on the next line
   for (std::string_view raw : lines_of(text)) {
-    const std::string_view line = trim(raw);
+    const std::string_view line = text::trim(raw);
     if (line.starts_with("Fatbin ")) {
       arch.clear();
       pending = nullptr;
     } else if (line.starts_with("arch =")) {
-      arch = std::string(trim(line.substr(6)));
+      arch = std::string(text::trim(line.substr(6)));
     } else if (line.starts_with("Function ") && line.ends_with(":")) {
       KernelResources kernel;
-      kernel.name = std::string(trim(line.substr(9, line.size() - 10)));
+      kernel.name = std::string(text::trim(line.substr(9, line.size() - 10)));
       kernel.arch = arch;
       kernels.push_back(std::move(kernel));
       pending = &kernels.back();
@@ -137,7 +131,7 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
   KernelResources* current = nullptr;  // the entry function whose lines follow
   bool in_properties = false;          // after "Function properties for <current>"
   for (std::string_view raw : lines_of(text)) {
-    const std::string_view line = trim(raw);
+    const std::string_view line = text::trim(raw);
     if (const auto at = line.find("Compiling entry function"); at != std::string_view::npos) {
       KernelResources kernel;
       kernel.name = std::string(quoted(line, at));
@@ -149,7 +143,7 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
     } else if (const auto props = line.find("Function properties for ");
                props != std::string_view::npos) {
       // Device functions have properties too; only the current kernel's count.
-      const std::string_view name = trim(line.substr(props + 24));
+      const std::string_view name = text::trim(line.substr(props + 24));
       in_properties = current != nullptr && name == current->name;
     } else if (in_properties && line.find("bytes stack frame") != std::string_view::npos) {
       current->stack_bytes = number_before(line, "bytes stack frame");

@@ -1,6 +1,6 @@
 // DmonPrinter: `gpuclk dmon` rows in nvidia-smi dmon's layout, or as CSV, or as JSON Lines.
 //
-// Table (default), as calibration/h100/smi/smi_dmon.txt shows it:
+// Table (default), as docs/calibration.md shows it:
 //   # gpu    pwr  gtemp  mtemp     sm …        two header lines, names then units, led by '#'
 //   # Idx      W      C      C      % …
 //       0     74     32     36      0 …        one row per GPU per interval; '-' = no value

@@ -197,12 +197,12 @@ nlohmann::ordered_json to_json(const Value& v) {
 }
 
 nlohmann::ordered_json to_json(const Node& n) {
-  if (n.children.empty()) return to_json(n.value);
-  if (n.list) {
+  if (n.list) {  // an array, also when empty (`"findings": []`, not null)
     auto arr = nlohmann::ordered_json::array();
     for (const auto& c : n.children) arr.push_back(to_json(c));
     return arr;
   }
+  if (n.children.empty()) return to_json(n.value);
   nlohmann::ordered_json obj = nlohmann::ordered_json::object();
   for (const auto& c : n.children) obj[c.key] = to_json(c);
   return obj;

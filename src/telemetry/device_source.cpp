@@ -105,8 +105,8 @@ class DeviceSource final : public GpuSource {
     if (f.has(Field::gpm) && gpm_) read_gpm(s, o);
     if (f.has(Field::violation_time)) {
       // Policy numbers as NVML's nvmlPerfPolicyType_t: 0 power, 1 thermal.
-      s.power_violation = keep(device_.violation_time(0), o);
-      s.thermal_violation = keep(device_.violation_time(1), o);
+      s.power_violation = keep(device_.violation_time(gpu::ViolationPolicy::power), o);
+      s.thermal_violation = keep(device_.violation_time(gpu::ViolationPolicy::thermal), o);
     }
     if (f.has(Field::ecc_errors)) {
       s.ecc_corrected = keep(device_.ecc_errors(false), o);

@@ -1,4 +1,4 @@
-// What the sampler reads, in two tiers by cost (calibration/h100: a getter ~0.3 µs in C; the
+// What the sampler reads, in two tiers by cost (docs/calibration.md: a getter ~0.3 µs in C; the
 // energy counter 3.2 ms, PCIe throughput 20 ms per direction, a GPM sample 0.57 ms).
 // Fast fields are read every tick on one thread; slow fields on each GPU's own thread and cadence,
 // so a slow read never delays a fast sample.

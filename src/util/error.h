@@ -1,5 +1,5 @@
 // gpuclk's error type: a message for the user, the exit code (nvidia-smi's numbering, see
-// DESIGN.md) and, where there is one, a hint saying what to do next.
+// docs/architecture.md) and, where there is one, a hint saying what to do next.
 #pragma once
 
 #include <stdexcept>
@@ -22,8 +22,8 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, std::string message, std::string hint = {})
-      : std::runtime_error(std::move(message)), code_(code), hint_(std::move(hint)) {}
+  Error(ExitCode code, const std::string& message, std::string hint = {})
+      : std::runtime_error(message), code_(code), hint_(std::move(hint)) {}
 
   ExitCode code() const noexcept { return code_; }
   const std::string& hint() const noexcept { return hint_; }
@@ -34,8 +34,8 @@ class Error : public std::runtime_error {
 };
 
 // Shorthand for the most common kind: the user gave a value we cannot use.
-inline Error bad_argument(std::string message, std::string hint = {}) {
-  return Error(ExitCode::bad_argument, std::move(message), std::move(hint));
+inline Error bad_argument(const std::string& message, std::string hint = {}) {
+  return Error(ExitCode::bad_argument, message, std::move(hint));
 }
 
 }  // namespace gpuclk

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpuclk bench without a GPU: argument errors, what a build without CUDA and the simulator say,
 # and bench compare on committed reports (tests/cli/fixtures/bench_*.json, written by the report
-# writer from the calibration/h100 run: see tests/unit/bench_report_view_test.cpp).
+# writer from the H100 calibration run, docs/calibration.md: see tests/unit/bench_report_view_test.cpp).
 source "$(dirname "$0")/lib.sh" "$1"
 FIXTURES="$(cd "$(dirname "$0")" && pwd)/fixtures"
 

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.lock"; }
 export GPUCLK_SIM_SPEED=20
 
-# --- layout: exactly nvidia-smi dmon's header lines (calibration/h100/smi/smi_dmon.txt) ---
+# --- layout: exactly nvidia-smi dmon's header lines (as quoted in docs/calibration.md) ---
 gpuclk --sim dmon -c 2
 expect_exit 0
 check; [ "$(sed -n 1p <<<"$OUT")" == "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk " ] ||

@@ -34,7 +34,7 @@ expect_json '.gpus[0].sm_clock_mhz.max' 1980
 expect_json '.gpus[0].lost' false
 expect_json '.sampling.interval_ms' 100
 
-# --- steady BF16 GEMM (from t = 62 s): the verdict calibration/h100 predicts ---
+# --- steady BF16 GEMM (from t = 62 s): the verdict the H100 calibration predicts (docs/calibration.md) ---
 fresh_node
 GPUCLK_SIM_START=62 GPUCLK_SIM_SPEED=10 gpuclk --sim h100-calibration stat --json "$JSON" -- sleep 1
 expect_exit 0

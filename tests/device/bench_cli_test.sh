@@ -3,7 +3,7 @@
 #   tests/device/bench_cli_test.sh [path/to/gpuclk]        (default build/device/gpuclk)
 # Checks, each one line in the table on stdout; reports and logs under $OUT:
 #   bf16 GEMM 5 s: runs, result checked, peaks and efficiencies present, and on an H100 at its
-#     default settings the verdict names the SW power cap (calibration/h100: 98 % of the run);
+#     default settings the verdict names the SW power cap (docs/calibration.md: 98 % of the run);
 #   mem copy and triad, fma, every GEMM dtype briefly; bench compare of a report with itself;
 #   -i by UUID and bus id; CUDA_VISIBLE_DEVICES reordered (2+ GPUs): the right GPU still runs;
 #   --concurrent on all GPUs (2+ GPUs): every GPU reports, and the across-GPU spread is there.

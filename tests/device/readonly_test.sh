@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the real GPU: read-only mode refuses every write command (set, reset, restore, apply) with
-# exit 4, and nothing on the card changes (nvidia-smi before = after). Issue 5, DESIGN.md
+# exit 4, and nothing on the card changes (nvidia-smi before = after). Issue 5, docs/architecture.md
 # decision 6. It must never be able to write, so it is belt and braces:
 #   - GPUCLK_READ_ONLY=1 is exported first and --read-only is passed to every command;
 #   - the journal goes to a fresh temporary --state-dir, never /var/lib/gpuclk;

@@ -5,7 +5,7 @@
 namespace gpuclk::gpu {
 
 TEST(arch_test, h100_bf16_peak_matches_calibration) {
-  // calibration/h100/README.md: 132 SMs x 4096 dense BF16 FLOP/clk/SM -> 1070 TFLOP/s at 1980 MHz,
+  // docs/calibration.md: 132 SMs x 4096 dense BF16 FLOP/clk/SM -> 1070 TFLOP/s at 1980 MHz,
   // 762 TFLOP/s at 1410 MHz.
   const ArchSpec* h100 = find_arch({9, 0});
   ASSERT_NE(h100, nullptr);

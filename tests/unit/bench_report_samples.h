@@ -1,4 +1,4 @@
-// Recorded H100 runs for the bench report tests: calibration/h100/bench_power.json's measured
+// Recorded H100 runs for the bench report tests: bench_power.json's measured
 // phases (bench_report_h100_samples.csv, NVML every 50 ms) fed through telemetry's
 // SummaryBuilder, with Results carrying the rates the same run measured.
 #pragma once
@@ -63,7 +63,7 @@ inline RecordedPhase load_h100_phase(const std::string& phase) {
   return {builder->finish(at(last)), last - first};
 }
 
-// The H100 of the calibration as NVML describes it (calibration/h100/nvml.json).
+// The H100 of the calibration as NVML describes it (nvml.json, docs/calibration.md).
 inline GpuFacts h100_facts(unsigned index = 0) {
   GpuFacts g;
   g.index = index;

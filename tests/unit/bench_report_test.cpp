@@ -1,4 +1,4 @@
-// The bench report on recorded H100 runs (calibration/h100): peaks from the architecture table,
+// The bench report on recorded H100 runs (docs/calibration.md): peaks from the architecture table,
 // efficiencies at the max and at the observed clock, energy per unit of work, reason attribution
 // and the verdicts. The figures asserted here are the ones docs/bench.md quotes.
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ TEST(bench_report_test, peak_data_types_follow_the_workload) {
 TEST(bench_report_test, bf16_gemm_under_the_power_cap_reaches_89_percent_at_its_clock) {
   const auto phase = load_h100_phase("gemm_bf16");
   const GemmSpec spec{GemmDtype::bf16};
-  // calibration/h100: 680.6 TFLOP/s over 6.009 s, 4189 J.
+  // docs/calibration.md: 680.6 TFLOP/s over 6.009 s, 4189 J.
   const auto r =
       make_report(spec, h100_result(spec, 680.647766e12, 6.009), h100_facts(), &phase.summary);
   ASSERT_TRUE(r.peak);

@@ -48,7 +48,7 @@ Environment fixed_environment(const std::string& host, const std::string& uuid_s
 struct Phase {
   const char* name;
   WorkloadSpec spec;
-  double rate, seconds;  // calibration/h100/bench_power.json "results"
+  double rate, seconds;  // bench_power.json "results" (docs/calibration.md)
 };
 const Phase kCalibration[] = {
     {"gemm_bf16", GemmSpec{GemmDtype::bf16}, 680.647766e12, 6.009},

@@ -56,6 +56,23 @@ TEST_F(control_restore_test, returns_the_exact_original_state) {
   EXPECT_TRUE(journal.clean());
 }
 
+TEST_F(control_restore_test, waits_once_for_all_gpus_after_writing_them_all) {
+  change_everything();
+  RunOptions options{"restore"};
+  int settles = 0;
+  bool all_written_before_the_wait = false;
+  options.settle = [&] {
+    ++settles;
+    // Persistence mode is each GPU's last write: every GPU is written when the wait starts.
+    all_written_before_the_wait = gpus[0]->persistence && gpus[1]->persistence;
+  };
+  auto report = restore(present(), journal, persist(), options);
+  EXPECT_EQ(report.exit, ExitCode::ok);
+  EXPECT_EQ(settles, 1);
+  EXPECT_TRUE(all_written_before_the_wait);
+  EXPECT_TRUE(journal.clean());
+}
+
 TEST_F(control_restore_test, persistence_mode_is_restored_last) {
   change_everything();
   events.clear();

@@ -37,7 +37,7 @@ TEST(query_fields_test, names_are_unique_and_described) {
     for (const auto& a : f.aliases) EXPECT_TRUE(seen.insert(a).second) << a;
     EXPECT_FALSE(f.description.empty()) << f.name;
   }
-  // The five fields of calibration/h100/cli_latency.txt exist.
+  // The five fields of cli_latency.txt (docs/calibration.md) exist.
   EXPECT_EQ(parse_query_fields(
                 "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active")
                 .size(),

@@ -1,8 +1,11 @@
-// The H100 model against calibration/h100 (README "The figures that matter"): every row of the
-// table in docs/simulator.md within its tolerance. The test prints the table it checked.
+// The H100 model against docs/calibration.md ("The figures that matter") and against the GEMMs
+// per data type and shape of docs/results/raw/gemm_power_by_dtype_h100.json: every row of the
+// tables in docs/simulator.md within its tolerance. The tests print the tables they checked.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "calibration.h"
 #include "physics.h"
@@ -47,6 +50,55 @@ TEST(sim_calibration_test, gpm_metrics_follow_the_measured_ones) {
   EXPECT_NEAR(copy.activity.activity[static_cast<int>(Activity::dram)], 0.90, 0.01);
   EXPECT_NEAR(copy.activity.activity[static_cast<int>(Activity::sm_occupancy)], 0.80, 0.01);
   EXPECT_EQ(copy.activity.activity[static_cast<int>(Activity::tensor)], 0);
+}
+
+std::vector<GemmMeasurement> gemm_measurements() {
+  return load_gemm_measurements(std::filesystem::path(GPUCLK_SOURCE_DIR) / "docs" / "results" /
+                                "raw" / "gemm_power_by_dtype_h100.json");
+}
+
+TEST(sim_calibration_test, h100_reproduces_the_gemm_power_by_dtype_table) {
+  const std::vector<GemmMeasurement> measured = gemm_measurements();
+  ASSERT_EQ(measured.size(), 15u);  // FP16, BF16, TF32, FP32, FP8 × three shapes
+  const std::vector<CalibrationRow> rows =
+      gemm_dtype_table(testing::load("h100-gemm-dtypes"), measured);
+  std::cout << format_calibration_table(rows);
+  ASSERT_EQ(rows.size(), 45u);  // rate, median SM clock and power of each
+  for (const CalibrationRow& row : rows) {
+    EXPECT_TRUE(row.ok()) << row.workload << " " << row.quantity << ": measured " << row.measured
+                          << ", simulated " << row.simulated << ", tolerance " << row.tolerance;
+  }
+}
+
+TEST(sim_calibration_test, gemm_clock_under_the_cap_depends_on_data_type_and_shape) {
+  // What one tensor power curve could not do: at 8192³ the card runs FP8 < FP16 < BF16 < TF32
+  // under 700 W, and the skinny K = 512 GEMM of each 16-bit and 8-bit type runs higher than its
+  // square 8192³ one. The model's clocks keep both orders.
+  const std::vector<GemmMeasurement> measured = gemm_measurements();
+  const std::vector<CalibrationRow> rows =
+      gemm_dtype_table(testing::load("h100-gemm-dtypes"), measured);
+  std::map<std::string, double> model_mhz;
+  std::map<std::string, double> card_mhz;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const std::string key = measured[i].dtype + "_" + measured[i].shape;
+    const CalibrationRow& clock = rows.at(3 * i + 1);
+    ASSERT_EQ(clock.quantity, "SM clock MHz");
+    model_mhz[key] = clock.simulated;
+    card_mhz[key] = clock.measured;
+  }
+  const char* order[] = {"fp8", "fp16", "bf16", "tf32"};
+  for (int i = 0; i + 1 < 4; ++i) {
+    const std::string lo = std::string(order[i]) + "_square-8192";
+    const std::string hi = std::string(order[i + 1]) + "_square-8192";
+    ASSERT_LT(card_mhz.at(lo), card_mhz.at(hi)) << lo << " " << hi;
+    EXPECT_LT(model_mhz.at(lo), model_mhz.at(hi)) << lo << " " << hi;
+  }
+  for (const char* type : {"fp8", "fp16", "bf16"}) {
+    const std::string square = std::string(type) + "_square-8192";
+    const std::string skinny = std::string(type) + "_skinny-k512";
+    ASSERT_GT(card_mhz.at(skinny), card_mhz.at(square) + 45) << type;
+    EXPECT_GT(model_mhz.at(skinny), model_mhz.at(square) + 45) << type;
+  }
 }
 
 }  // namespace

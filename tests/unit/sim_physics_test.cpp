@@ -62,6 +62,34 @@ TEST(sim_physics_test, board_power_components_at_idle_and_under_load) {
   EXPECT_GT(board_power(spec, 345, 2619, 80, idle), board_power(spec, 345, 2619, 34, idle) + 15);
 }
 
+TEST(sim_physics_test, gemm_pipe_power_is_a_busy_part_plus_a_part_following_the_rate) {
+  // A GEMM at 70 % of peak draws more than 70 % of the full pipe's power: the busy part
+  // (pipe_busy_w) runs whatever rate the shape reaches (docs/simulator.md, GEMM power by type).
+  const GpuSpec& spec = *h100();
+  const int bf16 = static_cast<int>(DataType::bf16);
+  ASSERT_GT(spec.pipe_busy_w[bf16], 0);
+  ASSERT_LT(spec.pipe_busy_w[bf16], spec.pipe_full_w[bf16]);
+  const double scale = dynamic_scale(spec, 1455);
+  auto pipe_watts = [&](double utilization) {
+    TickActivity none;
+    TickActivity gemm;
+    gemm.kernel[bf16] = 1;
+    gemm.pipe[bf16] = utilization;
+    return board_power(spec, 1455, 2619, 65, gemm) - board_power(spec, 1455, 2619, 65, none);
+  };
+  EXPECT_NEAR(pipe_watts(1), scale * spec.pipe_full_w[bf16], 1e-6);
+  EXPECT_NEAR(pipe_watts(0), scale * spec.pipe_busy_w[bf16], 1e-6);
+  EXPECT_GT(pipe_watts(0.7), 0.7 * pipe_watts(1));
+  // The phase sets both: a compute phase is one kernel of its type at its efficiency.
+  Phase skinny = testing::compute(DataType::bf16, 1, 455);
+  skinny.efficiency = 0.692;
+  const PhaseRates r = phase_rates(spec, skinny, 1455, 2619, 50e9);
+  EXPECT_EQ(r.activity.kernel[bf16], 1);
+  EXPECT_NEAR(r.activity.pipe[bf16], 0.692, 1e-9);
+  // A memory phase is no GEMM: its FLOPs cost only their share of the pipe.
+  EXPECT_EQ(phase_rates(spec, testing::memory(1), 1980, 2619, 50e9).activity.kernel[bf16], 0);
+}
+
 TEST(sim_physics_test, pcie_bandwidth_follows_generation_and_width) {
   EXPECT_NEAR(pcie_bandwidth(5, 16) / 1e9, 53.6, 0.1);
   EXPECT_NEAR(pcie_bandwidth(3, 8) / pcie_bandwidth(5, 16), 1.0 / 8.0, 1e-9);

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "node_model.h"
 #include "scenario.h"
@@ -159,6 +160,28 @@ TEST_F(sim_scenario_errors_test, a_scenario_outside_the_tree_finds_installed_mod
   EXPECT_EQ(s.gpus[0].spec->name, "NVIDIA L4");
   EXPECT_EQ(s.gpus[1].spec->name, "NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(s.gpus[1].power_limit_mw, 400000u);
+}
+
+TEST_F(sim_scenario_errors_test, a_busy_pipe_part_above_the_full_pipe_is_refused) {
+  std::ifstream in(testing::scenarios_dir() / "models" / "h100-sxm5-80gb.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string model = text.str();
+  const std::string busy = "pipe_busy_w = { tf32 = 700";
+  const std::size_t at = model.find(busy);
+  ASSERT_NE(at, std::string::npos);
+  model.replace(at, busy.size(), "pipe_busy_w = { tf32 = 7000");
+  try {
+    load_gpu_spec(write(model));
+    FAIL() << "pipe_busy_w.tf32 above pipe_full_w.tf32 loaded";
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("pipe_busy_w"), std::string::npos) << what;
+    EXPECT_NE(what.find("tf32: must be in 0..pipe_full_w.tf32 (1200"), std::string::npos) << what;
+  }
+  // A model without the table (A100, L4): the pipes' power follows their utilisation alone.
+  const auto a100 = load_gpu_spec(testing::scenarios_dir() / "models" / "a100-sxm4-80gb.toml");
+  for (double w : a100->pipe_busy_w) EXPECT_EQ(w, 0);
 }
 
 }  // namespace

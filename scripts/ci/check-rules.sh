@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The house rules a machine can check (docs/architecture.md), run by .ci/run after the tests:
+#   1. include direction: a layer of src/ includes only lower layers (the order is
+#      docs/architecture.md's table); only src/nvml/, src/gpu/ and the control's NVML writer include
+#      nvml/ headers (and src/cli/context.cpp, which opens the library); nothing outside src/cli/
+#      includes cli/; sim/ takes from src/ only the NVML ABI it implements;
+#   2. clang-format --dry-run --Werror on every tracked C++ file (.clang-format);
+#   3. clang-tidy (.clang-tidy) on the C++ sources changed since the merge base with main, or on
+#      every source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
+# Usage: scripts/ci/check-rules.sh [includes|format|tidy]...   (default: all three)
+# Environment: BUILD_DIR (compile_commands.json; default build/ci, else build/release),
+#   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the merge
+#   base with main or origin/main), JOBS (default nproc).
+# Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+CHECKS=${*:-includes format tidy}
+JOBS=${JOBS:-$(nproc)}
+failed=0
+
+# --- 1. include direction --------------------------------------------------------------------
+# Rank of each layer of src/ (docs/architecture.md): a layer may include only lower ranks.
+rank_of() {
+  case $1 in
+    util) echo 0 ;;
+    host | nvml) echo 1 ;;
+    gpu) echo 2 ;;
+    output | occupancy | telemetry) echo 3 ;;
+    control | bench) echo 4 ;;
+    rules) echo 5 ;;
+    sweep | govern) echo 6 ;;
+    serve) echo 7 ;;
+    tui | fleet) echo 8 ;;
+    cli) echo 9 ;;
+    *) echo "" ;;
+  esac
+}
+
+# May this file include nvml/ headers? (NVML's C types stay below src/gpu/.)
+nvml_allowed() {
+  case $1 in
+    src/nvml/* | src/gpu/* | src/control/nvml_gpu_control.* | src/cli/context.cpp) return 0 ;;
+    sim/* | tests/* | perf/*) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
+check_includes() {
+  echo "check-rules: include direction"
+  local bad=0 file line included target layer r_file r_target
+  for dir in src/*/; do
+    layer=$(basename "$dir")
+    if [ -z "$(rank_of "$layer")" ]; then
+      echo "$dir: layer '$layer' is not in docs/architecture.md's order (add it there and to scripts/ci/check-rules.sh)"
+      bad=1
+    fi
+  done
+  while IFS=: read -r file line included; do
+    target=${included%%/*}
+    # nvml/ headers: only where NVML's types may be seen.
+    if [ "$target" = nvml ] && ! nvml_allowed "$file"; then
+      echo "$file:$line: includes $included: only src/nvml/, src/gpu/ and src/control/nvml_gpu_control.* may (use gpu::Device, gpu/simulator.h)"
+      bad=1
+    fi
+    case $file in
+      src/cli/*) continue ;;
+      src/*) ;;
+      sim/*)
+        if [ -n "$(rank_of "$target")" ] && [ "$included" != nvml/nvml_abi.h ] && [ "$included" != nvml/error_text.h ]; then
+          echo "$file:$line: includes $included: sim/ takes from src/ only the NVML ABI (nvml/nvml_abi.h, nvml/error_text.h)"
+          bad=1
+        fi
+        continue ;;
+      *) continue ;;
+    esac
+    layer=${file#src/}; layer=${layer%%/*}
+    [ "$target" = "$layer" ] && continue
+    r_target=$(rank_of "$target")
+    [ -z "$r_target" ] && continue  # not a layer (a library's header)
+    if [ "$target" = cli ]; then
+      echo "$file:$line: includes $included: nothing outside src/cli/ includes cli/ (move what it needs down into a layer)"
+      bad=1
+      continue
+    fi
+    r_file=$(rank_of "$layer")
+    if [ -n "$r_file" ] && [ "$r_target" -ge "$r_file" ]; then
+      echo "$file:$line: includes $included: $layer (rank $r_file) may include only lower layers, $target is rank $r_target (docs/architecture.md)"
+      bad=1
+    fi
+  done < <(git ls-files -- 'src/*' 'sim/*' 'tests/*' 'perf/*' | grep -E '\.(cpp|h|hpp|cu|cuh)$' |
+    xargs grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]+/' |
+    sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1:\2:\3/')
+  # Above src/gpu/, no NVML constant or C type in code either (comments may name them).
+  while IFS= read -r hit; do
+    file=${hit%%:*}
+    nvml_allowed "$file" && continue
+    echo "$hit: names an NVML constant or type above src/gpu/ (use a gpu:: enum or unit type)"
+    bad=1
+  done < <(git ls-files -- 'src/*' | grep -E '\.(cpp|h|hpp)$' | xargs awk '
+    { code = $0; sub(/\/\/.*/, "", code) }
+    code ~ /(^|[^A-Za-z_"])(NVML_[A-Z0-9_]+|nvml[A-Z][A-Za-z0-9_]*_t)([^A-Za-z0-9_]|$)/ {
+      print FILENAME ":" FNR ": " $0 }')
+  [ $bad -eq 0 ] && echo "check-rules: include direction ok" || failed=1
+}
+
+# --- 2. clang-format ---------------------------------------------------------------------------
+check_format() {
+  echo "check-rules: clang-format"
+  local files
+  files=$(git ls-files -- '*.cpp' '*.h' '*.hpp' '*.cu' '*.cuh')
+  local complaints
+  complaints=$(echo "$files" | xargs clang-format --dry-run --Werror 2>&1 | grep -E 'error:' || true)
+  if [ -n "$complaints" ]; then
+    echo "$complaints" | head -50
+    echo "check-rules: clang-format would change $(echo "$complaints" | cut -d: -f1 | sort -u | wc -l) file(s): run make format"
+    failed=1
+  else
+    echo "check-rules: clang-format ok ($(echo "$files" | wc -l) files)"
+  fi
+}
+
+# --- 3. clang-tidy -----------------------------------------------------------------------------
+check_tidy() {
+  local mode=${TIDY:-changed} build=${BUILD_DIR:-}
+  [ "$mode" = off ] && { echo "check-rules: clang-tidy skipped (TIDY=off)"; return; }
+  if [ -z "$build" ]; then
+    for b in build/ci build/release; do [ -f "$b/compile_commands.json" ] && { build=$b; break; }; done
+  fi
+  if [ -z "$build" ] || [ ! -f "$build/compile_commands.json" ]; then
+    echo "check-rules: clang-tidy needs a configured build with compile_commands.json (BUILD_DIR)"
+    failed=1
+    return
+  fi
+  local files base=${TIDY_BASE:-}
+  if [ "$mode" != all ] && [ -z "$base" ]; then
+    base=$(git merge-base HEAD main 2>/dev/null || git merge-base HEAD origin/main 2>/dev/null || true)
+    # On main itself the last commit is the change.
+    if [ -z "$base" ] || [ "$base" = "$(git rev-parse HEAD)" ]; then
+      base=$(git rev-parse -q --verify HEAD~1 2>/dev/null || true)
+    fi
+    # No history to compare with (a shallow clone): the whole tree.
+    [ -z "$base" ] && mode=all
+  fi
+  if [ "$mode" = all ]; then
+    files=$(git ls-files -- 'src/*.cpp' 'sim/*.cpp')
+  else
+    files=$( (git diff --name-only --diff-filter=d "$base" -- 'src/*.cpp' 'sim/*.cpp' 'src/*.h' 'sim/*.h'
+      git ls-files --others --exclude-standard -- 'src/*.cpp' 'sim/*.cpp') | sort -u)
+    # A changed header: tidy the sources of its folder, which include it.
+    local headers sources=""
+    headers=$(echo "$files" | grep -E '\.h$' || true)
+    for h in $headers; do sources+=$'\n'$(git ls-files -- "$(dirname "$h")/*.cpp"); done
+    files=$( (echo "$files" | grep -E '\.cpp$'; echo "$sources") | grep -E '\.cpp$' | sort -u)
+  fi
+  # Only files the build compiles (CUDA-less builds skip the .cu-backed sources).
+  files=$(for f in $files; do grep -q "\"file\": \"$PWD/$f\"" "$build/compile_commands.json" && echo "$f"; done)
+  local count
+  count=$(echo "$files" | grep -c . || true)
+  echo "check-rules: clang-tidy on $count file(s) ($mode, $build)"
+  [ "$count" -eq 0 ] && return
+  local start=$SECONDS log
+  log=$(mktemp)
+  echo "$files" | xargs -P "$JOBS" -n 4 clang-tidy -p "$build" --quiet --warnings-as-errors='*' >"$log" 2>&1
+  local rc=$?
+  grep -E 'warning:|error:' "$log" | sort -u | head -100
+  rm -f "$log"
+  if [ $rc -ne 0 ]; then
+    echo "check-rules: clang-tidy found the problems above ($((SECONDS - start)) s)"
+    failed=1
+  else
+    echo "check-rules: clang-tidy ok ($((SECONDS - start)) s)"
+  fi
+}
+
+for c in $CHECKS; do
+  case $c in
+    includes) check_includes ;;
+    format) check_format ;;
+    tidy) check_tidy ;;
+    *) echo "check-rules: unknown check '$c' (includes, format, tidy)"; exit 2 ;;
+  esac
+done
+exit $failed

@@ -1,0 +1,60 @@
+// `gpuclk serve` in the gpuclk executable: replaces the process with gpuclk-serve (beside it,
+// same arguments), which has the service and its HTTP side (cmd_serve.cpp). The options are
+// declared here too, so `gpuclk serve --help` needs no second program.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "util/error.h"
+
+namespace gpuclk::cli {
+namespace {
+
+[[noreturn]] void exec_serve() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (std::size_t start = 0, end; start < all.size(); start = end + 1) {
+    end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    args.push_back(all.substr(start, end - start));
+  }
+  const auto program = Context::executable_dir() + "/gpuclk-serve";
+  if (args.empty()) args.push_back(program);
+  args[0] = program;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(program.c_str(), argv.data());
+  throw Error(ExitCode::other, fmt::format("cannot run {}: {}", program, std::strerror(errno)),
+              "gpuclk-serve is installed beside gpuclk (cmake --install, or copy it there)");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, Context& ctx) {
+  auto ignored = std::make_shared<std::string>();
+  auto* sub = app.add_subcommand(
+      "serve",
+      "Resident node service: one sampler and its history for every read command (Unix socket), "
+      "Prometheus /metrics");
+  sub->add_option("--listen", *ignored,
+                  "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
+  sub->add_option("--interval", *ignored, "sampling interval (default 100ms)");
+  sub->add_option("--history", *ignored, "history kept at 1 s (default 1h)");
+  sub->callback([&ctx, ignored] {
+    ctx.run = [] {
+      exec_serve();
+      return 0;
+    };
+  });
+}
+
+}  // namespace gpuclk::cli

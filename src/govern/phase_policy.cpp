@@ -1,0 +1,88 @@
+#include "govern/phase_policy.h"
+
+#include <fmt/format.h>
+
+namespace gpuclk::govern {
+
+double throughput_proxy(const Signals& s, PhaseClass c) {
+  if (c == PhaseClass::memory_bound) {
+    if (!s.dram_active) return 0;
+    return s.dram_active->value() * (s.memory_clock ? s.memory_clock->value() : 1.0);
+  }
+  if (c == PhaseClass::compute_bound) {
+    if (!s.sm_clock) return 0;
+    double pipe = s.pipe_active();
+    if (pipe <= 0 && s.sm_active) pipe = s.sm_active->value();
+    return pipe * s.sm_clock->value();
+  }
+  return 0;
+}
+
+// Priors: a compute-bound phase's throughput follows the clock; a memory-bound one's little
+// (pessimistic against the measured knee: see docs/govern.md).
+PhasePolicy::PhasePolicy(double max_slowdown)
+    : max_slowdown_(max_slowdown),
+      sensitivity_{ClockSensitivity(1.0), ClockSensitivity(0.3), ClockSensitivity(0.0),
+                   ClockSensitivity(1.0), ClockSensitivity(1.0)} {}
+
+Proposal PhasePolicy::decide(const PolicyInput& in) {
+  const auto c = in.phase_class;
+  if (c != last_class_) ++run_;
+  last_class_ = c;
+  // Learn from intervals whose clock held since the last one (a GPM window that straddles a
+  // clock change mixes two clocks).
+  if (in.signals.sm_clock) {
+    const double clock = in.signals.sm_clock->value();
+    if (clock == last_clock_ && (c == PhaseClass::compute_bound || c == PhaseClass::memory_bound)) {
+      sensitivity_[static_cast<std::size_t>(c)].observe(run_, *in.signals.sm_clock,
+                                                        throughput_proxy(in.signals, c));
+    }
+    last_clock_ = clock;
+  }
+  switch (c) {
+    case PhaseClass::unknown:
+      return {Decision::release(), "readings missing: max clock"};
+    case PhaseClass::power_capped:
+      return {Decision::release(), "power-capped: the power controller sets the clock"};
+    case PhaseClass::idle:
+      return {Decision::lock(in.ladder.min(), in.ladder.min()),
+              "idle with nothing running: lowest clock"};
+    case PhaseClass::compute_bound:
+    case PhaseClass::memory_bound:
+      return throughput_class(in);
+  }
+  return {Decision::release(), "unhandled class"};
+}
+
+Proposal PhasePolicy::throughput_class(const PolicyInput& in) {
+  const auto& model = sensitivity_[static_cast<std::size_t>(in.phase_class)];
+  const Megahertz top = in.ladder.max();
+  const double e_top = model.elasticity_at(top - Megahertz(1));
+  if (e_top >= kFollowsClock) {
+    return {Decision::release(), fmt::format("{}: throughput follows the clock (elasticity {:.2f})",
+                                             to_string(in.phase_class), e_top)};
+  }
+  const double budget = max_slowdown_ * kBudgetShare;
+  Megahertz floor = in.ladder.min();
+  if (model.lowest_observed().value() > 0) {
+    floor = std::max(floor, model.lowest_observed() - Megahertz(kExploreStepMhz));
+  } else {
+    floor = std::max(floor, top - Megahertz(kExploreStepMhz));
+  }
+  Megahertz pick = top;
+  for (auto it = in.ladder.clocks().rbegin(); it != in.ladder.clocks().rend(); ++it) {
+    if (*it < floor) break;
+    if (model.slowdown(*it, top) > budget) break;
+    pick = *it;
+  }
+  if (pick >= top) {
+    return {Decision::release(), fmt::format("{}: no lower clock within {:.1f} % slowdown",
+                                             to_string(in.phase_class), budget * 100)};
+  }
+  return {Decision::lock(in.ladder.min(), pick),
+          fmt::format("{}: predicted slowdown {:.1f} % at {:.0f} MHz (elasticity {:.2f})",
+                      to_string(in.phase_class), model.slowdown(pick, top) * 100, pick.value(),
+                      model.elasticity_at(pick))};
+}
+
+}  // namespace gpuclk::govern

@@ -1,0 +1,28 @@
+// What gpuclk's simulator (libnvml-sim.so) tells about itself beyond NVML, for the layers above
+// src/gpu/ (which never see src/nvml/). On a real driver every answer is "none".
+#pragma once
+
+#include <string>
+
+#include "gpu/reading.h"
+#include "gpu/units.h"
+
+namespace gpuclk::nvml {
+class Api;
+}
+
+namespace gpuclk::gpu {
+
+class Device;
+
+// The simulator's state file (settings and physics shared across processes); "" on a real driver.
+std::string simulator_state_path(const nvml::Api& api);
+
+// The simulated GPU's exact energy since power-on — the truth NVML's energy counter approximates;
+// not_supported on a real driver.
+Reading<units::Joules> simulator_energy(const Device& device);
+
+// The NVML library file the loader actually opened.
+const std::string& nvml_library_path(const nvml::Api& api);
+
+}  // namespace gpuclk::gpu

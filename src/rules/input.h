@@ -1,0 +1,66 @@
+// What rules look at: per GPU a window of telemetry samples (the sampler's types) and the static
+// facts read once (settings, limits, link, counters, processes), plus what the node knows (the
+// journal's clock locks). No NVML here: commands fill these from the sampler, the service's
+// history or a single status snapshot.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "telemetry/sample.h"
+
+namespace gpuclk::rules {
+
+using units::Celsius;
+using units::Megahertz;
+using units::Watts;
+
+// Read once per look (not sampled). Empty optionals: not supported or not read.
+struct GpuFacts {
+  unsigned index = 0;
+  std::string name;  // the model: settings are compared among GPUs of one model only
+  std::string uuid;
+  int unavailable_code = 0;  // NVML code when the GPU could not be opened (15: lost)
+  std::optional<Megahertz> max_sm_clock;
+  std::optional<Megahertz> app_sm_clock, app_memory_clock;
+  std::optional<Megahertz> default_app_sm_clock, default_app_memory_clock;
+  std::optional<Watts> power_limit, default_power_limit;
+  std::optional<Celsius> max_operating_temperature, slowdown_temperature;
+  std::optional<bool> persistence_mode;
+  // The link as read at the end of the window (links train down at idle), and its maximum.
+  std::optional<gpu::PcieLink> pcie_link, pcie_max;
+  // Clock locks from gpuclk's journal (NVML cannot read locks): "unlocked", "990–1005 MHz";
+  // empty when unknown.
+  std::string locked_gpu_clocks, locked_memory_clocks;
+  std::optional<std::uint64_t> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
+  // Processes holding a context on the GPU (pids), when NVML lists them.
+  std::optional<std::vector<unsigned>> processes;
+  // The CPUs close to the GPU (NVML's CPU affinity) and its NUMA node; per process (by pid) the
+  // CPUs it may run on, where the host lets us read them.
+  std::optional<std::vector<unsigned>> cpu_affinity;
+  std::optional<int> numa_node;
+  std::map<unsigned, std::vector<unsigned>> process_cpus;
+};
+
+// One GPU over the window [from, to]. `fast`/`slow` in time order; a status snapshot is one fast
+// sample and no slow one (window of zero length).
+struct GpuWindow {
+  GpuFacts facts;
+  std::vector<telemetry::FastSample> fast;
+  std::vector<telemetry::SlowSample> slow;
+  telemetry::GpuHealth health;
+};
+
+struct Input {
+  telemetry::TimePoint from{}, to{};
+  std::vector<GpuWindow> gpus;
+  double seconds() const { return std::chrono::duration<double>(to - from).count(); }
+  // True for a single look (status): rules that need time (jitter, rates) stay silent.
+  bool snapshot() const { return to <= from; }
+};
+
+}  // namespace gpuclk::rules

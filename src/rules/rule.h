@@ -1,0 +1,57 @@
+// The rules engine: one rule per problem, each a small unit that reads an Input (windows of
+// samples + static facts) and adds Findings. Used by `gpuclk status` (one snapshot) and
+// `gpuclk doctor` (a window of samples); the exporter's finding series and `top` read the same.
+//
+// Thresholds live in Thresholds below (one place; docs/doctor.md lists each with its rule).
+// "Busy" everywhere means a fast sample whose GPU utilization is at least busy_utilization.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.h"
+#include "rules/input.h"
+
+namespace gpuclk::rules {
+
+struct Thresholds {
+  double busy_utilization = 0.5;          // a sample is "under load" from this GPU utilization on
+  double power_capped_fraction = 0.5;     // power_capped: of the busy samples
+  double power_limit_lowered = 0.95;      // power_capped: limit below this share of the default
+  double app_clocks_fraction = 0.5;       // app_clocks_low: of the busy samples
+  double thermal_fraction = 0.05;         // thermal_slowdown: of the busy samples
+  double near_slowdown_c = 5;             // near_slowdown_temperature: within this of slowdown
+  double hotter_than_peers_c = 10;        // hotter_than_peers: above the peers' median max temp
+  double peers_utilization_delta = 0.1;   // ... whose mean utilization is within this of its own
+  double peers_power_ratio = 0.1;         // ... and mean power within this share of its own
+  double hw_slowdown_fraction = 0.01;     // hw_slowdown: of all samples
+  double jitter_spread = 0.10;            // clock_jitter: busy p95 − p5 (no limiter) / max clock
+  double clock_drop = 0.20;               // clock_jitter: a drop between two busy samples / max
+  int clock_drops = 3;                    // clock_jitter: this many drops also count as jitter
+  double starved_utilization = 0.30;      // input_starved: mean utilization below this ...
+  double starved_process_fraction = 0.9;  // ... while a process held the GPU (of the samples)
+  double straggler_clock = 0.90;          // straggler: busy median clock below this × peers'
+  double straggler_utilization = 0.20;    // straggler: mean utilization this far below peers'
+  double straggler_peer_utilization = 0.30;  // straggler: peers at least this busy
+};
+
+// One rule. `explanation` is what `gpuclk doctor --explain NAME` prints: what it checks, its
+// thresholds, the likely cause and the fix.
+struct Rule {
+  std::string_view name;  // snake_case, stable (JSON, --rules, Prometheus label values)
+  std::string_view title;
+  std::string_view explanation;
+  void (*evaluate)(const Input& input, const Thresholds& t, std::vector<Finding>& out);
+};
+
+// Every rule, in the order findings are reported (most severe kinds first).
+const std::vector<Rule>& all_rules();
+// nullptr when no rule has this name.
+const Rule* find_rule(std::string_view name);
+
+// Runs `rules` (all when empty) over `input`; findings sorted by severity (critical first), then
+// rule order, then GPU.
+std::vector<Finding> evaluate(const Input& input, const std::vector<const Rule*>& rules = {},
+                              const Thresholds& thresholds = {});
+
+}  // namespace gpuclk::rules

@@ -1,0 +1,30 @@
+// A client of the service's socket (protocol.h): what read commands use when a service runs.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpuclk::serve {
+
+class Client {
+ public:
+  // Connects to `path`; nullptr when nothing answers there (no socket, connection refused).
+  static std::unique_ptr<Client> connect(const std::string& path);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends one request (its "v" is filled in) and returns the response. Throws Error: the
+  // service's own error (its message and exit code), or exit 255 when the connection fails.
+  nlohmann::json request(nlohmann::json request);
+  const std::string& path() const { return path_; }
+
+ private:
+  Client(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+  std::string pending_;  // bytes after the last response line
+};
+
+}  // namespace gpuclk::serve

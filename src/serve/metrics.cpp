@@ -1,0 +1,267 @@
+#include "serve/metrics.h"
+
+#include <map>
+
+#include "gpu/clock_reasons.h"
+
+namespace gpuclk::serve {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+// Families in the order they are first used, so the output is stable and grouped.
+class Families {
+ public:
+  void gauge(const std::string& name, const std::string& help, const Labels& labels, double v) {
+    add(name, help, MetricType::Gauge, labels, v);
+  }
+  void counter(const std::string& name, const std::string& help, const Labels& labels, double v) {
+    add(name, help, MetricType::Counter, labels, v);
+  }
+  template <class Q>
+  void gauge(const std::string& name, const std::string& help, const Labels& labels,
+             const std::optional<Q>& q, double scale = 1.0) {
+    if (q) gauge(name, help, labels, q->value() * scale);
+  }
+  template <class Q>
+  void gauge(const std::string& name, const std::string& help, const Labels& labels,
+             const gpu::Reading<Q>& q, double scale = 1.0) {
+    if (q) gauge(name, help, labels, q->value() * scale);
+  }
+  // A family that has HELP and TYPE even before its first series (info-style families).
+  void declare(const std::string& name, const std::string& help, MetricType type) {
+    family(name, help, type);
+  }
+  std::vector<MetricFamily> take() {
+    std::vector<MetricFamily> out;
+    for (auto& f : families_)
+      if (!f.metric.empty()) out.push_back(std::move(f));
+    return out;
+  }
+
+ private:
+  MetricFamily& family(const std::string& name, const std::string& help, MetricType type) {
+    auto [it, inserted] = index_.emplace(name, families_.size());
+    if (inserted) families_.push_back({name, help, type, {}});
+    return families_[it->second];
+  }
+  void add(const std::string& name, const std::string& help, MetricType type, const Labels& labels,
+           double v) {
+    ClientMetric m;
+    m.label = labels;
+    if (type == MetricType::Counter)
+      m.counter.value = v;
+    else
+      m.gauge.value = v;
+    family(name, help, type).metric.push_back(std::move(m));
+  }
+  std::vector<MetricFamily> families_;
+  std::map<std::string, std::size_t> index_;
+};
+
+constexpr double kMHz = 1e6;
+
+Labels with(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  return labels;
+}
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+std::vector<MetricFamily> MetricsCollector::Collect() const {
+  Families f;
+  const auto& facts = service_.facts();
+  const auto state = service_.state();
+  const auto snap = service_.sampler().snapshot();
+
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    const auto& fact = facts[i];
+    const Labels gpu = {{"gpu", std::to_string(fact.key.index)},
+                        {"uuid", fact.key.uuid},
+                        {"pci_bus_id", fact.key.bus_id},
+                        {"model", fact.name}};
+    f.gauge("gpuclk_gpu_info", "Static facts of the GPU (value 1)",
+            with(with(with(gpu, "driver_version", service_.driver_version()), "compute_capability",
+                      fact.compute_capability),
+                 "architecture", fact.architecture),
+            1.0);
+    const telemetry::GpuSnapshot* g = i < snap.gpus.size() ? &snap.gpus[i] : nullptr;
+    const gpu::StatusSnapshot* st = state && i < state->status.size() ? &state->status[i] : nullptr;
+    f.gauge("gpuclk_gpu_lost", "1 when the GPU fell off the bus or stopped answering", gpu,
+            g && g->health.lost ? 1.0 : 0.0);
+    if (g)
+      f.counter("gpuclk_gpu_read_errors_total",
+                "Failed reads of this GPU's fields (not counting unsupported ones)", gpu,
+                static_cast<double>(g->health.read_errors));
+
+    // Static limits.
+    f.gauge("gpuclk_gpu_max_sm_clock_hertz", "Highest SM clock the GPU supports", gpu,
+            fact.max_sm_clock, kMHz);
+    f.gauge("gpuclk_gpu_max_memory_clock_hertz", "Highest memory clock the GPU supports", gpu,
+            fact.max_memory_clock, kMHz);
+    f.gauge("gpuclk_gpu_memory_total_bytes", "Device memory", gpu, fact.memory_total);
+    f.gauge("gpuclk_gpu_power_limit_min_watts", "Lowest power limit that may be set", gpu,
+            fact.min_power_limit);
+    f.gauge("gpuclk_gpu_power_limit_max_watts", "Highest power limit that may be set", gpu,
+            fact.max_power_limit);
+    f.gauge("gpuclk_gpu_default_power_limit_watts", "Power limit at driver load", gpu,
+            fact.default_power_limit);
+
+    // Fast tier (every sampling interval).
+    if (g && g->fast && !g->health.lost) {
+      const auto& s = *g->fast;
+      f.gauge("gpuclk_gpu_sm_clock_hertz", "Current SM clock", gpu, s.sm_clock, kMHz);
+      f.gauge("gpuclk_gpu_memory_clock_hertz", "Current memory clock", gpu, s.memory_clock, kMHz);
+      f.gauge("gpuclk_gpu_power_watts", "Power draw as the driver reports it (1 s mean on Hopper)",
+              gpu, s.power);
+      f.gauge("gpuclk_gpu_temperature_celsius", "GPU core temperature", gpu, s.gpu_temperature);
+      f.gauge("gpuclk_gpu_memory_temperature_celsius", "Device memory (HBM) temperature", gpu,
+              s.memory_temperature);
+      f.gauge("gpuclk_gpu_utilization_ratio",
+              "Fraction of the driver's sample period in which a kernel ran", gpu,
+              s.gpu_utilization);
+      f.gauge("gpuclk_gpu_memory_utilization_ratio",
+              "Fraction of the driver's sample period in which device memory was read or written",
+              gpu, s.memory_utilization);
+      f.gauge("gpuclk_gpu_memory_used_bytes", "Device memory in use", gpu, s.memory_used);
+      if (s.pstate)
+        f.gauge("gpuclk_gpu_performance_state", "P-state: 0 (max performance) .. 15", gpu,
+                *s.pstate);
+      if (s.clock_reasons) {
+        for (const auto& r : gpu::clock_reasons())
+          f.gauge("gpuclk_gpu_clock_event_reason",
+                  "1 while this clock event (throttle) reason is active, else 0",
+                  with(gpu, "reason", std::string(r.key)), s.clock_reasons->has(r.bit) ? 1 : 0);
+      }
+    }
+
+    // Slow tier (every second): what the driver counts.
+    if (g && g->slow && !g->health.lost) {
+      const auto& s = *g->slow;
+      if (s.energy)
+        f.counter("gpuclk_gpu_energy_joules_total", "Energy used since the driver loaded", gpu,
+                  s.energy->value());
+      if (s.power_violation)
+        f.counter("gpuclk_gpu_power_throttle_seconds_total",
+                  "Time the clocks were held down by the power limit (driver counter)", gpu,
+                  seconds(*s.power_violation));
+      if (s.thermal_violation)
+        f.counter("gpuclk_gpu_thermal_throttle_seconds_total",
+                  "Time the clocks were held down by temperature (driver counter)", gpu,
+                  seconds(*s.thermal_violation));
+      if (s.ecc_corrected)
+        f.counter("gpuclk_gpu_ecc_errors_total", "ECC errors since driver load (volatile)",
+                  with(gpu, "type", "corrected"), static_cast<double>(*s.ecc_corrected));
+      if (s.ecc_uncorrected)
+        f.counter("gpuclk_gpu_ecc_errors_total", "ECC errors since driver load (volatile)",
+                  with(gpu, "type", "uncorrected"), static_cast<double>(*s.ecc_uncorrected));
+      if (s.pcie_replay)
+        f.counter("gpuclk_gpu_pcie_replays_total", "PCIe replays since driver load", gpu,
+                  static_cast<double>(*s.pcie_replay));
+      f.gauge("gpuclk_gpu_pcie_receive_bytes_per_second", "PCIe traffic into the GPU", gpu,
+              s.pcie_rx);
+      f.gauge("gpuclk_gpu_pcie_transmit_bytes_per_second", "PCIe traffic out of the GPU", gpu,
+              s.pcie_tx);
+      if (s.gpm) {
+        const std::pair<const char*, const std::optional<units::Ratio>*> engines[] = {
+            {"graphics", &s.gpm->graphics},
+            {"sm", &s.gpm->sm},
+            {"sm_occupancy", &s.gpm->sm_occupancy},
+            {"tensor", &s.gpm->tensor},
+            {"dram", &s.gpm->dram},
+            {"fp64", &s.gpm->fp64},
+            {"fp32", &s.gpm->fp32},
+            {"fp16", &s.gpm->fp16}};
+        for (const auto& [name, value] : engines)
+          f.gauge("gpuclk_gpu_gpm_activity_ratio",
+                  "GPM activity over the last second (Hopper and later): fraction busy",
+                  with(gpu, "activity", name), *value);
+      }
+    }
+
+    // Settings: what someone set (from the cached status, refreshed every second).
+    if (st && st->unavailable_code == 0) {
+      f.gauge("gpuclk_gpu_power_limit_watts", "Power limit currently set", gpu, st->power_limit);
+      f.gauge("gpuclk_gpu_application_sm_clock_hertz", "Application (default) SM clock set", gpu,
+              st->app_sm_clock, kMHz);
+      f.gauge("gpuclk_gpu_application_memory_clock_hertz", "Application memory clock set", gpu,
+              st->app_memory_clock, kMHz);
+      f.gauge("gpuclk_gpu_default_application_sm_clock_hertz",
+              "Application SM clock at driver load", gpu, st->default_app_sm_clock, kMHz);
+      if (st->persistence_mode)
+        f.gauge("gpuclk_gpu_persistence_mode", "1 when persistence mode is on", gpu,
+                *st->persistence_mode ? 1 : 0);
+      if (st->pcie_link) {
+        f.gauge("gpuclk_gpu_pcie_link_generation", "Current PCIe link generation", gpu,
+                st->pcie_link->generation);
+        f.gauge("gpuclk_gpu_pcie_link_width", "Current PCIe link width (lanes)", gpu,
+                st->pcie_link->width);
+      }
+      if (st->pcie_max) {
+        f.gauge("gpuclk_gpu_pcie_link_max_generation", "Highest PCIe generation of GPU and slot",
+                gpu, st->pcie_max->generation);
+        f.gauge("gpuclk_gpu_pcie_link_max_width", "Widest PCIe link of GPU and slot (lanes)", gpu,
+                st->pcie_max->width);
+      }
+      f.gauge("gpuclk_gpu_slowdown_temperature_celsius",
+              "Temperature at which the driver starts thermal slowdown", gpu,
+              st->slowdown_temperature);
+    }
+
+    // Findings concerning this GPU.
+    if (state) {
+      std::map<std::string, int> by_severity{{"warning", 0}, {"info", 0}};
+      for (const auto& finding : state->findings)
+        for (auto index : finding.gpus)
+          if (index == fact.key.index)
+            ++by_severity[finding.severity == gpu::Finding::Severity::warning ? "warning" : "info"];
+      for (const auto& [severity, n] : by_severity)
+        f.gauge("gpuclk_gpu_findings",
+                "Findings (gpuclk status warnings) that concern this GPU, by severity",
+                with(gpu, "severity", severity), n);
+    }
+  }
+
+  // Node level.
+  if (state) {
+    std::map<std::string, int> by_severity{{"warning", 0}, {"info", 0}};
+    for (const auto& finding : state->findings)
+      ++by_severity[finding.severity == gpu::Finding::Severity::warning ? "warning" : "info"];
+    for (const auto& [severity, n] : by_severity)
+      f.gauge("gpuclk_findings", "Findings of the node (gpuclk status), by severity",
+              {{"severity", severity}}, n);
+  }
+  const auto timing = service_.sampler().timing();
+  f.counter("gpuclk_sampler_ticks_total", "Sampling ticks completed", {},
+            static_cast<double>(timing.ticks));
+  f.counter("gpuclk_sampler_missed_ticks_total", "Sampling ticks skipped because one ran late", {},
+            static_cast<double>(timing.missed_ticks));
+  f.gauge("gpuclk_sampler_lateness_p50_seconds",
+          "Median of sample time minus scheduled time over the last 4096 ticks", {},
+          seconds(timing.lateness_p50));
+  f.gauge("gpuclk_sampler_lateness_p99_seconds",
+          "99th percentile of sample time minus scheduled time over the last 4096 ticks", {},
+          seconds(timing.lateness_p99));
+  f.gauge("gpuclk_sampler_interval_seconds", "The sampler's fast interval", {},
+          seconds(service_.options().interval));
+  f.gauge("gpuclk_state_age_seconds", "Seconds since the cached node state was refreshed", {},
+          service_.state_age_seconds());
+  return f.take();
+}
+
+std::vector<MetricFamily> HealthCollector::Collect() const {
+  const bool fresh = service_.state_age_seconds() < 10.0;
+  ClientMetric m;
+  m.gauge.value = fresh && service_.sampler().running() ? 1.0 : 0.0;
+  return {MetricFamily{"gpuclk_serve_healthy",
+                       "1 while the sampler runs and the cached state is fresh",
+                       MetricType::Gauge,
+                       {m}}};
+}
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,247 @@
+#include "serve/protocol.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace gpuclk::serve {
+namespace {
+
+double seconds(telemetry::Duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A Reading travels as {"v": value} when present, {"na": true} when not supported, and
+// {"err": code} on an error, so the receiver rebuilds exactly the same Reading.
+template <class T, class F>
+json reading(const gpu::Reading<T>& r, F&& encode) {
+  if (r) return json{{"v", encode(*r)}};
+  if (r.status() == gpu::ReadStatus::error) return json{{"err", r.error_code()}};
+  return json{{"na", true}};
+}
+template <class T>
+json quantity(const gpu::Reading<T>& r) {
+  return reading(r, [](const T& q) { return q.value(); });
+}
+
+template <class T, class F>
+gpu::Reading<T> reading_from(const json& j, F&& decode) {
+  if (j.contains("v")) return gpu::Reading<T>(decode(j.at("v")));
+  if (j.contains("err")) return gpu::Reading<T>::error(j.at("err").get<int>());
+  return gpu::Reading<T>::not_supported();
+}
+template <class T>
+gpu::Reading<T> quantity_from(const json& j) {
+  return reading_from<T>(j, [](const json& v) { return T(v.get<double>()); });
+}
+
+template <class Q>
+void put(json& j, const char* key, const std::optional<Q>& q) {
+  if (q) j[key] = q->value();
+}
+
+}  // namespace
+
+std::string socket_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (const char* env = std::getenv("GPUCLK_SOCKET"); env && *env) return env;
+  if (::geteuid() == 0) return "/run/gpuclk/gpuclk.sock";
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+    return std::string(xdg) + "/gpuclk.sock";
+  return "/tmp/gpuclk-" + std::to_string(::geteuid()) + ".sock";
+}
+
+json error_response(const std::string& message, int exit_code) {
+  return json{{"v", kProtocolVersion}, {"ok", false}, {"error", message}, {"code", exit_code}};
+}
+
+json to_json(const gpu::StatusSnapshot& s) {
+  json j;
+  j["index"] = s.index;
+  j["name"] = s.name;
+  j["uuid"] = s.uuid;
+  j["unavailable_code"] = s.unavailable_code;
+  j["pstate"] = reading(s.pstate, [](int p) { return p; });
+  j["sm_clock"] = quantity(s.sm_clock);
+  j["sm_max"] = quantity(s.sm_max);
+  j["memory_clock"] = quantity(s.memory_clock);
+  j["memory_max"] = quantity(s.memory_max);
+  j["app_sm_clock"] = quantity(s.app_sm_clock);
+  j["app_memory_clock"] = quantity(s.app_memory_clock);
+  j["default_app_sm_clock"] = quantity(s.default_app_sm_clock);
+  j["default_app_memory_clock"] = quantity(s.default_app_memory_clock);
+  j["power_draw"] = quantity(s.power_draw);
+  j["power_limit"] = quantity(s.power_limit);
+  j["default_power_limit"] = quantity(s.default_power_limit);
+  j["temperature"] = quantity(s.temperature);
+  j["slowdown_temperature"] = quantity(s.slowdown_temperature);
+  j["utilization"] = reading(s.utilization, [](const gpu::Utilization& u) {
+    return json{{"gpu", u.gpu.value()}, {"memory", u.memory.value()}};
+  });
+  j["clock_reasons"] =
+      reading(s.clock_reasons, [](const gpu::ClockReasons& r) { return r.bits(); });
+  j["persistence_mode"] = reading(s.persistence_mode, [](bool b) { return b; });
+  auto link = [](const gpu::PcieLink& l) {
+    return json{{"generation", l.generation}, {"width", l.width}};
+  };
+  j["pcie_link"] = reading(s.pcie_link, link);
+  j["pcie_max"] = reading(s.pcie_max, link);
+  return j;
+}
+
+gpu::StatusSnapshot status_from_json(const json& j) {
+  using units::Celsius;
+  using units::Megahertz;
+  using units::Watts;
+  gpu::StatusSnapshot s;
+  s.index = j.at("index").get<unsigned>();
+  s.name = j.at("name").get<std::string>();
+  s.uuid = j.at("uuid").get<std::string>();
+  s.unavailable_code = j.at("unavailable_code").get<int>();
+  s.pstate = reading_from<int>(j.at("pstate"), [](const json& v) { return v.get<int>(); });
+  s.sm_clock = quantity_from<Megahertz>(j.at("sm_clock"));
+  s.sm_max = quantity_from<Megahertz>(j.at("sm_max"));
+  s.memory_clock = quantity_from<Megahertz>(j.at("memory_clock"));
+  s.memory_max = quantity_from<Megahertz>(j.at("memory_max"));
+  s.app_sm_clock = quantity_from<Megahertz>(j.at("app_sm_clock"));
+  s.app_memory_clock = quantity_from<Megahertz>(j.at("app_memory_clock"));
+  s.default_app_sm_clock = quantity_from<Megahertz>(j.at("default_app_sm_clock"));
+  s.default_app_memory_clock = quantity_from<Megahertz>(j.at("default_app_memory_clock"));
+  s.power_draw = quantity_from<Watts>(j.at("power_draw"));
+  s.power_limit = quantity_from<Watts>(j.at("power_limit"));
+  s.default_power_limit = quantity_from<Watts>(j.at("default_power_limit"));
+  s.temperature = quantity_from<Celsius>(j.at("temperature"));
+  s.slowdown_temperature = quantity_from<Celsius>(j.at("slowdown_temperature"));
+  s.utilization = reading_from<gpu::Utilization>(j.at("utilization"), [](const json& v) {
+    return gpu::Utilization{units::Ratio(v.at("gpu").get<double>()),
+                            units::Ratio(v.at("memory").get<double>())};
+  });
+  s.clock_reasons = reading_from<gpu::ClockReasons>(j.at("clock_reasons"), [](const json& v) {
+    return gpu::ClockReasons(v.get<std::uint64_t>());
+  });
+  s.persistence_mode =
+      reading_from<bool>(j.at("persistence_mode"), [](const json& v) { return v.get<bool>(); });
+  auto link = [](const json& v) {
+    return gpu::PcieLink{v.at("generation").get<unsigned>(), v.at("width").get<unsigned>()};
+  };
+  s.pcie_link = reading_from<gpu::PcieLink>(j.at("pcie_link"), link);
+  s.pcie_max = reading_from<gpu::PcieLink>(j.at("pcie_max"), link);
+  return s;
+}
+
+json to_json(const output::Value& v) {
+  json j = json::object();
+  std::visit(
+      [&j](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, bool>)
+          j["b"] = c;
+        else if constexpr (std::is_same_v<T, long long>)
+          j["i"] = c;
+        else if constexpr (std::is_same_v<T, double>)
+          j["d"] = c;
+        else if constexpr (std::is_same_v<T, std::string>)
+          j["s"] = c;
+      },
+      v.content);
+  if (!v.unit.empty()) j["unit"] = v.unit;
+  if (v.precision != 0) j["precision"] = v.precision;
+  return j;
+}
+
+output::Value value_from_json(const json& j) {
+  output::Value v;
+  if (j.contains("b"))
+    v.content = j.at("b").get<bool>();
+  else if (j.contains("i"))
+    v.content = j.at("i").get<long long>();
+  else if (j.contains("d"))
+    v.content = j.at("d").get<double>();
+  else if (j.contains("s"))
+    v.content = j.at("s").get<std::string>();
+  v.unit = j.value("unit", std::string());
+  v.precision = j.value("precision", 0);
+  return v;
+}
+
+json to_json(const gpu::DeviceKey& k) {
+  return json{{"index", k.index}, {"uuid", k.uuid}, {"pci_bus_id", k.bus_id}};
+}
+
+gpu::DeviceKey device_key_from_json(const json& j) {
+  return {j.at("index").get<unsigned>(), j.at("uuid").get<std::string>(),
+          j.value("pci_bus_id", std::string())};
+}
+
+json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
+  json j;
+  j["t"] = seconds(s.time - now);
+  put(j, "sm_clock_mhz", s.sm_clock);
+  put(j, "memory_clock_mhz", s.memory_clock);
+  put(j, "power_watts", s.power);
+  put(j, "temperature_celsius", s.gpu_temperature);
+  put(j, "memory_temperature_celsius", s.memory_temperature);
+  put(j, "gpu_utilization_ratio", s.gpu_utilization);
+  put(j, "memory_utilization_ratio", s.memory_utilization);
+  if (s.clock_reasons) j["clock_reasons"] = s.clock_reasons->bits();
+  put(j, "memory_used_bytes", s.memory_used);
+  if (s.pstate) j["pstate"] = *s.pstate;
+  return j;
+}
+
+json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
+  json j;
+  j["t"] = seconds(s.time - now);
+  put(j, "energy_joules", s.energy);
+  put(j, "pcie_rx_bytes_per_second", s.pcie_rx);
+  put(j, "pcie_tx_bytes_per_second", s.pcie_tx);
+  if (s.gpm) {
+    json g;
+    put(g, "graphics", s.gpm->graphics);
+    put(g, "sm", s.gpm->sm);
+    put(g, "sm_occupancy", s.gpm->sm_occupancy);
+    put(g, "tensor", s.gpm->tensor);
+    put(g, "dram", s.gpm->dram);
+    put(g, "fp64", s.gpm->fp64);
+    put(g, "fp32", s.gpm->fp32);
+    put(g, "fp16", s.gpm->fp16);
+    j["gpm"] = g;
+  }
+  if (s.ecc_corrected) j["ecc_corrected"] = *s.ecc_corrected;
+  if (s.ecc_uncorrected) j["ecc_uncorrected"] = *s.ecc_uncorrected;
+  if (s.pcie_replay) j["pcie_replay"] = *s.pcie_replay;
+  if (s.power_violation) j["power_violation_seconds"] = seconds(*s.power_violation);
+  if (s.thermal_violation) j["thermal_violation_seconds"] = seconds(*s.thermal_violation);
+  return j;
+}
+
+json to_json(const telemetry::Summary& s, telemetry::TimePoint now) {
+  json j;
+  j["from"] = seconds(s.from - now);
+  j["to"] = seconds(s.to - now);
+  j["fast_samples"] = s.fast_samples;
+  j["slow_samples"] = s.slow_samples;
+  put(j, "energy_joules", s.energy);
+  j["energy_source"] = std::string(telemetry::to_string(s.energy_source));
+  put(j, "power_mean_watts", s.power_mean);
+  put(j, "power_peak_watts", s.power_peak);
+  auto clocks = [](const std::optional<telemetry::ClockStatistics>& c) {
+    if (!c) return json();
+    return json{{"p5", c->p5.value()},     {"median", c->median.value()}, {"p95", c->p95.value()},
+                {"mean", c->mean.value()}, {"min", c->min.value()},       {"max", c->max.value()}};
+  };
+  j["sm_clock_mhz"] = clocks(s.sm_clock);
+  j["memory_clock_mhz"] = clocks(s.memory_clock);
+  json reasons = json::array();
+  for (const auto& r : s.clock_reasons)
+    reasons.push_back(
+        {{"reason", gpu::ClockReasons(r.bit).names()}, {"fraction", r.fraction.value()}});
+  j["clock_reasons"] = reasons;
+  put(j, "gpu_utilization_ratio", s.gpu_utilization);
+  put(j, "memory_utilization_ratio", s.memory_utilization);
+  put(j, "temperature_max_celsius", s.temperature_max);
+  put(j, "power_violation_ratio", s.power_violation);
+  put(j, "thermal_violation_ratio", s.thermal_violation);
+  j["lost"] = s.lost;
+  return j;
+}
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,48 @@
+// The service's socket protocol: newline-delimited JSON, one request object per line, one
+// response object per line (docs/serve.md lists every request). Versioned: a request carries
+// "v": kProtocolVersion; a response always carries "v" and "ok" (false with "error" and "code").
+// Also the (de)serialization of the data models that travel: a command's data model is what the
+// service sends, so the same printer prints it either way, byte for byte. Doubles round-trip
+// exactly (nlohmann-json writes the shortest text that reads back the same double).
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpu/selection.h"
+#include "gpu/status.h"
+#include "output/value.h"
+#include "telemetry/sample.h"
+#include "telemetry/summary.h"
+
+namespace gpuclk::serve {
+
+using nlohmann::json;
+
+inline constexpr int kProtocolVersion = 1;
+// A request line longer than this is answered with an error and the connection closed.
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+
+// The default socket: /run/gpuclk/gpuclk.sock as root, $XDG_RUNTIME_DIR/gpuclk.sock otherwise
+// (/tmp/gpuclk-UID.sock without XDG_RUNTIME_DIR). `explicit_path` (--socket) and GPUCLK_SOCKET
+// win, in that order.
+std::string socket_path(const std::string& explicit_path = {});
+
+json error_response(const std::string& message, int exit_code);
+
+json to_json(const gpu::StatusSnapshot& s);
+gpu::StatusSnapshot status_from_json(const json& j);
+
+json to_json(const output::Value& v);
+output::Value value_from_json(const json& j);
+
+json to_json(const gpu::DeviceKey& k);
+gpu::DeviceKey device_key_from_json(const json& j);
+
+// History samples: times are seconds relative to `now` (≤ 0), in the GPU's time base.
+json to_json(const telemetry::FastSample& s, telemetry::TimePoint now);
+json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now);
+json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
+
+}  // namespace gpuclk::serve

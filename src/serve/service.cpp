@@ -1,0 +1,298 @@
+#include "serve/service.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "serve/findings.h"
+#include "serve/protocol.h"
+#include "util/error.h"
+
+namespace gpuclk::serve {
+namespace {
+
+using telemetry::Duration;
+using telemetry::TimePoint;
+
+template <class T>
+std::optional<T> opt(const gpu::Reading<T>& r) {
+  return r.optional();
+}
+
+json ok_response() { return json{{"v", kProtocolVersion}, {"ok", true}}; }
+
+// A request's window: "seconds" (default 60), at most what the history keeps.
+Duration window_of(const json& request, Duration longest) {
+  double s = request.value("seconds", 60.0);
+  if (!(s > 0)) throw bad_argument(fmt::format("seconds must be > 0, got {}", s));
+  auto d = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+  return std::min(d, longest);
+}
+
+}  // namespace
+
+Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions options,
+                 std::vector<View> views)
+    : devices_(devices), options_(std::move(options)), views_(std::move(views)) {
+  telemetry::SamplerOptions so;
+  so.fast_interval = options_.interval;
+  // The sampler's own rings: 10 min at the sampling interval (fast) and at 1 s (slow).
+  so.fast_capacity = static_cast<std::size_t>(std::chrono::minutes(10) / options_.interval) + 1;
+  so.slow_capacity = 600;
+  std::vector<gpu::Device*> all;
+  for (auto& d : devices_) all.push_back(d.get());
+  sampler_ =
+      std::make_unique<telemetry::Sampler>(telemetry::device_sources(all, so.fields), clock, so);
+  const auto seconds_kept = static_cast<std::size_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(options_.history).count());
+  second_history_.assign(devices_.size(), telemetry::RingBuffer<telemetry::FastSample>(
+                                              std::max<std::size_t>(seconds_kept, 1)));
+}
+
+Service::~Service() { stop(); }
+
+void Service::start() {
+  driver_version_ = devices_.driver_version().value_or("");
+  for (const auto& d : devices_) {
+    const auto& id = d->identity();
+    GpuFacts f;
+    f.key = {d->index(), d->uuid(), d->bus_id()};
+    f.name = d->name();
+    if (id.compute_capability)
+      f.compute_capability =
+          fmt::format("{}.{}", id.compute_capability->major, id.compute_capability->minor);
+    if (id.arch) f.architecture = std::string(id.arch->family);
+    f.memory_total = opt(id.memory_total);
+    if (id.power_constraints) {
+      f.min_power_limit = id.power_constraints->min;
+      f.max_power_limit = id.power_constraints->max;
+    }
+    f.default_power_limit = opt(id.default_power_limit);
+    f.max_sm_clock = opt(id.max(gpu::ClockDomain::sm));
+    f.max_memory_clock = opt(id.max(gpu::ClockDomain::memory));
+    facts_.push_back(std::move(f));
+  }
+  refresh();
+  sampler_->start();
+  running_ = true;
+  refresher_ = std::thread([this] { refresh_loop(); });
+}
+
+void Service::stop() {
+  if (!running_.exchange(false)) return;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_requested_ = true;
+  }
+  stop_cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+  sampler_->stop();
+}
+
+void Service::refresh() {
+  auto next = std::make_shared<NodeState>();
+  next->time = std::chrono::system_clock::now();
+  for (const auto& d : devices_) next->status.push_back(gpu::take_status(*d));
+  next->findings = node_findings(next->status);
+  for (const auto& view : views_) {
+    auto& rows = next->views[view.name];
+    for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
+  }
+  {
+    std::lock_guard lock(state_mutex_);
+    next->generation = state_ ? state_->generation + 1 : 1;
+    state_ = std::move(next);
+  }
+  if (!sampler_->running()) return;
+  // The 1 s history: the latest fast sample of each GPU, once a second.
+  auto snap = sampler_->snapshot();
+  std::lock_guard lock(history_mutex_);
+  for (std::size_t i = 0; i < snap.gpus.size() && i < second_history_.size(); ++i) {
+    const auto& fast = snap.gpus[i].fast;
+    auto& ring = second_history_[i];
+    if (fast && (ring.empty() || ring.back().time < fast->time)) ring.push(*fast);
+  }
+}
+
+void Service::refresh_loop() {
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock lock(stop_mutex_);
+  while (!stop_requested_) {
+    next += options_.refresh;
+    if (stop_cv_.wait_until(lock, next, [this] { return stop_requested_; })) break;
+    lock.unlock();
+    refresh();
+    lock.lock();
+    // After a stall, the next refresh comes one interval from now, not in a burst.
+    next = std::max(next, std::chrono::steady_clock::now() - options_.refresh);
+  }
+}
+
+std::shared_ptr<const NodeState> Service::state() const {
+  std::lock_guard lock(state_mutex_);
+  return state_;
+}
+
+double Service::state_age_seconds() const {
+  auto s = state();
+  if (!s) return 1e9;
+  return std::chrono::duration<double>(std::chrono::system_clock::now() - s->time).count();
+}
+
+std::vector<telemetry::FastSample> Service::history(std::size_t gpu, Duration window) const {
+  auto now = sampler_->now();
+  std::lock_guard lock(history_mutex_);
+  if (gpu >= second_history_.size()) return {};
+  return second_history_[gpu].between(now - window, now);
+}
+
+json Service::keys_json() const {
+  json keys = json::array();
+  for (const auto& f : facts_) keys.push_back(to_json(f.key));
+  return keys;
+}
+
+std::vector<std::size_t> Service::positions(const json& request) const {
+  std::vector<std::size_t> out;
+  if (!request.contains("gpus")) {
+    for (std::size_t i = 0; i < facts_.size(); ++i) out.push_back(i);
+    return out;
+  }
+  for (const auto& g : request.at("gpus")) {
+    auto index = g.get<unsigned>();
+    auto it = std::find_if(facts_.begin(), facts_.end(),
+                           [&](const GpuFacts& f) { return f.key.index == index; });
+    if (it == facts_.end())
+      throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", index));
+    out.push_back(static_cast<std::size_t>(it - facts_.begin()));
+  }
+  return out;
+}
+
+json Service::hello(const Peer& peer) const {
+  auto r = ok_response();
+  r["service"] = "gpuclk serve";
+  r["simulated"] = options_.simulated;
+  r["sim_state"] = options_.sim_state;
+  r["interval_seconds"] = std::chrono::duration<double>(options_.interval).count();
+  r["history_seconds"] = std::chrono::duration<double>(options_.history).count();
+  r["http"] = options_.http_listen;
+  r["driver_version"] = driver_version_;
+  r["gpus"] = keys_json();
+  r["views"] = json::array();
+  for (const auto& v : views_) r["views"].push_back(v.name);
+  r["peer"] = {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}};
+  return r;
+}
+
+json Service::history_response(const json& request) const {
+  const auto resolution = request.value("resolution", std::string("1s"));
+  if (resolution != "1s" && resolution != "interval")
+    throw bad_argument(fmt::format("unknown resolution '{}'", resolution), "valid: 1s, interval");
+  const bool fine = resolution == "interval";
+  const auto window = window_of(request, fine ? std::chrono::minutes(10) : options_.history);
+  const auto now = sampler_->now();
+  auto r = ok_response();
+  r["resolution"] = resolution;
+  r["gpus"] = json::array();
+  for (auto pos : positions(request)) {
+    json g = to_json(facts_[pos].key);
+    json fast = json::array(), slow = json::array();
+    auto samples = fine ? sampler_->fast_samples(pos, now - window, now) : history(pos, window);
+    for (const auto& s : samples) fast.push_back(to_json(s, now));
+    if (fine) {
+      for (const auto& s : sampler_->slow_samples(pos, now - window, now))
+        slow.push_back(to_json(s, now));
+      g["slow"] = slow;
+    }
+    g["samples"] = fast;
+    r["gpus"].push_back(g);
+  }
+  return r;
+}
+
+json Service::summary_response(const json& request) const {
+  const auto window = window_of(request, std::chrono::minutes(10));
+  const auto now = sampler_->now();
+  auto r = ok_response();
+  r["gpus"] = json::array();
+  for (auto pos : positions(request)) {
+    json g = to_json(facts_[pos].key);
+    g["summary"] = to_json(sampler_->summary(pos, now - window, now), now);
+    r["gpus"].push_back(g);
+  }
+  return r;
+}
+
+json Service::snapshot_response(const json& request) const {
+  auto snap = sampler_->snapshot();
+  auto r = ok_response();
+  r["tick"] = snap.tick;
+  r["gpus"] = json::array();
+  for (auto pos : positions(request)) {
+    const auto& g = snap.gpus.at(pos);
+    json j = to_json(facts_[pos].key);
+    if (g.fast) j["fast"] = to_json(*g.fast, snap.time);
+    if (g.slow) j["slow"] = to_json(*g.slow, snap.time);
+    j["lost"] = g.health.lost;
+    j["read_errors"] = g.health.read_errors;
+    r["gpus"].push_back(j);
+  }
+  auto t = sampler_->timing();
+  auto ms = [](Duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  r["timing"] = {{"ticks", t.ticks},
+                 {"missed_ticks", t.missed_ticks},
+                 {"lateness_p50_ms", ms(t.lateness_p50)},
+                 {"lateness_p99_ms", ms(t.lateness_p99)},
+                 {"lateness_max_ms", ms(t.lateness_max)},
+                 {"tick_cost_mean_ms", ms(t.tick_cost_mean)}};
+  return r;
+}
+
+json Service::handle(const json& request, const Peer& peer) const {
+  try {
+    if (!request.is_object()) throw bad_argument("a request is a JSON object");
+    const int v = request.value("v", kProtocolVersion);
+    if (v != kProtocolVersion)
+      throw bad_argument(fmt::format("protocol version {} not spoken", v),
+                         fmt::format("this service speaks version {}", kProtocolVersion));
+    const auto what = request.value("request", std::string());
+    if (what == "hello") return hello(peer);
+    if (what == "status") {
+      auto s = state();
+      auto r = ok_response();
+      r["simulated"] = options_.simulated;
+      r["sim_state"] = options_.sim_state;
+      r["gpus"] = keys_json();
+      r["status"] = json::array();
+      for (const auto& g : s->status) r["status"].push_back(to_json(g));
+      return r;
+    }
+    if (what == "view") {
+      auto name = request.value("name", std::string());
+      auto s = state();
+      auto it = s->views.find(name);
+      if (it == s->views.end()) throw bad_argument(fmt::format("no view '{}'", name));
+      auto r = ok_response();
+      r["simulated"] = options_.simulated;
+      r["sim_state"] = options_.sim_state;
+      r["gpus"] = keys_json();
+      r["rows"] = it->second;
+      return r;
+    }
+    if (what == "history") return history_response(request);
+    if (what == "summary") return summary_response(request);
+    if (what == "snapshot") return snapshot_response(request);
+    throw bad_argument(fmt::format("unknown request '{}'", what),
+                       "valid: hello, status, view, history, summary, snapshot");
+  } catch (const Error& e) {
+    auto r = error_response(e.what(), static_cast<int>(e.code()));
+    if (!e.hint().empty()) r["hint"] = e.hint();
+    return r;
+  } catch (const std::exception& e) {
+    return error_response(std::string("bad request: ") + e.what(),
+                          static_cast<int>(ExitCode::bad_argument));
+  }
+}
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,135 @@
+// The resident node service: owns the telemetry sampler, each GPU's history, and a cache of what
+// the read commands show (status rows, query fields), refreshed on its own thread. Requests and
+// scrapes read only these: no NVML call happens on a request's path.
+//
+// History per GPU: the sampler's ring buffers (the last 10 min at the sampling interval, fast
+// and slow tiers) and the service's own 1 s ring (one fast sample per second, `history` long,
+// 1 h by default). Memory: about 200 bytes per fast sample, so 8 GPUs at 100 ms keep
+// 8 × (6000 + 3600) × 200 B ≈ 15 MB (docs/serve.md).
+//
+// Thread-safety: handle(), state(), sampler() reads and history() may be called from any thread
+// while the service runs; start()/stop() from one controlling thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/device.h"
+#include "gpu/selection.h"
+#include "gpu/status.h"
+#include "telemetry/ring_buffer.h"
+#include "telemetry/sampler.h"
+
+namespace gpuclk::serve {
+
+using nlohmann::json;
+
+struct ServiceOptions {
+  telemetry::Duration interval = std::chrono::milliseconds(100);  // sampler's fast interval
+  telemetry::Duration history = std::chrono::hours(1);            // length of the 1 s history
+  std::chrono::milliseconds refresh{1000};  // wall time between refreshes of the cached state
+  std::string simulated;                    // the scenario under --sim; empty on real GPUs
+  std::string sim_state;                    // the simulator's state file (GPUCLK_SIM_STATE)
+  std::string http_listen;                  // what /metrics listens on ("" when off), for hello
+};
+
+// A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
+// say). Registered by the command layer, which knows how to read it; served from the cache.
+struct View {
+  std::string name;
+  std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;
+};
+
+// Static facts read once at start (the `gpuclk_gpu_info` series, hello).
+struct GpuFacts {
+  gpu::DeviceKey key;
+  std::string name;
+  std::string compute_capability;  // "9.0"; empty when unknown
+  std::string architecture;        // "hopper"; empty when unknown
+  std::optional<units::Bytes> memory_total;
+  std::optional<units::Watts> min_power_limit, max_power_limit, default_power_limit;
+  std::optional<units::Megahertz> max_sm_clock, max_memory_clock;
+};
+
+// One refresh of the cached state.
+struct NodeState {
+  std::uint64_t generation = 0;                // refreshes so far
+  std::chrono::system_clock::time_point time;  // wall time of the refresh
+  std::vector<gpu::StatusSnapshot> status;     // by GPU position
+  std::vector<gpu::Finding> findings;          // over `status` (see findings.h)
+  std::map<std::string, std::vector<json>> views;
+};
+
+// Who sent a request (SO_PEERCRED).
+struct Peer {
+  int pid = -1;
+  unsigned uid = 0, gid = 0;
+};
+
+class Service {
+ public:
+  Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions options,
+          std::vector<View> views = {});
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Reads the static facts and the first state (so the first request has data), then starts
+  // the sampler and the refresher.
+  void start();
+  void stop();  // idempotent
+
+  // One protocol request (protocol.h) to its response. Never throws: errors are responses.
+  json handle(const json& request, const Peer& peer) const;
+
+  std::shared_ptr<const NodeState> state() const;
+  const telemetry::Sampler& sampler() const { return *sampler_; }
+  const std::vector<GpuFacts>& facts() const { return facts_; }
+  const ServiceOptions& options() const { return options_; }
+  // Where /metrics listens, for hello; call before the socket server starts.
+  void set_http_address(std::string address) { options_.http_listen = std::move(address); }
+  const std::string& driver_version() const { return driver_version_; }
+  // The 1 s history of GPU `gpu` over the last `window`.
+  std::vector<telemetry::FastSample> history(std::size_t gpu, telemetry::Duration window) const;
+  // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
+  double state_age_seconds() const;
+
+ private:
+  void refresh();
+  void refresh_loop();
+  json hello(const Peer& peer) const;
+  json keys_json() const;
+  std::vector<std::size_t> positions(const json& request) const;
+  json history_response(const json& request) const;
+  json summary_response(const json& request) const;
+  json snapshot_response(const json& request) const;
+
+  gpu::DeviceSet& devices_;
+  ServiceOptions options_;
+  std::vector<View> views_;
+  std::vector<GpuFacts> facts_;
+  std::string driver_version_;
+  std::unique_ptr<telemetry::Sampler> sampler_;
+
+  mutable std::mutex state_mutex_;
+  std::shared_ptr<const NodeState> state_;
+
+  mutable std::mutex history_mutex_;
+  std::vector<telemetry::RingBuffer<telemetry::FastSample>> second_history_;
+
+  std::atomic<bool> running_{false};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;
+  std::thread refresher_;
+};
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,212 @@
+#include "serve/socket_server.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <list>
+#include <vector>
+
+#include "serve/protocol.h"
+#include "util/error.h"
+
+namespace gpuclk::serve {
+namespace {
+
+constexpr std::size_t kMaxQueuedOutput = 64u << 20;
+
+sockaddr_un address_of(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path))
+    throw bad_argument(fmt::format("socket path too long ({} bytes, at most {}): {}", path.size(),
+                                   sizeof(addr.sun_path) - 1, path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+bool something_answers(const sockaddr_un& addr) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+struct Client {
+  int fd = -1;
+  Peer peer;
+  std::string in, out;
+  bool close_after_write = false;
+  std::chrono::steady_clock::time_point last_active;
+};
+
+}  // namespace
+
+SocketServer::SocketServer(std::string path, Handler handler)
+    : path_(std::move(path)), handler_(std::move(handler)) {
+  auto addr = address_of(path_);
+  std::error_code ec;
+  auto dir = std::filesystem::path(path_).parent_path();
+  if (!dir.empty() && !std::filesystem::exists(dir)) {
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) ::chmod(dir.c_str(), 0755);
+  }
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      throw Error(ExitCode::bad_argument,
+                  fmt::format("{} exists and is not a socket; not replacing it", path_));
+    if (something_answers(addr))
+      throw Error(ExitCode::other, fmt::format("a service already answers on {}", path_),
+                  "stop it first, or give this one another --socket");
+    ::unlink(path_.c_str());  // stale: left by a service that died
+  }
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0)
+    throw Error(ExitCode::other, fmt::format("socket(): {}", std::strerror(errno)));
+  const auto old_mask = ::umask(0111);  // srw-rw-rw-: reading is for every local user
+  int rc = ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  int bind_errno = errno;
+  ::umask(old_mask);
+  if (rc != 0 || ::listen(listen_fd_, 256) != 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    throw Error(bind_errno == EACCES ? ExitCode::no_permission : ExitCode::other,
+                fmt::format("cannot listen on {}: {}", path_, std::strerror(bind_errno)),
+                "run as root for /run/gpuclk, or give --socket PATH in a folder you own");
+  }
+  if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(ExitCode::other, fmt::format("pipe(): {}", std::strerror(errno)));
+}
+
+SocketServer::~SocketServer() {
+  stop();
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+  }
+  for (int fd : wake_pipe_)
+    if (fd >= 0) ::close(fd);
+}
+
+void SocketServer::start() {
+  running_ = true;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void SocketServer::stop() {
+  if (!running_.exchange(false)) return;
+  char c = 1;
+  [[maybe_unused]] auto n = ::write(wake_pipe_[1], &c, 1);
+  if (thread_.joinable()) thread_.join();
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  ::unlink(path_.c_str());
+}
+
+void SocketServer::loop() {
+  std::list<Client> clients;
+  std::vector<pollfd> fds;
+  std::vector<Client*> owners;
+  char buffer[64 * 1024];
+  while (running_) {
+    fds.clear();
+    owners.clear();
+    fds.push_back({wake_pipe_[0], POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (auto& c : clients) {
+      short events = c.out.empty() ? POLLIN : static_cast<short>(POLLIN | POLLOUT);
+      if (c.close_after_write) events = POLLOUT;
+      fds.push_back({c.fd, events, 0});
+      owners.push_back(&c);
+    }
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    if (!running_) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (fds[1].revents & POLLIN) {
+      while (true) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        if (clients.size() >= kMaxClients) {
+          auto line = error_response("too many clients", static_cast<int>(ExitCode::other)).dump();
+          line += '\n';
+          [[maybe_unused]] auto n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+          ::close(fd);
+          continue;
+        }
+        Client c;
+        c.fd = fd;
+        c.last_active = now;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+          c.peer = {cred.pid, cred.uid, cred.gid};
+        clients.push_back(std::move(c));
+      }
+    }
+    std::vector<Client*> dead;
+    for (std::size_t i = 0; i < owners.size(); ++i) {
+      Client& c = *owners[i];
+      const auto revents = fds[i + 2].revents;
+      bool drop = false;
+      if ((revents & POLLIN) && !c.close_after_write) {
+        auto n = ::recv(c.fd, buffer, sizeof buffer, 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          drop = true;
+        } else if (n > 0) {
+          c.last_active = now;
+          c.in.append(buffer, static_cast<std::size_t>(n));
+          std::size_t start = 0, nl;
+          while ((nl = c.in.find('\n', start)) != std::string::npos) {
+            std::string_view line(c.in.data() + start, nl - start);
+            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            if (!line.empty()) {
+              c.out += handler_(line, c.peer);
+              c.out += '\n';
+            }
+            start = nl + 1;
+          }
+          c.in.erase(0, start);
+          if (c.in.size() > kMaxRequestBytes) {
+            c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
+                                    static_cast<int>(ExitCode::bad_argument))
+                         .dump();
+            c.out += '\n';
+            c.in.clear();
+            c.close_after_write = true;
+          }
+        }
+      } else if (revents & (POLLHUP | POLLERR)) {
+        drop = !(revents & POLLOUT) || c.out.empty();
+      }
+      if (!drop && !c.out.empty()) {
+        auto n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+          c.out.erase(0, static_cast<std::size_t>(n));
+          c.last_active = now;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+          drop = true;
+        }
+      }
+      if (c.out.size() > kMaxQueuedOutput) drop = true;  // it does not read its responses
+      if (c.close_after_write && c.out.empty()) drop = true;
+      if (now - c.last_active > kIdleTimeout) drop = true;
+      if (drop) dead.push_back(&c);
+    }
+    for (auto* c : dead) {
+      ::close(c->fd);
+      clients.remove_if([c](const Client& x) { return &x == c; });
+    }
+  }
+  for (auto& c : clients) ::close(c.fd);
+}
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# scripts/ci/check-rules.sh: the tree keeps the house rules (include direction, clang-format), and
+# each include rule catches what it is for (a scratch repository with one breach of each).
+source "$(dirname "$0")/lib.sh" "$1"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+LAST_CMD="scripts/ci/check-rules.sh includes format"
+
+# --- the tree as it is passes ---
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+  OUT=$("$SRC/scripts/ci/check-rules.sh" includes format 2>&1)
+  RC=$?
+  expect_exit 0
+  expect_out "include direction ok"
+  expect_out "clang-format ok"
+else
+  echo "SKIP: $SRC is not a git checkout; the tree itself is not checked"
+fi
+
+# --- a scratch tree with one breach of each include rule ---
+repo=$TEST_TMP/repo
+mkdir -p "$repo/scripts/ci" "$repo/src/gpu" "$repo/src/telemetry" "$repo/src/control" "$repo/src/cli" \
+  "$repo/src/serve" "$repo/src/output" "$repo/sim/model"
+cp "$SRC/scripts/ci/check-rules.sh" "$repo/scripts/ci/"
+printf '#include "control/request.h"\n' >"$repo/src/gpu/upward.cpp"
+printf '#include "nvml/api.h"\n' >"$repo/src/telemetry/nvml_above_gpu.cpp"
+printf 'int policy = NVML_PERF_POLICY_POWER;\n' >"$repo/src/output/nvml_constant.cpp"
+printf '#include "cli/context.h"\n' >"$repo/src/control/uses_cli.cpp"
+printf '#include "serve/service.h"\n' >"$repo/src/control/uses_serve.cpp"
+printf '#include "gpu/device.h"\n' >"$repo/sim/model/uses_gpu.cpp"
+# Allowed: downward includes, the control's NVML writer, the CLI including itself and layers.
+printf '#include "nvml/api.h"\n#include "gpu/device.h"\n' >"$repo/src/control/nvml_gpu_control.cpp"
+printf '#include "cli/context.h"\n#include "serve/service.h"\n' >"$repo/src/cli/cmd.cpp"
+printf '#include "control/request.h"\n#include "telemetry/sampler.h"\n' >"$repo/src/serve/service.cpp"
+printf '// NVML_ERROR_GPU_IS_LOST in a comment is fine\n' >"$repo/src/output/comment.cpp"
+git -C "$repo" init -q && git -C "$repo" add -A
+OUT=$("$repo/scripts/ci/check-rules.sh" includes 2>&1)
+RC=$?
+LAST_CMD="check-rules.sh includes (scratch tree)"
+expect_exit 1
+expect_out "src/gpu/upward.cpp:1: includes control/request.h: gpu (rank 2) may include only lower layers"
+expect_out "src/telemetry/nvml_above_gpu.cpp:1: includes nvml/api.h: only src/nvml/"
+expect_out "src/output/nvml_constant.cpp:1: int policy = NVML_PERF_POLICY_POWER;: names an NVML constant"
+expect_out "src/control/uses_cli.cpp:1: includes cli/context.h: nothing outside src/cli/ includes cli/"
+expect_out "src/control/uses_serve.cpp:1: includes serve/service.h: control (rank 4) may include only lower layers, serve is rank 7"
+expect_out "sim/model/uses_gpu.cpp:1: includes gpu/device.h: sim/ takes from src/ only the NVML ABI"
+expect_no_out "nvml_gpu_control.cpp"
+expect_no_out "src/cli/cmd.cpp"
+expect_no_out "src/serve/service.cpp"
+expect_no_out "comment.cpp"
+expect_lines 7
+
+# A layer that is not in the documented order is named.
+mkdir -p "$repo/src/newlayer" && printf 'int x;\n' >"$repo/src/newlayer/a.cpp" && git -C "$repo" add -A
+OUT=$("$repo/scripts/ci/check-rules.sh" includes 2>&1)
+RC=$?
+expect_exit 1
+expect_out "layer 'newlayer' is not in docs/architecture.md's order"
+finish

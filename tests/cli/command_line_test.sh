@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The command line around the commands: typos of a command name, unknown scenarios, the global
+# options and the program name in every subcommand's help, and the README's exit-code list.
+source "$(dirname "$0")/lib.sh" "$1"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+# --- a typo of a command is not a scenario name ---
+gpuclk --sim stauts
+expect_exit 2
+expect_err "unknown command 'stauts' (did you mean status?)"
+gpuclk stauts
+expect_exit 2
+expect_err "unknown command 'stauts' (did you mean status?)"
+gpuclk --sim claks
+expect_exit 2
+expect_err "unknown command 'claks' (did you mean clocks?)"
+
+# --- a scenario that does not exist: a clear error listing the scenarios ---
+gpuclk --sim no-such-node status
+expect_exit 2
+expect_err "unknown simulator scenario 'no-such-node'"
+expect_err "8xh100"
+expect_err "misconfigured"
+# Real scenario names, and a scenario file by path, still work.
+gpuclk --sim 8xh100 query --fields count --format csv,noheader
+expect_exit 0
+expect_out "8"
+cp "$GPUCLK_BIN_DIR/scenarios/misconfigured.toml" "$TEST_TMP/node.toml"
+gpuclk --sim "$TEST_TMP/node.toml" query --fields count --format csv,noheader
+expect_exit 0
+expect_out "4"
+gpuclk --sim clocks -i 0
+expect_exit 0
+expect_out "Clock"
+
+# --- every subcommand's help: the program name and the global options ---
+for cmd in status clocks query set restore dmon stat occupancy; do
+  gpuclk "$cmd" --help
+  expect_exit 0
+  expect_out "Usage: gpuclk $cmd"
+  expect_out "Global options"
+  for opt in "-i,--id" "--format" "--sim" "--read-only" "--nvml-lib" "--state-dir"; do
+    expect_out "$opt"
+  done
+done
+gpuclk --help
+expect_exit 0
+expect_out "Usage: gpuclk"
+
+# --- the README lists every exit code gpuclk uses (src/util/error.h) ---
+codes=$(sed -n '/enum class ExitCode/,/};/p' "$SRC/src/util/error.h" | grep -oE '= [0-9]+' | grep -oE '[0-9]+')
+exit_line=$(grep -A3 'Exit codes follow nvidia-smi' "$SRC/README.md" | tr '\n' ' ')
+for code in $codes; do
+  check
+  grep -qE "(^|[^0-9])$code [a-z]" <<<"$exit_line" || fail "README's exit-code list lacks $code"
+done
+
+finish

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# gpuclk doctor on the simulator: every scenario in sim/scenarios/doctor/ triggers exactly its
+# findings (rule, GPU, severity; the evidence within the scenario's truth), `default` and
+# `8xh100` give nothing above info, --rules / --explain / --format json / exit codes (0, 10, 11)
+# and bad arguments. Simulated time runs 40x faster: a 20 s window takes ~0.5 s.
+source "$(dirname "$0")/lib.sh" "$1"
+export GPUCLK_SIM_SPEED=40
+SCEN="$GPUCLK_BIN_DIR/scenarios/doctor"
+fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_SIM_STATE.lock"; }
+
+# doctor_on SCENARIO START_S [ARGS...]: a fresh node START_S simulated seconds after power-on,
+# watched 20 s, JSON out.
+doctor_on() {
+  local scenario=$1 start=$2
+  shift 2
+  fresh_node
+  GPUCLK_SIM_START=$start gpuclk --sim "$scenario" --format json doctor --duration 20s \
+    --interval 200ms "$@"
+}
+# The warning/critical findings as "rule:severity:gpus" lines, sorted.
+serious() { jq -r '.findings[] | select(.severity != "info") | "\(.rule):\(.severity):\(.gpus | join(","))"' <<<"$OUT" | sort | paste -sd' '; }
+expect_serious() {
+  check
+  local got
+  got=$(serious)
+  [ "$got" == "$1" ] || fail "findings '$got', expected '$1'"
+}
+# evidence RULE GPU KEY: one evidence value.
+evidence() { jq -r --arg r "$1" --argjson g "$2" --arg k "$3" '[.findings[] | select(.rule == $r and (.gpus | index($g) != null))][0].evidence[$k]' <<<"$OUT"; }
+# expect_between RULE GPU KEY LO HI
+expect_between() {
+  check
+  local v
+  v=$(evidence "$1" "$2" "$3")
+  awk -v v="$v" -v lo="$4" -v hi="$5" 'BEGIN { exit !(v != "null" && v >= lo && v <= hi) }' ||
+    fail "$1 GPU $2 evidence $3 = $v, expected $4..$5"
+}
+
+# --- no false positives on the shipped nodes ---
+doctor_on default 30
+expect_exit 0
+expect_serious ""
+expect_json '.worst' "info"
+doctor_on 8xh100 30
+expect_exit 0
+expect_serious ""
+expect_json '.gpus | length' 8
+
+# --- one scenario per rule, each seed scenario its own ---
+doctor_on "$SCEN/power-capped-gemm.toml" 30
+expect_exit 0
+expect_serious ""
+expect_json '[.findings[] | select(.rule == "power_capped")] | length' 2
+expect_between power_capped 1 capped_pct_of_busy 95 100
+expect_between power_capped 0 sm_clock_median_mhz 1395 1425  # BF16 at 700 W: 1410 MHz (H100)
+expect_between power_capped 0 clock_cost_pct 27 30
+
+doctor_on "$SCEN/power-limit-lowered.toml" 30
+expect_exit 10
+expect_serious "power_capped:warning:0 power_capped:warning:1"
+expect_between power_capped 0 power_limit_w 450 450
+expect_between power_capped 0 clock_cost_pct 35 70
+expect_json '.findings[0].fix' "gpuclk set -i 0 --power-limit 700 (or gpuclk reset --power-limit)"
+
+doctor_on "$SCEN/power-saving-clocks.toml" 30
+expect_exit 10
+expect_serious "app_clocks_low:warning:0 app_clocks_low:warning:1"
+expect_between app_clocks_low 0 app_sm_clock_mhz 1410 1410
+expect_between app_clocks_low 1 held_pct_of_busy 95 100
+
+doctor_on "$SCEN/heat.toml" 300
+expect_exit 10
+expect_serious "near_slowdown_temperature:warning:0 near_slowdown_temperature:warning:1 thermal_slowdown:warning:0 thermal_slowdown:warning:1"
+expect_between thermal_slowdown 0 temperature_max_c 86 89  # SW slowdown holds it at ~87 C
+expect_between thermal_slowdown 1 held_pct_of_busy 50 100
+
+doctor_on "$SCEN/hotter-than-peers.toml" 400
+expect_exit 10
+expect_serious "hotter_than_peers:warning:2"
+expect_between hotter_than_peers 2 temperature_max_c 78 86
+expect_between hotter_than_peers 2 peers_temperature_c 65 74
+
+doctor_on "$SCEN/power-brake.toml" 30
+expect_exit 10
+expect_serious "hw_slowdown:warning:1"
+expect_between hw_slowdown 1 events 2 3             # 1.5 s every 10 s over 20 s
+expect_between hw_slowdown 1 held_s 2.5 3.5
+expect_between hw_slowdown 1 sm_clock_median_held_mhz 600 990  # halved: at most 990 MHz
+
+doctor_on "$SCEN/jitter.toml" 30
+expect_exit 10
+expect_serious "clock_jitter:warning:0 straggler:warning:0"  # jitter costs it ~10 % clock
+expect_between clock_jitter 0 sm_clock_p5_mhz 1530 1700  # up to 450 MHz below 1980
+expect_between clock_jitter 0 sm_clock_p95_mhz 1900 1980
+
+doctor_on "$SCEN/settings-differ.toml" 30
+expect_exit 10
+expect_serious "settings_differ:warning:3"
+expect_json '[.findings[] | select(.rule == "settings_differ")][0].evidence.value' "680 W"
+expect_json '[.findings[] | select(.rule == "settings_differ")][0].evidence.others' "700 W"
+
+doctor_on "$SCEN/persistence-off.toml" 30
+expect_exit 10
+expect_serious "persistence_off:warning:0,1"
+
+doctor_on "$SCEN/pcie-gen3.toml" 30
+expect_exit 10
+expect_serious "pcie_link_degraded:warning:1"
+expect_between pcie_link_degraded 1 generation 3 3
+expect_between pcie_link_degraded 1 max_generation 4 4
+expect_between pcie_link_degraded 1 bandwidth_share_pct 50 50
+
+doctor_on "$SCEN/pcie-replays.toml" 30
+expect_exit 10
+expect_serious "pcie_replays:warning:0"
+expect_between pcie_replays 0 replays_in_window 17 21  # 1 per s over ~19 s of slow reads
+expect_between pcie_replays 0 replays_total 45 52      # since power-on (~50 s)
+
+doctor_on "$SCEN/input-starved.toml" 30
+expect_exit 10
+expect_serious "input_starved:warning:0 input_starved:warning:1"
+expect_between input_starved 0 utilization_pct 5 25
+expect_json '[.findings[] | select(.rule == "input_starved")][0].evidence.pid' "45000"
+
+doctor_on "$SCEN/straggler.toml" 30
+expect_exit 10
+expect_serious "app_clocks_low:warning:1 settings_differ:warning:1 straggler:warning:1"
+expect_between straggler 1 sm_clock_median_mhz 1410 1410
+expect_between straggler 1 peers_sm_clock_median_mhz 1980 1980
+expect_json '[.findings[] | select(.rule == "straggler")][0].cause' "its application clocks (1410 MHz) hold it below its peers"
+
+doctor_on "$SCEN/ecc.toml" 30
+expect_exit 11
+expect_serious "ecc_errors:critical:0 ecc_errors:warning:1"
+expect_between ecc_errors 0 uncorrected_volatile 6 12     # 720/h over ~50 s
+expect_between ecc_errors 1 corrected_per_hour 2700 4500  # 3600/h, counted once a second
+
+doctor_on "$SCEN/gpu-lost.toml" 0
+expect_exit 11
+expect_serious "gpu_lost:critical:1"
+expect_between gpu_lost 1 lost_after_s 9 11
+
+# numa_affinity: a real process (the simulated GPU lists its pid) pinned to CPU 0 while the GPU
+# sits on NUMA node 1 (CPU 1 of a 2-CPU node); then pinned to CPU 1: no finding.
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  for cpu in 0 1; do
+    taskset -c "$cpu" sleep 60 &
+    pinned=$!
+    cat >"$TEST_TMP/affinity.toml" <<TOML
+[node]
+gpu_model = "h100-sxm5-80gb"
+gpu_count = 1
+cpu_count = 2
+numa_nodes = 2
+[[gpu]]
+index = 0
+numa_node = 1
+workload = "job"
+[workloads.job]
+repeat = true
+process = { pid = $pinned, name = "python3 train.py", memory_gib = 10 }
+[[workloads.job.phases]]
+kind = "compute"
+dtype = "bf16"
+tflop = 1000
+TOML
+    fresh_node
+    gpuclk --sim "$TEST_TMP/affinity.toml" --format json doctor --duration 2s --rules numa_affinity
+    kill "$pinned" 2>/dev/null
+    wait "$pinned" 2>/dev/null
+    if [ "$cpu" = 0 ]; then
+      expect_exit 10
+      expect_serious "numa_affinity:warning:0"
+      expect_json '.findings[0].evidence.process_cpus' "0"
+      expect_json '.findings[0].evidence.gpu_cpus' "1"
+      expect_json '.findings[0].fix' "bind it to the GPU's node: numactl --cpunodebind=1 --membind=1 CMD (or taskset -c 1 CMD)"
+    else
+      expect_exit 0
+      expect_json '.findings | length' 0
+    fi
+  done
+else
+  echo "skipped numa_affinity: needs 2 CPUs and taskset"
+fi
+
+# --- the table view, --rules, --explain, exit codes ---
+fresh_node
+GPUCLK_SIM_START=30 gpuclk --sim "$SCEN/straggler.toml" doctor --duration 5s --rules straggler
+expect_exit 10
+expect_out_re "gpuclk doctor: watched 2 GPUs for 5\.[01] s"
+expect_out "warning: GPU 1: median SM clock under load 1410 MHz, 71% of its peers' 1980 MHz"
+expect_out "  [straggler]"
+expect_out "    evidence: sm_clock_median_mhz 1410 MHz"
+expect_out "    see docs/doctor.md#straggler"
+expect_no_out "[settings_differ]"
+check; [ -z "$ERR" ] || fail "progress printed to a pipe: $ERR"
+GPUCLK_SIM_START=30 gpuclk --sim default doctor --duration 2s --rules persistence_off,gpu_lost
+expect_exit 0
+expect_out "no findings"
+gpuclk doctor --explain power_capped
+expect_exit 0
+expect_out "power_capped: Power-capped most of the time"
+expect_out "info when the power limit is the default"
+expect_out "Docs: docs/doctor.md#power_capped"
+gpuclk --sim default --format csv doctor --duration 2s --rules power_capped
+expect_exit 0
+expect_out "rule, severity, gpus, summary, fix"
+
+# status prints the engine's findings for its one snapshot.
+fresh_node
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=400 gpuclk --sim "$SCEN/heat.toml"
+expect_exit 0
+expect_out "warning: GPU 0: thermal slowdown active"
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=400 gpuclk --sim "$SCEN/heat.toml" --format json
+expect_json '[.findings[].rule] | unique | join(",")' "near_slowdown_temperature,thermal_slowdown"
+fresh_node
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30 gpuclk --sim default --format json
+expect_json '.findings | map(select(.severity != "info")) | length' 0
+
+# --- bad arguments: exit 2, naming the value and what is valid ---
+gpuclk --sim default doctor --rules power_cap
+expect_exit 2
+expect_err "unknown rule --rules power_cap"
+expect_err "power_capped"
+gpuclk doctor --explain nope
+expect_exit 2
+expect_err "unknown rule --explain nope"
+gpuclk --sim default doctor --duration 0.5s
+expect_exit 2
+expect_err "bad duration --duration 0.5s"
+gpuclk --sim default doctor --duration soon
+expect_exit 2
+gpuclk --sim default doctor --duration 2s --interval 5s
+expect_exit 2
+expect_err "bad interval --interval 5s"
+finish

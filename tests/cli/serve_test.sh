@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# gpuclk serve on the simulator: read commands give the same bytes through the service as
+# directly through NVML (frozen simulator clock), the client really does not touch NVML, the
+# socket protocol answers every bad request with an error, and SIGTERM stops it cleanly.
+source "$(dirname "$0")/lib.sh" "$1"
+export GPUCLK_SIM_SPEED=0  # frozen: both ways read the same instant
+SOCK="$TEST_TMP/gpuclk.sock"
+SERVE_PID=""
+stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""; }
+trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
+
+# start_serve ARGS...: starts `gpuclk ARGS serve`, waits (≤ 20 s) until it says it is ready.
+start_serve() {
+  "$GPUCLK_BIN" "$@" 2>"$TEST_TMP/serve.log" &
+  SERVE_PID=$!
+  for _ in $(seq 200); do
+    grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && return 0
+    kill -0 "$SERVE_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "serve did not start: $(cat "$TEST_TMP/serve.log")" >&2
+  return 1
+}
+# ask JSON: sends raw lines to the socket, prints what comes back (≤ 5 s).
+ask() {
+  python3 - "$SOCK" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+data = b""
+try:
+    while not data.endswith(b"\n") or data.count(b"\n") < sys.argv[2].count("\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk: break
+        data += chunk
+except socket.timeout:
+    pass
+sys.stdout.write(data.decode())
+PY
+}
+
+start_serve --sim --socket "$SOCK" serve --listen off --interval 50ms || exit 1
+check; [ -S "$SOCK" ] || fail "no socket at $SOCK"
+check; grep -q "4 GPUs (simulated: default)" "$TEST_TMP/serve.log" || fail "startup line: $(cat "$TEST_TMP/serve.log")"
+
+# --- the same bytes both ways ---
+# Through the service, NVML must not be needed: --nvml-lib points at nothing.
+same_both_ways() {
+  gpuclk --sim --direct "$@"; local direct="$OUT" direct_rc=$RC
+  gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/libnvidia-ml.so.1 "$@"
+  check
+  [ "$RC" -eq "$direct_rc" ] && [ "$OUT" == "$direct" ] ||
+    fail "differs from --direct (rc $RC vs $direct_rc): $(diff <(echo "$direct") <(echo "$OUT") | head -8)"
+}
+same_both_ways status
+same_both_ways status --format json
+same_both_ways status --format csv
+same_both_ways -i 2,0 status
+same_both_ways query --fields index,name,uuid,pci.bus_id,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,pstate,persistence_mode,clocks_event_reasons.active,memory.used,ecc.mode.current
+same_both_ways query --fields clocks.sm,power.draw --format csv,noheader,nounits
+same_both_ways -i 1 query --fields index,uuid,clocks.applications.graphics --format json
+gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so status
+expect_exit 0; expect_out "(simulated node: default)"; expect_out "H100"
+# -i errors are the same, and come without NVML too
+gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so -i 7 status
+expect_exit 6; expect_err "7"
+# A client on another simulator state file does not use this service: it reads NVML itself
+# (here: a library that does not exist, so it fails).
+GPUCLK_SIM_STATE="$TEST_TMP/other.state" gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so status
+expect_exit 12
+# A client on another scenario does not use this service (it reads its own simulated node).
+gpuclk --sim=a100 --socket "$SOCK" query --fields name
+expect_exit 0; expect_out "A100"
+
+# --- protocol ---
+OUT=$(ask '{"v":1,"request":"hello"}
+'); LAST_CMD="hello"
+expect_json .ok true; expect_json '.gpus | length' 4; expect_json .simulated default
+expect_json '.peer.uid' "$(id -u)"
+OUT=$(ask '{"v":1,"request":"history","seconds":5,"resolution":"interval","gpus":[1]}
+'); LAST_CMD="history"
+expect_json .ok true; expect_json '.gpus[0].index' 1
+check; [ "$(jq '.gpus[0].samples | length' <<<"$OUT")" -ge 5 ] || fail "too few samples in 5 s at 50 ms"
+expect_json '.gpus[0].samples[-1].sm_clock_mhz > 0' true
+OUT=$(ask '{"v":1,"request":"summary","seconds":5}
+'); LAST_CMD="summary"
+expect_json '.gpus | length' 4; expect_json '.gpus[0].summary.power_mean_watts > 0' true
+OUT=$(ask '{"v":1,"request":"snapshot"}
+'); LAST_CMD="snapshot"
+expect_json '.timing.ticks > 0' true; expect_json '.gpus[3].fast.power_watts > 0' true
+# bad requests: each gets an error, the connection (and the service) go on
+OUT=$(ask 'not json
+{"v":1,"request":"nope"}
+{"v":9,"request":"hello"}
+{"v":1,"request":"history","resolution":"weekly"}
+{"v":1,"request":"history","gpus":[42]}
+[1,2,3]
+{"v":1,"request":"hello"}
+'); LAST_CMD="bad requests"
+check; [ "$(grep -c '"ok":false' <<<"$OUT")" -eq 6 ] || fail "expected 6 errors"
+expect_out "malformed request"; expect_out "unknown request 'nope'"; expect_out "protocol version 9"
+expect_out "unknown resolution 'weekly'"; expect_out "no GPU with index 42"
+check; [ "$(tail -1 <<<"$OUT" | jq -r .ok)" == true ] || fail "hello after errors failed"
+# oversized: > 64 KiB without a newline → one error, then the connection closes
+OUT=$(python3 - "$SOCK" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+try:
+    s.sendall(b"x" * (1 << 20))
+except OSError:
+    pass
+data = b""
+while True:
+    try:
+        chunk = s.recv(65536)
+    except OSError:
+        break
+    if not chunk: break
+    data += chunk
+print(data.decode().strip())
+PY
+); LAST_CMD="oversized request"
+expect_out "request longer than 65536 bytes"
+gpuclk --sim --socket "$SOCK" query --fields index --format csv,noheader
+expect_exit 0; expect_lines 4
+
+# --- a second service on the same socket refuses; the first goes on ---
+gpuclk --sim --socket "$SOCK" serve --listen off
+expect_exit 255; expect_err "a service already answers on $SOCK"
+
+# --- clean stop on SIGTERM ---
+kill -TERM "$SERVE_PID"; wait "$SERVE_PID"; RC=$?; SERVE_PID=""; LAST_CMD="serve (SIGTERM)"
+expect_exit 0
+check; [ ! -e "$SOCK" ] || fail "socket left behind"
+check; grep -q "SIGTERM, stopping" "$TEST_TMP/serve.log" || fail "no stop message"
+# without a service the commands read NVML themselves
+gpuclk --sim --socket "$SOCK" query --fields index --format csv,noheader
+expect_exit 0; expect_lines 4
+
+# --- bad arguments ---
+gpuclk --sim --socket "$SOCK" serve --interval 1ms
+expect_exit 2; expect_err "bad --interval '1ms'"
+gpuclk --sim --socket "$SOCK" serve --history 2weeks
+expect_exit 2; expect_err "bad --history '2weeks'"
+gpuclk --sim --socket "$SOCK" serve --listen nonsense
+expect_exit 2; expect_err "bad --listen 'nonsense'"
+finish

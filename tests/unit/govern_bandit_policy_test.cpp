@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "govern/bandit_policy.h"
+#include "govern_test_support.h"
+
+namespace gpuclk::govern {
+namespace {
+
+using namespace testing;
+
+struct PolicyRun {
+  BanditPolicy policy{0.03};
+  ClockLadder ladder = h100_ladder();
+  Decision current = Decision::release();
+  // Each decision takes effect at once (no hysteresis here); returns the clock now.
+  double step(const std::function<Signals(double)>& at) {
+    const double f = current.ceiling_or(ladder.max()).value();
+    const auto s = at(f);
+    current = policy.decide({s, classify(s), ladder, current}).decision;
+    return current.ceiling_or(ladder.max()).value();
+  }
+};
+
+TEST(govern_bandit_policy_test, compute_bound_settles_on_the_top_arm) {
+  PolicyRun r;
+  std::map<double, int> time_at;
+  for (int i = 0; i < 3000; ++i) ++time_at[r.step([](double f) { return compute_bound(f); })];
+  // Every arm tried, the top one held nearly always.
+  EXPECT_EQ(time_at.size(), r.policy.arms(PhaseClass::compute_bound).size());
+  EXPECT_GT(time_at[1980], 2800);
+}
+
+TEST(govern_bandit_policy_test, memory_bound_settles_below_the_top_within_the_budget) {
+  PolicyRun r;
+  const auto dram = [](double f) {
+    const double x = f / 1980;
+    return 0.895 * (x >= 0.85 ? 1 - (1 - x) * 0.155 : 0.9765 - (0.85 - x) * 0.27);
+  };
+  std::map<double, int> time_at;
+  for (int i = 0; i < 3000; ++i) {
+    ++time_at[r.step([&](double f) { return memory_bound(f, dram(f)); })];
+  }
+  const auto most = std::max_element(time_at.begin(), time_at.end(),
+                                     [](auto& a, auto& b) { return a.second < b.second; });
+  EXPECT_LT(most->first, 1980);
+  EXPECT_LE(dram(1980) / dram(most->first) - 1, 0.03);
+}
+
+TEST(govern_bandit_policy_test, idle_goes_to_the_lowest_clock) {
+  PolicyRun r;
+  double f = 0;
+  for (int i = 0; i < 200; ++i) f = r.step([](double c) { return idle(c); });
+  EXPECT_EQ(f, 345);
+}
+
+TEST(govern_bandit_policy_test, power_capped_and_missing_data_release) {
+  PolicyRun r;
+  r.current = Decision::lock(Megahertz(345), Megahertz(1500));
+  EXPECT_EQ(r.step([](double f) { return power_capped(f); }), 1980);
+  r.current = Decision::lock(Megahertz(345), Megahertz(1500));
+  EXPECT_EQ(r.step([](double f) {
+    auto s = memory_bound(f);
+    s.dram_active.reset();
+    return s;
+  }),
+            1980);
+}
+
+}  // namespace
+}  // namespace gpuclk::govern

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "govern/decision_log.h"
+#include "govern_test_support.h"
+#include "util/error.h"
+
+namespace gpuclk::govern {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace testing;
+
+fs::path temp_file(const char* name) {
+  return fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
+}
+
+TEST(govern_decision_log_test, entry_round_trips_through_json) {
+  LogEntry e;
+  e.time = "2026-11-23T13:00:00Z";
+  e.elapsed_s = 1.25;
+  e.gpu = 2;
+  e.uuid = "GPU-x";
+  e.signals = memory_bound(1650);
+  e.signals.power.reset();
+  e.phase_class = PhaseClass::memory_bound;
+  e.decision = Decision::lock(Megahertz(345), Megahertz(1650));
+  e.written = true;
+  e.reason = "memory_bound: predicted slowdown 2.1 %";
+  const auto line = to_json_line(e);
+  EXPECT_NE(line.find("\"power_w\":null"), std::string::npos);
+  const auto back = entry_from_json_line(line);
+  EXPECT_EQ(back.gpu, 2u);
+  EXPECT_EQ(back.phase_class, PhaseClass::memory_bound);
+  EXPECT_EQ(back.decision, e.decision);
+  EXPECT_EQ(back.signals.sm_clock, Megahertz(1650));
+  EXPECT_FALSE(back.signals.power);
+  EXPECT_TRUE(back.written);
+}
+
+TEST(govern_decision_log_test, summary_adds_time_per_class) {
+  const auto file = temp_file("govern-log");
+  fs::remove(file);
+  {
+    DecisionLog log(file);
+    const auto entry = [&](double t, Signals s, PhaseClass c, Decision d) {
+      LogEntry e;
+      e.time = "t";
+      e.elapsed_s = t;
+      e.signals = s;
+      e.phase_class = c;
+      e.decision = d;
+      e.written = true;
+      log.write(e);
+    };
+    entry(0, compute_bound(1980), PhaseClass::compute_bound, Decision::release());
+    entry(2, idle(1980), PhaseClass::idle, Decision::lock(Megahertz(345), Megahertz(345)));
+    entry(3, compute_bound(1980), PhaseClass::compute_bound, Decision::release());
+    entry(4, compute_bound(1980), PhaseClass::compute_bound, Decision::release());
+  }
+  const auto s = summarize(file);
+  fs::remove(file);
+  EXPECT_EQ(s.entries, 4u);
+  EXPECT_DOUBLE_EQ(s.seconds, 4);
+  ASSERT_EQ(s.classes.size(), 2u);
+  EXPECT_EQ(s.classes[0].phase_class, PhaseClass::compute_bound);
+  EXPECT_DOUBLE_EQ(s.classes[0].seconds, 3);
+  EXPECT_DOUBLE_EQ(s.classes[1].seconds, 1);
+  EXPECT_DOUBLE_EQ(s.classes[1].mean_ceiling_mhz, 345);
+  EXPECT_DOUBLE_EQ(s.classes[0].energy_j, 3 * 400);
+}
+
+TEST(govern_decision_log_test, malformed_line_names_the_line) {
+  const auto file = temp_file("govern-bad-log");
+  std::ofstream(file) << "{\"time\": \"t\"}\n";
+  try {
+    summarize(file);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_argument);
+    EXPECT_NE(std::string(e.what()).find("line 1"), std::string::npos);
+  }
+  fs::remove(file);
+}
+
+}  // namespace
+}  // namespace gpuclk::govern

@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include "govern/phase_policy.h"
+#include "govern_test_support.h"
+
+namespace gpuclk::govern {
+namespace {
+
+using namespace testing;
+
+struct PolicyRun {
+  PhasePolicy policy{0.03};
+  ClockLadder ladder = h100_ladder();
+  Decision current = Decision::release();
+  Proposal step(const Signals& s) {
+    auto p = policy.decide({s, classify(s), ladder, current});
+    current = p.decision;
+    return p;
+  }
+};
+
+TEST(govern_phase_policy_test, compute_bound_and_power_capped_keep_the_clock) {
+  PolicyRun r;
+  EXPECT_EQ(r.step(compute_bound(1980)).decision, Decision::release());
+  EXPECT_EQ(r.step(power_capped(1410)).decision, Decision::release());
+}
+
+TEST(govern_phase_policy_test, idle_with_context_gets_the_lowest_clock) {
+  PolicyRun r;
+  EXPECT_EQ(r.step(idle(1980)).decision, Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
+TEST(govern_phase_policy_test, missing_readings_release) {
+  PolicyRun r;
+  r.current = Decision::lock(Megahertz(345), Megahertz(345));
+  auto s = memory_bound(345);
+  s.sm_active.reset();
+  const auto p = r.step(s);
+  EXPECT_EQ(p.decision, Decision::release());
+  EXPECT_NE(p.reason.find("missing"), std::string::npos);
+}
+
+TEST(govern_phase_policy_test, memory_bound_descends_a_step_at_a_time_and_learns_the_knee) {
+  PolicyRun r;
+  // A bandwidth curve like the H100 model's: 1.0 at 1980, -1.2 % at 1830, -3.7 % at 1530.
+  const auto dram = [](double f) {
+    const double x = f / 1980;
+    return 0.895 * (x >= 0.85 ? 1 - (1 - x) * 0.155 : 0.9765 - (0.85 - x) * 0.27);
+  };
+  double f = 1980;
+  double lowest = f;
+  for (int i = 0; i < 200; ++i) {
+    const auto p = r.step(memory_bound(f, dram(f)));
+    const double next = p.decision.ceiling_or(Megahertz(1980)).value();
+    // Never more than one exploration step below what it has seen.
+    EXPECT_GE(next, lowest - PhasePolicy::kExploreStepMhz - 15);
+    f = next;
+    lowest = std::min(lowest, f);
+  }
+  // It settles where the true slowdown is within the budget, well below the top clock.
+  const double slowdown = dram(1980) / dram(f) - 1;
+  EXPECT_LE(slowdown, 0.03);
+  EXPECT_LT(f, 1750);
+  EXPECT_GT(r.policy.sensitivity(PhaseClass::memory_bound).pairs(), 0u);
+}
+
+TEST(govern_phase_policy_test, throughput_proxy_follows_the_bound_unit) {
+  EXPECT_NEAR(throughput_proxy(memory_bound(1980, 0.5), PhaseClass::memory_bound), 0.5 * 2619,
+              1e-9);
+  EXPECT_NEAR(throughput_proxy(compute_bound(1500), PhaseClass::compute_bound), 0.89 * 1500, 1e-9);
+  EXPECT_EQ(throughput_proxy(idle(1980), PhaseClass::idle), 0);
+}
+
+}  // namespace
+}  // namespace gpuclk::govern

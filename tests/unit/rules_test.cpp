@@ -1,0 +1,233 @@
+// The rules engine on hand-made inputs: a status snapshot (what `gpuclk status` shows) and
+// windows of samples (what `gpuclk doctor` watches). The simulator scenarios are in
+// tests/cli/doctor_test.sh.
+#include <gtest/gtest.h>
+
+#include "rules/rule.h"
+#include "rules/status_input.h"
+
+namespace gpuclk::rules {
+namespace {
+
+using gpu::ClockReasons;
+using gpu::PcieLink;
+using gpu::StatusSnapshot;
+using units::Ratio;
+
+StatusSnapshot healthy(unsigned index) {
+  StatusSnapshot s;
+  s.index = index;
+  s.name = "NVIDIA H100 80GB HBM3";
+  s.sm_clock = Megahertz(1980);
+  s.sm_max = Megahertz(1980);
+  s.app_sm_clock = Megahertz(1980);
+  s.app_memory_clock = Megahertz(2619);
+  s.power_limit = Watts(700);
+  s.default_power_limit = Watts(700);
+  s.persistence_mode = true;
+  s.pcie_link = PcieLink{5, 16};
+  s.pcie_max = PcieLink{5, 16};
+  s.utilization = gpu::Utilization{Ratio(0.9), Ratio(0.3)};
+  s.clock_reasons = ClockReasons(0);
+  s.temperature = Celsius(60);
+  s.slowdown_temperature = Celsius(89);
+  return s;
+}
+
+std::vector<Finding> check(const std::vector<StatusSnapshot>& gpus) {
+  return evaluate(status_input(gpus));
+}
+
+const Finding* find(const std::vector<Finding>& f, const std::string& rule, unsigned gpu) {
+  for (const auto& x : f) {
+    if (x.rule == rule && std::find(x.gpus.begin(), x.gpus.end(), gpu) != x.gpus.end()) return &x;
+  }
+  return nullptr;
+}
+
+bool mentions(const std::vector<Finding>& f, const std::string& text, unsigned gpu) {
+  for (const auto& x : f) {
+    if (x.summary.find(text) != std::string::npos &&
+        std::find(x.gpus.begin(), x.gpus.end(), gpu) != x.gpus.end())
+      return true;
+  }
+  return false;
+}
+
+double evidence(const Finding& f, const std::string& key) {
+  for (const auto& e : f.evidence) {
+    if (e.key == key) return e.value;
+  }
+  ADD_FAILURE() << "no evidence " << key << " in " << f.rule;
+  return -1;
+}
+
+// A window of `seconds` at 100 ms: every sample from `sample(i)`.
+Input window(unsigned gpus, int samples,
+             const std::function<telemetry::FastSample(unsigned gpu, int i)>& sample) {
+  Input in;
+  in.from = telemetry::TimePoint{};
+  in.to = in.from + std::chrono::milliseconds(100) * samples;
+  for (unsigned g = 0; g < gpus; ++g) {
+    GpuWindow w;
+    w.facts.index = g;
+    w.facts.name = "NVIDIA H100 80GB HBM3";
+    w.facts.max_sm_clock = Megahertz(1980);
+    w.facts.power_limit = w.facts.default_power_limit = Watts(700);
+    for (int i = 0; i < samples; ++i) {
+      auto s = sample(g, i);
+      s.time = in.from + std::chrono::milliseconds(100) * i;
+      w.fast.push_back(s);
+    }
+    in.gpus.push_back(std::move(w));
+  }
+  return in;
+}
+
+telemetry::FastSample busy(double mhz, std::uint64_t reasons = 0, double util = 1.0) {
+  telemetry::FastSample s;
+  s.sm_clock = Megahertz(mhz);
+  s.gpu_utilization = Ratio(util);
+  s.clock_reasons = ClockReasons(reasons);
+  s.gpu_temperature = Celsius(60);
+  s.power = Watts(500);
+  return s;
+}
+
+}  // namespace
+
+TEST(rules_test, a_healthy_node_has_no_findings) {
+  EXPECT_TRUE(check({healthy(0), healthy(1), healthy(2), healthy(3)}).empty());
+}
+
+TEST(rules_test, odd_application_clocks_and_power_limit_are_named) {
+  auto gpus = std::vector{healthy(0), healthy(1), healthy(2), healthy(3)};
+  gpus[2].app_sm_clock = Megahertz(1410);
+  gpus[3].power_limit = Watts(500);
+  auto f = check(gpus);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_TRUE(mentions(
+      f, "application clocks (SM/memory) 1410/2619 MHz differ from the other GPUs' 1980/2619 MHz",
+      2));
+  EXPECT_TRUE(mentions(f, "power limits 500 W differ", 3));
+  EXPECT_EQ(f[0].rule, "settings_differ");
+  EXPECT_EQ(f[0].severity, Severity::warning);
+}
+
+TEST(rules_test, different_models_are_not_compared) {
+  auto a100 = healthy(1);
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  a100.app_sm_clock = Megahertz(1410);
+  a100.power_limit = a100.default_power_limit = Watts(400);
+  EXPECT_TRUE(check({healthy(0), a100}).empty());
+}
+
+TEST(rules_test, persistence_off_and_degraded_pcie_link) {
+  auto gpus = std::vector{healthy(0), healthy(1)};
+  gpus[0].persistence_mode = false;
+  gpus[1].pcie_link = PcieLink{3, 8};
+  auto f = check(gpus);
+  EXPECT_TRUE(mentions(f, "persistence mode is off", 0));
+  EXPECT_TRUE(mentions(f, "x8 of x16", 1));
+  EXPECT_TRUE(mentions(f, "Gen3 of Gen5 while busy", 1));
+  const auto* link = find(f, "pcie_link_degraded", 1);
+  ASSERT_NE(link, nullptr);
+  EXPECT_DOUBLE_EQ(evidence(*link, "bandwidth_share_pct"), 12.5);  // 1/4 per lane × 8/16 lanes
+}
+
+TEST(rules_test, a_lower_link_generation_at_idle_is_power_saving_not_a_fault) {
+  auto idle = healthy(0);
+  idle.utilization = gpu::Utilization{Ratio(0), Ratio(0)};
+  idle.pcie_link = PcieLink{1, 16};
+  EXPECT_TRUE(check({idle}).empty());
+}
+
+TEST(rules_test, thermal_slowdown_and_power_cap_in_a_snapshot) {
+  auto hot = healthy(0);
+  hot.clock_reasons = ClockReasons(ClockReasons::sw_thermal_slowdown);
+  hot.temperature = Celsius(87);
+  auto capped = healthy(1);
+  capped.clock_reasons = ClockReasons(ClockReasons::sw_power_cap);
+  capped.sm_clock = Megahertz(1410);
+  auto f = check({hot, capped});
+  EXPECT_TRUE(mentions(f, "thermal slowdown active", 0));
+  EXPECT_TRUE(mentions(f, "within 5 C of its slowdown temperature", 0));
+  EXPECT_TRUE(mentions(f, "holds the SM clock at 1410 of 1980 MHz", 1));
+  const auto* cap = find(f, "power_capped", 1);
+  ASSERT_NE(cap, nullptr);
+  EXPECT_EQ(cap->severity, Severity::info);  // at the default limit: expected under tensor work
+  EXPECT_EQ(exit_code(f), kExitWarning);
+}
+
+TEST(rules_test, a_lost_gpu_is_critical) {
+  auto lost = healthy(1);
+  lost.unavailable_code = 15;
+  auto f = check({healthy(0), lost});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "gpu_lost");
+  EXPECT_EQ(f[0].severity, Severity::critical);
+  EXPECT_EQ(exit_code(f), kExitCritical);
+}
+
+TEST(rules_test, power_cap_at_a_lowered_limit_is_a_warning_with_its_clock_cost) {
+  auto in = window(1, 100, [](unsigned, int) { return busy(990, ClockReasons::sw_power_cap); });
+  in.gpus[0].facts.power_limit = Watts(450);
+  auto f = evaluate(in);
+  const auto* cap = find(f, "power_capped", 0);
+  ASSERT_NE(cap, nullptr);
+  EXPECT_EQ(cap->severity, Severity::warning);
+  EXPECT_DOUBLE_EQ(evidence(*cap, "capped_pct_of_busy"), 100);
+  EXPECT_DOUBLE_EQ(evidence(*cap, "sm_clock_median_mhz"), 990);
+  EXPECT_DOUBLE_EQ(evidence(*cap, "clock_cost_pct"), 50);
+  EXPECT_NEAR(evidence(*cap, "capped_s"), 10, 1e-9);
+}
+
+TEST(rules_test, jitter_counts_only_samples_no_limiter_explains) {
+  // GPU 0 alternates 1980/1500 MHz with no reason; GPU 1 does the same under the power cap.
+  auto in = window(2, 100, [](unsigned g, int i) {
+    return busy(i % 2 ? 1500 : 1980, g == 1 && i % 2 ? ClockReasons::sw_power_cap : 0);
+  });
+  auto f = evaluate(in, {find_rule("clock_jitter")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{0});
+  EXPECT_DOUBLE_EQ(evidence(f[0], "sm_clock_p5_mhz"), 1500);
+  EXPECT_DOUBLE_EQ(evidence(f[0], "drops"), 49);
+}
+
+TEST(rules_test, a_straggler_is_named_with_its_cause) {
+  auto in = window(3, 50, [](unsigned g, int) {
+    return g == 2 ? busy(1410, ClockReasons::applications_clocks_setting) : busy(1980);
+  });
+  in.gpus[2].facts.app_sm_clock = Megahertz(1410);
+  auto f = evaluate(in, {find_rule("straggler")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{2});
+  EXPECT_NE(f[0].cause.find("application clocks (1410 MHz)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(evidence(f[0], "peers_sm_clock_median_mhz"), 1980);
+}
+
+TEST(rules_test, idle_with_a_process_holding_the_gpu_is_input_starvation) {
+  auto in = window(2, 100, [](unsigned g, int) { return busy(1980, 0, g == 0 ? 0.1 : 0.9); });
+  for (auto& w : in.gpus) w.facts.processes = std::vector<unsigned>{41000};
+  auto f = evaluate(in, {find_rule("input_starved")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{0});
+  EXPECT_NEAR(evidence(f[0], "utilization_pct"), 10, 1e-9);
+}
+
+TEST(rules_test, findings_come_most_severe_first) {
+  auto lost = healthy(0);
+  lost.unavailable_code = 15;
+  auto off = healthy(1);
+  off.persistence_mode = false;
+  auto capped = healthy(2);
+  capped.clock_reasons = ClockReasons(ClockReasons::sw_power_cap);
+  auto f = check({lost, off, capped});
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::critical);
+  EXPECT_EQ(f[1].severity, Severity::warning);
+  EXPECT_EQ(f[2].severity, Severity::info);
+  EXPECT_EQ(f[2].docs, "docs/doctor.md#power_capped");
+}
+
+}  // namespace gpuclk::rules

@@ -1,0 +1,85 @@
+// serve::protocol: what travels between the service and a read command comes back identical
+// (so the same printer prints the same bytes), and errors have the documented shape.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "output/value.h"
+#include "serve/protocol.h"
+
+namespace gpuclk::serve {
+namespace {
+
+using units::Celsius;
+using units::Megahertz;
+using units::Ratio;
+using units::Watts;
+
+TEST(serve_protocol, status_snapshot_round_trips_every_kind_of_reading) {
+  gpu::StatusSnapshot s;
+  s.index = 3;
+  s.name = "NVIDIA H100 80GB HBM3";
+  s.uuid = "GPU-cba78776-3017-caf5-5d64-a73aee97faac";
+  s.pstate = 0;
+  s.sm_clock = Megahertz(1755);
+  s.sm_max = Megahertz(1980);
+  s.memory_clock = gpu::Reading<Megahertz>::error(15);
+  s.power_draw = Watts(0.1 + 0.2);  // not exactly representable: must round-trip exactly
+  s.power_limit = Watts(700);
+  s.temperature = Celsius(61);
+  s.utilization = gpu::Utilization{Ratio(0.97), Ratio(1.0 / 3)};
+  s.clock_reasons = gpu::ClockReasons(gpu::ClockReasons::sw_power_cap | 0x1000);
+  s.persistence_mode = false;
+  s.pcie_link = gpu::PcieLink{3, 8};
+  s.pcie_max = gpu::PcieLink{5, 16};
+
+  auto back = status_from_json(json::parse(to_json(s).dump()));
+  EXPECT_EQ(back.index, 3u);
+  EXPECT_EQ(back.uuid, s.uuid);
+  EXPECT_EQ(*back.pstate, 0);
+  EXPECT_EQ(back.sm_clock->value(), 1755);
+  EXPECT_EQ(back.memory_clock.status(), gpu::ReadStatus::error);
+  EXPECT_EQ(back.memory_clock.error_code(), 15);
+  EXPECT_EQ(back.app_sm_clock.status(), gpu::ReadStatus::not_supported);
+  EXPECT_EQ(back.power_draw->value(), 0.1 + 0.2);
+  EXPECT_EQ(back.utilization->memory.value(), 1.0 / 3);
+  EXPECT_EQ(back.clock_reasons->bits(), gpu::ClockReasons::sw_power_cap | 0x1000);
+  EXPECT_FALSE(*back.persistence_mode);
+  EXPECT_EQ(back.pcie_link->width, 8u);
+  EXPECT_EQ(back.pcie_max->generation, 5u);
+}
+
+TEST(serve_protocol, values_round_trip_with_unit_and_precision) {
+  const output::Value values[] = {output::na(),
+                                  output::text("P0"),
+                                  output::flag(true),
+                                  output::integer(1980, "MHz"),
+                                  output::number(75.97, "W", 2),
+                                  output::number(1.0 / 7, "", 3)};
+  for (const auto& v : values) {
+    auto back = value_from_json(json::parse(to_json(v).dump()));
+    EXPECT_EQ(back.content, v.content);
+    EXPECT_EQ(back.unit, v.unit);
+    EXPECT_EQ(back.precision, v.precision);
+    EXPECT_EQ(output::to_text(back), output::to_text(v));
+  }
+}
+
+TEST(serve_protocol, error_response_carries_message_and_exit_code) {
+  auto r = error_response("no GPU with index 9", 6);
+  EXPECT_EQ(r["v"], kProtocolVersion);
+  EXPECT_EQ(r["ok"], false);
+  EXPECT_EQ(r["code"], 6);
+  EXPECT_EQ(r["error"], "no GPU with index 9");
+}
+
+TEST(serve_protocol, socket_path_prefers_option_then_environment) {
+  ::setenv("GPUCLK_SOCKET", "/tmp/from-env.sock", 1);
+  EXPECT_EQ(socket_path("/tmp/given.sock"), "/tmp/given.sock");
+  EXPECT_EQ(socket_path(), "/tmp/from-env.sock");
+  ::unsetenv("GPUCLK_SOCKET");
+  EXPECT_FALSE(socket_path().empty());
+}
+
+}  // namespace
+}  // namespace gpuclk::serve
