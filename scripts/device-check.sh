@@ -154,6 +154,91 @@ section_dmon_groups() {
   fi
 }
 
+# A BF16 GEMM loop in the background for SECONDS (PyTorch), on GPU 0.
+gemm_in_background() {
+  python3 - "$1" <<'PY' >/dev/null 2>&1 &
+import sys, time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a); c = torch.empty_like(a)
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    for _ in range(8): torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+PY
+  GEMM_PID=$!
+}
+
+section_serve() {
+  echo "## serve: CLI latency through the service, --direct and nvidia-smi (perf/cli_latency.sh, 50 runs)"
+  perf/cli_latency.sh "$BIN" 50 | tee "$OUT/serve_cli_latency.md"
+  echo; echo "## serve: scrape latency and the service's CPU over 60 s at 1 scrape/s, a BF16 GEMM running (perf/serve_cost.sh)"
+  gemm_in_background 75
+  sleep 5
+  perf/serve_cost.sh "$BIN" 60 | tee "$OUT/serve_cost.md"
+  echo; echo "## serve: /metrics next to nvidia-smi during the GEMM"
+  "$BIN" --socket "$OUT/m.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_m.log" &
+  local spid=$! port=""
+  for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_m.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
+  sleep 3
+  for i in 1 2 3; do
+    curl -s "http://127.0.0.1:$port/metrics" > "$OUT/metrics_$i.txt"
+    nvidia-smi --query-gpu=power.draw,clocks.sm,clocks.mem,temperature.gpu,power.limit --format=csv,noheader,nounits > "$OUT/smi_$i.csv"
+    python3 - "$OUT/metrics_$i.txt" "$OUT/smi_$i.csv" <<'PY'
+import re, sys
+m = {}
+for line in open(sys.argv[1]):
+    if line.startswith("#"): continue
+    mm = re.match(r'(gpuclk_gpu_[a-z_]+)\{[^}]*gpu="0"[^}]*\} (\S+)', line)
+    if mm: m.setdefault(mm.group(1), float(mm.group(2)))
+smi = [float(x) for x in open(sys.argv[2]).read().split(",")]
+pairs = [("power W", m.get("gpuclk_gpu_power_watts"), smi[0]), ("SM clock MHz", (m.get("gpuclk_gpu_sm_clock_hertz") or 0) / 1e6, smi[1]),
+         ("memory clock MHz", (m.get("gpuclk_gpu_memory_clock_hertz") or 0) / 1e6, smi[2]),
+         ("temperature C", m.get("gpuclk_gpu_temperature_celsius"), smi[3]), ("power limit W", m.get("gpuclk_gpu_power_limit_watts"), smi[4])]
+print(" | ".join(f"{n}: /metrics {a} vs nvidia-smi {b}" for n, a, b in pairs))
+e = m.get("gpuclk_gpu_energy_joules_total")
+print(f"energy counter /metrics: {e} J")
+PY
+    sleep 2
+  done
+  kill $spid; wait $spid 2>/dev/null
+  wait $GEMM_PID 2>/dev/null
+}
+
+section_doctor() {
+  echo "## doctor --duration 20 at idle"
+  "$BIN" -i 0 doctor --duration 20 > "$OUT/doctor_idle.txt" 2>&1; local rc=$?
+  cat "$OUT/doctor_idle.txt"; echo "exit code $rc (0: nothing above info)"
+  echo; echo "## doctor --duration 20 during a BF16 GEMM"
+  gemm_in_background 28
+  sleep 4
+  "$BIN" -i 0 doctor --duration 20 > "$OUT/doctor_gemm.txt" 2>&1; rc=$?
+  "$BIN" -i 0 --format json doctor --duration 1 > /dev/null 2>&1
+  cat "$OUT/doctor_gemm.txt"; echo "exit code $rc (0: nothing above info)"
+  wait $GEMM_PID 2>/dev/null
+}
+
+section_govern() {
+  echo "## govern --dry-run (phase, geopm, threshold) while PyTorch alternates GEMM, elementwise, sleep (perf/govern_phases_device.py)"
+  python3 perf/govern_phases_device.py --gpuclk "$BIN" --cycles 3 --seconds 5 --out "$OUT"
+  echo; echo "## govern without --dry-run under GPUCLK_READ_ONLY=1: nothing written"
+  local before after
+  before=$(nvidia-smi --query-gpu=clocks.applications.graphics,power.limit,persistence_mode --format=csv,noheader)
+  timeout 6 "$BIN" -i 0 govern --policy phase --duration 3s > "$OUT/govern_ro.txt" 2>&1; echo "govern (no --dry-run) exit $?: $(head -2 "$OUT/govern_ro.txt" | tr '\n' ' ')"
+  timeout 6 "$BIN" --read-only -i 0 govern --policy phase --duration 3s > "$OUT/govern_ro2.txt" 2>&1; echo "govern --read-only exit $?: $(head -2 "$OUT/govern_ro2.txt" | tr '\n' ' ')"
+  after=$(nvidia-smi --query-gpu=clocks.applications.graphics,power.limit,persistence_mode --format=csv,noheader)
+  echo "nvidia-smi settings before: $before; after: $after"; [ "$before" = "$after" ] || status=1
+  for cmd in "set --lock-gpu-clocks 1410" "restore"; do
+    "$BIN" $cmd >/dev/null 2>"$OUT/ro.err"; echo "gpuclk $cmd -> exit $?: $(head -1 "$OUT/ro.err")"
+  done
+}
+
+section_bench_copy() {
+  echo "## bench: the copy kernel (TMA bulk) against cudaMemcpyAsync, verified"
+  "$BIN" -i 0 bench mem --kind copy,copy_kernel --mib 1024 --seconds 3 > "$OUT/bench_copy.txt" 2>&1; echo "exit $?"
+  grep -E "GPU|Median|method|grid|Check|check|Verif" "$OUT/bench_copy.txt" | head -30
+  echo; echo "## RUNNER=gpuclk perf/bench_vs_torch.sh (SECONDS=2)"
+  RUNNER=gpuclk GPUCLK="$BIN" SECONDS=2 OUT="$OUT/bvt" perf/bench_vs_torch.sh 2>&1 | tail -22
+}
+
 for s in $SECTIONS; do
   # Not a pipe: the section must run in this shell so its status reaches us.
   if declare -F "section_$s" >/dev/null; then "section_$s" > >(tee -a "$OUT/device-check.log") 2>&1

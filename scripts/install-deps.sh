@@ -19,8 +19,8 @@ packages=(
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
-  clang-14 libclang-rt-14-dev  # libFuzzer targets with ASan/UBSan (scripts/ci/fuzz.sh)
   tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads
+  clang-14 libclang-rt-14-dev  # libFuzzer targets with ASan/UBSan (scripts/ci/fuzz.sh)
 )
 # nvtop and python3-pynvml (the simulator's third-party NVML clients in tests/cli/clients_*)
 # live in Debian's contrib/non-free components: scripts/install-test-clients.sh, run by CI.

@@ -42,6 +42,40 @@ int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_truth_t* out);
 // The GPU's energy since power-on, joules; NaN on error.
 double gpuclk_sim_energy_joules(unsigned int index);
 
+// Jobs on demand: an amount of work of one kind that takes over a GPU (its process holds a
+// context, NVML lists it) until it is done, stopped or out of time; the scenario's own workload
+// on that GPU pauses meanwhile and resumes after. One job per GPU at a time; jobs need no
+// privilege. Kinds: gemm-bf16, gemm-fp16, gemm-tf32, gemm-fp32, gemm-fp8, fma (amounts in
+// FLOP) and mem-copy, mem-triad (amounts in bytes of DRAM traffic, read + write).
+// Each returns an NVML return code: 0 success, 2 invalid argument (unknown GPU or kind, bad
+// amount, unknown job id), 19 in use (a job runs on that GPU), 15 GPU lost, 999 cannot load.
+
+// Starts `amount` units of `kind` on GPU `index` (amount 0: no fixed amount, runs until
+// stopped or max_seconds); it ends by itself after `max_seconds` of simulated time (0: never;
+// at least one of the two must be given). `pid` is the process NVML lists (0: the caller's).
+int gpuclk_sim_job_start(unsigned int index, const char* kind, double amount, double max_seconds,
+                         unsigned int pid, unsigned long long* job_id);
+
+typedef struct gpuclk_sim_job_st {
+  unsigned long long id;
+  int running;     // 1 while it runs
+  int completed;   // 1 once all its work was done; 0 while running, stopped or timed out
+  char kind[32];   // "gemm-bf16"
+  char unit[8];    // "FLOP" or "B"
+  double amount;   // asked for (0: no fixed amount)
+  double done;     // done so far, in `unit`
+  double start_s;  // simulated time it started
+  double end_s;    // simulated time it ended; the current time while it runs
+  double rate;     // done / (end_s - start_s): its own mean rate, `unit` per second
+} gpuclk_sim_job_t;
+
+// The state of job `job_id` (the GPU's latest job) at the current simulated time.
+int gpuclk_sim_job_status(unsigned int index, unsigned long long job_id, gpuclk_sim_job_t* out);
+// Ends job `job_id` now (no-op if it already ended).
+int gpuclk_sim_job_stop(unsigned int index, unsigned long long job_id);
+// The job kinds, comma separated.
+const char* gpuclk_sim_job_kinds(void);
+
 // Paths in use, and the last load error ("" if none). Valid until the next call.
 const char* gpuclk_sim_scenario_path(void);
 const char* gpuclk_sim_state_path(void);

@@ -1,4 +1,6 @@
 // gpuclk_sim_*: the library's own exports (see gpuclk_sim.h).
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -77,7 +79,8 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_tr
     out->context_active = static_cast<int>(d.context_active);
     out->lost = static_cast<int>(d.lost);
     const Phase* phase = current_phase(config, s);
-    const std::string name = phase ? phase->name : "off";
+    std::string name = phase ? phase->name : "off";
+    if (d.job.running) name = "job " + std::string(job_kinds()[d.job.kind].name);
     std::snprintf(out->phase_name, sizeof out->phase_name, "%s", name.c_str());
     return 0;
   });
@@ -87,6 +90,73 @@ GPUCLK_SIM_EXPORT double gpuclk_sim_energy_joules(unsigned int index) {
   return with_model(kNaN, [&](Context& c) {
     return index < c.model().gpu_count() ? c.model().gpu(index).dynamics.energy_j : kNaN;
   });
+}
+
+namespace {
+
+constexpr int kCannotLoad = NVML_ERROR_UNKNOWN;
+
+// Runs a job call for GPU `index`: NVML codes as ints (gpuclk_sim.h).
+template <typename Body>
+int with_job_gpu(unsigned int index, Body&& body) {
+  return with_model(static_cast<int>(kCannotLoad), [&](Context& c) {
+    if (index >= c.model().gpu_count()) return static_cast<int>(NVML_ERROR_INVALID_ARGUMENT);
+    return static_cast<int>(body(c, std::size_t{index}));
+  });
+}
+
+}  // namespace
+
+GPUCLK_SIM_EXPORT int gpuclk_sim_job_start(unsigned int index, const char* kind, double amount,
+                                           double max_seconds, unsigned int pid,
+                                           unsigned long long* job_id) {
+  if (!kind || !job_id) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto owner = pid != 0 ? pid : static_cast<unsigned int>(::getpid());
+  return with_job_gpu(index, [&](Context& c, std::size_t i) {
+    std::uint64_t id = 0;
+    const Status status = c.mutate(
+        [&](NodeModel& m) { return m.start_job(i, kind, amount, max_seconds, owner, id); });
+    if (status == Status::ok) *job_id = id;
+    return to_nvml(status);
+  });
+}
+
+GPUCLK_SIM_EXPORT int gpuclk_sim_job_status(unsigned int index, unsigned long long job_id,
+                                            gpuclk_sim_job_t* out) {
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  return with_job_gpu(index, [&](Context& c, std::size_t i) {
+    const InjectedJob& job = c.model().gpu(i).dynamics.job;
+    if (job_id == 0 || job.id != job_id) return NVML_ERROR_INVALID_ARGUMENT;
+    const JobKind& kind = job_kinds()[job.kind];
+    *out = {};
+    out->id = job.id;
+    out->running = static_cast<int>(job.running);
+    out->completed = static_cast<int>(job.completed);
+    std::snprintf(out->kind, sizeof out->kind, "%s", std::string(kind.name).c_str());
+    std::snprintf(out->unit, sizeof out->unit, "%s", std::string(kind.unit).c_str());
+    out->amount = job.amount;
+    out->done = job.done;
+    out->start_s = job.start_s;
+    out->end_s = job.running ? c.model().now_s() : job.end_s;
+    const double elapsed = out->end_s - out->start_s;
+    out->rate = elapsed > 0 ? job.done / elapsed : 0;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUCLK_SIM_EXPORT int gpuclk_sim_job_stop(unsigned int index, unsigned long long job_id) {
+  return with_job_gpu(index, [&](Context& c, std::size_t i) {
+    return to_nvml(c.mutate([&](NodeModel& m) { return m.stop_job(i, job_id); }));
+  });
+}
+
+GPUCLK_SIM_EXPORT const char* gpuclk_sim_job_kinds(void) {
+  static const std::string names = [] {
+    std::string out;
+    for (const JobKind& k : job_kinds()) out += (out.empty() ? "" : ",") + std::string(k.name);
+    return out;
+  }();
+  return names.c_str();
 }
 
 GPUCLK_SIM_EXPORT const char* gpuclk_sim_scenario_path(void) {

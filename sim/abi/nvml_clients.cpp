@@ -29,7 +29,7 @@ constexpr unsigned kInvalidInstanceId = 0xFFFFFFFFu;
 std::vector<nvmlProcessInfo_t> processes_of(std::size_t i) {
   std::vector<nvmlProcessInfo_t> processes;
   if (state_of(i).dynamics.context_active) {
-    const Process& p = config_of(i).workload.process;
+    const Process p = context_process(config_of(i), state_of(i));
     processes.push_back({p.pid, p.memory_bytes, kInvalidInstanceId, kInvalidInstanceId});
   }
   return processes;
@@ -456,7 +456,7 @@ nvmlReturn_t memory_affinity(std::size_t i, unsigned int node_set_size, unsigned
 
 nvmlReturn_t process_name(Context& c, unsigned int pid, std::string& text) {
   for (std::size_t i = 0; i < c.model().gpu_count(); ++i) {
-    const Process& p = c.model().config(i).workload.process;
+    const Process p = context_process(c.model().config(i), c.model().gpu(i));
     if (p.pid == pid && !p.name.empty()) {
       text = p.name;
       return NVML_SUCCESS;

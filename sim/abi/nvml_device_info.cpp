@@ -90,7 +90,7 @@ nvmlReturn_t memory_bus_width(std::size_t i, unsigned int* bits) {
 nvmlReturn_t memory_info(std::size_t i, nvmlMemory_t* memory) {
   const GpuConfig& c = config_of(i);
   unsigned long long used = c.spec->memory_reserved_bytes;
-  if (state_of(i).dynamics.context_active) used += c.workload.process.memory_bytes;
+  if (state_of(i).dynamics.context_active) used += context_process(c, state_of(i)).memory_bytes;
   used = std::min<unsigned long long>(used, c.spec->memory_total_bytes);
   memory->total = c.spec->memory_total_bytes;
   memory->used = used;

@@ -78,6 +78,8 @@ nvmlReturn_t to_nvml(Status status) {
       return NVML_ERROR_NO_PERMISSION;
     case Status::gpu_lost:
       return NVML_ERROR_GPU_IS_LOST;
+    case Status::in_use:
+      return NVML_ERROR_IN_USE;
   }
   return NVML_ERROR_UNKNOWN;
 }

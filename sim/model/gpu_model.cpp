@@ -165,6 +165,32 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
   return total;
 }
 
+// Runs an injected job for dt at fixed clocks (it owns the GPU while it runs); returns the
+// time-weighted activity. The job ends when its amount is done or its deadline passes.
+TickActivity run_job(const GpuConfig& config, GpuDynamics& d, const Phase& phase, double now_s,
+                     double dt) {
+  InjectedJob& job = d.job;
+  PhaseRates r = phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config));
+  double used = dt;
+  bool completes = false;
+  if (job.deadline_s > 0) used = std::clamp(job.deadline_s - now_s, 0.0, dt);
+  if (job.amount > 0 && r.work_per_s > 0 && r.work_per_s * used >= job.amount - job.done) {
+    used = std::max(0.0, (job.amount - job.done) / r.work_per_s);
+    completes = true;
+  }
+  job.done = completes ? job.amount : job.done + r.work_per_s * used;
+  d.total_flops += r.activity.flops_per_s * used;
+  d.total_dram_bytes += r.activity.dram_bytes_per_s * used;
+  if (completes || used < dt) {
+    job.running = 0;
+    job.completed = completes ? 1 : 0;
+    job.end_s = now_s + used;
+  }
+  TickActivity total;
+  accumulate(total, r.activity, used / dt);
+  return total;
+}
+
 double window_sum(const double* window) {
   double s = 0;
   for (int i = 0; i < kWindowTicks; ++i) s += window[i];
@@ -239,7 +265,9 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 
   // Clocks: what the settings ask for, then the thermal and power limits, in 15 MHz steps.
   if (!d.started && now_s >= config.workload.start_s) d.started = 1;
-  const Phase& phase = phase_now(config, state);
+  const bool job = d.job.running != 0;
+  const Phase job_work = job ? job_phase(d.job) : Phase{};
+  const Phase& phase = job ? job_work : phase_now(config, state);
   const bool context = phase.kind != PhaseKind::off;
   const ClockRange range = requested_sm_range(spec, s);
   const std::uint32_t wanted = context ? range.high_mhz : range.low_mhz;
@@ -251,14 +279,18 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   // The highest clock at which every phase that may run during this step fits the power limit
   // (a step that finishes one phase starts the next at the same clock).
   std::uint32_t f = ceiling;
-  for (const Phase* p : phases_in_step(config, d, phase, ceiling, now_s, dt)) {
+  const std::vector<const Phase*> candidates =
+      job ? std::vector<const Phase*>{&job_work}
+          : phases_in_step(config, d, phase, ceiling, now_s, dt);
+  for (const Phase* p : candidates) {
     f = std::min(f, power_capped_clock(config, *p, d, ceiling, limit_w));
   }
   d.sm_mhz = f;
   d.context_active = context ? 1 : 0;
 
   // Work at these clocks; power follows from what ran.
-  const TickActivity activity = run_workload(config, d, now_s, dt);
+  const TickActivity activity =
+      job ? run_job(config, d, job_work, now_s, dt) : run_workload(config, d, now_s, dt);
   const double power =
       board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
   d.last = activity;
@@ -329,6 +361,12 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
     d.ecc_corrected_volatile += whole;
     d.ecc_corrected_aggregate += whole;
   }
+}
+
+Process context_process(const GpuConfig& config, const GpuState& state) {
+  const InjectedJob& job = state.dynamics.job;
+  if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30};
+  return config.workload.process;
 }
 
 double average_power_w(const GpuState& state) {

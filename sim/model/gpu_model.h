@@ -18,6 +18,11 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 // The phase the workload is in (nullptr before the start or after a non-repeating workload ends).
 const Phase* current_phase(const GpuConfig& config, const GpuState& state);
 
+// The process holding the GPU's context (meaningful while dynamics.context_active): an injected
+// job's (named "gpuclk sim-job", 2 GiB — an ASSUMPTION: a GEMM's three 8192² matrices or a
+// copy's two 1 GiB buffers fit), else the scenario workload's.
+Process context_process(const GpuConfig& config, const GpuState& state);
+
 // Averages over the last second (kWindowTicks ticks).
 double average_power_w(const GpuState& state);
 double average_busy(const GpuState& state);

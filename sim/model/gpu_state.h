@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "dtype.h"
+#include "job.h"
 
 namespace gpuclk::sim {
 
@@ -108,6 +109,7 @@ struct GpuDynamics {
   double total_flops = 0;
   double total_dram_bytes = 0;
   double total_pcie_bytes = 0;
+  InjectedJob job;  // a job started on demand; while running it replaces the workload
   // ECC.
   double ecc_corrected_accrued = 0;  // fractional errors not yet counted
   std::uint64_t ecc_corrected_volatile = 0;

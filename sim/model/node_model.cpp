@@ -79,6 +79,39 @@ Status NodeModel::lock_gpu_clocks(std::size_t i, std::uint32_t min_mhz, std::uin
   return Status::ok;
 }
 
+Status NodeModel::start_job(std::size_t i, std::string_view kind, double amount, double max_seconds,
+                            std::uint32_t pid, std::uint64_t& id) {
+  GpuDynamics& d = gpus_[i].dynamics;
+  if (d.lost) return Status::gpu_lost;
+  const auto index = job_kind_index(kind);
+  if (!index || !(amount >= 0) || !std::isfinite(amount) || !(max_seconds >= 0) ||
+      !std::isfinite(max_seconds) || (amount == 0 && max_seconds == 0)) {
+    return Status::invalid_argument;
+  }
+  if (d.job.running) return Status::in_use;
+  InjectedJob job;
+  job.id = d.job.id + 1;
+  job.running = 1;
+  job.kind = *index;
+  job.pid = pid;
+  job.amount = amount;
+  job.start_s = now_s();
+  job.deadline_s = max_seconds > 0 ? now_s() + max_seconds : 0;
+  d.job = job;
+  id = job.id;
+  return Status::ok;
+}
+
+Status NodeModel::stop_job(std::size_t i, std::uint64_t id) {
+  InjectedJob& job = gpus_[i].dynamics.job;
+  if (id == 0 || job.id != id) return Status::invalid_argument;
+  if (job.running) {
+    job.running = 0;
+    job.end_s = now_s();
+  }
+  return Status::ok;
+}
+
 Status NodeModel::reset_gpu_locked_clocks(std::size_t i) {
   if (Status s = writable(i); s != Status::ok) return s;
   gpus_[i].settings.locked_sm_min_mhz = 0;

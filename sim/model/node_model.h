@@ -15,7 +15,7 @@
 namespace gpuclk::sim {
 
 // Outcome of a write, mapped 1:1 to NVML return codes by sim/abi.
-enum class Status { ok, invalid_argument, not_supported, no_permission, gpu_lost };
+enum class Status { ok, invalid_argument, not_supported, no_permission, gpu_lost, in_use };
 
 // Symbolic clock values nvmlDeviceSetGpuLockedClocks accepts instead of MHz.
 inline constexpr std::uint32_t kClockLimitTdp = 0xffffff01;
@@ -50,6 +50,15 @@ class NodeModel {
   Status reset_memory_locked_clocks(std::size_t i);
   Status set_power_limit(std::size_t i, std::uint32_t milliwatts);
   Status set_persistence_mode(std::size_t i, bool enabled);
+
+  // Injected jobs (job.h); they need no privilege. start_job: `kind` one of job_kinds(), `amount`
+  // FLOPs or bytes (0: no fixed amount), `max_seconds` of simulated time (0: no limit); sets
+  // `id`. invalid_argument (unknown kind, negative or non-finite amount or time, neither bound
+  // given), in_use while another job runs, gpu_lost. stop_job ends job `id` now
+  // (invalid_argument if it is not this GPU's last job; ok if it already ended).
+  Status start_job(std::size_t i, std::string_view kind, double amount, double max_seconds,
+                   std::uint32_t pid, std::uint64_t& id);
+  Status stop_job(std::size_t i, std::uint64_t id);
 
   // The dynamic state as bytes (tick and every GpuState), and back. deserialize returns false,
   // leaving the model unchanged, for bytes of another scenario or layout.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -120,6 +121,7 @@ void check_capabilities(const std::vector<gpu::Device*>& devices,
 std::vector<bench::Target> cuda_targets(const std::vector<gpu::Device*>& devices) {
   const int count = bench::device_count();
   std::vector<bench::DeviceInfo> cuda;
+  cuda.reserve(static_cast<std::size_t>(std::max(count, 0)));
   for (int i = 0; i < count; ++i) cuda.push_back(bench::device_info(i));
   std::vector<bench::NvmlGpu> nvml;
   for (const gpu::Device* d : devices) {

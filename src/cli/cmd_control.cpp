@@ -150,6 +150,7 @@ control::RunOptions ControlSession::options() {
 std::vector<std::unique_ptr<control::GpuControl>> ControlSession::open(
     const std::vector<gpu::Device*>& devices) const {
   std::vector<std::unique_ptr<control::GpuControl>> out;
+  out.reserve(devices.size());
   for (auto* d : devices) out.push_back(std::make_unique<control::NvmlGpuControl>(*d, access_));
   return out;
 }
@@ -193,6 +194,7 @@ int ControlSession::finish(const control::ChangeReport& report, const std::strin
 int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,
                const std::string& nothing_to_do) {
   std::vector<gpu::Device*> devices;
+  devices.reserve(requests.size());
   for (const auto& r : requests) devices.push_back(r.device);
   auto gpus = session.open(devices);
   std::vector<control::GpuChange> changes;

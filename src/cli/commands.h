@@ -23,6 +23,8 @@ void add_apply_command(CLI::App& app, Context& ctx);
 void add_dmon_command(CLI::App& app, Context& ctx);
 void add_stat_command(CLI::App& app, Context& ctx);
 void add_bench_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
+void add_sim_job_command(CLI::App& app, Context& ctx);
 void add_govern_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_doctor_command(CLI::App& app, Context& ctx);

@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_dmon_command(app, ctx);
   gpuclk::cli::add_stat_command(app, ctx);
   gpuclk::cli::add_bench_command(app, ctx);
+  gpuclk::cli::add_sweep_command(app, ctx);
+  gpuclk::cli::add_sim_job_command(app, ctx);
   gpuclk::cli::add_govern_command(app, ctx);
   gpuclk::cli::add_serve_command(app, ctx);
   gpuclk::cli::add_doctor_command(app, ctx);

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "gpu/clock_reasons.h"
+#include "rules/finding.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -215,23 +216,23 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
 
     // Findings concerning this GPU.
     if (state) {
-      std::map<std::string, int> by_severity{{"warning", 0}, {"info", 0}};
+      std::map<std::string, int> by_severity{{"critical", 0}, {"warning", 0}, {"info", 0}};
       for (const auto& finding : state->findings)
         for (auto index : finding.gpus)
           if (index == fact.key.index)
-            ++by_severity[finding.severity == gpu::Finding::Severity::warning ? "warning" : "info"];
+            ++by_severity[std::string(rules::to_string(finding.severity))];
       for (const auto& [severity, n] : by_severity)
         f.gauge("gpuclk_gpu_findings",
-                "Findings (gpuclk status warnings) that concern this GPU, by severity",
+                "Findings of the rules engine (gpuclk status) that concern this GPU, by severity",
                 with(gpu, "severity", severity), n);
     }
   }
 
   // Node level.
   if (state) {
-    std::map<std::string, int> by_severity{{"warning", 0}, {"info", 0}};
+    std::map<std::string, int> by_severity{{"critical", 0}, {"warning", 0}, {"info", 0}};
     for (const auto& finding : state->findings)
-      ++by_severity[finding.severity == gpu::Finding::Severity::warning ? "warning" : "info"];
+      ++by_severity[std::string(rules::to_string(finding.severity))];
     for (const auto& [severity, n] : by_severity)
       f.gauge("gpuclk_findings", "Findings of the node (gpuclk status), by severity",
               {{"severity", severity}}, n);

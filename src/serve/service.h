@@ -25,6 +25,7 @@
 #include "gpu/device.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
+#include "rules/finding.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
 
@@ -64,7 +65,7 @@ struct NodeState {
   std::uint64_t generation = 0;                // refreshes so far
   std::chrono::system_clock::time_point time;  // wall time of the refresh
   std::vector<gpu::StatusSnapshot> status;     // by GPU position
-  std::vector<gpu::Finding> findings;          // over `status` (see findings.h)
+  std::vector<rules::Finding> findings;        // over `status` (see findings.h)
   std::map<std::string, std::vector<json>> views;
 };
 

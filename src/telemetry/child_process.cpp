@@ -92,7 +92,7 @@ bool in_foreground_of_terminal() {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int stdout_fd) {
   if (argv.empty()) throw bad_argument("no command to run", "e.g. gpuclk stat -- python train.py");
   const std::string program = resolve(argv.front());
   std::vector<char*> args;
@@ -120,6 +120,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
     for (int s : kForwarded) sigaction(s, &dfl, nullptr);
     sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
     if (own_group) ::setpgid(0, 0);
+    if (stdout_fd >= 0 && stdout_fd != STDOUT_FILENO) ::dup2(stdout_fd, STDOUT_FILENO);
     ::execv(program.c_str(), args.data());
     int err = errno;
     (void)!::write(report[1], &err, sizeof err);

@@ -28,7 +28,8 @@ class ChildProcess {
  public:
   // Starts argv (argv[0] searched in PATH). Throws gpuclk::Error with exit code 127 when the
   // command cannot be found and 126 when it cannot be executed, before anything runs.
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  // `stdout_fd` >= 0: the command's standard output goes there (the caller keeps the fd).
+  explicit ChildProcess(const std::vector<std::string>& argv, int stdout_fd = -1);
   ~ChildProcess();  // a command still running is left running (its group is told nothing)
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -1,0 +1,136 @@
+// `gpuclk --sim sim-job`: run an amount of work of one kind on simulated GPUs and wait for it —
+// what a user's job would do on a real GPU, for `gpuclk sweep -- CMD`, `gpuclk stat -- CMD` and
+// the governor's evaluation. The GPUs are -i, else CUDA_VISIBLE_DEVICES (as a CUDA program
+// would see them), else all. Prints per GPU the work done, the simulated time and the rate.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "nvml/api.h"
+#include "nvml/sim_jobs.h"
+#include "util/error.h"
+
+namespace gpuclk::cli {
+namespace {
+
+struct SimJobOptions {
+  std::string workload;
+  std::string amount;
+  double seconds = 0;
+};
+
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int s) { g_signal = s; }
+
+// "2e15", "13620T", "60000G": a number with an optional k/M/G/T/P/E suffix (powers of 1000).
+double parse_amount(const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  const std::string suffix = end ? std::string(end) : "";
+  static const std::string kSuffixes = "kMGTPE";
+  if (suffix.size() == 1 && kSuffixes.find(suffix[0]) != std::string::npos) {
+    v *= std::pow(1000.0, static_cast<double>(kSuffixes.find(suffix[0]) + 1));
+  } else if (!suffix.empty()) {
+    v = -1;
+  }
+  if (end == text.c_str() || !(v > 0) || !std::isfinite(v)) {
+    throw bad_argument(fmt::format("--amount {}: not a positive amount", text),
+                       "FLOP for gemm-*/fma, bytes for mem-*; e.g. 2e15 or 2000T");
+  }
+  return v;
+}
+
+int run_sim_job(Context& ctx, const SimJobOptions& o) {
+  auto jobs = nvml::SimJobs::of(ctx.nvml());
+  if (!jobs) {
+    throw Error(ExitCode::not_supported, "sim-job runs only on the simulator",
+                "gpuclk --sim sim-job …, or GPUCLK_NVML_LIB naming libnvml-sim.so");
+  }
+  const auto kinds = jobs->kinds();
+  if (std::find(kinds.begin(), kinds.end(), o.workload) == kinds.end()) {
+    std::string valid;
+    for (const auto& k : kinds) valid += (valid.empty() ? "" : ", ") + k;
+    throw bad_argument(fmt::format("unknown --workload '{}'", o.workload), "valid: " + valid);
+  }
+  const double amount = o.amount.empty() ? 0 : parse_amount(o.amount);
+  if (amount == 0 && !(o.seconds > 0)) {
+    throw bad_argument("give --amount (work to do) or --seconds (how long to run)");
+  }
+  if (ctx.options.devices.empty()) {
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+      ctx.options.devices = visible;
+    }
+  }
+  const auto devices = ctx.selected();
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGHUP, on_signal);
+  std::vector<std::uint64_t> ids;
+  for (auto* d : devices) ids.push_back(jobs->start(d->index(), o.workload, amount, o.seconds));
+  std::vector<nvml::SimJobStatus> last(devices.size());
+  for (bool running = true; running;) {
+    running = false;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      last[i] = jobs->status(devices[i]->index(), ids[i]);
+      running = running || last[i].running;
+    }
+    if (g_signal != 0) {
+      for (std::size_t i = 0; i < devices.size(); ++i) jobs->stop(devices[i]->index(), ids[i]);
+      break;
+    }
+    if (running) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  output::Table t;
+  const bool bytes = !last.empty() && last[0].unit == "B";
+  const double scale = bytes ? 1e9 : 1e12;
+  const std::string unit = bytes ? "GB" : "TFLOP";
+  t.columns = {{"gpu", "GPU"},   {"workload", "Workload", true},
+               {"done", "Done"}, {"seconds", "Seconds"},
+               {"rate", "Rate"}, {"result", "Result", true}};
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto& s = last[i];
+    t.rows.push_back({output::integer(devices[i]->index()), output::text(s.kind),
+                      output::number(s.done / scale, unit, 1),
+                      output::number(s.end_s - s.start_s, "s", 3),
+                      output::number(s.rate / scale, unit + "/s", 2),
+                      output::text(s.completed ? "completed"
+                                   : g_signal  ? "stopped"
+                                               : "ran out of time")});
+  }
+  ctx.printer()->print_table(t);
+  if (g_signal != 0) return 128 + g_signal;
+  return 0;
+}
+
+}  // namespace
+
+void add_sim_job_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<SimJobOptions>();
+  auto* sub = app.add_subcommand(
+      "sim-job",
+      "Simulator only: run an amount of work (gemm-bf16, mem-copy, …) on the selected simulated "
+      "GPUs and wait for it, as a user's job would (for sweep -- CMD, stat -- CMD)");
+  sub->add_option("--workload", o->workload,
+                  "gemm-bf16 | gemm-fp16 | gemm-tf32 | gemm-fp32 | gemm-fp8 | fma | mem-copy | "
+                  "mem-triad")
+      ->required();
+  sub->add_option("--amount", o->amount,
+                  "work per GPU: FLOP (gemm-*, fma) or bytes read + written (mem-*); suffixes "
+                  "k M G T P E (e.g. 2000T)");
+  sub->add_option("--seconds", o->seconds,
+                  "run for this many simulated seconds (with --amount: at most this long)");
+  sub->footer(
+      "GPUs: -i, else CUDA_VISIBLE_DEVICES (indexes or UUIDs), else every GPU. Exit code 0, or "
+      "128 + signal when interrupted (the jobs are stopped).");
+  sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_sim_job(ctx, *o); }; });
+}
+
+}  // namespace gpuclk::cli

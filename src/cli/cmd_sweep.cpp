@@ -1,0 +1,463 @@
+// `gpuclk sweep`: throughput, power and energy against the SM clock lock or the power limit.
+// Each point is one journaled transaction through src/control (ControlSession); the GPUs go back
+// to the settings found before the sweep at the end, on SIGINT/SIGTERM/SIGHUP, and after a
+// kill -9 by `gpuclk restore` (the journal holds the originals). src/sweep does the rest.
+//
+// Checks run cheapest first: arguments (2), read-only mode (4), NVML and -i (12/9/6), the points
+// against each GPU (2), the workload (3: no CUDA and no simulator).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "cli/cmd_control.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "control/restore.h"
+#include "control/validate.h"
+#include "nvml/api.h"
+#include "nvml/sim_jobs.h"
+#include "sweep/best.h"
+#include "sweep/plan.h"
+#include "sweep/plot.h"
+#include "sweep/report.h"
+#include "sweep/run.h"
+#include "sweep/workload.h"
+#include "telemetry/interval.h"
+#include "util/error.h"
+
+namespace gpuclk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepOptions {
+  std::string sm_clocks, power_limits, workload;
+  double warmup = 2, duration = 5;
+  int repeat = 0;
+  std::string max_slowdown = "5%";
+  std::string out;
+  std::string apply_best;
+  std::string metric, metric_unit = "unit";
+  std::string interval = "100ms";
+  bool concurrent = false, fail_fast = false, snap = false, no_baseline = false;
+  std::vector<std::string> command;
+};
+
+const std::vector<std::string> kBestKinds = {"max_throughput", "min_energy", "min_edp",
+                                             "min_energy_within_slowdown", "knee"};
+
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_sweep_signal(int s) { g_signal = s; }
+
+// Signals set a flag the sweep checks between and within points; the GPUs are restored before
+// gpuclk exits (128 + signal).
+class SignalFlag {
+ public:
+  SignalFlag() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sweep_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, &previous_[index(s)]);
+  }
+  ~SignalFlag() {
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &previous_[index(s)], nullptr);
+  }
+  SignalFlag(const SignalFlag&) = delete;
+  SignalFlag& operator=(const SignalFlag&) = delete;
+
+ private:
+  static int index(int s) { return s == SIGINT ? 0 : s == SIGTERM ? 1 : 2; }
+  struct sigaction previous_[3]{};
+};
+
+// "5%", "0.05", "5 %".
+double parse_slowdown(const std::string& text) {
+  std::string t = text;
+  t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) v = -1;
+  if (percent) v /= 100;
+  if (!(v >= 0 && v < 1)) {
+    throw bad_argument(fmt::format("--max-slowdown {}: not a fraction below 100 %", text),
+                       "e.g. 5% or 0.05");
+  }
+  return v;
+}
+
+// One transaction on `gpus`: the request each GPU gets, validated, applied, journaled. Throws
+// the report's Error when it fails (the sweep then restores and stops).
+void apply_requests(Context& ctx, const std::string& command, const std::vector<gpu::Device*>& gpus,
+                    const std::function<control::Request(gpu::Device&)>& request_of) {
+  ControlSession session(ctx, command, false);
+  auto controls = session.open(gpus);
+  std::vector<control::GpuChange> changes;
+  std::vector<control::Problem> problems;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    auto checked = control::validate(request_of(*gpus[i]), controls[i]->facts(), false);
+    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
+    if (!checked.target.empty()) changes.push_back({controls[i].get(), checked.target});
+  }
+  if (!problems.empty()) control::throw_problems(problems);
+  const auto report =
+      control::apply_changes(changes, session.journal(), session.persist(), session.options());
+  if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
+}
+
+control::Request point_request(sweep::Axis axis, double value) {
+  control::Request r;
+  if (axis == sweep::Axis::sm_clock) {
+    const auto mhz = static_cast<unsigned>(std::lround(value));
+    r.locked_gpu_clocks = control::Change<control::ClockLock>::of(control::ClockLock::range(
+        control::ClockBound::megahertz(mhz), control::ClockBound::megahertz(mhz)));
+  } else {
+    r.power_limit_watts = control::Change<double>::of(value);
+  }
+  return r;
+}
+
+// What each GPU had before the sweep, to go back to.
+struct Before {
+  bool journaled = false;  // gpuclk had already changed it: restore to these settings
+  control::Settings settings;
+};
+
+std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gpu::Device*>& gpus) {
+  ControlSession peek(ctx, "sweep", true);  // reads only: no lock, no write access
+  auto controls = peek.open(gpus);
+  std::map<std::string, Before> out;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    Before b;
+    b.journaled = peek.journal().find(gpus[i]->uuid()) != nullptr;
+    b.settings = control::known_settings(*controls[i], peek.journal());
+    out[gpus[i]->uuid()] = b;
+  }
+  return out;
+}
+
+// Back to `before`: GPUs gpuclk had not touched are restored from the journal (which then
+// forgets them); the others get the swept setting as it was.
+void restore_settings(Context& ctx, const std::vector<gpu::Device*>& gpus, sweep::Axis axis,
+                      const std::map<std::string, Before>& before) {
+  std::vector<gpu::Device*> fresh, journaled;
+  for (auto* g : gpus) (before.at(g->uuid()).journaled ? journaled : fresh).push_back(g);
+  if (!fresh.empty()) {
+    ControlSession session(ctx, "sweep (restore)", false);
+    auto controls = session.open(fresh);
+    std::vector<control::GpuControl*> present;
+    std::vector<std::string> only;
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      present.push_back(controls[i].get());
+      only.push_back(fresh[i]->uuid());
+    }
+    const auto report =
+        control::restore(present, session.journal(), session.persist(), session.options(), only);
+    if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
+  }
+  if (!journaled.empty()) {
+    apply_requests(ctx, "sweep (restore)", journaled, [&](gpu::Device& g) {
+      const auto& s = before.at(g.uuid()).settings;
+      control::Request r;
+      if (axis == sweep::Axis::sm_clock) {
+        const auto lock = s.locked_gpu_clocks.value_or(control::ClockLock::none());
+        r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
+                                          : control::Change<control::ClockLock>::driver_default();
+      } else if (s.power_limit_mw) {
+        r.power_limit_watts = control::Change<double>::of(*s.power_limit_mw / 1000.0);
+      }
+      return r;
+    });
+  }
+}
+
+std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions& o,
+                                               sweep::Timing timing) {
+  if (!o.command.empty()) {
+    sweep::CommandOptions c;
+    c.argv = o.command;
+    if (!o.metric.empty()) c.metric = o.metric;
+    c.metric_unit = o.metric_unit;
+    if (ctx.simulated()) c.nvml_library = ctx.nvml().path();
+    auto w = sweep::command_workload(std::move(c), ctx.clock());
+    if (o.repeat > 1) {
+      throw bad_argument("--repeat is not implemented for more than one run per point",
+                         "run the command's own loop, or time one run per point");
+    }
+    return w;
+  }
+  if (auto jobs = nvml::SimJobs::of(ctx.nvml())) {
+    return sweep::simulated_workload(*jobs, o.workload, ctx.clock(), timing);
+  }
+  return sweep::bench_workload(o.workload, timing);
+}
+
+void print_progress(const sweep::ProgressInfo& p) {
+  std::string eta = p.eta_seconds >= 0 ? fmt::format(", about {:.0f} s left", p.eta_seconds) : "";
+  std::cerr << fmt::format("\r\033[Ksweep: point {}/{} ({}){}", std::min(p.done + 1, p.total),
+                           p.total, p.label, eta);
+  if (p.label == "done") std::cerr << "\r\033[K";
+  std::cerr.flush();
+}
+
+void write_text(const fs::path& path, const std::function<void(std::ostream&)>& body) {
+  std::ofstream out(path);
+  body(out);
+  out.close();
+  if (!out) throw Error(ExitCode::other, "cannot write " + path.string());
+}
+
+int run_sweep(Context& ctx, const SweepOptions& o) {
+  // Arguments.
+  if (o.sm_clocks.empty() == o.power_limits.empty()) {
+    throw bad_argument("give one of --sm-clocks or --power-limits",
+                       "e.g. --sm-clocks 810:1980:90 or --power-limits 200:700:50");
+  }
+  if (o.workload.empty() == o.command.empty()) {
+    throw bad_argument("give --workload NAME or a command after --",
+                       "e.g. --workload gemm-bf16, or -- python train.py");
+  }
+  const auto& names = sweep::workload_names();
+  if (!o.workload.empty() && std::find(names.begin(), names.end(), o.workload) == names.end()) {
+    std::string valid;
+    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    throw bad_argument(fmt::format("unknown --workload '{}'", o.workload), "valid: " + valid);
+  }
+  if (!o.metric.empty() && o.command.empty()) {
+    throw bad_argument("--metric reads a command's output: give the command after --");
+  }
+  if (!(o.warmup >= 0) || !(o.duration > 0)) {
+    throw bad_argument(fmt::format("--warmup {} / --duration {}: need warmup ≥ 0, duration > 0",
+                                   o.warmup, o.duration));
+  }
+  if (!o.apply_best.empty() &&
+      std::find(kBestKinds.begin(), kBestKinds.end(), o.apply_best) == kBestKinds.end()) {
+    throw bad_argument(fmt::format("--apply-best {}: unknown kind", o.apply_best),
+                       "valid: max_throughput, min_energy, min_edp, min_energy_within_slowdown, "
+                       "knee");
+  }
+  const auto interval = telemetry::parse_interval(o.interval);
+  if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
+  const double max_slowdown = parse_slowdown(o.max_slowdown);
+  const auto axis = o.sm_clocks.empty() ? sweep::Axis::power_limit : sweep::Axis::sm_clock;
+  const auto option = axis == sweep::Axis::sm_clock ? "--sm-clocks" : "--power-limits";
+  const auto raw =
+      sweep::parse_points(axis == sweep::Axis::sm_clock ? o.sm_clocks : o.power_limits, option);
+  const auto format = ctx.format();
+  std::optional<fs::path> out_dir;
+  if (!o.out.empty()) {
+    out_dir = fs::path(o.out);
+    std::error_code ec;
+    fs::create_directories(*out_dir, ec);
+    if (ec || !fs::is_directory(*out_dir)) {
+      throw bad_argument(fmt::format("--out {}: cannot create the directory ({})", o.out,
+                                     ec ? ec.message() : "not a directory"));
+    }
+  }
+  // Every point writes: refuse in read-only mode before touching anything.
+  (void)control::allow_writes(ctx.read_only(), "sweep");
+
+  // The points against every GPU.
+  const auto gpus = ctx.selected();
+  sweep::Report report;
+  report.axis = axis;
+  report.max_slowdown = max_slowdown;
+  std::vector<double> values;
+  for (auto* g : gpus) {
+    const auto& id = g->identity();
+    sweep::CheckedPoints checked;
+    if (axis == sweep::Axis::sm_clock) {
+      std::vector<units::Megahertz> clocks;
+      if (id.supported_clocks) {
+        for (const auto& per_memory : *id.supported_clocks) {
+          clocks.insert(clocks.end(), per_memory.graphics.begin(), per_memory.graphics.end());
+          break;  // the highest memory clock (NVML lists it first): the one the GPU runs at
+        }
+      }
+      checked = sweep::check_sm_clocks(raw, clocks, o.snap, g->index());
+    } else {
+      if (!id.power_constraints) {
+        throw Error(ExitCode::not_supported,
+                    fmt::format("GPU {} does not report its power limit range", g->index()),
+                    "sweep --sm-clocks instead");
+      }
+      checked = sweep::check_power_limits(raw, id.power_constraints->min, id.power_constraints->max,
+                                          o.snap, g->index());
+    }
+    if (values.empty()) values = checked.values;
+    report.notes.insert(report.notes.end(), checked.notes.begin(), checked.notes.end());
+  }
+
+  const sweep::Timing timing{
+      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.warmup)),
+      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.duration))};
+  auto workload = make_workload(ctx, o, timing);
+  report.workload = workload->describe();
+  report.unit = workload->unit();
+
+  const auto before = settings_before(ctx, gpus);
+  SignalFlag signals;
+  sweep::SweepOptions run_options;
+  run_options.axis = axis;
+  run_options.values = values;
+  run_options.concurrent = o.concurrent;
+  run_options.fail_fast = o.fail_fast;
+  run_options.baseline = !o.no_baseline;
+  run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  const bool show_progress = isatty(STDERR_FILENO) == 1;
+  const auto run = sweep::run_sweep(
+      gpus, *workload,
+      [&](const std::vector<gpu::Device*>& group, double value) {
+        apply_requests(ctx, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
+                       [&](gpu::Device&) { return point_request(axis, value); });
+      },
+      [&](const std::vector<gpu::Device*>& group) { restore_settings(ctx, group, axis, before); },
+      run_options, ctx.clock(), [] { return g_signal != 0; },
+      show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
+                    : std::function<void(const sweep::ProgressInfo&)>{});
+  report.points = run.points;
+  report.interrupted = run.interrupted;
+  report.failed_fast = run.failed_fast;
+  report.restored = true;
+  sweep::find_best(report);
+  // A lock is a ceiling: say where the clock really ran, once per GPU.
+  std::map<unsigned, std::vector<const sweep::PointResult*>> held;
+  for (const auto& p : report.points) {
+    if (p.held_below) held[p.gpu].push_back(&p);
+  }
+  for (const auto& [gpu, points] : held) {
+    std::string locks;
+    double lo = 1e9, hi = 0;
+    for (const auto* p : points) {
+      locks += fmt::format("{}{:.0f}", locks.empty() ? "" : ", ", p->requested);
+      lo = std::min(lo, p->median_sm_mhz.value_or(0));
+      hi = std::max(hi, p->median_sm_mhz.value_or(0));
+    }
+    report.notes.push_back(fmt::format(
+        "GPU {}: a clock lock is a ceiling: at {} MHz the clock ran at {} MHz (median), held "
+        "lower by the power cap or a thermal limit (see Reasons)",
+        gpu, locks, lo == hi ? fmt::format("{:.0f}", lo) : fmt::format("{:.0f}–{:.0f}", lo, hi)));
+  }
+
+  // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore).
+  if (!o.apply_best.empty() && !run.interrupted) {
+    const auto chosen =
+        std::find_if(report.best.begin(), report.best.end(),
+                     [&](const sweep::BestPoint& b) { return b.kind == o.apply_best; });
+    if (chosen == report.best.end()) {
+      report.notes.push_back(
+          fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
+    } else {
+      const double value = chosen->point.requested;
+      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), gpus,
+                     [&](gpu::Device&) { return point_request(axis, value); });
+      report.notes.push_back(
+          fmt::format("applied {} = {} {} on {} GPU(s); `gpuclk restore` undoes it", o.apply_best,
+                      value, sweep::unit_of(axis), gpus.size()));
+    }
+  }
+
+  // Output: stdout in --format; with --out also sweep.json, sweep.csv and the plots.
+  const auto tree = sweep::report_tree(report);
+  if (format.kind == output::Format::Kind::json) {
+    ctx.printer()->print_tree(tree);
+  } else {
+    ctx.printer()->print_table(sweep::points_table(report));
+    if (format.kind == output::Format::Kind::table) {
+      if (!report.best.empty()) {
+        std::cout << "\nBest points (" << report.workload << "; base: the settings found before, else the fastest point):\n";
+        ctx.printer()->print_table(sweep::best_table(report));
+      }
+      for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
+    }
+  }
+  std::cout.flush();
+  int rc = 0;
+  if (out_dir) {
+    write_text(*out_dir / "sweep.json", [&](std::ostream& s) {
+      output::make_printer(output::Format{output::Format::Kind::json}, s)->print_tree(tree);
+    });
+    write_text(*out_dir / "sweep.csv", [&](std::ostream& s) {
+      output::make_printer(output::Format{output::Format::Kind::csv}, s)
+          ->print_table(sweep::points_table(report));
+    });
+    try {
+      sweep::write_plots(report, *out_dir);
+    } catch (const Error& e) {
+      std::cerr << "gpuclk: " << e.what() << (e.hint().empty() ? "" : " (" + e.hint() + ")")
+                << '\n';
+      rc = static_cast<int>(e.code());
+    }
+    if (format.kind == output::Format::Kind::table) {
+      std::cout << "wrote " << (*out_dir / "sweep.json").string() << ", sweep.csv, sweep.png, "
+                << "sweep.svg\n";
+    }
+  }
+  if (run.interrupted) {
+    std::cerr << "gpuclk: sweep interrupted by " << strsignal(g_signal)
+              << "; the GPUs have their settings from before the sweep again\n";
+    return 128 + g_signal;
+  }
+  bool failed = false;
+  for (const auto& p : report.points) failed = failed || !p.error.empty();
+  if (failed) {
+    std::cerr << "gpuclk: the workload failed at some points (see the Error column)"
+              << (run.failed_fast ? "; --fail-fast stopped the sweep" : "") << '\n';
+    return rc != 0 ? rc : 255;
+  }
+  return rc;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<SweepOptions>();
+  auto* sub = app.add_subcommand(
+      "sweep",
+      "Throughput, power and energy against the SM clock lock or the power limit, with the best "
+      "operating points and plots (each point journaled; the settings are restored at the end)");
+  sub->add_option("--sm-clocks", o->sm_clocks, "A:B:STEP or a list, MHz (e.g. 810:1980:90)");
+  sub->add_option("--power-limits", o->power_limits, "A:B:STEP or a list, W (e.g. 200:700:50)");
+  sub->add_option("--workload", o->workload,
+                  "gemm-bf16 | gemm-fp16 | gemm-tf32 | gemm-fp32 | gemm-fp8 | mem-copy | "
+                  "mem-triad | fma (the bench; simulated jobs under --sim)");
+  sub->add_option("--warmup", o->warmup, "seconds before each point's window (default 2)");
+  sub->add_option("--duration", o->duration, "seconds measured per point (default 5)");
+  sub->add_option("--repeat", o->repeat, "runs of the command per point (1)");
+  sub->add_option("--max-slowdown", o->max_slowdown,
+                  "slowdown allowed for the min-energy point, vs the fastest (default 5%)");
+  sub->add_option("--out", o->out,
+                  "directory for sweep.json, sweep.csv and the plots (sweep.png, sweep.svg)");
+  sub->add_option("--apply-best", o->apply_best,
+                  "afterwards lock this best point (journaled): max_throughput, min_energy, "
+                  "min_edp, min_energy_within_slowdown, knee");
+  sub->add_option("--metric", o->metric,
+                  "with -- CMD: regex for the rate the command prints (first group, last match)");
+  sub->add_option("--metric-unit", o->metric_unit, "the unit of --metric's rate, per second");
+  sub->add_option("--interval", o->interval, "telemetry sampling interval (default 100ms)");
+  sub->add_flag("--concurrent", o->concurrent, "all selected GPUs at once (default: one by one)");
+  sub->add_flag("--fail-fast", o->fail_fast, "stop at the first point where the work fails");
+  sub->add_flag("--snap", o->snap,
+                "round clocks to the nearest supported one, clamp limits into range");
+  sub->add_flag("--no-baseline", o->no_baseline,
+                "skip the point at the settings found before the sweep");
+  sub->add_option("command", o->command, "the command and its arguments (after --)")->expected(-1);
+  sub->positionals_at_end();
+  sub->footer(
+      "Usage: gpuclk sweep (--sm-clocks R | --power-limits R) (--workload W | -- CMD ...)\n"
+      "Exit code: 0; 2 bad argument; 4 read-only; 128 + signal when interrupted (settings "
+      "restored); 255 when the work failed at a point.");
+  sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_sweep(ctx, *o); }; });
+}
+
+}  // namespace gpuclk::cli

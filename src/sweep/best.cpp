@@ -1,0 +1,102 @@
+#include "sweep/best.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace gpuclk::sweep {
+namespace {
+
+// Rates within this fraction of the highest count as the same throughput.
+constexpr double kSameRate = 0.005;
+
+struct Sums {
+  double rate = 0, power = 0, energy = 0, work = 0;
+  bool complete = true;
+};
+
+std::optional<CurvePoint> finish(const Sums& s, double requested) {
+  if (!s.complete || s.work <= 0 || s.energy <= 0) return std::nullopt;
+  return CurvePoint{requested, s.rate, s.power, s.energy / s.work};
+}
+
+void add(Sums& s, const PointResult& p) {
+  if (!p.ok() || !p.energy_j || !p.power_w) {
+    s.complete = false;
+    return;
+  }
+  s.rate += *p.rate;
+  s.power += *p.power_w;
+  s.energy += *p.power_w * p.seconds;  // consistent with PointResult::energy_per_work
+  s.work += *p.rate * p.seconds;
+}
+
+}  // namespace
+
+std::vector<CurvePoint> curve_of(const std::vector<PointResult>& points) {
+  std::map<double, Sums> by_setting;
+  for (const auto& p : points) {
+    if (!p.baseline) add(by_setting[p.requested], p);
+  }
+  std::vector<CurvePoint> out;
+  for (const auto& [requested, sums] : by_setting) {
+    if (auto c = finish(sums, requested)) out.push_back(*c);
+  }
+  return out;
+}
+
+std::optional<CurvePoint> baseline_of(const std::vector<PointResult>& points) {
+  Sums sums;
+  bool any = false;
+  for (const auto& p : points) {
+    if (p.baseline) add(sums, p), any = true;
+  }
+  return any ? finish(sums, 0) : std::nullopt;
+}
+
+std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
+                                   const std::optional<CurvePoint>& baseline, double max_slowdown) {
+  std::vector<BestPoint> out;
+  if (curve.empty()) return out;
+  double top = 0;
+  for (const auto& c : curve) top = std::max(top, c.rate);
+  const auto fastest = std::find_if(curve.begin(), curve.end(), [&](const CurvePoint& c) {
+    return c.rate >= top * (1 - kSameRate);
+  });
+  const CurvePoint reference = baseline.value_or(*fastest);
+  const auto best = [&](std::string kind, const CurvePoint& c) {
+    out.push_back({std::move(kind), c, c.rate / reference.rate,
+                   c.energy_per_work / reference.energy_per_work});
+  };
+  const auto lowest = [&](auto key, auto qualifies) -> const CurvePoint* {
+    const CurvePoint* found = nullptr;
+    for (const auto& c : curve) {
+      if (qualifies(c) && (!found || key(c) < key(*found))) found = &c;
+    }
+    return found;
+  };
+  const auto all = [](const CurvePoint&) { return true; };
+
+  best("max_throughput", *fastest);
+  if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; }, all)) {
+    best("min_energy", *c);
+  }
+  if (auto* c = lowest([](const CurvePoint& p) { return p.edp(); }, all)) best("min_edp", *c);
+  if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; },
+                       [&](const CurvePoint& p) { return p.rate >= top * (1 - max_slowdown); })) {
+    best("min_energy_within_slowdown", *c);
+  }
+  for (std::size_t k = curve.size() - 1; k > 0; --k) {
+    const CurvePoint& hi = curve[k];
+    const CurvePoint& lo = curve[k - 1];
+    if (lo.rate <= 0 || lo.power_w <= 0) continue;
+    const double rate_drop = std::log(hi.rate / lo.rate);
+    if (rate_drop > kSameRate && rate_drop > std::log(hi.power_w / lo.power_w)) {
+      best("knee", hi);
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuclk::sweep

@@ -1,0 +1,164 @@
+#include "sweep/plot.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "telemetry/child_process.h"
+#include "util/error.h"
+
+namespace gpuclk::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_file(const fs::path& path, const std::string& content) {
+  std::ofstream out(path);
+  out << content;
+  out.close();
+  if (!out) throw Error(ExitCode::other, fmt::format("cannot write {}", path.string()));
+}
+
+// gnuplot string literal: single quotes, a quote doubled.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// The four panels, for one terminal.
+std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_best) {
+  const std::string x_label = r.axis == Axis::sm_clock ? "SM clock lock (MHz)" : "power limit (W)";
+  struct Panel {
+    int column;
+    std::string label;
+  };
+  const std::vector<Panel> list = {
+      {3, fmt::format("throughput ({})", r.unit.rate_unit())},
+      {4, "power (W)"},
+      {5, fmt::format("energy per unit of work ({})", energy_unit(r.unit))},
+      {6, fmt::format("energy x delay (J s / {}²)", r.unit.name)}};
+  std::string out = fmt::format(
+      "set multiplot layout 2,2 title {}\n",
+      quoted(fmt::format("gpuclk sweep: {} (best points of the node's curve marked)", r.workload)));
+  for (const auto& p : list) {
+    out += fmt::format("set xlabel {}\nset ylabel {}\n", quoted(x_label), quoted(p.label));
+    std::string plot = "plot ";
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      plot += fmt::format(
+          "'sweep.dat' index {} using 2:{} with linespoints lw 2 pt 7 ps 0.8 title "
+          "'GPU {}', ",
+          k, p.column, gpus[k]);
+    }
+    if (any_best) {
+      plot += fmt::format(
+          "'best.dat' using 1:{} with points pt 6 ps 2.5 lw 2 lc rgb 'red' title 'best points', "
+          "'best.dat' using 1:{}:7 with labels offset 0,1.2 font ',8' notitle",
+          p.column - 1, p.column - 1);
+    } else {
+      plot.resize(plot.size() - 2);
+    }
+    out += plot + "\n";
+  }
+  return out + "unset multiplot\n";
+}
+
+}  // namespace
+
+std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
+  // One data block per GPU (gnuplot `index`), sorted by setting; failed points left out.
+  std::map<unsigned, std::map<double, const PointResult*>> by_gpu;
+  for (const auto& p : r.points) {
+    if (!p.baseline && p.ok()) by_gpu[p.gpu][p.requested] = &p;
+  }
+  std::string data =
+      fmt::format("# gpu {} rate_{} power_w energy_per_work edp\n", key_of(r.axis), r.unit.name);
+  std::vector<unsigned> gpus;
+  for (const auto& [gpu, points] : by_gpu) {
+    gpus.push_back(gpu);
+    data += fmt::format("# GPU {}\n", gpu);
+    for (const auto& [requested, p] : points) {
+      data +=
+          fmt::format("{} {} {:.9g} {:.6g} {:.9g} {:.9g}\n", gpu, requested, *p->rate,
+                      p->power_w.value_or(0), p->energy_per_work.value_or(0), p->edp().value_or(0));
+    }
+    data += "\n\n";
+  }
+  // Best points: one row per kind; the same setting can be best for several kinds.
+  std::map<double, std::vector<std::string>> kinds_at;
+  std::map<double, const BestPoint*> best_at;
+  for (const auto& b : r.best) {
+    kinds_at[b.point.requested].push_back(b.kind);
+    best_at[b.point.requested] = &b;
+  }
+  std::string best = "# requested rate power_w energy_per_work edp kinds\n";
+  for (const auto& [requested, kinds] : kinds_at) {
+    const CurvePoint& c = best_at[requested]->point;
+    std::string label;
+    for (const auto& k : kinds) label += (label.empty() ? "" : "+") + k;
+    best += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\"\n", requested, c.rate, c.power_w,
+                        c.energy_per_work, c.edp(), label);
+  }
+  // The node's curve sums GPUs: with several GPUs, mark best points per GPU (mean) instead.
+  if (gpus.size() > 1) {
+    best = "# requested rate/gpu power_w/gpu energy_per_work edp kinds\n";
+    const double n = static_cast<double>(gpus.size());
+    for (const auto& [requested, kinds] : kinds_at) {
+      const CurvePoint& c = best_at[requested]->point;
+      std::string label;
+      for (const auto& k : kinds) label += (label.empty() ? "" : "+") + k;
+      best += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\"\n", requested, c.rate / n,
+                          c.power_w / n, c.energy_per_work, c.edp() * n, label);
+    }
+  }
+  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7 label;
+  // panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
+  std::string script =
+      "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"
+      "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n";
+  script += fmt::format("set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
+                        kPlotHeight);
+  script += "set output 'sweep.png'\n" + panels(r, gpus, !r.best.empty());
+  script += fmt::format("set terminal svg size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
+                        kPlotHeight);
+  script += "set output 'sweep.svg'\n" + panels(r, gpus, !r.best.empty());
+  script += "set output\n";
+
+  fs::create_directories(dir);
+  write_file(dir / "sweep.dat", data);
+  write_file(dir / "best.dat", best);
+  write_file(dir / "sweep.gp", script);
+  if (gpus.empty()) {
+    throw Error(ExitCode::other,
+                "no point succeeded: nothing to plot (the data files are in " + dir.string() + ")");
+  }
+
+  const fs::path log = dir / "gnuplot.log";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  telemetry::ChildExit exit;
+  try {
+    // The script names its files relative to the directory it lives in.
+    telemetry::ChildProcess gnuplot(
+        {"gnuplot", "-e", "cd " + quoted(fs::absolute(dir).string()), "sweep.gp"}, fd);
+    exit = gnuplot.wait({}, std::chrono::milliseconds(100));
+  } catch (const Error& e) {
+    if (fd >= 0) ::close(fd);
+    throw Error(ExitCode::not_supported,
+                fmt::format("cannot run gnuplot ({}); the data and script are in {}", e.what(),
+                            dir.string()),
+                "install gnuplot (Debian: apt-get install gnuplot-nox)");
+  }
+  if (fd >= 0) ::close(fd);
+  if (exit.exit_code != 0) {
+    throw Error(ExitCode::other,
+                fmt::format("gnuplot failed (exit {}); see {}", exit.exit_code, log.string()));
+  }
+  return {dir / "sweep.png", dir / "sweep.svg", dir / "sweep.dat", dir / "best.dat",
+          dir / "sweep.gp"};
+}
+
+}  // namespace gpuclk::sweep

@@ -1,0 +1,40 @@
+// A finished sweep as printers take it: the points as a table (table, CSV) and the whole
+// report as a tree (JSON: {"points": [...], "best": {...}, ...}). Builds values, never text.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "output/value.h"
+#include "sweep/best.h"
+#include "sweep/plan.h"
+#include "sweep/result.h"
+
+namespace gpuclk::sweep {
+
+struct Report {
+  Axis axis = Axis::sm_clock;
+  std::string workload;  // Workload::describe()
+  WorkUnit unit;
+  double max_slowdown = 0.05;
+  std::vector<PointResult> points;
+  std::vector<BestPoint> best;  // over the node's curve (curve_of)
+  std::optional<CurvePoint> baseline;
+  std::vector<std::string> notes;
+  bool interrupted = false;
+  bool failed_fast = false;
+  bool restored = false;
+};
+
+// Computes the best points of `report.points` into `report.best` and `report.baseline`.
+void find_best(Report& report);
+
+output::Table points_table(const Report& report);
+output::Table best_table(const Report& report);
+output::Node report_tree(const Report& report);
+
+// "rate TFLOP/s", "energy per work J/TFLOP": the units a report's columns carry.
+std::string energy_unit(const WorkUnit& unit);
+
+}  // namespace gpuclk::sweep

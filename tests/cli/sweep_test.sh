@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# gpuclk sweep on the simulator: a BF16 clock sweep on one GPU and on 4 at once, a power-limit
+# sweep, the best points against what the H100 model's parameters imply (computed here from
+# sim/scenarios/models/h100-sxm5-80gb.toml, not copied from the output), the plots, restore (at
+# the end, after SIGTERM, after kill -9), bad ranges, a command failing at one point, and the
+# time goal (12 points in < 30 s wall). Simulated time runs 40x faster than the wall clock.
+source "$(dirname "$0")/lib.sh" "$1"
+export GPUCLK_SIM_SPEED=40
+MODEL="$(dirname "$0")/../../sim/scenarios/models/h100-sxm5-80gb.toml"
+fresh_node() { rm -rf "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.lock" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_STATE_DIR"; }
+# within PCT a b: |a - b| <= PCT % of b
+within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= p / 100 * b) }'; }
+# model KEY: a number from the H100 model file ("sm_count", or "bf16" inside a { } table with KEY2)
+model() { grep -E "^$1 *=" "$MODEL" | head -1 | sed -E 's/^[^=]*= *//; s/ *#.*//'; }
+model_in() { model "$1" | tr -d '{}' | tr ',' '\n' | grep -E "^ *$2 *=" | sed -E 's/.*= *//'; }
+settings() {
+  gpuclk --sim query --query-gpu=index,persistence_mode,clocks.applications.graphics,clocks.applications.memory,power.limit --format=csv,noheader
+}
+
+SMS=$(model sm_count)
+FLOP_PER_CLK=$(model_in flop_per_clock_per_sm bf16)
+EFF=$(model_in efficiency bf16)
+# The voltage curve's floor ends at the second knot: below it, power falls slower than the clock.
+V_FLOOR_MHZ=$(model voltage_curve | sed -E 's/^\[\[[^]]*\], *\[([0-9]+),.*/\1/')
+check; [ -n "$SMS" ] && [ -n "$FLOP_PER_CLK" ] && [ -n "$EFF" ] && [ -n "$V_FLOOR_MHZ" ] ||
+  fail "cannot read the model parameters from $MODEL ($SMS, $FLOP_PER_CLK, $EFF, $V_FLOOR_MHZ)"
+
+# --- BF16 clock sweep on one GPU, 810-1980 MHz: 14 points, in < 30 s wall ---
+fresh_node
+settings; BEFORE=$OUT
+start=$(date +%s.%N)
+gpuclk --sim --format json sweep -i 0 --sm-clocks 810:1980:90 --workload gemm-bf16 --warmup 1 --duration 3 --out "$TEST_TMP/bf16"
+elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
+expect_exit 0
+JSON_BF16=$OUT
+expect_json '.points | length' 15          # the baseline and 14 points
+expect_json '.rate_unit' "TFLOP/s"
+expect_json '[.points[] | select(.error != null)] | length' 0
+expect_json '.restored' true
+echo "BF16 sweep, 15 points on 1 GPU: $elapsed s wall"
+# Below the power-capped clock the rate is the model's: efficiency x FLOP/clk/SM x SMs x f.
+for f in 810 990 1170 1350; do
+  rate=$(jq -r ".points[] | select(.requested_sm_mhz == $f) | .rate" <<<"$OUT")
+  expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" -v f="$f" 'BEGIN { print e * c * s * f * 1e6 / 1e12 }')
+  check; within 1.5 "$rate" "$expected" || fail "BF16 at $f MHz: $rate TFLOP/s, the model says $expected"
+  med=$(jq -r ".points[] | select(.requested_sm_mhz == $f) | .median_sm_mhz" <<<"$OUT")
+  check; [ "$med" == "$f" ] || fail "BF16 locked at $f MHz ran at $med MHz"
+done
+# Above it the 700 W cap holds the clock: flat rate, the lock is only a ceiling (said so).
+cap=$(jq -r '.points[] | select(.requested_sm_mhz == 1980) | .median_sm_mhz' <<<"$OUT")
+check; within 2 "$cap" 1410 || fail "BF16 at 1980 MHz ran at $cap MHz; the calibration capped it at 1410"
+expect_json '.points[] | select(.requested_sm_mhz == 1980) | .held_below_lock' true
+expect_json '.points[] | select(.requested_sm_mhz == 810) | .held_below_lock' false
+r1980=$(jq -r '.points[] | select(.requested_sm_mhz == 1980) | .rate' <<<"$OUT")
+r1530=$(jq -r '.points[] | select(.requested_sm_mhz == 1530) | .rate' <<<"$OUT")
+check; within 1 "$r1530" "$r1980" || fail "BF16 rate not flat above the cap: $r1530 vs $r1980"
+top=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" -v f="$cap" 'BEGIN { print e * c * s * f * 1e6 / 1e12 }')
+check; within 1.5 "$r1980" "$top" || fail "BF16 capped rate $r1980, the model at $cap MHz says $top"
+# Best points. Max throughput: the lowest lock at or above the capped clock (same rate, less
+# asked). The knee: the grid point at or just above the voltage floor (below it power falls
+# slower than the clock; above it V^2 f falls faster than throughput). Min energy per work and
+# min EDP from the measured curve, recomputed here; the point within 5 % of the top rate.
+mt=$(jq -r '.best.max_throughput.requested_sm_mhz' <<<"$OUT")
+expected_mt=$(awk -v c="$cap" 'BEGIN { for (f = 810; f <= 1980; f += 90) if (f >= c - 15) { print f; exit } }')
+check; [ "$mt" == "$expected_mt" ] || fail "max_throughput at $mt MHz, expected $expected_mt (capped at $cap)"
+knee=$(jq -r '.best.knee.requested_sm_mhz' <<<"$OUT")
+expected_knee=$(awk -v v="$V_FLOOR_MHZ" 'BEGIN { for (f = 810; f <= 1980; f += 90) if (f >= v) { print f; exit } }')
+check; awk -v k="$knee" -v e="$expected_knee" 'BEGIN { exit !(k >= e - 90 && k <= e) }' ||
+  fail "knee at $knee MHz; the voltage floor ends at $V_FLOOR_MHZ MHz (expected $expected_knee or one step below)"
+min_e=$(jq -r '[.points[] | select(.baseline | not)] | min_by(.energy_per_work) | .requested_sm_mhz' <<<"$OUT")
+expect_json '.best.min_energy.requested_sm_mhz' "$min_e"
+min_edp=$(jq -r '[.points[] | select(.baseline | not)] | min_by(.energy_per_work / .rate) | .requested_sm_mhz' <<<"$OUT")
+expect_json '.best.min_edp.requested_sm_mhz' "$min_edp"
+check; awk -v m="$min_e" -v v="$V_FLOOR_MHZ" 'BEGIN { exit !(m >= v - 180 && m <= v + 180) }' ||
+  fail "min energy per work at $min_e MHz; the model puts it near the voltage floor ($V_FLOOR_MHZ MHz)"
+within5=$(jq -r '([.points[] | select(.baseline | not) | .rate] | max) as $top | [.points[] | select((.baseline | not) and .rate >= 0.95 * $top)] | min_by(.energy_per_work) | .requested_sm_mhz' <<<"$OUT")
+expect_json '.best.min_energy_within_slowdown.requested_sm_mhz' "$within5"
+rel=$(jq -r '.best.min_energy.energy_vs_baseline' <<<"$OUT")
+check; awk -v r="$rel" 'BEGIN { exit !(r < 0.9) }' || fail "min energy only $rel of the baseline's per TFLOP"
+# Plots: valid PNG and SVG of 1200x900 with the GPU's series and the best points.
+png="$TEST_TMP/bf16/sweep.png"; svg="$TEST_TMP/bf16/sweep.svg"
+check; [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" == "89504e470d0a1a0a" ] || fail "$png is not a PNG"
+dims=$(od -An -tu1 -j16 -N8 "$png" | awk '{ print $1*16777216 + $2*65536 + $3*256 + $4 "x" $5*16777216 + $6*65536 + $7*256 + $8 }')
+check; [ "$dims" == "1200x900" ] || fail "PNG is $dims, expected 1200x900"
+check; grep -q '<svg' "$svg" && grep -q 'width="1200"' "$svg" && grep -q 'height="900"' "$svg" || fail "$svg is not a 1200x900 SVG"
+check; [ "$(grep -c '<text>GPU 0</text>' "$svg")" -eq 4 ] || fail "SVG lacks the GPU 0 series in each of the 4 panels"
+check; [ "$(grep -c '<text>best points</text>' "$svg")" -eq 4 ] || fail "SVG lacks the best points in each panel"
+check; [ "$(grep -c 'gnuplot_plot_1[a-d]' "$svg")" -ge 4 ] || fail "SVG lacks the plotted series"
+check; [ "$(grep -c '^0 ' "$TEST_TMP/bf16/sweep.dat")" -eq 14 ] || fail "sweep.dat lacks the 14 points"
+check; jq -e '.points | length == 15' "$TEST_TMP/bf16/sweep.json" >/dev/null || fail "sweep.json"
+check; [ "$(wc -l <"$TEST_TMP/bf16/sweep.csv")" -eq 16 ] || fail "sweep.csv: header + 15 rows"
+# Restored: every setting as before, the journal empty.
+settings
+[ "$OUT" == "$BEFORE" ] || fail "settings after the sweep differ:
+$OUT
+vs
+$BEFORE"
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
+
+# --- Time goal: 12 points (no baseline), 1 s warm-up + 2 s measured each, < 30 s wall ---
+fresh_node
+start=$(date +%s.%N)
+gpuclk --sim sweep -i 1 --sm-clocks 1980:1155:-75 --workload gemm-bf16 --warmup 1 --duration 2 --no-baseline
+expect_exit 2   # a negative step is refused
+expect_err "STEP"
+gpuclk --sim sweep -i 1 --sm-clocks 1980:1155:75 --workload gemm-bf16 --warmup 1 --duration 2 --no-baseline
+elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
+expect_exit 0
+expect_out "Best points"
+expect_out_re "max_throughput +1455 "   # the lowest lock at or above the 1410 MHz the cap allows
+check; awk -v e="$elapsed" 'BEGIN { exit !(e < 30) }' || fail "12-point sweep took $elapsed s (goal < 30 s)"
+echo "12-point BF16 sweep: $elapsed s wall"
+
+# --- --apply-best: the chosen point stays locked, journaled; read-only refuses ---
+gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1080,1410 --workload gemm-bf16 --warmup 0.5 --duration 1 --apply-best min_energy
+expect_exit 0
+best=$(jq -r '.best.min_energy.requested_sm_mhz' <<<"$OUT")
+gpuclk --sim --format json journal
+expect_json '.gpus[0].applied.locked_gpu_clocks.max_mhz' "$best"
+gpuclk --sim restore
+expect_exit 0
+gpuclk --sim --read-only sweep -i 1 --sm-clocks 990 --workload gemm-bf16 --apply-best knee
+expect_exit 4
+
+# --- The same BF16 sweep on 4 GPUs at once ---
+fresh_node
+settings; BEFORE=$OUT
+gpuclk --sim --format json sweep --concurrent --sm-clocks 990,1410,1980 --workload gemm-bf16 --warmup 1 --duration 2 --out "$TEST_TMP/four"
+expect_exit 0
+expect_json '.points | length' 16
+expect_json '[.points[].gpu] | unique | length' 4
+for g in 0 1 2 3; do
+  rate=$(jq -r ".points[] | select(.gpu == $g and .requested_sm_mhz == 990) | .rate" <<<"$OUT")
+  expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
+  check; within 1.5 "$rate" "$expected" || fail "GPU $g at 990 MHz: $rate TFLOP/s, the model says $expected"
+done
+node=$(jq -r '.best.max_throughput.rate' <<<"$OUT")
+sum=$(jq -r '[.points[] | select(.requested_sm_mhz == 1410) | .rate] | add' <<<"$OUT")
+check; within 0.5 "$node" "$sum" || fail "the node's max throughput $node is not the sum over GPUs $sum"
+check; [ "$(grep -c '<text>GPU [0-3]</text>' "$TEST_TMP/four/sweep.svg")" -eq 16 ] || fail "SVG lacks 4 GPU series per panel"
+settings
+[ "$OUT" == "$BEFORE" ] || fail "settings after the 4-GPU sweep differ: $OUT vs $BEFORE"
+
+# --- Power-limit sweep 200-700 W: the clock follows the limit, the rate with it ---
+fresh_node
+gpuclk --sim --format json sweep -i 2 --power-limits 200:700:100 --workload gemm-bf16 --warmup 1 --duration 2
+expect_exit 0
+expect_json '.axis' "power_limit"
+expect_json '[.points[] | select(.baseline | not) | .requested_power_limit_w] | join(",")' "200,300,400,500,600,700"
+for w in 300 500 700; do
+  p=$(jq -r ".points[] | select(.requested_power_limit_w == $w) | .power_w" <<<"$OUT")
+  check; awk -v p="$p" -v w="$w" 'BEGIN { exit !(p <= w * 1.02 && p >= w * 0.9) }' || fail "at a $w W limit the GPU drew $p W"
+done
+c300=$(jq -r '.points[] | select(.requested_power_limit_w == 300) | .median_sm_mhz' <<<"$OUT")
+c700=$(jq -r '.points[] | select(.requested_power_limit_w == 700) | .median_sm_mhz' <<<"$OUT")
+check; awk -v a="$c300" -v b="$c700" 'BEGIN { exit !(a < b) }' || fail "clock at 300 W ($c300) not below 700 W ($c700)"
+r300=$(jq -r '.points[] | select(.requested_power_limit_w == 300) | .rate' <<<"$OUT")
+expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" -v f="$c300" 'BEGIN { print e * c * s * f * 1e6 / 1e12 }')
+check; within 2 "$r300" "$expected" || fail "at 300 W: $r300 TFLOP/s at $c300 MHz, the model says $expected"
+expect_json '.best.max_throughput.requested_power_limit_w' 700
+gpuclk --sim query -i 2 --query-gpu=power.limit --format=csv,noheader
+expect_out "700.00 W"
+
+# --- Restore: SIGTERM mid-sweep restores at once; kill -9 leaves it to `gpuclk restore` ---
+fresh_node
+gpuclk --sim set -i 3 --power-limit 650   # an original that is not the default
+expect_exit 0
+settings; BEFORE=$OUT
+"$GPUCLK_BIN" --sim sweep -i 3 --sm-clocks 990:1980:90 --workload gemm-bf16 --warmup 1 --duration 3 \
+  >"$TEST_TMP/term.out" 2>"$TEST_TMP/term.err" &
+pid=$!
+sleep 2; kill -TERM $pid; wait $pid; RC=$?
+LAST_CMD="sweep (SIGTERM)"; OUT=$(cat "$TEST_TMP/term.out"); ERR=$(cat "$TEST_TMP/term.err")
+expect_exit 143
+expect_err "interrupted"
+settings
+[ "$OUT" == "$BEFORE" ] || fail "settings after SIGTERM differ: $OUT vs $BEFORE"
+gpuclk --sim --format json journal
+expect_json '.gpus | length' 1   # the earlier `set` stays journaled, nothing of the sweep
+expect_json '.gpus[0].applied.power_limit_mw' 650000
+
+"$GPUCLK_BIN" --sim sweep -i 3 --sm-clocks 990:1980:90 --workload gemm-bf16 --warmup 1 --duration 3 \
+  >/dev/null 2>&1 &
+pid=$!
+sleep 2; kill -KILL $pid; wait $pid 2>/dev/null
+gpuclk --sim --format json journal
+expect_json '.gpus[0].touched | index("locked_gpu_clocks") != null' true
+gpuclk --sim restore
+expect_exit 0
+settings
+expect_out "3, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # restore goes back before the `set`
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
+
+# --- Bad ranges ---
+fresh_node
+gpuclk --sim sweep -i 0 --sm-clocks 800:1980:90 --workload gemm-bf16
+expect_exit 2; expect_err "SM clock 800 MHz is not a supported clock of GPU 0 (nearest: 795 MHz or 810 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
+gpuclk --sim sweep -i 0 --sm-clocks 810:2100:90 --workload gemm-bf16
+expect_exit 2; expect_err "outside GPU 0's supported clocks"
+gpuclk --sim sweep -i 0 --power-limits 100:700:100 --workload gemm-bf16
+expect_exit 2; expect_err "power limit 100 W is outside GPU 0's range (200 W–700 W)"
+gpuclk --sim sweep -i 0 --sm-clocks 810:x:90 --workload gemm-bf16
+expect_exit 2; expect_err "'x' is not a number"
+gpuclk --sim sweep -i 0 --sm-clocks 810:1980 --workload gemm-bf16
+expect_exit 2; expect_err "A:B:STEP"
+gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-int3
+expect_exit 2; expect_err "unknown --workload 'gemm-int3'"
+gpuclk --sim sweep -i 0 --sm-clocks 990 --power-limits 300 --workload gemm-bf16
+expect_exit 2
+gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-bf16 --max-slowdown 150%
+expect_exit 2
+gpuclk --sim --read-only sweep -i 0 --sm-clocks 990 --workload gemm-bf16
+expect_exit 4
+gpuclk --sim --format json sweep -i 0 --sm-clocks 800,1000 --snap --workload gemm-bf16 --warmup 0.5 --duration 1 --no-baseline
+expect_exit 0
+expect_json '[.points[].requested_sm_mhz] | join(",")' "795,1005"
+expect_json '.notes | length' 2
+
+# --- A command that fails at one point: reported, the sweep goes on; --fail-fast stops ---
+fresh_node
+cat >"$TEST_TMP/job.sh" <<JOB
+#!/usr/bin/env bash
+# fails at its second run (the sweep's second point)
+n=\$(( \$(cat "$TEST_TMP/runs" 2>/dev/null || echo 0) + 1 )); echo \$n >"$TEST_TMP/runs"
+[ \$n -eq 2 ] && { echo "simulated failure" >&2; exit 3; }
+exec gpuclk sim-job --workload gemm-bf16 --amount 2000T
+JOB
+chmod +x "$TEST_TMP/job.sh"
+export PATH="$GPUCLK_BIN_DIR:$PATH"
+gpuclk --sim --format json sweep -i 0 --sm-clocks 990,1410,1980 --metric 'gemm-bf16 +[0-9.]+ +[0-9.]+ +([0-9.]+)' --metric-unit TFLOP --no-baseline -- "$TEST_TMP/job.sh"
+expect_exit 255
+expect_json '[.points[] | .error // "ok"] | join(",")' "ok,the command exited with status 3,ok"
+r990=$(jq -r '.points[0].rate' <<<"$OUT")
+expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
+check; within 2 "$r990" "$expected" || fail "sim-job's own rate at 990 MHz: $r990, the model says $expected"
+rm -f "$TEST_TMP/runs"
+gpuclk --sim --format json sweep -i 0 --sm-clocks 990,1410,1980 --no-baseline --fail-fast -- "$TEST_TMP/job.sh"
+expect_exit 255
+expect_json '.points | length' 2
+expect_json '.failed_fast' true
+expect_json '.rate_unit' "run/s"
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
+
+finish
