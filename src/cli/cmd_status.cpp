@@ -8,9 +8,9 @@
 #include "cli/findings_view.h"
 #include "control/consistency.h"
 #include "gpu/status.h"
-#include "serve/protocol.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {

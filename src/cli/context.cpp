@@ -112,7 +112,16 @@ std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request
 std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const {
   std::vector<gpu::DeviceKey> keys;
   for (const auto& g : gpus) keys.push_back(serve::device_key_from_json(g));
-  return gpu::select_devices(options.devices, keys);
+  if (!options.devices_given) {  // no -i: every GPU (an empty -i is an error, never "all")
+    std::vector<std::size_t> all(keys.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+  try {
+    return gpu::select_devices(options.devices, keys);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
+  }
 }
 
 std::vector<gpu::Device*> Context::selected() {

@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "util/error.h"
-#include "util/text.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::control {
 namespace {

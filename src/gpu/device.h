@@ -181,8 +181,8 @@ class Device {
   Reading<bool> ecc_enabled() const;
   // Since the driver loaded (volatile) or over the GPU's life (`aggregate`).
   Reading<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate = false) const;
-  Reading<PcieLink> pcie_link() const;                        // current generation and width
-  Reading<PcieThroughput> pcie_throughput() const;            // slow: ~20 ms per read on H100
+  Reading<PcieLink> pcie_link() const;              // current generation and width
+  Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
 
   // Telemetry extras (dmon columns). Each is optional: not_supported where the driver lacks it.

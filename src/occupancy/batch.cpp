@@ -6,8 +6,8 @@
 #include <cctype>
 
 #include "util/error.h"
-#include "util/text.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::occupancy {
 namespace {

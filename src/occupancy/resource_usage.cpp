@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "occupancy/arch_limits.h"
-#include "util/text.h"
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::occupancy {
 namespace {
@@ -79,7 +79,8 @@ std::int64_t number_before(std::string_view line, std::string_view unit,
   if (at == std::string_view::npos) return 0;
   std::string_view before = text::trim(line.substr(0, at));
   const auto start = before.find_last_not_of("0123456789");
-  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1), text::trim(unit), max);
+  return to_number(before.substr(start == std::string_view::npos ? 0 : start + 1), text::trim(unit),
+                   max);
 }
 
 std::string_view quoted(std::string_view line, std::size_t from) {

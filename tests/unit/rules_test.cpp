@@ -1,10 +1,9 @@
 // The rules engine on hand-made inputs: a status snapshot (what `gpuclk status` shows) and
 // windows of samples (what `gpuclk doctor` watches). The simulator scenarios are in
 // tests/cli/doctor_test.sh.
-#include "rules/rule.h"
-
 #include <gtest/gtest.h>
 
+#include "rules/rule.h"
 #include "rules/status_input.h"
 
 namespace gpuclk::rules {
@@ -171,9 +170,7 @@ TEST(rules_test, a_lost_gpu_is_critical) {
 }
 
 TEST(rules_test, power_cap_at_a_lowered_limit_is_a_warning_with_its_clock_cost) {
-  auto in = window(1, 100, [](unsigned, int) {
-    return busy(990, ClockReasons::sw_power_cap);
-  });
+  auto in = window(1, 100, [](unsigned, int) { return busy(990, ClockReasons::sw_power_cap); });
   in.gpus[0].facts.power_limit = Watts(450);
   auto f = evaluate(in);
   const auto* cap = find(f, "power_capped", 0);
