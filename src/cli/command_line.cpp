@@ -33,7 +33,11 @@ std::string near_subcommand(const std::string& word, const std::set<std::string>
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& name : names) {
     const auto d = text::edit_distance(text::lower(word), name);
-    if (d < best_distance) {
+    // On a tie, the name closest in length ("stauts": status, not stat).
+    const auto length_gap = [&](const std::string& n) {
+      return n.size() > word.size() ? n.size() - word.size() : word.size() - n.size();
+    };
+    if (d < best_distance || (d == best_distance && length_gap(name) < length_gap(best))) {
       best = name;
       best_distance = d;
     }
