@@ -16,14 +16,14 @@ void show_global_options_in_subcommand_help(CLI::App& app) {
     const std::string name = opt->get_name(false, true);
     if (name == "-h,--help" || name == "--version") continue;
     const std::string type = opt->get_type_name();
-    const std::string spelled =
-        name + (type.empty() || opt->get_expected_max() == 0 ? "" : " " + type);
+    const bool takes_value = !type.empty() && opt->get_expected_max() != 0;
+    const std::string spelled = takes_value ? fmt::format("{} {}", name, type) : name;
     globals += fmt::format("  {:<26} {}\n", spelled, opt->get_description());
   }
   globals.pop_back();  // the help adds the last newline
   for (auto* sub : app.get_subcommands({})) {
     const std::string footer = sub->get_footer();
-    sub->footer(footer.empty() ? globals : footer + "\n\n" + globals);
+    sub->footer(footer.empty() ? globals : fmt::format("{}\n\n{}", footer, globals));
   }
 }
 
@@ -33,7 +33,11 @@ std::string near_subcommand(const std::string& word, const std::set<std::string>
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& name : names) {
     const auto d = text::edit_distance(text::lower(word), name);
-    if (d < best_distance) {
+    // On a tie, the name closest in length ("stauts": status, not stat).
+    const auto length_gap = [&](const std::string& n) {
+      return n.size() > word.size() ? n.size() - word.size() : word.size() - n.size();
+    };
+    if (d < best_distance || (d == best_distance && length_gap(name) < length_gap(best))) {
       best = name;
       best_distance = d;
     }

@@ -26,6 +26,7 @@ class Api {
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `params` is a parameter list, spliced as written.
 #define GPUCLK_NVML_MEMBER(name, params, args) nvmlReturn_t(*name) params = nullptr;
   GPUCLK_NVML_ALL(GPUCLK_NVML_MEMBER)
 #undef GPUCLK_NVML_MEMBER

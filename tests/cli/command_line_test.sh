@@ -52,7 +52,7 @@ codes=$(sed -n '/enum class ExitCode/,/};/p' "$SRC/src/util/error.h" | grep -oE 
 exit_line=$(grep -A3 'Exit codes follow nvidia-smi' "$SRC/README.md" | tr '\n' ' ')
 for code in $codes; do
   check
-  grep -qE "(^|[^0-9])$code [a-z]" <<<"$exit_line" || fail "README's exit-code list lacks $code"
+  grep -qE "(^|[^0-9])$code [A-Za-z]" <<<"$exit_line" || fail "README's exit-code list lacks $code"
 done
 
 finish
