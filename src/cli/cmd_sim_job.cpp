@@ -14,8 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "nvml/api.h"
-#include "nvml/sim_jobs.h"
+#include "gpu/sim_jobs.h"
 #include "util/error.h"
 
 namespace gpuclk::cli {
@@ -49,7 +48,7 @@ double parse_amount(const std::string& text) {
 }
 
 int run_sim_job(Context& ctx, const SimJobOptions& o) {
-  auto jobs = nvml::SimJobs::of(ctx.nvml());
+  auto jobs = gpu::SimJobs::of(ctx.nvml());
   if (!jobs) {
     throw Error(ExitCode::not_supported, "sim-job runs only on the simulator",
                 "gpuclk --sim sim-job …, or GPUCLK_NVML_LIB naming libnvml-sim.so");
@@ -75,7 +74,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
   std::signal(SIGHUP, on_signal);
   std::vector<std::uint64_t> ids;
   for (auto* d : devices) ids.push_back(jobs->start(d->index(), o.workload, amount, o.seconds));
-  std::vector<nvml::SimJobStatus> last(devices.size());
+  std::vector<gpu::SimJobStatus> last(devices.size());
   for (bool running = true; running;) {
     running = false;
     for (std::size_t i = 0; i < devices.size(); ++i) {

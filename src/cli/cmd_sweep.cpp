@@ -23,8 +23,7 @@
 #include "cli/context.h"
 #include "control/restore.h"
 #include "control/validate.h"
-#include "nvml/api.h"
-#include "nvml/sim_jobs.h"
+#include "gpu/sim_jobs.h"
 #include "sweep/best.h"
 #include "sweep/plan.h"
 #include "sweep/plot.h"
@@ -196,7 +195,7 @@ std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions&
     }
     return w;
   }
-  if (auto jobs = nvml::SimJobs::of(ctx.nvml())) {
+  if (auto jobs = gpu::SimJobs::of(ctx.nvml())) {
     return sweep::simulated_workload(*jobs, o.workload, ctx.clock(), timing);
   }
   return sweep::bench_workload(o.workload, timing);

@@ -33,7 +33,7 @@ double seconds_of(Clock::Duration d) { return std::chrono::duration<double>(d).c
 
 class SimulatedWorkload final : public Workload {
  public:
-  SimulatedWorkload(nvml::SimJobs jobs, std::string name, const Clock& clock, Timing timing)
+  SimulatedWorkload(gpu::SimJobs jobs, std::string name, const Clock& clock, Timing timing)
       : jobs_(jobs), name_(std::move(name)), clock_(clock), timing_(timing) {}
 
   WorkUnit unit() const override { return {name_.rfind("mem-", 0) == 0 ? "GB" : "TFLOP"}; }
@@ -53,7 +53,7 @@ class SimulatedWorkload final : public Workload {
     };
     try {
       const bool warm = wait_for(clock_, timing_.warmup, stop);
-      std::vector<nvml::SimJobStatus> before, after;
+      std::vector<gpu::SimJobStatus> before, after;
       for (std::size_t i = 0; i < gpus.size(); ++i)
         before.push_back(jobs_.status(gpus[i]->index(), ids[i]));
       window.begin();
@@ -76,7 +76,7 @@ class SimulatedWorkload final : public Workload {
   }
 
  private:
-  nvml::SimJobs jobs_;
+  gpu::SimJobs jobs_;
   std::string name_;
   const Clock& clock_;
   Timing timing_;
@@ -202,7 +202,7 @@ const std::vector<std::string>& workload_names() {
   return names;
 }
 
-std::unique_ptr<Workload> simulated_workload(nvml::SimJobs jobs, const std::string& name,
+std::unique_ptr<Workload> simulated_workload(gpu::SimJobs jobs, const std::string& name,
                                              const Clock& clock, Timing timing) {
   return std::make_unique<SimulatedWorkload>(jobs, name, clock, timing);
 }

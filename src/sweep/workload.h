@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpu/device.h"
-#include "nvml/sim_jobs.h"
+#include "gpu/sim_jobs.h"
 #include "sweep/result.h"
 #include "util/clock.h"
 
@@ -49,7 +49,7 @@ const std::vector<std::string>& workload_names();
 
 // The simulator's job of kind `name` (amounts in FLOP → TFLOP, bytes → GB): each point starts
 // a job with no fixed amount, waits the warm-up, and counts what the job did in the window.
-std::unique_ptr<Workload> simulated_workload(nvml::SimJobs jobs, const std::string& name,
+std::unique_ptr<Workload> simulated_workload(gpu::SimJobs jobs, const std::string& name,
                                              const Clock& clock, Timing timing);
 
 // The bench workload `name` on real GPUs through CUDA (throws not_supported in a build without

@@ -9,8 +9,10 @@
 #include <vector>
 
 namespace gpuclk::nvml {
-
 class Api;
+}
+
+namespace gpuclk::gpu {
 
 struct SimJobStatus {
   std::uint64_t id = 0;
@@ -28,7 +30,7 @@ struct SimJobStatus {
 class SimJobs {
  public:
   // nullopt unless `api` loaded the simulator (and it exports the job entry points).
-  static std::optional<SimJobs> of(const Api& api);
+  static std::optional<SimJobs> of(const nvml::Api& api);
 
   // The kinds the simulator runs ("gemm-bf16", "mem-copy", …).
   std::vector<std::string> kinds() const;
@@ -51,4 +53,4 @@ class SimJobs {
   const Table* table_;
 };
 
-}  // namespace gpuclk::nvml
+}  // namespace gpuclk::gpu

@@ -1,4 +1,4 @@
-#include "nvml/sim_jobs.h"
+#include "gpu/sim_jobs.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,9 @@
 #include "nvml/api.h"
 #include "util/error.h"
 
-namespace gpuclk::nvml {
+namespace gpuclk::gpu {
+
+using nvml::Api;
 
 struct SimJobs::Table {
   decltype(&gpuclk_sim_job_start) start = nullptr;
@@ -106,4 +108,4 @@ void SimJobs::stop(unsigned index, std::uint64_t id) const {
 
 double SimJobs::time_s() const { return table_->time(); }
 
-}  // namespace gpuclk::nvml
+}  // namespace gpuclk::gpu
