@@ -121,7 +121,8 @@ control::Request point_request(sweep::Axis axis, double value) {
     r.locked_gpu_clocks = control::Change<control::ClockLock>::of(control::ClockLock::range(
         control::ClockBound::megahertz(mhz), control::ClockBound::megahertz(mhz)));
   } else {
-    r.power_limit_watts = control::Change<double>::of(value);
+    r.power_limit = control::Change<units::Milliwatts>::of(
+        units::Milliwatts(static_cast<std::uint64_t>(std::llround(value * 1000.0))));
   }
   return r;
 }
@@ -173,7 +174,7 @@ void restore_settings(Context& ctx, const std::vector<gpu::Device*>& gpus, sweep
         r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
                                           : control::Change<control::ClockLock>::driver_default();
       } else if (s.power_limit_mw) {
-        r.power_limit_watts = control::Change<double>::of(*s.power_limit_mw / 1000.0);
+        r.power_limit = control::Change<units::Milliwatts>::of(*s.power_limit_mw);
       }
       return r;
     });
@@ -187,7 +188,7 @@ std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions&
     c.argv = o.command;
     if (!o.metric.empty()) c.metric = o.metric;
     c.metric_unit = o.metric_unit;
-    if (ctx.simulated()) c.nvml_library = ctx.nvml().path();
+    if (ctx.simulated()) c.nvml_library = ctx.nvml_library_path();
     auto w = sweep::command_workload(std::move(c), ctx.clock());
     if (o.repeat > 1) {
       throw bad_argument("--repeat is not implemented for more than one run per point",

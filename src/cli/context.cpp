@@ -56,6 +56,8 @@ std::string Context::executable_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+std::string Context::nvml_library_path() { return nvml().path(); }
+
 nvml::Api& Context::nvml() {
   if (api_) return *api_;
   const std::string sim_lib = (std::filesystem::path(executable_dir()) / "libnvml-sim.so").string();

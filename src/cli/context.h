@@ -49,6 +49,8 @@ class Context {
 
   // NVML, loaded on first use (the simulator with --sim). Throws Error (exit 12/9) with a hint.
   nvml::Api& nvml();
+  // The NVML library file actually loaded (the simulator's under --sim); loads it if needed.
+  std::string nvml_library_path();
   // Every GPU; opened on first use.
   gpu::DeviceSet& devices();
   // The one home of "which GPUs": commands ask here and never read or rewrite -i themselves.
