@@ -66,6 +66,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
   if (ctx.options.devices.empty()) {
     if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
       ctx.options.devices = visible;
+      ctx.options.devices_given = true;
     }
   }
   const auto devices = ctx.selected();
