@@ -74,6 +74,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGHUP, on_signal);
   std::vector<std::uint64_t> ids;
+  ids.reserve(devices.size());
   for (auto* d : devices) ids.push_back(jobs->start(d->index(), o.workload, amount, o.seconds));
   std::vector<gpu::SimJobStatus> last(devices.size());
   for (bool running = true; running;) {
