@@ -11,8 +11,12 @@ command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 77; }
 COMPAT="$GPUCLK_BIN_DIR/nvml-compat"
 [ -e "$COMPAT/libnvidia-ml.so.1" ] || { echo "FAIL: $COMPAT/libnvidia-ml.so.1 is missing (built with nvml_sim)"; exit 1; }
 
-SOCKET="gpuclk-nvtop-$$"
-trap 'tmux -L "$SOCKET" kill-server 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+# One tmux server per screen: a server stopped by kill-server can still hold its socket when the
+# next new-session connects to it ("server exited unexpectedly"; seen in CI), so none is reused.
+SOCKETS=()
+SOCKET=""
+stop_servers() { local s; for s in "${SOCKETS[@]}"; do tmux -L "$s" kill-server 2>/dev/null; done; }
+trap 'stop_servers; rm -rf "$TEST_TMP"' EXIT
 export HOME="$TEST_TMP/home"  # nvtop keeps its settings there
 mkdir -p "$HOME"
 
@@ -20,7 +24,9 @@ mkdir -p "$HOME"
 # is given, in $OUT.
 screen() {
   local scenario=$1 start=$2 speed=${3:-0} pane
-  tmux -L "$SOCKET" kill-server 2>/dev/null
+  stop_servers
+  SOCKET="gpuclk-nvtop-$$-${#SOCKETS[@]}"
+  SOCKETS+=("$SOCKET")
   tmux -L "$SOCKET" new-session -d -x 200 -y 60 \
     "env LD_LIBRARY_PATH='$COMPAT' GPUCLK_SIM_SCENARIO=$scenario GPUCLK_SIM_SPEED=$speed \
        GPUCLK_SIM_START=$start GPUCLK_SIM_STATE='$TEST_TMP/$scenario-$speed.state' HOME='$HOME' \
