@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/query_fields.h"
+#include "cli/service_views.h"
 #include "serve/http.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
@@ -75,7 +75,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
           .dump();
     return service->handle(request, p).dump();
   });
-  std::vector<serve::View> views = {{"query", read_all_query_fields}};
+  auto views = service_views(ctx);
   // --govern POLICY (src/govern) will run here, on the service's sampler.
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
