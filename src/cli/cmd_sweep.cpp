@@ -41,7 +41,9 @@ namespace fs = std::filesystem;
 struct SweepOptions {
   std::string sm_clocks, power_limits, workload;
   double warmup = 2, duration = 5;
-  int repeat = 0;
+  CLI::Option* warmup_option = nullptr;  // count() > 0: given on the command line
+  CLI::Option* duration_option = nullptr;
+  int repeat = 1;
   std::string max_slowdown = "5%";
   std::string out;
   std::string apply_best;
@@ -188,13 +190,9 @@ std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions&
     c.argv = o.command;
     if (!o.metric.empty()) c.metric = o.metric;
     c.metric_unit = o.metric_unit;
+    c.repeat = static_cast<unsigned>(o.repeat);
     if (ctx.simulated()) c.nvml_library = ctx.nvml_library_path();
-    auto w = sweep::command_workload(std::move(c), ctx.clock());
-    if (o.repeat > 1) {
-      throw bad_argument("--repeat is not implemented for more than one run per point",
-                         "run the command's own loop, or time one run per point");
-    }
-    return w;
+    return sweep::command_workload(std::move(c), ctx.clock());
   }
   if (auto jobs = gpu::SimJobs::of(ctx.nvml())) {
     return sweep::simulated_workload(*jobs, o.workload, ctx.clock(), timing);
@@ -235,6 +233,20 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   }
   if (!o.metric.empty() && o.command.empty()) {
     throw bad_argument("--metric reads a command's output: give the command after --");
+  }
+  if (o.repeat < 1) {
+    throw bad_argument(fmt::format("--repeat {}: need at least 1 run per point", o.repeat),
+                       "e.g. --repeat 3");
+  }
+  // A command's window is its own runs: --warmup/--duration would be silently ignored.
+  const bool duration_given = o.duration_option && o.duration_option->count() > 0;
+  const bool warmup_given = o.warmup_option && o.warmup_option->count() > 0;
+  if (!o.command.empty() && (warmup_given || duration_given)) {
+    throw bad_argument(
+        fmt::format("{} times --workload's measured window; a command is measured over its own "
+                    "runs",
+                    duration_given ? "--duration" : "--warmup"),
+        "drop it, and give --repeat N to run the command N times per point");
   }
   if (!(o.warmup >= 0) || !(o.duration > 0)) {
     throw bad_argument(fmt::format("--warmup {} / --duration {}: need warmup ≥ 0, duration > 0",
@@ -300,9 +312,11 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
 
   const sweep::Timing timing{
       std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.warmup)),
-      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.duration))};
+      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.duration)),
+      static_cast<unsigned>(o.repeat)};
   auto workload = make_workload(ctx, o, timing);
   report.workload = workload->describe();
+  report.repeat = static_cast<unsigned>(o.repeat);
   report.unit = workload->unit();
 
   const auto before = settings_before(ctx, gpus);
@@ -387,6 +401,11 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
                   << "; base: the settings found before, else the fastest point):\n";
         ctx.printer()->print_table(sweep::best_table(report));
       }
+      if (!report.best_per_gpu.empty()) {
+        std::cout << "\nBest points per GPU (each GPU's own curve; base: its settings found "
+                     "before):\n";
+        ctx.printer()->print_table(sweep::best_per_gpu_table(report));
+      }
       for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
     }
   }
@@ -440,9 +459,15 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   sub->add_option("--workload", o->workload,
                   "gemm-bf16 | gemm-fp16 | gemm-tf32 | gemm-fp32 | gemm-fp8 | mem-copy | "
                   "mem-triad | fma (the bench; simulated jobs under --sim)");
-  sub->add_option("--warmup", o->warmup, "seconds before each point's window (default 2)");
-  sub->add_option("--duration", o->duration, "seconds measured per point (default 5)");
-  sub->add_option("--repeat", o->repeat, "runs of the command per point (1)");
+  o->warmup_option = sub->add_option("--warmup", o->warmup,
+                                     "--workload: seconds before each point's window (default 2)");
+  o->duration_option = sub->add_option("--duration", o->duration,
+                                       "--workload: seconds per measured window (default 5)");
+  sub->add_option("--repeat", o->repeat,
+                  "runs per point (default 1). -- CMD: the command runs N times back to back in "
+                  "the window (rate: N runs / wall time, or the mean of the N --metric rates). "
+                  "--workload: N windows of --duration after one warm-up (rate: their median); "
+                  "both report the runs and their spread");
   sub->add_option("--max-slowdown", o->max_slowdown,
                   "slowdown allowed for the min-energy point, vs the fastest (default 5%)");
   sub->add_option("--out", o->out,
@@ -463,7 +488,9 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   sub->add_option("command", o->command, "the command and its arguments (after --)")->expected(-1);
   sub->positionals_at_end();
   sub->footer(
-      "Usage: gpuclk sweep (--sm-clocks R | --power-limits R) (--workload W | -- CMD ...)\n"
+      "Usage: gpuclk sweep (--sm-clocks R | --power-limits R)\n"
+      "                    (--workload W [--warmup S] [--duration S] | -- CMD ...) [--repeat N]\n"
+      "With several GPUs the best points are given for the node (sum per setting) and per GPU.\n"
       "Exit code: 0; 2 bad argument; 4 read-only; 128 + signal when interrupted (settings "
       "restored); 255 when the work failed at a point.");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_sweep(ctx, *o); }; });
