@@ -4,7 +4,8 @@
 #   scripts/sweep-figures.sh [OUTDIR]      (default /tmp/gpuclk-sweep-figures)
 # Writes OUTDIR/<name>.txt (the command line and what it printed on stdout), OUTDIR/<name>.err
 # (stderr: a swept command's own output) and OUTDIR/<name>/ (--out: JSON, CSV, plots);
-# docs/images/sweep-bf16-h100.png is OUTDIR/bf16/sweep.png.
+# docs/images/sweep-bf16-h100.png is OUTDIR/bf16/sweep.png, docs/images/sweep-capped-gpu.png
+# OUTDIR/capped/sweep.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${GPUCLK_BIN:-build/release/gpuclk}

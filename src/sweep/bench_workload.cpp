@@ -40,8 +40,10 @@ class BenchWorkload final : public Workload {
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
                             const std::function<bool()>&) override {
     std::vector<bench::DeviceInfo> cuda;
+    cuda.reserve(static_cast<std::size_t>(std::max(0, bench::device_count())));
     for (int d = 0; d < bench::device_count(); ++d) cuda.push_back(bench::device_info(d));
     std::vector<bench::NvmlGpu> nvml;
+    nvml.reserve(gpus.size());
     for (auto* g : gpus) {
       nvml.push_back({g->index(), g->name(), g->uuid(), g->bus_id()});
     }
@@ -77,6 +79,7 @@ class BenchWorkload final : public Workload {
       out[i].seconds = std::chrono::duration<double>(r->window_end - r->window_start).count();
       out[i].work = r->overall_rate * out[i].seconds / scale;
       std::vector<TimedWork> pieces;
+      pieces.reserve(r->repetitions.size());
       for (const auto& rep : r->repetitions)
         pieces.push_back({rep.start_seconds, rep.seconds, rep.rate * rep.seconds / scale});
       out[i].run_rates = window_rates(pieces, windows, window_seconds);

@@ -49,6 +49,7 @@ class SimulatedWorkload final : public Workload {
     // busy for ever.
     const double max_s = seconds_of(timing_.warmup + timing_.measure * windows) + 30;
     std::vector<std::uint64_t> ids;
+    ids.reserve(gpus.size());
     for (auto* g : gpus) ids.push_back(jobs_.start(g->index(), name_, 0, max_s));
     std::vector<WorkDone> out(gpus.size());
     const auto stop_all = [&] {

@@ -222,6 +222,10 @@ expect_json '[.best_per_gpu[] | .max_throughput.requested_sm_mhz] | unique | len
 expect_json ".notes | index(\"GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz\") != null" true
 OUT=$TABLE
 expect_out "note: GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz"
+# The plots mark each GPU's best points on its own curve, GPU 2's labelled as its own.
+check; grep -q "^$mt2 .*\"GPU 2: [^\"]*max_throughput" "$TEST_TMP/capped/best.dat" || fail "best.dat lacks GPU 2's own max_throughput at $mt2 MHz"
+check; [ "$(grep -c '^# GPU [0-3]$' "$TEST_TMP/capped/best.dat")" -eq 4 ] || fail "best.dat lacks a block per GPU"
+check; [ "$(grep -c '<text>best points</text>' "$TEST_TMP/capped/sweep.svg")" -eq 4 ] || fail "SVG lacks the best points in each panel"
 # The node's curve is the sum: its max throughput is where the last GPU stops gaining.
 OUT=$(cat "$TEST_TMP/capped/sweep.json")
 expect_json '.best.max_throughput.requested_sm_mhz' "$mt0"
@@ -382,6 +386,20 @@ gpuclk --sim sweep -i 1 --sm-clocks 990 --no-baseline --repeat 2 -- true
 expect_exit 0
 expect_out_re "Runs +Spread %"
 expect_out_re " 990 +[0-9]+ +[0-9.]+ +2 "
+# SIGTERM mid-point ends it there (the signal reaches the running command too), no further run
+# starts, the settings are restored, exit 143.
+"$GPUCLK_BIN" --sim --format json sweep -i 1 --sm-clocks 990,1410 --no-baseline --repeat 50 -- sleep 0.2 \
+  >"$TEST_TMP/rterm.out" 2>"$TEST_TMP/rterm.err" &
+pid=$!
+sleep 1; kill -TERM $pid; wait $pid; RC=$?
+LAST_CMD="sweep --repeat 50 (SIGTERM)"; OUT=$(cat "$TEST_TMP/rterm.out"); ERR=$(cat "$TEST_TMP/rterm.err")
+expect_exit 143
+expect_json '.interrupted' true
+expect_json '.points | length' 1
+expect_json '.points[0].error | test("^(interrupted after [0-9]+ of 50 runs|run [0-9]+ of 50: the command was killed by signal 15.*)$")' true
+expect_json '.points[0].runs < 50' true
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
 # --duration/--warmup time a workload's window: with a command they are refused, not ignored.
 gpuclk --sim sweep -i 1 --sm-clocks 990 --duration 3 -- true
 expect_exit 2; expect_err "--duration times --workload's measured window"; expect_err "--repeat N"
