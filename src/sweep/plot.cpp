@@ -108,9 +108,10 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
       const CurvePoint& c = best_at[requested]->point;
       std::string label;
       for (const auto& k : kinds) {
-        if (labelled.insert({requested, k}).second) label += (label.empty() ? "" : "+") + k;
+        if (!labelled.insert({requested, k}).second) continue;
+        label += label.empty() ? prefix : "+";
+        label += k;
       }
-      if (!label.empty()) label = prefix + label;
       out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\"\n", requested, c.rate,
                          c.power_w, c.energy_per_work, c.edp(), prefix.empty() ? label : "",
                          prefix.empty() ? "" : label);
@@ -123,8 +124,9 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
   } else {
     bool first = true;
     for (const auto& [gpu, list] : r.best_per_gpu) {
-      best += fmt::format("# GPU {}\n", gpu) +
-              rows(list, first ? "" : fmt::format("GPU {}: ", gpu)) + "\n\n";
+      best += fmt::format("# GPU {}\n", gpu);
+      best += rows(list, first ? "" : fmt::format("GPU {}: ", gpu));
+      best += "\n\n";
       first = false;
     }
   }

@@ -14,7 +14,7 @@ within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { d = a - b; if (d < 0) d = 
 model() { grep -E "^$1 *=" "$MODEL" | head -1 | sed -E 's/^[^=]*= *//; s/ *#.*//'; }
 model_in() { model "$1" | tr -d '{}' | tr ',' '\n' | grep -E "^ *$2 *=" | sed -E 's/.*= *//'; }
 settings() {
-  gpuclk --sim query --query-gpu=index,persistence_mode,clocks.applications.graphics,clocks.applications.memory,power.limit --format=csv,noheader
+  gpuclk --sim query --query-gpu=index,persistence_mode,compute_mode,ecc.mode.current,clocks.applications.graphics,clocks.applications.memory,power.limit --format=csv,noheader
 }
 
 SMS=$(model sm_count)
@@ -289,7 +289,7 @@ expect_json '.gpus[0].touched | index("locked_gpu_clocks") != null' true
 gpuclk --sim restore
 expect_exit 0
 settings
-expect_out "3, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # restore goes back before the `set`
+expect_out "3, Enabled, Default, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # restore goes back before the `set`
 gpuclk --sim journal
 expect_out "no GPU changed by gpuclk is recorded"
 
@@ -303,6 +303,8 @@ gpuclk --sim sweep -i 0 --power-limits 100:700:100 --workload gemm-bf16
 expect_exit 2; expect_err "power limit 100 W is outside GPU 0's range (200 W–700 W)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:x:90 --workload gemm-bf16
 expect_exit 2; expect_err "'x' is not a number"
+gpuclk --sim sweep -i 0 --sm-clocks 810:1980:100 --workload gemm-bf16   # a step off the 15 MHz grid
+expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980 --workload gemm-bf16
 expect_exit 2; expect_err "A:B:STEP"
 gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-int3
