@@ -50,6 +50,7 @@ struct SweepOptions {
   std::string metric, metric_unit = "unit";
   std::string interval = "100ms";
   bool concurrent = false, fail_fast = false, snap = false, no_baseline = false;
+  bool per_gpu = false;  // --apply-best: each GPU its own best point
   std::vector<std::string> command;
 };
 
@@ -258,6 +259,10 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
                        "valid: max_throughput, min_energy, min_edp, min_energy_within_slowdown, "
                        "knee");
   }
+  if (o.per_gpu && o.apply_best.empty()) {
+    throw bad_argument("--per-gpu chooses which best point --apply-best applies: give --apply-best",
+                       "e.g. --apply-best min_energy --per-gpu");
+  }
   const auto interval = telemetry::parse_interval(o.interval);
   if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
   const double max_slowdown = parse_slowdown(o.max_slowdown);
@@ -371,21 +376,48 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
         gpu, locks, lo == hi ? fmt::format("{:.0f}", lo) : fmt::format("{:.0f}–{:.0f}", lo, hi)));
   }
 
-  // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore).
+  // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore); with
+  // --per-gpu each GPU's own point.
   if (!o.apply_best.empty() && !run.interrupted) {
-    const auto chosen =
-        std::find_if(report.best.begin(), report.best.end(),
-                     [&](const sweep::BestPoint& b) { return b.kind == o.apply_best; });
-    if (chosen == report.best.end()) {
+    const auto setting_of =
+        [&](const std::vector<sweep::BestPoint>& list) -> std::optional<double> {
+      const auto it = std::find_if(list.begin(), list.end(), [&](const sweep::BestPoint& b) {
+        return b.kind == o.apply_best;
+      });
+      return it == list.end() ? std::nullopt : std::optional(it->point.requested);
+    };
+    const bool per_gpu = o.per_gpu && !report.best_per_gpu.empty();
+    std::map<unsigned, double> value_of;  // GPU index → setting
+    std::vector<gpu::Device*> targets;
+    std::string applied, missing;
+    for (auto* g : gpus) {
+      std::optional<double> v;
+      if (!per_gpu) {
+        v = setting_of(report.best);
+      } else if (const auto own = report.best_per_gpu.find(g->index());
+                 own != report.best_per_gpu.end()) {
+        v = setting_of(own->second);
+      }
+      if (!v) {
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", g->index());
+        continue;
+      }
+      value_of[g->index()] = *v;
+      targets.push_back(g);
+      applied += fmt::format("{}GPU {} {} {}", applied.empty() ? "" : ", ", g->index(), *v,
+                             sweep::unit_of(axis));
+    }
+    if (targets.empty()) {
       report.notes.push_back(
           fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
     } else {
-      const double value = chosen->point.requested;
-      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), gpus,
-                     [&](gpu::Device&) { return point_request(axis, value); });
-      report.notes.push_back(
-          fmt::format("applied {} = {} {} on {} GPU(s); `gpuclk restore` undoes it", o.apply_best,
-                      value, sweep::unit_of(axis), gpus.size()));
+      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), targets,
+                     [&](gpu::Device& g) { return point_request(axis, value_of.at(g.index())); });
+      report.notes.push_back(fmt::format(
+          "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best, per_gpu ? " per GPU" : "",
+          applied,
+          missing.empty() ? ""
+                          : fmt::format(" (no such point on GPU {}: left as it was)", missing)));
     }
   }
 
@@ -479,6 +511,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
                   "with -- CMD: regex for the rate the command prints (first group, last match)");
   sub->add_option("--metric-unit", o->metric_unit, "the unit of --metric's rate, per second");
   sub->add_option("--interval", o->interval, "telemetry sampling interval (default 100ms)");
+  sub->add_flag("--per-gpu", o->per_gpu,
+                "with --apply-best: each GPU its own best point (best_per_gpu), not the node's");
   sub->add_flag("--concurrent", o->concurrent, "all selected GPUs at once (default: one by one)");
   sub->add_flag("--fail-fast", o->fail_fast, "stop at the first point where the work fails");
   sub->add_flag("--snap", o->snap,

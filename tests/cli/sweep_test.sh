@@ -197,7 +197,8 @@ E700=$(expected_best "$(model limit_default_w)"); E2=$(expected_best "$LIMIT2")
 echo "expected at $(model limit_default_w) W: $(echo $E700); at $LIMIT2 W: $(echo $E2)"
 expected_of() { sed -nE "s/^$2=//p" <<<"$1"; }
 fresh_node
-gpuclk --sim "$CAPPED" sweep --concurrent --sm-clocks 810:1980:90 --workload gemm-bf16 --warmup 1 --duration 2 --out "$TEST_TMP/capped"
+gpuclk --sim "$CAPPED" sweep --concurrent --sm-clocks 810:1980:90 --workload gemm-bf16 --warmup 1 --duration 2 --out "$TEST_TMP/capped" \
+  --apply-best max_throughput --per-gpu
 expect_exit 0
 expect_out "Best points per GPU"
 TABLE=$OUT
@@ -229,6 +230,15 @@ check; [ "$(grep -c '<text>best points</text>' "$TEST_TMP/capped/sweep.svg")" -e
 # The node's curve is the sum: its max throughput is where the last GPU stops gaining.
 OUT=$(cat "$TEST_TMP/capped/sweep.json")
 expect_json '.best.max_throughput.requested_sm_mhz' "$mt0"
+# --apply-best --per-gpu locked each GPU at its own point (journaled); restore undoes it.
+gpuclk --sim "$CAPPED" --format json journal
+expect_json '[.gpus[] | "\(.index):\(.applied.locked_gpu_clocks.max_mhz)"] | join(",")' "0:$mt0,1:$mt0,2:$mt2,3:$mt0"
+gpuclk --sim "$CAPPED" restore
+expect_exit 0
+gpuclk --sim "$CAPPED" journal
+expect_out "no GPU changed by gpuclk is recorded"
+gpuclk --sim "$CAPPED" sweep --sm-clocks 990 --workload gemm-bf16 --per-gpu
+expect_exit 2; expect_err "--per-gpu chooses which best point --apply-best applies"
 
 # --- Power-limit sweep 200-700 W: the clock follows the limit, the rate with it ---
 fresh_node
