@@ -25,8 +25,8 @@ PointResult point_from(const telemetry::Sampler& sampler, std::size_t i, gpu::De
   p.error = done.error;
   if (done.rate) {
     p.rate = done.rate;
-  } else if (done.seconds > 0) {
-    p.rate = done.work / done.seconds;
+  } else if (done.seconds > 0 && (done.work > 0 || done.error.empty())) {
+    p.rate = done.work / done.seconds;  // a point that failed before any work has no rate
   }
   p.runs = done.runs;
   p.run_rates = done.run_rates;

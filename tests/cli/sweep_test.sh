@@ -344,6 +344,7 @@ export PATH="$GPUCLK_BIN_DIR:$PATH"
 gpuclk --sim --format json sweep -i 0 --sm-clocks 990,1410,1980 --metric 'gemm-bf16 +[0-9.]+ +[0-9.]+ +([0-9.]+)' --metric-unit TFLOP --no-baseline -- "$TEST_TMP/job.sh"
 expect_exit 255
 expect_json '[.points[] | .error // "ok"] | join(",")' "ok,the command exited with status 3,ok"
+expect_json '.points[1].rate' null   # no work done: no rate (N/A), not 0 or 1 run/s
 r990=$(jq -r '.points[0].rate' <<<"$OUT")
 expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
 check; within 2 "$r990" "$expected" || fail "sim-job's own rate at 990 MHz: $r990, the model says $expected"
