@@ -152,6 +152,8 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.ecc_supported = features->boolean_or("ecc", false);
     s.mig_supported = features->boolean_or("mig", false);
     s.power_average_supported = features->boolean_or("power_average", true);
+    s.row_remapper_banks =
+        static_cast<std::uint32_t>(features->integer_or("row_remapper_banks", 0));
   }
   return spec;
 }

@@ -597,4 +597,49 @@ typedef struct nvmlExcludedDeviceInfo_st nvmlExcludedDeviceInfo_t;
 typedef struct nvmlEncoderSessionInfo_st nvmlEncoderSessionInfo_t;
 typedef struct nvmlFBCSessionInfo_st nvmlFBCSessionInfo_t;
 
+// Samples the driver keeps per device (nvmlDeviceGetSamples).
+typedef enum nvmlSamplingType_enum {
+  NVML_TOTAL_POWER_SAMPLES = 0,         // mW
+  NVML_GPU_UTILIZATION_SAMPLES = 1,     // percent
+  NVML_MEMORY_UTILIZATION_SAMPLES = 2,  // percent
+  NVML_ENC_UTILIZATION_SAMPLES = 3,
+  NVML_DEC_UTILIZATION_SAMPLES = 4,
+  NVML_PROCESSOR_CLK_SAMPLES = 5,  // MHz
+  NVML_MEMORY_CLK_SAMPLES = 6,     // MHz
+  NVML_MODULE_POWER_SAMPLES = 7,   // mW, Grace Hopper modules only
+  NVML_JPG_UTILIZATION_SAMPLES = 8,
+  NVML_OFA_UTILIZATION_SAMPLES = 9
+} nvmlSamplingType_t;
+
+typedef struct nvmlSample_st {
+  unsigned long long timeStamp;  // µs since the epoch
+  nvmlValue_t sampleValue;
+} nvmlSample_t;
+
+// Row remapping (A100 and later): banks by how many spare rows they have left.
+typedef struct nvmlRowRemapperHistogramValues_st {
+  unsigned int max;
+  unsigned int high;
+  unsigned int partial;
+  unsigned int low;
+  unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
+// Events (nvmlEventSetCreate, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2).
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001ULL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002ULL
+#define nvmlEventTypePState 0x0000000000000004ULL
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+#define nvmlEventTypeClock 0x0000000000000010ULL
+#define nvmlEventMigConfigChange 0x0000000000000100ULL
+
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the Xid for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 }  // extern "C"

@@ -18,14 +18,6 @@ using nlohmann::json;
 
 class sim_abi_clients_test : public sim_abi_test {};
 
-void* library_handle() {
-  return dlopen((std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so").c_str(),
-                RTLD_NOW | RTLD_NOLOAD);
-}
-
-// An entry point by name, typed as its prototype in the generated header.
-#define SIM_FN(name) reinterpret_cast<decltype(&::name)>(dlsym(library_handle(), #name))
-
 json recording() {
   std::ifstream in(std::string(GPUCLK_SOURCE_DIR) + "/tests/unit/sim_abi_h100_nvml.json");
   return json::parse(in);

@@ -108,6 +108,15 @@ class sim_abi_test : public ::testing::Test {
   fs::path dir_;
 };
 
+// The library a child process loaded (in_child), for entry points the Nvml table does not list.
+inline void* library_handle() {
+  return dlopen((std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so").c_str(),
+                RTLD_NOW | RTLD_NOLOAD);
+}
+
+// An entry point by name, typed as its prototype in the generated header (entry_points.gen.h).
+#define SIM_FN(name) reinterpret_cast<decltype(&::name)>(dlsym(library_handle(), #name))
+
 // Frozen time at t: deterministic readings.
 inline std::map<std::string, std::string> frozen(const char* scenario, const char* t) {
   return {{"GPUCLK_SIM_SCENARIO", scenario}, {"GPUCLK_SIM_SPEED", "0"}, {"GPUCLK_SIM_START", t}};
