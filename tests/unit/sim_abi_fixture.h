@@ -108,6 +108,12 @@ class sim_abi_test : public ::testing::Test {
   fs::path dir_;
 };
 
+// For in_child's status: the child printed its own failures; this only marks the test failed
+// (EXPECT_EQ on the call itself would print the whole lambda's source).
+inline void expect_passed(int child_status) {
+  EXPECT_EQ(child_status, 0) << "checks in the child process failed (printed above)";
+}
+
 // The library a child process loaded (in_child), for entry points the Nvml table does not list.
 inline void* library_handle() {
   return dlopen((std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so").c_str(),
