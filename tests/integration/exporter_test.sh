@@ -131,14 +131,18 @@ got=$(promql 'gpuclk_gpu_pcie_link_generation{node="misconfigured",gpu="2"} < gp
 check; [ "$got" == 1 ] || fail "misconfigured GPU 2 PCIe link not degraded in Prometheus"
 
 # --- the live node: energy counter rate matches power; GPM activity is there ---
-sleep 3
+# rate() over [10s] divides by the whole 10 s: with only 4 s of samples in the window it
+# extrapolates half an interval and returns about half the true rate (0.44-0.53 seen here when
+# the earlier checks were quick). So wait until the window is covered by samples.
+for _ in $(seq 150); do
+  n=$(promql 'count_over_time(gpuclk_gpu_energy_joules_total{node="default",gpu="0"}[10s])' | jq -r '.data.result[0].value[1] // 0')
+  [ "${n:-0}" -ge 10 ] && break
+  sleep 0.1
+done
 got=$(promql 'sum(rate(gpuclk_gpu_energy_joules_total{node="default"}[10s])) / sum(avg_over_time(gpuclk_gpu_power_watts{node="default"}[10s]))' | jq -r '.data.result[0].value[1]')
-echo "default node: energy rate / mean power = $got"
-# KNOWN ISSUE (merge of 2026-11-23): this ratio was 0.90-1.01 on the serve branch and is 0.44-0.53
-# on the merged tree, while `gpuclk dmon -s px` on the same scenario shows energy and power
-# agreeing. Reported, not asserted, until the cause is found (session note, issue 11).
-python3 -c "import sys; sys.exit(0 if 0.8 < float('$got') < 1.25 else 1)" 2>/dev/null ||
-  echo "KNOWN ISSUE: energy rate / power = $got on the live node (expected 0.8-1.25)"
+echo "default node: energy rate / mean power = $got ($n samples in the window)"
+check; python3 -c "import sys; sys.exit(0 if 0.8 < float('$got') < 1.25 else 1)" 2>/dev/null ||
+  fail "live node: energy counter rate / mean power = $got, expected 0.8-1.25"
 got=$(promql 'count(gpuclk_gpu_gpm_activity_ratio{node="default",activity="tensor"})' | jq -r '.data.result[0].value[1]')
 check; [ "$got" == 4 ] || fail "live H100 node: $got GPUs with GPM tensor activity"
 
