@@ -98,6 +98,7 @@ struct GpuSpec {
   std::uint32_t pcie_max_generation = 0;
   std::uint32_t pcie_max_width = 0;
   std::uint32_t nvlink_count = 0;
+  std::uint32_t nvlink_generation = 0;  // 3: A100 (NVLink 3.0), 4: H100 (NVLink 4.0)
   bool has_fan = false;
   bool gpm_supported = false;
   bool ecc_supported = false;

@@ -145,6 +145,7 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.pcie_max_generation = static_cast<std::uint32_t>(bus.integer("pcie_max_generation"));
   s.pcie_max_width = static_cast<std::uint32_t>(bus.integer("pcie_max_width"));
   s.nvlink_count = static_cast<std::uint32_t>(bus.integer_or("nvlink_count", 0));
+  s.nvlink_generation = static_cast<std::uint32_t>(bus.integer_or("nvlink_generation", 0));
 
   if (auto features = top.optional_sub("features")) {
     s.has_fan = features->boolean_or("fan", false);

@@ -634,6 +634,42 @@ typedef struct nvmlEventSet_st* nvmlEventSet_t;
 #define nvmlEventTypeClock 0x0000000000000010ULL
 #define nvmlEventMigConfigChange 0x0000000000000100ULL
 
+// NvLink reads (nvmlDeviceGetNvLinkVersion/Capability/ErrorCounter/RemoteDeviceType).
+typedef enum nvmlNvlinkVersion_enum {
+  NVML_NVLINK_VERSION_INVALID = 0,
+  NVML_NVLINK_VERSION_1_0 = 1,
+  NVML_NVLINK_VERSION_2_0 = 2,
+  NVML_NVLINK_VERSION_2_2 = 3,
+  NVML_NVLINK_VERSION_3_0 = 4,
+  NVML_NVLINK_VERSION_3_1 = 5,
+  NVML_NVLINK_VERSION_4_0 = 6,
+  NVML_NVLINK_VERSION_5_0 = 7
+} nvmlNvlinkVersion_t;
+
+typedef enum nvmlNvLinkCapability_enum {
+  NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
+  NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
+  NVML_NVLINK_CAP_P2P_ATOMICS = 2,
+  NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
+  NVML_NVLINK_CAP_SLI_BRIDGE = 4,
+  NVML_NVLINK_CAP_VALID = 5
+} nvmlNvLinkCapability_t;
+
+typedef enum nvmlNvLinkErrorCounter_enum {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  NVML_NVLINK_ERROR_DL_ECC_DATA = 4
+} nvmlNvLinkErrorCounter_t;
+
+typedef enum nvmlIntNvLinkDeviceType_enum {
+  NVML_NVLINK_DEVICE_TYPE_GPU = 0,
+  NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
+  NVML_NVLINK_DEVICE_TYPE_SWITCH = 2,
+  NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
+} nvmlIntNvLinkDeviceType_t;
+
 typedef struct nvmlEventData_st {
   nvmlDevice_t device;
   unsigned long long eventType;  // one nvmlEventType* bit

@@ -1,6 +1,6 @@
 // libnvml-sim.so's health entry points follow the scenario: events (Xid 79 when a GPU falls off
 // the bus, ECC error events as the counters grow), remapped rows after uncorrectable errors, the
-// PCIe replay counter, and the driver's sample buffers.
+// PCIe replay counter, the driver's sample buffers, and NvLink where the node has NVSwitches.
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -175,6 +175,39 @@ TEST_F(sim_abi_reliability_test, samples_hold_the_current_reading) {
     EXPECT_EQ(SIM_FN(nvmlDeviceGetSamples)(d, static_cast<nvmlSamplingType_t>(10), 0, &type, &count,
                                            &sample),
               NVML_ERROR_INVALID_ARGUMENT);
+  }));
+}
+
+TEST_F(sim_abi_reliability_test, nvlink_reads_on_an_nvswitch_node_and_none_on_a_pcie_card) {
+  // default: 4 H100 SXM on NVSwitches, 18 links each.
+  expect_passed(in_child(frozen("default", "10"), [](Nvml& n) {
+    ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+    const nvmlDevice_t d = n.handle(1);
+    unsigned version = 0;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetNvLinkVersion)(d, 17, &version), NVML_SUCCESS);
+    EXPECT_EQ(version, static_cast<unsigned>(NVML_NVLINK_VERSION_4_0));
+    EXPECT_EQ(SIM_FN(nvmlDeviceGetNvLinkVersion)(d, 18, &version), NVML_ERROR_INVALID_ARGUMENT);
+    unsigned capable = 9;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetNvLinkCapability)(d, 0, NVML_NVLINK_CAP_P2P_SUPPORTED, &capable),
+              NVML_SUCCESS);
+    EXPECT_EQ(capable, 1u);
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetNvLinkCapability)(d, 0, NVML_NVLINK_CAP_SYSMEM_ACCESS, &capable),
+              NVML_SUCCESS);
+    EXPECT_EQ(capable, 0u);
+    nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetNvLinkRemoteDeviceType)(d, 3, &type), NVML_SUCCESS);
+    EXPECT_EQ(type, NVML_NVLINK_DEVICE_TYPE_SWITCH);
+    unsigned long long errors = 9;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetNvLinkErrorCounter)(d, 3, NVML_NVLINK_ERROR_DL_CRC_FLIT, &errors),
+              NVML_SUCCESS);
+    EXPECT_EQ(errors, 0u);
+  }));
+  // h100-calibration: the card was a PCIe pass-through and reported no NvLink.
+  expect_passed(in_child(frozen("h100-calibration", "0"), [](Nvml& n) {
+    ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+    unsigned version = 0;
+    EXPECT_EQ(SIM_FN(nvmlDeviceGetNvLinkVersion)(n.handle(0), 0, &version),
+              NVML_ERROR_NOT_SUPPORTED);
   }));
 }
 
