@@ -47,6 +47,22 @@ nvmlReturn_t row_remapper_histogram(std::size_t i, nvmlRowRemapperHistogramValue
   return NVML_SUCCESS;
 }
 
+// Errors by where they happened. The model's errors are all in DRAM (HBM); the SRAM counters
+// (caches, register files), which nvidia-smi -q prints beside them, stay at 0. ASSUMPTION: the
+// older per-structure locations (L1, L2, register file, texture, CBU) answer NOT_SUPPORTED on
+// these GPUs, as nvidia-smi prints no line for them; not recorded.
+nvmlReturn_t memory_error_counter(std::size_t i, nvmlMemoryErrorType_t type,
+                                  nvmlEccCounterType_t counter, nvmlMemoryLocation_t location,
+                                  unsigned long long* count) {
+  if (location != NVML_MEMORY_LOCATION_DRAM && location != NVML_MEMORY_LOCATION_SRAM) {
+    return location <= NVML_MEMORY_LOCATION_SRAM ? NVML_ERROR_NOT_SUPPORTED
+                                                 : NVML_ERROR_INVALID_ARGUMENT;
+  }
+  const nvmlReturn_t status = total_ecc_errors(i, type, counter, count);
+  if (status == NVML_SUCCESS && location == NVML_MEMORY_LOCATION_SRAM) *count = 0;
+  return status;
+}
+
 nvmlReturn_t pcie_replay_counter(std::size_t i, unsigned int* replays) {
   *replays = static_cast<unsigned int>(dynamics_of(i).pcie_replays);
   return NVML_SUCCESS;

@@ -634,6 +634,18 @@ typedef struct nvmlEventSet_st* nvmlEventSet_t;
 #define nvmlEventTypeClock 0x0000000000000010ULL
 #define nvmlEventMigConfigChange 0x0000000000000100ULL
 
+// Where a memory error happened (nvmlDeviceGetMemoryErrorCounter).
+typedef enum nvmlMemoryLocation_enum {
+  NVML_MEMORY_LOCATION_L1_CACHE = 0,
+  NVML_MEMORY_LOCATION_L2_CACHE = 1,
+  NVML_MEMORY_LOCATION_DRAM = 2,  // also NVML_MEMORY_LOCATION_DEVICE_MEMORY
+  NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+  NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+  NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+  NVML_MEMORY_LOCATION_CBU = 6,
+  NVML_MEMORY_LOCATION_SRAM = 7
+} nvmlMemoryLocation_t;
+
 // NvLink reads (nvmlDeviceGetNvLinkVersion/Capability/ErrorCounter/RemoteDeviceType).
 typedef enum nvmlNvlinkVersion_enum {
   NVML_NVLINK_VERSION_INVALID = 0,

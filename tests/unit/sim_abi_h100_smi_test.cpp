@@ -312,23 +312,26 @@ std::vector<Check> checks() {
       return shown(s, [&] { return enabled(current ? now : pending); });
     });
   }
-  // nvidia-smi splits the totals by SRAM and DRAM; the record's DRAM lines hold them (no SRAM
-  // errors there either).
-  const std::pair<const char*, std::pair<nvmlMemoryErrorType_t, nvmlEccCounterType_t>> ecc[] = {
-      {"ECC Errors/Volatile/DRAM Correctable",
-       {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC}},
-      {"ECC Errors/Volatile/DRAM Uncorrectable",
-       {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC}},
-      {"ECC Errors/Aggregate/DRAM Correctable",
-       {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC}},
-      {"ECC Errors/Aggregate/DRAM Uncorrectable",
-       {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC}}};
-  for (const auto& [key, kind] : ecc) {
-    c.emplace_back(key, [kind](nvmlDevice_t d) {
-      unsigned long long v = 0;
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetTotalEccErrors)(d, kind.first, kind.second, &v);
-      return shown(s, [&] { return std::to_string(v); });
-    });
+  // nvidia-smi splits the counters by location: SRAM (caches, register files) and DRAM.
+  for (const char* counter : {"Volatile", "Aggregate"}) {
+    for (const char* where : {"SRAM", "DRAM"}) {
+      for (const char* kind : {"Correctable", "Uncorrectable"}) {
+        const std::string key = std::string("ECC Errors/") + counter + "/" + where + " " + kind;
+        if (std::string(where) == "SRAM" && std::string(kind) == "Uncorrectable") continue;
+        const auto type = std::string(kind) == "Correctable" ? NVML_MEMORY_ERROR_TYPE_CORRECTED
+                                                             : NVML_MEMORY_ERROR_TYPE_UNCORRECTED;
+        const auto which =
+            std::string(counter) == "Volatile" ? NVML_VOLATILE_ECC : NVML_AGGREGATE_ECC;
+        const auto location =
+            std::string(where) == "SRAM" ? NVML_MEMORY_LOCATION_SRAM : NVML_MEMORY_LOCATION_DRAM;
+        c.emplace_back(key, [type, which, location](nvmlDevice_t d) {
+          unsigned long long v = 0;
+          const nvmlReturn_t s =
+              SIM_FN(nvmlDeviceGetMemoryErrorCounter)(d, type, which, location, &v);
+          return shown(s, [&] { return std::to_string(v); });
+        });
+      }
+    }
   }
   c.emplace_back("Retired Pages/Single Bit ECC", [](nvmlDevice_t d) {
     unsigned n = 0;

@@ -86,7 +86,7 @@ TEST_F(sim_abi_reliability_test, ecc_events_as_the_counters_grow_in_the_first_la
       }));
 }
 
-TEST_F(sim_abi_reliability_test, rows_remapped_after_uncorrectable_errors) {
+TEST_F(sim_abi_reliability_test, uncorrectable_errors_are_in_dram_and_remap_rows) {
   expect_passed(in_child(
       {{"GPUCLK_SIM_SCENARIO", scenario_file("doctor/ecc.toml")},
        {"GPUCLK_SIM_SPEED", "0"},
@@ -98,6 +98,22 @@ TEST_F(sim_abi_reliability_test, rows_remapped_after_uncorrectable_errors) {
                                                 NVML_AGGREGATE_ECC, &uncorrected),
                   NVML_SUCCESS);
         EXPECT_EQ(uncorrected, 6u);  // 720 per hour over 31 s
+        // All of them in DRAM (HBM), none in SRAM; the per-structure locations are not supported.
+        unsigned long long by_location = 0;
+        ASSERT_EQ(SIM_FN(nvmlDeviceGetMemoryErrorCounter)(
+                      n.handle(0), NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                      NVML_MEMORY_LOCATION_DRAM, &by_location),
+                  NVML_SUCCESS);
+        EXPECT_EQ(by_location, 6u);
+        ASSERT_EQ(SIM_FN(nvmlDeviceGetMemoryErrorCounter)(
+                      n.handle(0), NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                      NVML_MEMORY_LOCATION_SRAM, &by_location),
+                  NVML_SUCCESS);
+        EXPECT_EQ(by_location, 0u);
+        EXPECT_EQ(SIM_FN(nvmlDeviceGetMemoryErrorCounter)(
+                      n.handle(0), NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                      NVML_MEMORY_LOCATION_L2_CACHE, &by_location),
+                  NVML_ERROR_NOT_SUPPORTED);
         unsigned corrected_rows = 9, rows = 0, pending = 0, failure = 9;
         ASSERT_EQ(SIM_FN(nvmlDeviceGetRemappedRows)(n.handle(0), &corrected_rows, &rows, &pending,
                                                     &failure),
