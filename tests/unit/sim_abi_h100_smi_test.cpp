@@ -105,6 +105,8 @@ std::string text_of(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned), nvmlDevic
   return shown(s, [&] { return std::string(text); });
 }
 
+// The loops copy each table entry into a named variable: clang 14 cannot capture a structured
+// binding in a lambda.
 std::vector<Check> checks() {
   std::vector<Check> c;
   // Identity and modes.
@@ -169,8 +171,9 @@ std::vector<Check> checks() {
       {"Inforom Version/OEM Object", NVML_INFOROM_OEM},
       {"Inforom Version/ECC Object", NVML_INFOROM_ECC},
       {"Inforom Version/Power Management Object", NVML_INFOROM_POWER}};
-  for (const auto& [key, object] : objects) {
-    c.emplace_back(key, [object](nvmlDevice_t d) {
+  for (const auto& entry : objects) {
+    const auto object = entry.second;
+    c.emplace_back(entry.first, [object](nvmlDevice_t d) {
       char text[64] = {};
       const nvmlReturn_t s = SIM_FN(nvmlDeviceGetInforomVersion)(d, object, text, sizeof text);
       return shown(s, [&] { return std::string(text); });
@@ -223,8 +226,9 @@ std::vector<Check> checks() {
       {"PCI/Bus Id", [](const nvmlPciInfo_t& p) { return std::string(p.busId); }},
       {"PCI/Sub System Id",
        [](const nvmlPciInfo_t& p) { return format("0x%08X", p.pciSubSystemId); }}};
-  for (const auto& [key, print] : pci) {
-    c.emplace_back(key, [print](nvmlDevice_t d) {
+  for (const auto& entry : pci) {
+    const auto print = entry.second;
+    c.emplace_back(entry.first, [print](nvmlDevice_t d) {
       nvmlPciInfo_t p{};
       const nvmlReturn_t s = SIM_FN(nvmlDeviceGetPciInfo_v3)(d, &p);
       return shown(s, [&] { return print(p); });
@@ -253,8 +257,9 @@ std::vector<Check> checks() {
       {"FB Memory Usage/Reserved", &nvmlMemory_v2_t::reserved},
       {"FB Memory Usage/Used", &nvmlMemory_v2_t::used},
       {"FB Memory Usage/Free", &nvmlMemory_v2_t::free}};
-  for (const auto& [key, member] : fb) {
-    c.emplace_back(key, [member](nvmlDevice_t d) {
+  for (const auto& entry : fb) {
+    const auto member = entry.second;
+    c.emplace_back(entry.first, [member](nvmlDevice_t d) {
       nvmlMemory_v2_t m{};
       m.version = nvmlMemory_v2;
       const nvmlReturn_t s = SIM_FN(nvmlDeviceGetMemoryInfo_v2)(d, &m);
@@ -265,8 +270,9 @@ std::vector<Check> checks() {
       {"BAR1 Memory Usage/Total", &nvmlBAR1Memory_t::bar1Total},
       {"BAR1 Memory Usage/Used", &nvmlBAR1Memory_t::bar1Used},
       {"BAR1 Memory Usage/Free", &nvmlBAR1Memory_t::bar1Free}};
-  for (const auto& [key, member] : bar1) {
-    c.emplace_back(key, [member](nvmlDevice_t d) {
+  for (const auto& entry : bar1) {
+    const auto member = entry.second;
+    c.emplace_back(entry.first, [member](nvmlDevice_t d) {
       nvmlBAR1Memory_t m{};
       const nvmlReturn_t s = SIM_FN(nvmlDeviceGetBAR1MemoryInfo)(d, &m);
       return shown(s, [&] { return mib(m.*member); });
@@ -285,8 +291,9 @@ std::vector<Check> checks() {
       {"Utilization/Decoder", SIM_FN(nvmlDeviceGetDecoderUtilization)},
       {"Utilization/JPEG", SIM_FN(nvmlDeviceGetJpgUtilization)},
       {"Utilization/OFA", SIM_FN(nvmlDeviceGetOfaUtilization)}};
-  for (const auto& [key, fn] : engines) {
-    c.emplace_back(key, [fn](nvmlDevice_t d) {
+  for (const auto& entry : engines) {
+    const auto fn = entry.second;
+    c.emplace_back(entry.first, [fn](nvmlDevice_t d) {
       unsigned percent = 0, period = 0;
       const nvmlReturn_t s = fn(d, &percent, &period);
       return shown(s, [&] { return format("%u %%", percent); });
@@ -347,8 +354,9 @@ std::vector<Check> checks() {
                                               {"Remapped Rows/Uncorrectable Error", 1},
                                               {"Remapped Rows/Pending", 2},
                                               {"Remapped Rows/Remapping Failure Occurred", 3}};
-  for (const auto& [key, slot] : rows) {
-    c.emplace_back(key, [slot](nvmlDevice_t d) {
+  for (const auto& entry : rows) {
+    const auto slot = entry.second;
+    c.emplace_back(entry.first, [slot](nvmlDevice_t d) {
       unsigned v[4] = {};
       const nvmlReturn_t s = SIM_FN(nvmlDeviceGetRemappedRows)(d, &v[0], &v[1], &v[2], &v[3]);
       return shown(s, [&] { return slot >= 2 ? yes_no(v[slot]) : plain(v[slot]); });
@@ -360,8 +368,9 @@ std::vector<Check> checks() {
       {"Partial", &nvmlRowRemapperHistogramValues_t::partial},
       {"Low", &nvmlRowRemapperHistogramValues_t::low},
       {"None", &nvmlRowRemapperHistogramValues_t::none}};
-  for (const auto& [key, member] : histogram) {
-    c.emplace_back(std::string("Remapped Rows/Bank Remap Availability Histogram/") + key,
+  for (const auto& entry : histogram) {
+    const auto member = entry.second;
+    c.emplace_back(std::string("Remapped Rows/Bank Remap Availability Histogram/") + entry.first,
                    [member](nvmlDevice_t d) {
                      nvmlRowRemapperHistogramValues_t v{};
                      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetRowRemapperHistogram)(d, &v);
@@ -397,10 +406,11 @@ std::vector<Check> checks() {
   c.emplace_back("Clocks/Memory", clock_of(SIM_FN(nvmlDeviceGetClockInfo), NVML_CLOCK_MEM));
   const std::pair<const char*, nvmlClockType_t> two[] = {{"Graphics", NVML_CLOCK_GRAPHICS},
                                                          {"Memory", NVML_CLOCK_MEM}};
-  for (const auto& [key, type] : two) {
-    c.emplace_back(std::string("Applications Clocks/") + key,
+  for (const auto& entry : two) {
+    const auto type = entry.second;
+    c.emplace_back(std::string("Applications Clocks/") + entry.first,
                    clock_of(SIM_FN(nvmlDeviceGetApplicationsClock), type));
-    c.emplace_back(std::string("Default Applications Clocks/") + key,
+    c.emplace_back(std::string("Default Applications Clocks/") + entry.first,
                    clock_of(SIM_FN(nvmlDeviceGetDefaultApplicationsClock), type));
   }
   const std::pair<const char*, nvmlClockType_t> four[] = {
@@ -408,8 +418,9 @@ std::vector<Check> checks() {
       {"Max Clocks/SM", NVML_CLOCK_SM},
       {"Max Clocks/Memory", NVML_CLOCK_MEM},
       {"Max Clocks/Video", NVML_CLOCK_VIDEO}};
-  for (const auto& [key, type] : four) {
-    c.emplace_back(key, clock_of(SIM_FN(nvmlDeviceGetMaxClockInfo), type));
+  for (const auto& entry : four) {
+    const auto type = entry.second;
+    c.emplace_back(entry.first, clock_of(SIM_FN(nvmlDeviceGetMaxClockInfo), type));
   }
   c.emplace_back("Max Customer Boost Clocks/Graphics",
                  clock_of(SIM_FN(nvmlDeviceGetMaxCustomerBoostClock), NVML_CLOCK_GRAPHICS));
