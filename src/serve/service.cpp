@@ -86,6 +86,7 @@ void Service::stop() {
   }
   stop_cv_.notify_all();
   if (refresher_.joinable()) refresher_.join();
+  state_cv_.notify_all();  // a view request waiting for a refresh gives up
   sampler_->stop();
 }
 
@@ -95,6 +96,7 @@ void Service::refresh() {
   for (const auto& d : devices_) next->status.push_back(gpu::take_status(*d));
   next->findings = node_findings(next->status);
   for (const auto& view : views_) {
+    if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
     for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
   }
@@ -103,6 +105,7 @@ void Service::refresh() {
     next->generation = state_ ? state_->generation + 1 : 1;
     state_ = std::move(next);
   }
+  state_cv_.notify_all();
   if (!sampler_->running()) return;
   // The 1 s history: the latest fast sample of each GPU, once a second.
   auto snap = sampler_->snapshot();
@@ -114,12 +117,21 @@ void Service::refresh() {
   }
 }
 
+bool Service::in_demand(const std::string& view) const {
+  std::lock_guard lock(state_mutex_);
+  auto it = asked_.find(view);
+  return it != asked_.end() && std::chrono::steady_clock::now() - it->second < kViewIdle;
+}
+
 void Service::refresh_loop() {
   auto next = std::chrono::steady_clock::now();
   std::unique_lock lock(stop_mutex_);
   while (!stop_requested_) {
     next += options_.refresh;
-    if (stop_cv_.wait_until(lock, next, [this] { return stop_requested_; })) break;
+    if (stop_cv_.wait_until(lock, next, [this] { return stop_requested_ || refresh_wanted_; }) &&
+        stop_requested_)
+      break;
+    refresh_wanted_ = false;
     lock.unlock();
     refresh();
     lock.lock();
@@ -249,6 +261,42 @@ json Service::snapshot_response(const json& request) const {
   return r;
 }
 
+json Service::view_response(const json& request) const {
+  const auto name = request.value("name", std::string());
+  if (std::none_of(views_.begin(), views_.end(), [&](const View& v) { return v.name == name; })) {
+    std::string valid;
+    for (const auto& v : views_) valid += (valid.empty() ? "" : ", ") + v.name;
+    throw bad_argument(fmt::format("no view '{}'", name), "valid: " + valid);
+  }
+  std::shared_ptr<const NodeState> s;
+  {
+    std::unique_lock lock(state_mutex_);
+    asked_[name] = std::chrono::steady_clock::now();
+    s = state_;
+    if (!s->views.count(name)) {
+      // Not in demand until now: wake the refresher and wait for its next state (a refresh of
+      // every GPU; the client waits 10 s at most, so 5 s here).
+      {
+        std::lock_guard wake(stop_mutex_);
+        refresh_wanted_ = true;
+      }
+      stop_cv_.notify_all();
+      state_cv_.wait_for(lock, std::chrono::seconds(5),
+                         [&] { return state_->views.count(name) > 0 || !running_; });
+      s = state_;
+    }
+  }
+  auto it = s->views.find(name);
+  if (it == s->views.end())
+    throw Error(ExitCode::other, fmt::format("the service did not refresh view '{}'", name));
+  auto r = ok_response();
+  r["simulated"] = options_.simulated;
+  r["sim_state"] = options_.sim_state;
+  r["gpus"] = keys_json();
+  r["rows"] = it->second;
+  return r;
+}
+
 json Service::handle(const json& request, const Peer& peer) const {
   try {
     if (!request.is_object()) throw bad_argument("a request is a JSON object");
@@ -268,18 +316,7 @@ json Service::handle(const json& request, const Peer& peer) const {
       for (const auto& g : s->status) r["status"].push_back(to_json(g));
       return r;
     }
-    if (what == "view") {
-      auto name = request.value("name", std::string());
-      auto s = state();
-      auto it = s->views.find(name);
-      if (it == s->views.end()) throw bad_argument(fmt::format("no view '{}'", name));
-      auto r = ok_response();
-      r["simulated"] = options_.simulated;
-      r["sim_state"] = options_.sim_state;
-      r["gpus"] = keys_json();
-      r["rows"] = it->second;
-      return r;
-    }
+    if (what == "view") return view_response(request);
     if (what == "history") return history_response(request);
     if (what == "summary") return summary_response(request);
     if (what == "snapshot") return snapshot_response(request);

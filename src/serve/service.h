@@ -44,6 +44,9 @@ struct ServiceOptions {
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
 // say). Registered by the command layer, which knows how to read it; served from the cache.
+// A view is read by the refresher only while it is in demand (asked for in the last
+// kViewIdle): reading every query field of every GPU each second for nobody cost more than the
+// sampler. The first request after an idle spell waits for one refresh (docs/serve.md).
 struct View {
   std::string name;
   std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;
@@ -66,8 +69,10 @@ struct NodeState {
   std::chrono::system_clock::time_point time;  // wall time of the refresh
   std::vector<gpu::StatusSnapshot> status;     // by GPU position
   std::vector<rules::Finding> findings;        // over `status` (see findings.h)
-  std::map<std::string, std::vector<json>> views;
+  std::map<std::string, std::vector<json>> views;  // the views in demand at this refresh
 };
+
+inline constexpr std::chrono::seconds kViewIdle{60};
 
 // Who sent a request (SO_PEERCRED).
 struct Peer {
@@ -112,6 +117,8 @@ class Service {
   json history_response(const json& request) const;
   json summary_response(const json& request) const;
   json snapshot_response(const json& request) const;
+  json view_response(const json& request) const;
+  bool in_demand(const std::string& view) const;
 
   gpu::DeviceSet& devices_;
   ServiceOptions options_;
@@ -121,15 +128,19 @@ class Service {
   std::unique_ptr<telemetry::Sampler> sampler_;
 
   mutable std::mutex state_mutex_;
+  mutable std::condition_variable state_cv_;  // a new state was published
   std::shared_ptr<const NodeState> state_;
+  // When each view was last asked for (under state_mutex_).
+  mutable std::map<std::string, std::chrono::steady_clock::time_point> asked_;
 
   mutable std::mutex history_mutex_;
   std::vector<telemetry::RingBuffer<telemetry::FastSample>> second_history_;
 
   std::atomic<bool> running_{false};
-  std::mutex stop_mutex_;
-  std::condition_variable stop_cv_;
+  mutable std::mutex stop_mutex_;
+  mutable std::condition_variable stop_cv_;
   bool stop_requested_ = false;
+  mutable bool refresh_wanted_ = false;  // a request waits for a view (under stop_mutex_)
   std::thread refresher_;
 };
 

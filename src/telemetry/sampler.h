@@ -109,7 +109,7 @@ class Sampler {
   void fast_loop();
   void fast_tick(TimePoint scheduled, bool record_timing);
   void slow_loop(std::size_t gpu);
-  // Sleeps until `deadline` (Clock time) in short steps; false when stop() was asked.
+  // Sleeps until `deadline` (Clock time) or stop(); false when stop() was asked.
   bool sleep_until(TimePoint deadline) const;
   void record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when);
   // The slow fields read at start() and stop(): what makes whole-run figures exact.
@@ -123,6 +123,8 @@ class Sampler {
   std::optional<TimePoint> stopped_at_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};
+  mutable std::mutex stop_mutex_;  // with stop_cv_: stop() wakes the sleeping threads
+  mutable std::condition_variable stop_cv_;
   std::thread fast_thread_;
 
   mutable std::mutex tick_mutex_;

@@ -94,11 +94,13 @@ OUT=$(ask 'not json
 {"v":9,"request":"hello"}
 {"v":1,"request":"history","resolution":"weekly"}
 {"v":1,"request":"history","gpus":[42]}
+{"v":1,"request":"view","name":"weekly"}
 [1,2,3]
 {"v":1,"request":"hello"}
 '); LAST_CMD="bad requests"
-check; [ "$(grep -c '"ok":false' <<<"$OUT")" -eq 6 ] || fail "expected 6 errors"
+check; [ "$(grep -c '"ok":false' <<<"$OUT")" -eq 7 ] || fail "expected 7 errors"
 expect_out "malformed request"; expect_out "unknown request 'nope'"; expect_out "protocol version 9"
+expect_out "no view 'weekly'"
 expect_out "unknown resolution 'weekly'"; expect_out "no GPU with index 42"
 check; [ "$(tail -1 <<<"$OUT" | jq -r .ok)" == true ] || fail "hello after errors failed"
 # oversized: > 64 KiB without a newline → one error, then the connection closes
