@@ -88,6 +88,31 @@ std::function<std::string(nvmlDevice_t)> uint_of(Fn fn, std::string (*print)(uns
 
 std::string plain(unsigned v) { return std::to_string(v); }
 
+// One member of the struct a (device, &struct) getter fills, printed by `print`; `prepare` sets
+// what the caller must set first (a struct version).
+template <typename Struct, typename Member, typename Fn>
+std::function<std::string(nvmlDevice_t)> member_of(Fn fn, Member Struct::*member,
+                                                   std::string (*print)(Member),
+                                                   void (*prepare)(Struct&) = nullptr) {
+  return [fn, member, print, prepare](nvmlDevice_t d) {
+    Struct value{};
+    if (prepare) prepare(value);
+    const nvmlReturn_t s = fn(d, &value);
+    return shown(s, [&] { return print(value.*member); });
+  };
+}
+
+// The first or second output of a (device, &a, &b) getter, printed by `print`.
+template <typename T, typename Fn>
+std::function<std::string(nvmlDevice_t)> one_of_two(Fn fn, bool first,
+                                                    std::string (*print)(unsigned)) {
+  return [fn, first, print](nvmlDevice_t d) {
+    T a{}, b{};
+    const nvmlReturn_t s = fn(d, &a, &b);
+    return shown(s, [&] { return print(static_cast<unsigned>(first ? a : b)); });
+  };
+}
+
 // A clock of one domain from a (device, type, &mhz) getter.
 std::function<std::string(nvmlDevice_t)> clock_of(nvmlReturn_t (*fn)(nvmlDevice_t, nvmlClockType_t,
                                                                      unsigned*),
@@ -138,14 +163,10 @@ std::vector<Check> checks() {
     const nvmlReturn_t s = SIM_FN(nvmlDeviceGetPersistenceMode)(d, &v);
     return shown(s, [&] { return enabled(v); });
   });
-  for (const char* which : {"MIG Mode/Current", "MIG Mode/Pending"}) {
-    const bool current = std::string(which).ends_with("Current");
-    c.emplace_back(which, [current](nvmlDevice_t d) {
-      unsigned now = 0, pending = 0;
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetMigMode)(d, &now, &pending);
-      return shown(s, [&] { return enabled(current ? now : pending); });
-    });
-  }
+  c.emplace_back("MIG Mode/Current",
+                 one_of_two<unsigned>(SIM_FN(nvmlDeviceGetMigMode), true, enabled));
+  c.emplace_back("MIG Mode/Pending",
+                 one_of_two<unsigned>(SIM_FN(nvmlDeviceGetMigMode), false, enabled));
   c.emplace_back("Accounting Mode", [](nvmlDevice_t d) {
     nvmlEnableState_t v{};
     const nvmlReturn_t s = SIM_FN(nvmlDeviceGetAccountingMode)(d, &v);
@@ -257,26 +278,17 @@ std::vector<Check> checks() {
       {"FB Memory Usage/Reserved", &nvmlMemory_v2_t::reserved},
       {"FB Memory Usage/Used", &nvmlMemory_v2_t::used},
       {"FB Memory Usage/Free", &nvmlMemory_v2_t::free}};
-  for (const auto& entry : fb) {
-    const auto member = entry.second;
-    c.emplace_back(entry.first, [member](nvmlDevice_t d) {
-      nvmlMemory_v2_t m{};
-      m.version = nvmlMemory_v2;
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetMemoryInfo_v2)(d, &m);
-      return shown(s, [&] { return mib(m.*member); });
-    });
+  for (const auto& [key, member] : fb) {
+    c.emplace_back(key, member_of(
+                            SIM_FN(nvmlDeviceGetMemoryInfo_v2), member, mib,
+                            +[](nvmlMemory_v2_t& m) { m.version = nvmlMemory_v2; }));
   }
   const std::pair<const char*, unsigned long long nvmlBAR1Memory_t::*> bar1[] = {
       {"BAR1 Memory Usage/Total", &nvmlBAR1Memory_t::bar1Total},
       {"BAR1 Memory Usage/Used", &nvmlBAR1Memory_t::bar1Used},
       {"BAR1 Memory Usage/Free", &nvmlBAR1Memory_t::bar1Free}};
-  for (const auto& entry : bar1) {
-    const auto member = entry.second;
-    c.emplace_back(entry.first, [member](nvmlDevice_t d) {
-      nvmlBAR1Memory_t m{};
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetBAR1MemoryInfo)(d, &m);
-      return shown(s, [&] { return mib(m.*member); });
-    });
+  for (const auto& [key, member] : bar1) {
+    c.emplace_back(key, member_of(SIM_FN(nvmlDeviceGetBAR1MemoryInfo), member, mib));
   }
   c.emplace_back("Conf Compute Protected Memory Usage/Total", [](nvmlDevice_t d) {
     nvmlMemory_t m{};
@@ -311,14 +323,10 @@ std::vector<Check> checks() {
   });
 
   // ECC, retired pages, remapped rows.
-  for (const char* which : {"ECC Mode/Current", "ECC Mode/Pending"}) {
-    const bool current = std::string(which).ends_with("Current");
-    c.emplace_back(which, [current](nvmlDevice_t d) {
-      nvmlEnableState_t now{}, pending{};
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetEccMode)(d, &now, &pending);
-      return shown(s, [&] { return enabled(current ? now : pending); });
-    });
-  }
+  c.emplace_back("ECC Mode/Current",
+                 one_of_two<nvmlEnableState_t>(SIM_FN(nvmlDeviceGetEccMode), true, enabled));
+  c.emplace_back("ECC Mode/Pending",
+                 one_of_two<nvmlEnableState_t>(SIM_FN(nvmlDeviceGetEccMode), false, enabled));
   // nvidia-smi splits the counters by location: SRAM (caches, register files) and DRAM.
   for (const char* counter : {"Volatile", "Aggregate"}) {
     for (const char* where : {"SRAM", "DRAM"}) {
@@ -368,14 +376,9 @@ std::vector<Check> checks() {
       {"Partial", &nvmlRowRemapperHistogramValues_t::partial},
       {"Low", &nvmlRowRemapperHistogramValues_t::low},
       {"None", &nvmlRowRemapperHistogramValues_t::none}};
-  for (const auto& entry : histogram) {
-    const auto member = entry.second;
-    c.emplace_back(std::string("Remapped Rows/Bank Remap Availability Histogram/") + entry.first,
-                   [member](nvmlDevice_t d) {
-                     nvmlRowRemapperHistogramValues_t v{};
-                     const nvmlReturn_t s = SIM_FN(nvmlDeviceGetRowRemapperHistogram)(d, &v);
-                     return shown(s, [&] { return banks(v.*member); });
-                   });
+  for (const auto& [key, member] : histogram) {
+    c.emplace_back(std::string("Remapped Rows/Bank Remap Availability Histogram/") + key,
+                   member_of(SIM_FN(nvmlDeviceGetRowRemapperHistogram), member, banks));
   }
 
   // Power limits.
@@ -385,15 +388,12 @@ std::vector<Check> checks() {
                  uint_of(SIM_FN(nvmlDeviceGetPowerManagementLimit), watts));
   c.emplace_back("GPU Power Readings/Default Power Limit",
                  uint_of(SIM_FN(nvmlDeviceGetPowerManagementDefaultLimit), watts));
-  for (const char* which :
-       {"GPU Power Readings/Min Power Limit", "GPU Power Readings/Max Power Limit"}) {
-    const bool min = std::string(which).find("Min") != std::string::npos;
-    c.emplace_back(which, [min](nvmlDevice_t d) {
-      unsigned lo = 0, hi = 0;
-      const nvmlReturn_t s = SIM_FN(nvmlDeviceGetPowerManagementLimitConstraints)(d, &lo, &hi);
-      return shown(s, [&] { return watts(min ? lo : hi); });
-    });
-  }
+  c.emplace_back(
+      "GPU Power Readings/Min Power Limit",
+      one_of_two<unsigned>(SIM_FN(nvmlDeviceGetPowerManagementLimitConstraints), true, watts));
+  c.emplace_back(
+      "GPU Power Readings/Max Power Limit",
+      one_of_two<unsigned>(SIM_FN(nvmlDeviceGetPowerManagementLimitConstraints), false, watts));
   c.emplace_back("Module Power Readings/Average Power Draw", [](nvmlDevice_t d) {
     nvmlValueType_t type{};
     unsigned n = 0;
