@@ -135,16 +135,17 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
            id.pcie_max ? out::integer(id.pcie_max->width, "x") : out::na());
 
   auto& aff = n.section("affinity", "Affinity");
+  const auto& aff_of = d.affinity();
   aff.add("cpus", "CPUs",
-          id.cpu_affinity ? out::text(host::cpu_list(*id.cpu_affinity)) : out::na());
-  if (id.cpu_affinity) {
-    auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
+          aff_of.cpu_affinity ? out::text(host::cpu_list(*aff_of.cpu_affinity)) : out::na());
+  if (aff_of.cpu_affinity) {
+    auto nodes = host::numa_nodes_for(cpu, *aff_of.cpu_affinity);
     aff.add("numa_nodes", "NUMA Nodes",
             nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
   } else {
     aff.add("numa_nodes", "NUMA Nodes", out::na());
   }
-  aff.add("gpu_numa_id", "GPU NUMA Id", out::from(id.numa_node));
+  aff.add("gpu_numa_id", "GPU NUMA Id", out::from(aff_of.numa_node));
   return n;
 }
 

@@ -28,19 +28,19 @@ out::Table topo_table(const std::vector<gpu::Device*>& devices) {
   t.columns.push_back({"numa_affinity", "NUMA Affinity", true});
   t.columns.push_back({"gpu_numa_id", "GPU NUMA ID", true});
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& id = devices[i]->identity();
+    const auto& aff = devices[i]->affinity();
     std::vector<out::Value> row{out::text("GPU" + std::to_string(devices[i]->index()))};
     for (std::size_t j = 0; j < devices.size(); ++j)
       row.push_back(out::text(gpu::abbreviation(matrix[i][j])));
-    if (id.cpu_affinity) {
-      row.push_back(out::text(host::cpu_list(*id.cpu_affinity)));
-      auto nodes = host::numa_nodes_for(cpu, *id.cpu_affinity);
+    if (aff.cpu_affinity) {
+      row.push_back(out::text(host::cpu_list(*aff.cpu_affinity)));
+      auto nodes = host::numa_nodes_for(cpu, *aff.cpu_affinity);
       row.push_back(nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
     } else {
       row.push_back(out::na());
       row.push_back(out::na());
     }
-    row.push_back(out::from(id.numa_node));
+    row.push_back(out::from(aff.numa_node));
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -184,13 +184,19 @@ void Device::probe_identity() const {
     r = ClockReasons(bits);
     return rc;
   });
-  id.numa_node = probe<int>([&](int& n) {
+}
+
+void Device::probe_affinity() const {
+  if (!handle_ || identity_.unavailable_code != 0) return;
+  const auto h = handle_;
+  auto& a = affinity_;
+  a.numa_node = probe<int>([&](int& n) {
     unsigned node = 0;
     auto rc = Api::call(api_.nvmlDeviceGetNumaNodeId, h, &node);
     n = int(node);
     return rc;
   });
-  id.cpu_affinity = probe<std::vector<unsigned>>([&](std::vector<unsigned>& ids) {
+  a.cpu_affinity = probe<std::vector<unsigned>>([&](std::vector<unsigned>& ids) {
     constexpr unsigned words = 16;  // 1024 CPUs
     unsigned long set[words] = {};
     auto rc = Api::call(api_.nvmlDeviceGetCpuAffinity, h, words, set);

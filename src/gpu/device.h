@@ -137,10 +137,16 @@ struct Identity {
   Reading<PcieLink> pcie_max;                 // what the link can reach (GPU and slot together)
   Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
   Reading<ClockReasons> supported_clock_reasons;
-  Reading<int> numa_node;
-  Reading<std::vector<unsigned>> cpu_affinity;  // logical CPU ids close to the GPU
 
   const Reading<Megahertz>& max(ClockDomain d) const { return max_clock[int(d)]; }
+};
+
+// Where the GPU sits relative to the CPUs. Apart from Identity: nvmlDeviceGetCpuAffinity alone
+// takes 10-13 ms on an H100 (GPUCLK_NVML_TRACE, docs/results/cli_latency_h100.md), and only
+// info, topo and doctor show it.
+struct Affinity {
+  Reading<int> numa_node;
+  Reading<std::vector<unsigned>> cpu_affinity;  // logical CPU ids close to the GPU
 };
 
 class Device {
@@ -154,6 +160,11 @@ class Device {
   const Identity& identity() const {
     std::call_once(identity_probed_, [this] { probe_identity(); });
     return identity_;
+  }
+  // Read on first use, once, thread-safe (see Affinity).
+  const Affinity& affinity() const {
+    std::call_once(affinity_probed_, [this] { probe_affinity(); });
+    return affinity_;
   }
   // Read when the device is opened (selection and labels need them; three fast reads).
   bool available() const { return identity_.unavailable_code == 0; }
@@ -243,6 +254,7 @@ class Device {
   Reading<T> read(Field field, Call&& call) const;
   void open_core();                                      // name, UUID, bus id; throws NvmlError
   void probe_identity() const;                           // the rest of Identity; never throws
+  void probe_affinity() const;                           // never throws
   Reading<Ratio> engine_utilization(Field field) const;  // kEncoder, kDecoder, kJpeg or kOfa
 
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
@@ -251,6 +263,8 @@ class Device {
   nvmlDevice_st* handle_;
   mutable Identity identity_;
   mutable std::once_flag identity_probed_;
+  mutable Affinity affinity_;
+  mutable std::once_flag affinity_probed_;
   std::string bus_id_;
   mutable std::array<std::atomic<bool>, kFieldCount> unsupported_{};
 };

@@ -23,9 +23,11 @@ HttpExporter::HttpExporter(const Service& service, const std::string& address)
   try {
     // Four civetweb threads: a scrape takes well under a millisecond; the others keep /metrics
     // and /healthz answering while slow clients hold one each (for request_timeout_ms at most).
-    impl_->exposer = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", address, "num_threads", "4",
-                                 "request_timeout_ms", "10000", "enable_keep_alive", "yes"});
+    // tcp_nodelay: on the H100 host every keep-alive scrape took 44 ms (p50 = p99), the mark of
+    // Nagle's algorithm holding civetweb's second write until the client's delayed ACK (40 ms).
+    impl_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", "4", "request_timeout_ms", "10000",
+        "enable_keep_alive", "yes", "tcp_nodelay", "1"});
   } catch (const std::exception& e) {
     throw Error(ExitCode::other, fmt::format("cannot listen on {}: {}", address, e.what()),
                 "is another exporter on that port? give --listen ADDRESS:PORT");
