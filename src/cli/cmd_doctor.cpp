@@ -7,7 +7,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <mutex>
@@ -190,9 +189,9 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   gpu::EventWatcher watcher(devices, ctx.clock());
   std::vector<gpu::GpuEvent> events;
   std::mutex events_mutex;
-  std::atomic<bool> watching{true};
-  std::thread event_thread([&] {
-    while (watching.load()) {
+  // A jthread: an exception before the join below still stops and joins it.
+  std::jthread event_thread([&](const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
       if (auto e = watcher.wait(100ms)) {
         const std::lock_guard lock(events_mutex);
         events.push_back(*e);
@@ -215,7 +214,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   input.to = sampler.now();
   // The window ends here; joining waits out the thread's current wait (up to 100 ms of wall
   // time, seconds of simulated time under GPUCLK_SIM_SPEED).
-  watching.store(false);
+  event_thread.request_stop();
   event_thread.join();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     rules::GpuWindow w;
