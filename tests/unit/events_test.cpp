@@ -82,5 +82,14 @@ TEST_F(sim_abi_test, event_watcher_leaves_out_a_gpu_lost_before_it_registers) {
   }));
 }
 
+TEST(event_watcher_test, with_nothing_to_watch_it_says_not_supported_and_only_times_out) {
+  ScaledClock clock;
+  gpu::EventWatcher watcher({}, clock);
+  EXPECT_FALSE(watcher.any_watched());
+  EXPECT_EQ(watcher.watched(0).status(), gpu::ReadStatus::not_supported);
+  EXPECT_FALSE(watcher.wait(std::chrono::milliseconds(5)));
+  EXPECT_EQ(watcher.last_error(), 0);
+}
+
 }  // namespace
 }  // namespace gpuclk::sim::testing
