@@ -6,12 +6,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
+#include "gpu/events.h"
 #include "host/cpu.h"
 #include "rules/rule.h"
 #include "telemetry/interval.h"
@@ -180,6 +184,20 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   sampling.slow_capacity = static_cast<std::size_t>(duration / sampling.slow_interval) + 16;
   telemetry::Sampler sampler(telemetry::device_sources(devices, sampling.fields), ctx.clock(),
                              sampling);
+  // Xid and ECC events: registered before the window opens, collected by a thread that waits on
+  // the event set while the sampler runs (NVML delivers each event once, to a waiter).
+  gpu::EventWatcher watcher(devices, ctx.clock());
+  std::vector<gpu::GpuEvent> events;
+  std::mutex events_mutex;
+  // A jthread: an exception before the join below still stops and joins it.
+  std::jthread event_thread([&](const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      if (auto e = watcher.wait(100ms)) {
+        const std::lock_guard lock(events_mutex);
+        events.push_back(*e);
+      }
+    }
+  });
   sampler.start();
   {
     Countdown countdown(devices.size());
@@ -191,16 +209,25 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
     }
   }
   sampler.stop();
-
   rules::Input input;
   input.from = sampler.started_at();
   input.to = sampler.now();
+  // The window ends here; joining waits out the thread's current wait (up to 100 ms of wall
+  // time, seconds of simulated time under GPUCLK_SIM_SPEED).
+  event_thread.request_stop();
+  event_thread.join();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     rules::GpuWindow w;
     w.facts = read_facts(*devices[i]);
     w.fast = sampler.fast_samples(i, input.from, input.to);
     w.slow = sampler.slow_samples(i, input.from, input.to);
     w.health = sampler.health(i);
+    const auto watched = watcher.watched(w.facts.index);
+    w.xid_watched = watched && std::find(watched->begin(), watched->end(), gpu::EventKind::xid) !=
+                                   watched->end();
+    for (const auto& e : events) {
+      if (e.gpu == w.facts.index) w.events.push_back(e);
+    }
     input.gpus.push_back(std::move(w));
   }
   add_journal_facts(ctx, input.gpus);
@@ -213,6 +240,10 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
     root.add("duration_s", "Duration", output::number(input.seconds(), "s", 1));
     auto& gpus = root.section("gpus", "GPUs", true);
     for (const auto& w : input.gpus) gpus.add("gpu", "", output::integer(w.facts.index));
+    auto& xid_gpus = root.section("xid_watched", "Xid events watched", true);
+    for (const auto& w : input.gpus) {
+      if (w.xid_watched) xid_gpus.add("gpu", "", output::integer(w.facts.index));
+    }
     root.add("samples", "Samples", output::integer(static_cast<long long>(samples)));
     root.add("worst", "Worst", output::text(std::string(rules::to_string(rules::worst(findings)))));
     root.children.push_back(findings_node(findings));
@@ -225,6 +256,18 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
                              samples);
     if (ctx.simulated()) std::cout << " on the simulated node " << ctx.options.sim;
     std::cout << '\n';
+    std::vector<unsigned> unwatched;
+    for (const auto& w : input.gpus) {
+      if (!w.xid_watched && w.facts.unavailable_code == 0) unwatched.push_back(w.facts.index);
+    }
+    if (!unwatched.empty()) {
+      std::string list;
+      for (auto g : unwatched) list += (list.empty() ? "" : ",") + std::to_string(g);
+      std::cout << fmt::format(
+          "Xid events: NVML does not report them for GPU {} (xid_errors "
+          "cannot see them there)\n",
+          list);
+    }
     if (findings.empty()) {
       std::cout << "no findings: nothing held the GPUs back that a rule knows\n";
     } else {

@@ -427,7 +427,15 @@ const char* nvmlErrorString(nvmlReturn_t result);
     (device, percent, sampling_period_us))                                                         \
   X(nvmlDeviceGetOfaUtilization,                                                                   \
     (nvmlDevice_t device, unsigned int* percent, unsigned int* sampling_period_us),                \
-    (device, percent, sampling_period_us))
+    (device, percent, sampling_period_us))                                                         \
+  X(nvmlDeviceGetSupportedEventTypes, (nvmlDevice_t device, unsigned long long* types),            \
+    (device, types))                                                                               \
+  X(nvmlDeviceRegisterEvents, (nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set), \
+    (device, types, set))                                                                          \
+  X(nvmlEventSetCreate, (nvmlEventSet_t * set), (set))                                             \
+  X(nvmlEventSetFree, (nvmlEventSet_t set), (set))                                                 \
+  X(nvmlEventSetWait_v2, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms),    \
+    (set, data, timeout_ms))
 
 // Every entry point above returns nvmlReturn_t; nvmlErrorString (const char*) is declared apart.
 #define GPUCLK_NVML_ALL(X) GPUCLK_NVML_REQUIRED(X) GPUCLK_NVML_OPTIONAL(X)

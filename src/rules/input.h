@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/events.h"
 #include "telemetry/sample.h"
 
 namespace gpuclk::rules {
@@ -54,6 +55,10 @@ struct GpuWindow {
   std::vector<telemetry::FastSample> fast;
   std::vector<telemetry::SlowSample> slow;
   telemetry::GpuHealth health;
+  // NVML events received during the window (Xid, ECC), in time order; `xid_watched`: the GPU
+  // was registered for Xid events (false: not supported, or nobody watched, as in a snapshot).
+  std::vector<gpu::GpuEvent> events;
+  bool xid_watched = false;
 };
 
 struct Input {

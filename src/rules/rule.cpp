@@ -49,6 +49,20 @@ const std::vector<Rule>& all_rules() {
        "Fix: check `dmesg` for Xid errors; the GPU needs a reset (nvidia-smi -r -i N) or a "
        "reboot.",
        gpu_lost},
+      {"xid_errors", "Xid errors the driver reported (NVML events)",
+       "Checks: Xid critical-error events NVML delivered during the window (doctor waits on "
+       "the GPUs' event set; a snapshot such as `gpuclk status` sees none). One finding per "
+       "GPU with the codes, how often each came and when the first did.\n"
+       "Severity: critical for Xids that mean a reset is needed or data may be corrupt: 79 "
+       "(fallen off the bus), 48 (double-bit ECC), 63/64 (row remapping / page retirement event "
+       "or failure), 94/95 (contained/uncontained ECC), 74 (NVLink), 62 (micro-controller "
+       "halt), 119/120 (GSP); warning for any other (mostly an application's fault: 13, 31, "
+       "43, 45; 92 a high single-bit ECC rate).\n"
+       "Cause and fix by class: bus: power, seating or driver fault, reset (nvidia-smi -r -i "
+       "N) or reboot, RMA if it repeats; memory: drain, reset so rows are remapped, RMA if it "
+       "repeats; NVLink: nvidia-smi nvlink -e, reset, service the link; firmware: reset, "
+       "update the driver; other: check `dmesg` and the job's log.",
+       xid_errors},
       {"ecc_errors", "ECC memory errors",
        "Checks: volatile uncorrected ECC errors (any: critical), the aggregate uncorrected count "
        "(any: warning), corrected errors counted during the window (warning) or before it "

@@ -1,9 +1,10 @@
 // Rules on the GPU's health and settings: lost GPUs, ECC errors, PCIe link and replays,
-// persistence mode, settings that differ across GPUs of one model.
+// persistence mode, settings that differ across GPUs of one model, Xid errors (NVML events).
 #include <cmath>
 #include <map>
 
 #include "rules/window.h"
+#include "rules/xid.h"
 
 namespace gpuclk::rules::detail {
 
@@ -308,3 +309,131 @@ void settings_differ(const Input& in, const Thresholds&, std::vector<Finding>& o
 }
 
 }  // namespace gpuclk::rules::detail
+
+namespace gpuclk::rules {
+
+XidInfo xid_info(std::uint64_t xid) {
+  switch (xid) {
+    case 79:
+      return {XidClass::bus, Severity::critical, "GPU has fallen off the bus"};
+    case 48:
+      return {XidClass::memory, Severity::critical, "double-bit ECC error"};
+    case 63:
+      return {XidClass::memory, Severity::critical, "row remapping / page retirement event"};
+    case 64:
+      return {XidClass::memory, Severity::critical, "row remapping / page retirement failure"};
+    case 94:
+      return {XidClass::memory, Severity::critical, "contained ECC error"};
+    case 95:
+      return {XidClass::memory, Severity::critical, "uncontained ECC error"};
+    case 74:
+      return {XidClass::nvlink, Severity::critical, "NVLink error"};
+    case 62:
+      return {XidClass::firmware, Severity::critical, "internal micro-controller halt"};
+    case 119:
+      return {XidClass::firmware, Severity::critical, "GSP RPC timeout"};
+    case 120:
+      return {XidClass::firmware, Severity::critical, "GSP error"};
+    case 92:
+      return {XidClass::memory, Severity::warning, "high single-bit ECC error rate"};
+    case 13:
+      return {XidClass::other, Severity::warning, "graphics engine exception"};
+    case 31:
+      return {XidClass::other, Severity::warning, "GPU memory page fault"};
+    case 43:
+      return {XidClass::other, Severity::warning, "GPU stopped processing"};
+    case 45:
+      return {XidClass::other, Severity::warning, "preemptive cleanup"};
+    default:
+      return {XidClass::other, Severity::warning, ""};
+  }
+}
+
+namespace detail {
+namespace {
+
+struct XidAdvice {
+  const char* cause;
+  const char* fix;  // {0}: the GPU's index
+};
+
+XidAdvice advice(XidClass cls) {
+  switch (cls) {
+    case XidClass::bus:
+      return {
+          "the GPU stopped answering on PCIe: a power or thermal event, a hardware fault or "
+          "a driver fault",
+          "check `dmesg` for the Xid; drain GPU {0} and reset it (nvidia-smi -r -i {0}) or "
+          "reboot; if it falls off again, check its power cabling and seating, then RMA"};
+    case XidClass::memory:
+      return {
+          "an uncorrectable or recorded error of device memory: results computed on this "
+          "GPU may be corrupt",
+          "check `dmesg` for the Xid; drain GPU {0}, reset it (nvidia-smi -r -i {0}) so the "
+          "driver remaps the rows; replace it (RMA) if the errors come back"};
+    case XidClass::nvlink:
+      return {"an NVLink error: transfers between GPUs failed",
+              "check `dmesg` and `nvidia-smi nvlink -e -i {0}`; reset the GPUs of the link "
+              "(nvidia-smi -r -i {0}); if it repeats, the NVLink/NVSwitch path needs service"};
+    case XidClass::firmware:
+      return {"the GPU's firmware (GSP or a micro-controller) stopped answering the driver",
+              "check `dmesg` for the Xid; reset GPU {0} (nvidia-smi -r -i {0}) or reboot; "
+              "update the driver; RMA if it repeats"};
+    case XidClass::other:
+      break;
+  }
+  return {
+      "an error the driver logged; most Xids outside the critical list are an "
+      "application's fault (a bad memory access, a kernel that stopped)",
+      "check `dmesg` for the Xid and the job's log on GPU {0}; if it repeats with "
+      "different jobs, update the driver"};
+}
+
+}  // namespace
+
+void xid_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+  for (const auto& w : in.gpus) {
+    std::map<std::uint64_t, std::size_t> counts;
+    std::optional<telemetry::TimePoint> first;
+    for (const auto& e : w.events) {
+      if (e.kind != gpu::EventKind::xid) continue;
+      ++counts[e.xid];
+      if (!first || e.time < *first) first = e.time;
+    }
+    if (counts.empty()) continue;
+    // The worst code decides the severity, the cause and the fix.
+    std::uint64_t worst_xid = counts.begin()->first;
+    for (const auto& [xid, n] : counts) {
+      if (xid_info(xid).severity > xid_info(worst_xid).severity) worst_xid = xid;
+    }
+    const XidInfo worst = xid_info(worst_xid);
+    std::string codes, listed;
+    std::size_t total = 0;
+    for (const auto& [xid, n] : counts) {
+      const auto name = xid_info(xid).name;
+      codes += fmt::format("{}{}", codes.empty() ? "" : ",", xid);
+      listed += fmt::format("{}Xid {}{}{}{} {}", listed.empty() ? "" : ", ", xid,
+                            name.empty() ? "" : " (", name, name.empty() ? "" : ")",
+                            n == 1 ? std::string("once") : fmt::format("{} times", n));
+      total += n;
+    }
+    const double first_s = std::chrono::duration<double>(*first - in.from).count();
+    const auto adv = advice(worst.cls);
+    auto f = make("xid_errors", worst.severity, {w.facts.index},
+                  fmt::format("GPU {}: {} during the window, the first {:.1f} s in{}",
+                              w.facts.index, listed, first_s,
+                              worst.severity == Severity::critical
+                                  ? ": the GPU needs a reset or its results are at risk"
+                                  : ""),
+                  adv.cause, fmt::format(fmt::runtime(adv.fix), w.facts.index));
+    f.evidence.push_back({"xids", "", 0, 0, codes});
+    for (const auto& [xid, n] : counts)
+      add(f, fmt::format("xid_{}_count", xid), static_cast<double>(n));
+    add(f, "events", static_cast<double>(total));
+    add(f, "first_after_s", first_s, "s", 1);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace detail
+}  // namespace gpuclk::rules

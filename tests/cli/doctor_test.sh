@@ -140,8 +140,27 @@ expect_between row_remapping 0 remapped_uncorrected 6 12
 
 doctor_on "$SCEN/gpu-lost.toml" 0
 expect_exit 11
-expect_serious "gpu_lost:critical:1"
+expect_serious "gpu_lost:critical:1 xid_errors:critical:1"  # the loss raises Xid 79
 expect_between gpu_lost 1 lost_after_s 9 11
+
+# xid_errors: NVML's Xid event, waited on during the window. The faults node loses GPU 2 at
+# 60 s: started at 55 s, the window sees Xid 79 about 5 s in, once, next to gpu_lost.
+doctor_on faults 55
+expect_exit 11
+check
+[ "$(serious | tr ' ' '\n' | grep -c ':critical:')" = 2 ] || fail "critical findings: $(serious)"
+[[ " $(serious) " == *" gpu_lost:critical:2 "* ]] || fail "no gpu_lost on GPU 2: $(serious)"
+[[ " $(serious) " == *" xid_errors:critical:2 "* ]] || fail "no xid_errors on GPU 2: $(serious)"
+expect_json '[.findings[] | select(.rule == "xid_errors")] | length' 1
+expect_json '[.findings[] | select(.rule == "xid_errors")][0].evidence.xids' "79"
+expect_between xid_errors 2 xid_79_count 1 1
+expect_between xid_errors 2 first_after_s 3.5 6.5
+expect_json '.xid_watched | length' 4
+expect_json '[.findings[] | select(.rule == "xid_errors")][0].fix | test("nvidia-smi -r -i 2")' "true"
+# Started after the loss: the Xid came before the window; gpu_lost only.
+doctor_on faults 70 --rules xid_errors,gpu_lost
+expect_exit 11
+expect_serious "gpu_lost:critical:2"
 
 # numa_affinity: a real process (the simulated GPU lists its pid) pinned to CPU 0 while the GPU
 # sits on NUMA node 1 (CPU 1 of a 2-CPU node); then pinned to CPU 1: no finding.
@@ -205,6 +224,10 @@ expect_exit 0
 expect_out "power_capped: Power-capped most of the time"
 expect_out "info when the power limit is the default"
 expect_out "Docs: docs/doctor.md#power_capped"
+gpuclk doctor --explain xid_errors
+expect_exit 0
+expect_out "xid_errors: Xid errors the driver reported (NVML events)"
+expect_out "79 (fallen off the bus), 48 (double-bit ECC)"
 gpuclk --sim default --format csv doctor --duration 2s --rules power_capped
 expect_exit 0
 expect_out "rule, severity, gpus, summary, fix"

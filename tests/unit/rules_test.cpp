@@ -5,6 +5,7 @@
 
 #include "rules/rule.h"
 #include "rules/status_input.h"
+#include "rules/xid.h"
 
 namespace gpuclk::rules {
 namespace {
@@ -228,6 +229,58 @@ TEST(rules_test, findings_come_most_severe_first) {
   EXPECT_EQ(f[1].severity, Severity::warning);
   EXPECT_EQ(f[2].severity, Severity::info);
   EXPECT_EQ(f[2].docs, "docs/doctor.md#power_capped");
+}
+
+// xid_errors: the codes NVIDIA documents as needing a reset or meaning corrupt data are
+// critical, every other Xid a warning; one finding per GPU, its severity the worst code's.
+TEST(rules_test, xid_severity_follows_what_the_code_means) {
+  for (std::uint64_t xid : {79, 48, 63, 64, 74, 94, 95, 62, 119, 120}) {
+    EXPECT_EQ(xid_info(xid).severity, Severity::critical) << "Xid " << xid;
+  }
+  for (std::uint64_t xid : {13, 31, 43, 45, 92, 999}) {
+    EXPECT_EQ(xid_info(xid).severity, Severity::warning) << "Xid " << xid;
+  }
+  EXPECT_EQ(xid_info(79).cls, XidClass::bus);
+  EXPECT_EQ(xid_info(48).cls, XidClass::memory);
+  EXPECT_EQ(xid_info(74).cls, XidClass::nvlink);
+  EXPECT_EQ(xid_info(120).cls, XidClass::firmware);
+  EXPECT_EQ(xid_info(13).cls, XidClass::other);
+  EXPECT_EQ(xid_info(999).name, "");
+}
+
+TEST(rules_test, xid_events_give_one_finding_per_gpu_with_counts_and_the_first_time) {
+  auto in = window(3, 100, [](unsigned, int) { return busy(1980); });
+  using gpu::EventKind;
+  auto at = [&](int ms) { return in.from + std::chrono::milliseconds(ms); };
+  // GPU 0: two application faults (warning); GPU 1: a fault, then an uncontained ECC error
+  // (critical); GPU 2: only ECC events (not Xids: the ecc_errors rule reads the counters).
+  in.gpus[0].events = {{0, EventKind::xid, 13, at(2500)}, {0, EventKind::xid, 13, at(4000)}};
+  in.gpus[1].events = {{1, EventKind::xid, 31, at(1000)}, {1, EventKind::xid, 95, at(7000)}};
+  in.gpus[2].events = {{2, EventKind::single_bit_ecc, 0, at(500)}};
+  auto f = evaluate(in, {find_rule("xid_errors")});
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{1});
+  EXPECT_EQ(f[0].severity, Severity::critical);
+  EXPECT_EQ(evidence(f[0], "xid_95_count"), 1);
+  EXPECT_EQ(evidence(f[0], "xid_31_count"), 1);
+  EXPECT_EQ(evidence(f[0], "events"), 2);
+  EXPECT_DOUBLE_EQ(evidence(f[0], "first_after_s"), 1.0);
+  EXPECT_NE(f[0].fix.find("nvidia-smi -r -i 1"), std::string::npos) << f[0].fix;
+  EXPECT_NE(f[0].summary.find("Xid 95 (uncontained ECC error) once"), std::string::npos)
+      << f[0].summary;
+  EXPECT_EQ(f[1].gpus, std::vector<unsigned>{0});
+  EXPECT_EQ(f[1].severity, Severity::warning);
+  EXPECT_EQ(evidence(f[1], "xid_13_count"), 2);
+  EXPECT_DOUBLE_EQ(evidence(f[1], "first_after_s"), 2.5);
+  EXPECT_EQ(f[1].evidence.front().text, "13");
+  EXPECT_EQ(f[1].docs, "docs/doctor.md#xid_errors");
+}
+
+TEST(rules_test, no_xid_events_no_finding) {
+  auto in = window(2, 50, [](unsigned, int) { return busy(1980); });
+  EXPECT_TRUE(evaluate(in, {find_rule("xid_errors")}).empty());
+  // A snapshot (status) never has events.
+  EXPECT_EQ(find(check({healthy(0)}), "xid_errors", 0), nullptr);
 }
 
 }  // namespace gpuclk::rules
