@@ -9,9 +9,12 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
+#include "serve/client.h"
+#include "serve/protocol.h"
 #include "telemetry/interval.h"
 #include "tui/sampler_feed.h"
 #include "tui/screen.h"
+#include "tui/service_feed.h"
 #include "tui/terminal.h"
 #include "util/error.h"
 
@@ -93,7 +96,20 @@ int run_top(Context& ctx, const TopOptions& o) {
   };
   std::size_t count = 0;
   std::string simulated;
-  {
+  if (auto hello = ctx.ask_service({{"request", "hello"}})) {
+    // The service's sampler and history; this process loads no NVML.
+    auto positions = ctx.select_from(hello->at("gpus"));
+    count = positions.size();
+    simulated = hello->value("simulated", std::string());
+    // Context checked that this is the node asked for (hello carries the scenario); the
+    // feed's requests go over a connection of its own.
+    std::shared_ptr<serve::Client> client =
+        serve::Client::connect(serve::socket_path(ctx.options.socket));
+    if (!client)
+      throw gpuclk::Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
+    auto ask = [client](const nlohmann::json& request) { return client->request(request); };
+    feed = std::make_unique<tui::ServiceFeed>(ask, std::move(positions), interval, journal_facts);
+  } else {
     const auto devices = ctx.selected();
     count = devices.size();
     if (ctx.simulated()) simulated = ctx.options.sim.empty() ? "default" : ctx.options.sim;

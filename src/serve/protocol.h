@@ -44,5 +44,8 @@ gpu::DeviceKey device_key_from_json(const json& j);
 json to_json(const telemetry::FastSample& s, telemetry::TimePoint now);
 json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now);
 json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
+// The inverse of the two above: a sample read back with its time `now` + t.
+telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now);
+telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now);
 
 }  // namespace gpuclk::serve

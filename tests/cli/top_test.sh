@@ -150,4 +150,27 @@ COLORED=$(tmux -L "$SOCKET" capture-pane -p -e)
 check; ! grep -qE $'\e\\[3[1-6]m' <<<"$COLORED" || fail "colours despite NO_COLOR=1"
 keys q; wait_screen "TOP-EXIT=0"
 
+# --- through gpuclk serve: the service's values, its history at once, no NVML loaded ---
+SOCK="$TEST_TMP/gpuclk.sock"
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE="$TEST_TMP/serve.state" \
+  "$GPUCLK_BIN" --sim=8xh100 --socket "$SOCK" serve --listen off 2>"$TEST_TMP/serve.log" &
+SERVE_PID=$!
+for _ in $(seq 200); do grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && break; sleep 0.1; done
+SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_STATE=$TEST_TMP/serve.state"
+start 120 40 "$SIM" "--sim=8xh100 --socket $SOCK --nvml-lib /nonexistent/libnvidia-ml.so.1 -i 2,5"
+wait_screen "persistence"
+expect_out "2 GPUs, simulated: 8xh100"
+expect_out "gpuclk serve, every 1 s"
+query 8xh100 10 "index,clocks.sm,clocks.max.sm,power.draw,power.limit"
+while IFS=, read -r index sm max draw limit; do
+  [ "$index" = 2 ] || [ "$index" = 5 ] || continue
+  sm=${sm// /}; max=${max// /}; draw=$(round "${draw// /}"); limit=$(round "${limit// /}")
+  block=$(grep -A2 -E "^ *$index NVIDIA" <<<"$OUT")
+  check; grep -qE "SM .* $sm/$max MHz" <<<"$block" || fail "GPU $index via serve: no '$sm/$max MHz'"
+  check; grep -qE "Pwr .* $draw/$limit W" <<<"$block" || fail "GPU $index via serve: no '$draw/$limit W'"
+done <<<"$Q"
+check; [ "$(grep -cE '^ *[0-9] NVIDIA' <<<"$OUT")" -eq 2 ] || fail "-i 2,5: not 2 GPU blocks"
+expect_out_re "41002 .*python3 train.py"
+keys q; wait_screen "TOP-EXIT=0"
+
 finish
