@@ -59,6 +59,13 @@ section_latency() {
   perf/cli_latency.sh "$BIN" 30 | tee "$OUT/cli_latency.md"
   echo; echo "where a fresh process's time goes (perf/nvml_open_costs.py):"
   python3 perf/nvml_open_costs.py || status=1
+  echo; echo "where each command's NVML time goes (GPUCLK_NVML_TRACE; wall time inside the library):"
+  local cmd
+  for cmd in clocks "query --fields index,clocks.sm,clocks.mem,power.draw,temperature.gpu" status info; do
+    local name=${cmd%% *}
+    GPUCLK_NVML_TRACE="$OUT/trace_$name.txt" "$BIN" $cmd > /dev/null 2>&1
+    echo "### gpuclk $cmd"; head -12 "$OUT/trace_$name.txt"
+  done
 }
 
 section_readonly() {
@@ -67,7 +74,9 @@ section_readonly() {
   tail -14 "$OUT/readonly.log"
   local rc=0
   for cmd in "set --app-clocks 2619,1980" "set --power-limit 600" "set --persistence on" \
-             "set --lock-gpu-clocks 1410" "reset --app-clocks" "restore"; do
+             "set --lock-gpu-clocks 1410" "reset --app-clocks" "restore" \
+             "sweep --sm-clocks 1410:1980:285 --workload gemm-bf16" \
+             "sweep --power-limits 400,700 --workload mem-copy"; do
     "$BIN" --read-only $cmd >/dev/null 2>"$OUT/ro.err"; rc=$?
     echo "gpuclk $cmd -> exit $rc: $(head -1 "$OUT/ro.err")"
     [ $rc -eq 4 ] || status=1

@@ -1,5 +1,8 @@
 // Clocks, supported clocks, P-state, clock event reasons and their violation counters.
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <optional>
 #include <vector>
 
 #include "abi_common.h"
@@ -24,75 +27,57 @@ unsigned video_clock(const GpuSpec& spec, unsigned sm_mhz) {
 
 bool is_sm(nvmlClockType_t type) { return type == NVML_CLOCK_GRAPHICS || type == NVML_CLOCK_SM; }
 
+// One value per clock domain (SM and graphics share one); nullopt: the domain has none
+// (NOT_SUPPORTED). Every per-domain getter below answers through it.
+struct PerDomain {
+  std::optional<unsigned> sm;
+  std::optional<unsigned> memory;
+  std::optional<unsigned> video;
+};
+
+nvmlReturn_t pick(nvmlClockType_t type, const PerDomain& values, unsigned int* clock) {
+  const std::optional<unsigned>* value = nullptr;
+  if (is_sm(type)) {
+    value = &values.sm;
+  } else if (type == NVML_CLOCK_MEM) {
+    value = &values.memory;
+  } else if (type == NVML_CLOCK_VIDEO) {
+    value = &values.video;
+  } else {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (!*value) return NVML_ERROR_NOT_SUPPORTED;
+  *clock = **value;
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 namespace gpuclk::sim::abi::get {
 
 nvmlReturn_t clock_info(std::size_t i, nvmlClockType_t type, unsigned int* clock) {
   const GpuDynamics& d = state_of(i).dynamics;
-  if (is_sm(type)) {
-    *clock = d.sm_mhz;
-  } else if (type == NVML_CLOCK_MEM) {
-    *clock = d.memory_mhz;
-  } else if (type == NVML_CLOCK_VIDEO) {
-    *clock = video_clock(spec_of(i), d.sm_mhz);
-  } else {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  return NVML_SUCCESS;
+  return pick(type, {d.sm_mhz, d.memory_mhz, video_clock(spec_of(i), d.sm_mhz)}, clock);
 }
 
 nvmlReturn_t max_clock_info(std::size_t i, nvmlClockType_t type, unsigned int* clock) {
   const GpuSpec& spec = spec_of(i);
-  if (is_sm(type)) {
-    *clock = spec.sm_max_mhz;
-  } else if (type == NVML_CLOCK_MEM) {
-    *clock = spec.max_memory_mhz();
-  } else if (type == NVML_CLOCK_VIDEO) {
-    *clock = spec.video_max_mhz;
-  } else {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  return NVML_SUCCESS;
+  return pick(type, {spec.sm_max_mhz, spec.max_memory_mhz(), spec.video_max_mhz}, clock);
 }
-
-namespace {
 
 // Application clocks exist for the SM/graphics and memory domains only; video has none.
-nvmlReturn_t app_clock_of(nvmlClockType_t type, unsigned sm_mhz, unsigned memory_mhz,
-                          unsigned int* clock) {
-  if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
-  if (is_sm(type)) {
-    *clock = sm_mhz;
-  } else if (type == NVML_CLOCK_MEM) {
-    *clock = memory_mhz;
-  } else if (type == NVML_CLOCK_VIDEO) {
-    return NVML_ERROR_NOT_SUPPORTED;
-  } else {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  return NVML_SUCCESS;
-}
-
-}  // namespace
-
 nvmlReturn_t applications_clock(std::size_t i, nvmlClockType_t type, unsigned int* clock) {
   const GpuSettings& s = state_of(i).settings;
-  return app_clock_of(type, s.app_sm_mhz, s.app_memory_mhz, clock);
+  return pick(type, {s.app_sm_mhz, s.app_memory_mhz, std::nullopt}, clock);
 }
 
 nvmlReturn_t default_applications_clock(std::size_t i, nvmlClockType_t type, unsigned int* clock) {
   const GpuSpec& spec = spec_of(i);
-  return app_clock_of(type, spec.default_app_sm_mhz, spec.default_app_memory_mhz, clock);
+  return pick(type, {spec.default_app_sm_mhz, spec.default_app_memory_mhz, std::nullopt}, clock);
 }
 
 nvmlReturn_t max_customer_boost_clock(std::size_t i, nvmlClockType_t type, unsigned int* clock) {
-  if (is_sm(type)) {
-    *clock = spec_of(i).sm_max_mhz;
-    return NVML_SUCCESS;
-  }
-  if (type == NVML_CLOCK_MEM || type == NVML_CLOCK_VIDEO) return NVML_ERROR_NOT_SUPPORTED;
-  return NVML_ERROR_INVALID_ARGUMENT;
+  return pick(type, {spec_of(i).sm_max_mhz, std::nullopt, std::nullopt}, clock);
 }
 
 nvmlReturn_t supported_memory_clocks(std::size_t i, unsigned int* count, unsigned int* clocks) {
@@ -110,19 +95,10 @@ nvmlReturn_t min_max_clock_of_pstate(std::size_t i, nvmlClockType_t type, nvmlPs
                                      unsigned int* min, unsigned int* max) {
   if (pstate != NVML_PSTATE_0) return NVML_ERROR_NOT_SUPPORTED;  // the model has P0 only
   const GpuSpec& spec = spec_of(i);
-  if (is_sm(type)) {
-    *min = spec.sm_min_mhz;
-    *max = spec.sm_max_mhz;
-  } else if (type == NVML_CLOCK_MEM) {
-    *min = spec.min_memory_mhz();
-    *max = spec.max_memory_mhz();
-  } else if (type == NVML_CLOCK_VIDEO) {
-    *min = spec.video_idle_mhz;
-    *max = spec.video_max_mhz;
-  } else {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  return NVML_SUCCESS;
+  const nvmlReturn_t status =
+      pick(type, {spec.sm_min_mhz, spec.min_memory_mhz(), spec.video_idle_mhz}, min);
+  if (status != NVML_SUCCESS) return status;
+  return pick(type, {spec.sm_max_mhz, spec.max_memory_mhz(), spec.video_max_mhz}, max);
 }
 
 nvmlReturn_t performance_state(std::size_t, nvmlPstates_t* pstate) {
@@ -142,34 +118,19 @@ nvmlReturn_t supported_clocks_event_reasons(std::size_t, unsigned long long* rea
 
 nvmlReturn_t violation_status(std::size_t i, nvmlPerfPolicyType_t policy,
                               nvmlViolationTime_t* time) {
-  int slot = -1;
-  switch (policy) {
-    case NVML_PERF_POLICY_POWER:
-      slot = static_cast<int>(Policy::power);
-      break;
-    case NVML_PERF_POLICY_THERMAL:
-      slot = static_cast<int>(Policy::thermal);
-      break;
-    case NVML_PERF_POLICY_SYNC_BOOST:
-      slot = static_cast<int>(Policy::sync_boost);
-      break;
-    case NVML_PERF_POLICY_BOARD_LIMIT:
-      slot = static_cast<int>(Policy::board_limit);
-      break;
-    case NVML_PERF_POLICY_LOW_UTILIZATION:
-      slot = static_cast<int>(Policy::low_utilization);
-      break;
-    case NVML_PERF_POLICY_RELIABILITY:
-      slot = static_cast<int>(Policy::reliability);
-      break;
-    case NVML_PERF_POLICY_TOTAL_APP_CLOCKS:
-      slot = static_cast<int>(Policy::total_app_clocks);
-      break;
-    case NVML_PERF_POLICY_TOTAL_BASE_CLOCKS:
-      slot = static_cast<int>(Policy::total_base_clocks);
-      break;
-  }
-  if (slot < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  // NVML's policy numbers (0..5, then 10 and 11) in the model's Policy order.
+  static constexpr nvmlPerfPolicyType_t kPolicies[] = {NVML_PERF_POLICY_POWER,
+                                                       NVML_PERF_POLICY_THERMAL,
+                                                       NVML_PERF_POLICY_SYNC_BOOST,
+                                                       NVML_PERF_POLICY_BOARD_LIMIT,
+                                                       NVML_PERF_POLICY_LOW_UTILIZATION,
+                                                       NVML_PERF_POLICY_RELIABILITY,
+                                                       NVML_PERF_POLICY_TOTAL_APP_CLOCKS,
+                                                       NVML_PERF_POLICY_TOTAL_BASE_CLOCKS};
+  static_assert(std::size(kPolicies) == static_cast<std::size_t>(Policy::count));
+  const auto* found = std::find(std::begin(kPolicies), std::end(kPolicies), policy);
+  if (found == std::end(kPolicies)) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto slot = static_cast<std::size_t>(found - std::begin(kPolicies));
   Context& c = Context::get();
   time->referenceTime = static_cast<unsigned long long>(c.timestamp_us(c.model().now_s()));
   time->violationTime = state_of(i).dynamics.violation_ns[slot];

@@ -26,6 +26,15 @@ void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device
   std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, device);
 }
 
+// NvLink exists where the scenario puts the GPUs on NVSwitches (an HGX board); a PCIe card, like
+// the calibration card in its virtual machine, answers NOT_SUPPORTED. A link past the GPU's count
+// is INVALID_ARGUMENT.
+nvmlReturn_t check_link(std::size_t i, unsigned int link) {
+  const unsigned links = Context::get().scenario().nvswitch ? config_of(i).spec->nvlink_count : 0;
+  if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
+  return link < links ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
 }  // namespace
 
 nvmlGpuTopologyLevel_t gpuclk::sim::abi::topology_level(std::size_t a, std::size_t b) {
@@ -188,20 +197,63 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t 
 namespace gpuclk::sim::abi::get {
 
 nvmlReturn_t nvlink_state(std::size_t i, unsigned int link, nvmlEnableState_t* active) {
-  const unsigned links = Context::get().scenario().nvswitch ? config_of(i).spec->nvlink_count : 0;
-  if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= links) return NVML_ERROR_INVALID_ARGUMENT;
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
   *active = NVML_FEATURE_ENABLED;
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvlink_remote_pci_info(std::size_t i, unsigned int link, nvmlPciInfo_t* pci) {
-  const unsigned links = Context::get().scenario().nvswitch ? config_of(i).spec->nvlink_count : 0;
-  if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= links) return NVML_ERROR_INVALID_ARGUMENT;
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
   // An HGX board's four NVSwitches (device 0x22A3), links spread round-robin over them.
   static constexpr unsigned kSwitchBus[] = {0x05, 0x06, 0x07, 0x08};
   fill_pci(pci, 0, kSwitchBus[link % 4], 0, 0x22A310DE, 0x16C110DE);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvlink_version(std::size_t i, unsigned int link, unsigned int* version) {
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
+  switch (config_of(i).spec->nvlink_generation) {
+    case 3:
+      *version = NVML_NVLINK_VERSION_3_0;
+      return NVML_SUCCESS;
+    case 4:
+      *version = NVML_NVLINK_VERSION_4_0;
+      return NVML_SUCCESS;
+    default:
+      return NVML_ERROR_NOT_SUPPORTED;  // a model file that names no generation
+  }
+}
+
+nvmlReturn_t nvlink_capability(std::size_t i, unsigned int link, nvmlNvLinkCapability_t capability,
+                               unsigned int* result) {
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
+  switch (capability) {
+    case NVML_NVLINK_CAP_P2P_SUPPORTED:
+    case NVML_NVLINK_CAP_P2P_ATOMICS:
+    case NVML_NVLINK_CAP_VALID:
+      *result = 1;  // GPU to GPU through the switches
+      return NVML_SUCCESS;
+    case NVML_NVLINK_CAP_SYSMEM_ACCESS:
+    case NVML_NVLINK_CAP_SYSMEM_ATOMICS:
+    case NVML_NVLINK_CAP_SLI_BRIDGE:
+      *result = 0;  // an x86 host reaches system memory over PCIe, not NVLink
+      return NVML_SUCCESS;
+  }
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvlink_error_counter(std::size_t i, unsigned int link,
+                                  nvmlNvLinkErrorCounter_t counter, unsigned long long* value) {
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
+  if (counter > NVML_NVLINK_ERROR_DL_ECC_DATA) return NVML_ERROR_INVALID_ARGUMENT;
+  *value = 0;  // clean links: the model has no NVLink faults
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvlink_remote_device_type(std::size_t i, unsigned int link,
+                                       nvmlIntNvLinkDeviceType_t* type) {
+  if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
+  *type = NVML_NVLINK_DEVICE_TYPE_SWITCH;
   return NVML_SUCCESS;
 }
 

@@ -98,11 +98,15 @@ struct GpuSpec {
   std::uint32_t pcie_max_generation = 0;
   std::uint32_t pcie_max_width = 0;
   std::uint32_t nvlink_count = 0;
+  std::uint32_t nvlink_generation = 0;  // 3: A100 (NVLink 3.0), 4: H100 (NVLink 4.0)
   bool has_fan = false;
   bool gpm_supported = false;
   bool ecc_supported = false;
   bool mig_supported = false;  // MIG mode exists (GA100, Hopper); the model never enables it
   bool power_average_supported = true;  // NVML_FI_DEV_POWER_AVERAGE (not GA100)
+  // DRAM banks with spare rows for row remapping (nvidia-smi's "Bank Remap Availability
+  // Histogram" max); 0: no row remapping (nvmlDeviceGetRemappedRows answers NOT_SUPPORTED).
+  std::uint32_t row_remapper_banks = 0;
 
   // Every SM clock the GPU supports, descending (NVML's order).
   std::vector<std::uint32_t> supported_sm_clocks() const {

@@ -145,6 +145,7 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.pcie_max_generation = static_cast<std::uint32_t>(bus.integer("pcie_max_generation"));
   s.pcie_max_width = static_cast<std::uint32_t>(bus.integer("pcie_max_width"));
   s.nvlink_count = static_cast<std::uint32_t>(bus.integer_or("nvlink_count", 0));
+  s.nvlink_generation = static_cast<std::uint32_t>(bus.integer_or("nvlink_generation", 0));
 
   if (auto features = top.optional_sub("features")) {
     s.has_fan = features->boolean_or("fan", false);
@@ -152,6 +153,8 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.ecc_supported = features->boolean_or("ecc", false);
     s.mig_supported = features->boolean_or("mig", false);
     s.power_average_supported = features->boolean_or("power_average", true);
+    s.row_remapper_banks =
+        static_cast<std::uint32_t>(features->integer_or("row_remapper_banks", 0));
   }
   return spec;
 }

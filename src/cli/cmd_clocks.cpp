@@ -7,8 +7,10 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/service_views.h"
 #include "control/consistency.h"
 #include "gpu/clock_list.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -43,8 +45,11 @@ struct AppliedView {
   std::vector<control::Difference> differences;
 };
 
-void applied_section(out::Node& n, const AppliedView& view) {
-  auto& s = n.section("gpuclk", "Set by gpuclk");
+// The "Set by gpuclk" section, before the supported clocks (last: the longest).
+void add_applied_section(out::Node& n, const AppliedView& view) {
+  const auto at = std::find_if(n.children.begin(), n.children.end(),
+                               [](const out::Node& c) { return c.key == "supported_clocks"; });
+  out::Node& s = *n.children.insert(at, out::Node{"gpuclk", "Set by gpuclk", {}, {}, false});
   if (view.entry) {
     for (auto setting : control::kWriteOrder) {
       if (!view.entry->touched.count(setting)) continue;
@@ -67,7 +72,9 @@ void applied_section(out::Node& n, const AppliedView& view) {
         out::text(differs.empty() ? "no" : differs));
 }
 
-out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) {
+}  // namespace
+
+out::Node clocks_tree(const gpu::Device& d) {
   const auto& id = d.identity();
   out::Node n;
   n.key = "gpu";
@@ -140,8 +147,6 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
     times.add(c.key, c.label, t ? out::integer(t->count() / 1000, "us") : out::na());
   }
 
-  if (applied) applied_section(n, *applied);
-
   auto& sup = n.section("supported_clocks", "Supported Clocks", true);
   if (id.supported_clocks) {
     for (const auto& entry : *id.supported_clocks) {
@@ -161,24 +166,54 @@ out::Node clocks_of(const gpu::Device& d, const AppliedView* applied = nullptr) 
   return n;
 }
 
+nlohmann::json clocks_view_row(const gpu::Device& d) {
+  return {{"tree", serve::to_json(clocks_tree(d))},
+          {"name", d.name()},
+          {"settings", control::settings_to_json(control::read_settings(d))}};
+}
+
+namespace {
+
 int run_clocks(Context& ctx) {
   out::Node root;
   auto& gpus = root.section("gpus", "GPUs", true);
-  const auto selected = ctx.selected();
+  // Every GPU of the node (the settings are compared with those -i leaves out too), and the
+  // positions -i selects; from the service when one answers, else read here.
+  std::vector<control::GpuSettingsView> views;
+  std::vector<out::Node> trees;
+  std::vector<std::size_t> selected;
+  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "clocks"}})) {
+    const auto& keys = reply->at("gpus");
+    const auto& rows = reply->at("rows");
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto key = serve::device_key_from_json(keys.at(i));
+      views.push_back({key.index, key.uuid, rows.at(i).at("name").get<std::string>(),
+                       control::settings_from_json(rows.at(i).at("settings").get<std::string>())});
+      trees.push_back(serve::node_from_json(rows.at(i).at("tree")));
+    }
+    selected = ctx.select_from(keys);
+  } else {
+    const auto chosen = ctx.selected();
+    const auto all = ctx.devices().all();
+    for (const auto* d : all) {
+      views.push_back({d->index(), d->uuid(), d->name(), control::read_settings(*d)});
+      const bool wanted = std::find(chosen.begin(), chosen.end(), d) != chosen.end();
+      trees.push_back(wanted ? clocks_tree(*d) : out::Node{});
+    }
+    for (const auto* d : chosen) {
+      selected.push_back(
+          static_cast<std::size_t>(std::find(all.begin(), all.end(), d) - all.begin()));
+    }
+  }
   // The "Set by gpuclk" section appears only where gpuclk changed something or settings differ.
   const auto journal = peek_journal(ctx).value_or(control::Journal{});
-  std::vector<control::GpuSettingsView> views;
-  // Compared with every GPU of the node, also those -i leaves out.
-  for (const auto* d : ctx.devices().all()) {
-    control::GpuSettingsView v{d->index(), d->uuid(), d->name(), control::read_settings(*d)};
-    control::add_journal_locks(v.settings, journal, d->uuid());
-    views.push_back(std::move(v));
-  }
+  for (auto& v : views) control::add_journal_locks(v.settings, journal, v.uuid);
   auto differences = control::settings_that_differ(views);
-  for (const auto* d : selected) {
-    AppliedView view{journal.find(d->uuid()), differences[d->uuid()]};
-    const bool show = view.entry || !view.differences.empty();
-    gpus.children.push_back(clocks_of(*d, show ? &view : nullptr));
+  for (auto pos : selected) {
+    const auto& uuid = views[pos].uuid;
+    AppliedView view{journal.find(uuid), differences[uuid]};
+    if (view.entry || !view.differences.empty()) add_applied_section(trees[pos], view);
+    gpus.children.push_back(std::move(trees[pos]));
   }
   // Tables and CSV read better without the list wrapper; JSON keeps it.
   if (ctx.format().kind == out::Format::Kind::json)

@@ -5,9 +5,11 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/service_views.h"
 #include "gpu/arch.h"
 #include "gpu/simulator.h"
 #include "host/cpu.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -17,8 +19,10 @@ namespace out = output;
 
 out::Value tflops(double flops) { return out::number(flops / 1e12, "TFLOP/s", 1); }
 
-void host_section(out::Node& root, Context& ctx, const host::CpuInfo& cpu) {
-  auto& h = root.section("host", "Host");
+}  // namespace
+
+out::Node info_host_tree(Context& ctx, const host::CpuInfo& cpu) {
+  out::Node h{"host", "Host", {}, {}, false};
   auto& c = h.section("cpu", "CPU");
   c.add("vendor", "Vendor", cpu.vendor.empty() ? out::na() : out::text(cpu.vendor));
   c.add("model", "Model", cpu.model.empty() ? out::na() : out::text(cpu.model));
@@ -41,9 +45,10 @@ void host_section(out::Node& root, Context& ctx, const host::CpuInfo& cpu) {
   h.add("nvml_library", "NVML Library", out::text(gpu::nvml_library_path(ctx.nvml())));
   h.add("simulated", "Simulated", out::flag(ctx.simulated()));
   h.add("gpu_count", "Attached GPUs", out::integer((long long)set.size()));
+  return h;
 }
 
-out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
+out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   const auto& id = d.identity();
   out::Node n;
   n.key = "gpu";
@@ -143,12 +148,22 @@ out::Node gpu_info(const gpu::Device& d, const host::CpuInfo& cpu) {
   return n;
 }
 
+namespace {
+
 int run_info(Context& ctx) {
-  auto cpu = host::read_cpu_info();
   out::Node root;
-  host_section(root, ctx, cpu);
-  auto& gpus = root.section("gpus", "GPUs", true);
-  for (const auto* d : ctx.selected()) gpus.children.push_back(gpu_info(*d, cpu));
+  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "info"}})) {
+    root.children.push_back(serve::node_from_json(reply->at("node")));
+    auto& gpus = root.section("gpus", "GPUs", true);
+    for (auto pos : ctx.select_from(reply->at("gpus")))
+      gpus.children.push_back(serve::node_from_json(reply->at("rows").at(pos)));
+  } else {
+    auto cpu = host::read_cpu_info();
+    root.children.push_back(info_host_tree(ctx, cpu));
+    auto& gpus = root.section("gpus", "GPUs", true);
+    for (const auto* d : ctx.selected()) gpus.children.push_back(info_gpu_tree(*d, cpu));
+  }
+  auto& gpus = root.children.back();
   if (ctx.format().kind == out::Format::Kind::json) {
     ctx.printer()->print_tree(root);
   } else {

@@ -11,14 +11,13 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/query_fields.h"
+#include "cli/service_views.h"
 #include "serve/http.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
 #include "serve/service.h"
 #include "serve/socket_server.h"
 #include "telemetry/interval.h"
-#include "tui/service_feed.h"
 #include "util/error.h"
 
 namespace gpuclk::cli {
@@ -76,7 +75,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
           .dump();
     return service->handle(request, p).dump();
   });
-  std::vector<serve::View> views = {{"query", read_all_query_fields}, {"top", tui::read_top_view}};
+  auto views = service_views(ctx);
   // --govern POLICY (src/govern) will run here, on the service's sampler.
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));

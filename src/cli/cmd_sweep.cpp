@@ -41,13 +41,16 @@ namespace fs = std::filesystem;
 struct SweepOptions {
   std::string sm_clocks, power_limits, workload;
   double warmup = 2, duration = 5;
-  int repeat = 0;
+  CLI::Option* warmup_option = nullptr;  // count() > 0: given on the command line
+  CLI::Option* duration_option = nullptr;
+  int repeat = 1;
   std::string max_slowdown = "5%";
   std::string out;
   std::string apply_best;
   std::string metric, metric_unit = "unit";
   std::string interval = "100ms";
   bool concurrent = false, fail_fast = false, snap = false, no_baseline = false;
+  bool per_gpu = false;  // --apply-best: each GPU its own best point
   std::vector<std::string> command;
 };
 
@@ -188,13 +191,9 @@ std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions&
     c.argv = o.command;
     if (!o.metric.empty()) c.metric = o.metric;
     c.metric_unit = o.metric_unit;
+    c.repeat = static_cast<unsigned>(o.repeat);
     if (ctx.simulated()) c.nvml_library = ctx.nvml_library_path();
-    auto w = sweep::command_workload(std::move(c), ctx.clock());
-    if (o.repeat > 1) {
-      throw bad_argument("--repeat is not implemented for more than one run per point",
-                         "run the command's own loop, or time one run per point");
-    }
-    return w;
+    return sweep::command_workload(std::move(c), ctx.clock());
   }
   if (auto jobs = gpu::SimJobs::of(ctx.nvml())) {
     return sweep::simulated_workload(*jobs, o.workload, ctx.clock(), timing);
@@ -236,6 +235,20 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   if (!o.metric.empty() && o.command.empty()) {
     throw bad_argument("--metric reads a command's output: give the command after --");
   }
+  if (o.repeat < 1) {
+    throw bad_argument(fmt::format("--repeat {}: need at least 1 run per point", o.repeat),
+                       "e.g. --repeat 3");
+  }
+  // A command's window is its own runs: --warmup/--duration would be silently ignored.
+  const bool duration_given = o.duration_option && o.duration_option->count() > 0;
+  const bool warmup_given = o.warmup_option && o.warmup_option->count() > 0;
+  if (!o.command.empty() && (warmup_given || duration_given)) {
+    throw bad_argument(
+        fmt::format("{} times --workload's measured window; a command is measured over its own "
+                    "runs",
+                    duration_given ? "--duration" : "--warmup"),
+        "drop it, and give --repeat N to run the command N times per point");
+  }
   if (!(o.warmup >= 0) || !(o.duration > 0)) {
     throw bad_argument(fmt::format("--warmup {} / --duration {}: need warmup ≥ 0, duration > 0",
                                    o.warmup, o.duration));
@@ -245,6 +258,10 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
     throw bad_argument(fmt::format("--apply-best {}: unknown kind", o.apply_best),
                        "valid: max_throughput, min_energy, min_edp, min_energy_within_slowdown, "
                        "knee");
+  }
+  if (o.per_gpu && o.apply_best.empty()) {
+    throw bad_argument("--per-gpu chooses which best point --apply-best applies: give --apply-best",
+                       "e.g. --apply-best min_energy --per-gpu");
   }
   const auto interval = telemetry::parse_interval(o.interval);
   if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
@@ -300,9 +317,11 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
 
   const sweep::Timing timing{
       std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.warmup)),
-      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.duration))};
+      std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.duration)),
+      static_cast<unsigned>(o.repeat)};
   auto workload = make_workload(ctx, o, timing);
   report.workload = workload->describe();
+  report.repeat = static_cast<unsigned>(o.repeat);
   report.unit = workload->unit();
 
   const auto before = settings_before(ctx, gpus);
@@ -357,21 +376,48 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
         gpu, locks, lo == hi ? fmt::format("{:.0f}", lo) : fmt::format("{:.0f}–{:.0f}", lo, hi)));
   }
 
-  // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore).
+  // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore); with
+  // --per-gpu each GPU's own point.
   if (!o.apply_best.empty() && !run.interrupted) {
-    const auto chosen =
-        std::find_if(report.best.begin(), report.best.end(),
-                     [&](const sweep::BestPoint& b) { return b.kind == o.apply_best; });
-    if (chosen == report.best.end()) {
+    const auto setting_of =
+        [&](const std::vector<sweep::BestPoint>& list) -> std::optional<double> {
+      const auto it = std::find_if(list.begin(), list.end(), [&](const sweep::BestPoint& b) {
+        return b.kind == o.apply_best;
+      });
+      return it == list.end() ? std::nullopt : std::optional(it->point.requested);
+    };
+    const bool per_gpu = o.per_gpu && !report.best_per_gpu.empty();
+    std::map<unsigned, double> value_of;  // GPU index → setting
+    std::vector<gpu::Device*> targets;
+    std::string applied, missing;
+    for (auto* g : gpus) {
+      std::optional<double> v;
+      if (!per_gpu) {
+        v = setting_of(report.best);
+      } else if (const auto own = report.best_per_gpu.find(g->index());
+                 own != report.best_per_gpu.end()) {
+        v = setting_of(own->second);
+      }
+      if (!v) {
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", g->index());
+        continue;
+      }
+      value_of[g->index()] = *v;
+      targets.push_back(g);
+      applied += fmt::format("{}GPU {} {} {}", applied.empty() ? "" : ", ", g->index(), *v,
+                             sweep::unit_of(axis));
+    }
+    if (targets.empty()) {
       report.notes.push_back(
           fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
     } else {
-      const double value = chosen->point.requested;
-      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), gpus,
-                     [&](gpu::Device&) { return point_request(axis, value); });
-      report.notes.push_back(
-          fmt::format("applied {} = {} {} on {} GPU(s); `gpuclk restore` undoes it", o.apply_best,
-                      value, sweep::unit_of(axis), gpus.size()));
+      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), targets,
+                     [&](gpu::Device& g) { return point_request(axis, value_of.at(g.index())); });
+      report.notes.push_back(fmt::format(
+          "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best, per_gpu ? " per GPU" : "",
+          applied,
+          missing.empty() ? ""
+                          : fmt::format(" (no such point on GPU {}: left as it was)", missing)));
     }
   }
 
@@ -386,6 +432,11 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
         std::cout << "\nBest points (" << report.workload
                   << "; base: the settings found before, else the fastest point):\n";
         ctx.printer()->print_table(sweep::best_table(report));
+      }
+      if (!report.best_per_gpu.empty()) {
+        std::cout << "\nBest points per GPU (each GPU's own curve; base: its settings found "
+                     "before):\n";
+        ctx.printer()->print_table(sweep::best_per_gpu_table(report));
       }
       for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
     }
@@ -440,9 +491,15 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   sub->add_option("--workload", o->workload,
                   "gemm-bf16 | gemm-fp16 | gemm-tf32 | gemm-fp32 | gemm-fp8 | mem-copy | "
                   "mem-triad | fma (the bench; simulated jobs under --sim)");
-  sub->add_option("--warmup", o->warmup, "seconds before each point's window (default 2)");
-  sub->add_option("--duration", o->duration, "seconds measured per point (default 5)");
-  sub->add_option("--repeat", o->repeat, "runs of the command per point (1)");
+  o->warmup_option = sub->add_option("--warmup", o->warmup,
+                                     "--workload: seconds before each point's window (default 2)");
+  o->duration_option = sub->add_option("--duration", o->duration,
+                                       "--workload: seconds per measured window (default 5)");
+  sub->add_option("--repeat", o->repeat,
+                  "runs per point (default 1). -- CMD: the command runs N times back to back in "
+                  "the window (rate: N runs / wall time, or the mean of the N --metric rates). "
+                  "--workload: N windows of --duration after one warm-up (rate: their median); "
+                  "both report the runs and their spread");
   sub->add_option("--max-slowdown", o->max_slowdown,
                   "slowdown allowed for the min-energy point, vs the fastest (default 5%)");
   sub->add_option("--out", o->out,
@@ -454,6 +511,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
                   "with -- CMD: regex for the rate the command prints (first group, last match)");
   sub->add_option("--metric-unit", o->metric_unit, "the unit of --metric's rate, per second");
   sub->add_option("--interval", o->interval, "telemetry sampling interval (default 100ms)");
+  sub->add_flag("--per-gpu", o->per_gpu,
+                "with --apply-best: each GPU its own best point (best_per_gpu), not the node's");
   sub->add_flag("--concurrent", o->concurrent, "all selected GPUs at once (default: one by one)");
   sub->add_flag("--fail-fast", o->fail_fast, "stop at the first point where the work fails");
   sub->add_flag("--snap", o->snap,
@@ -463,7 +522,9 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   sub->add_option("command", o->command, "the command and its arguments (after --)")->expected(-1);
   sub->positionals_at_end();
   sub->footer(
-      "Usage: gpuclk sweep (--sm-clocks R | --power-limits R) (--workload W | -- CMD ...)\n"
+      "Usage: gpuclk sweep (--sm-clocks R | --power-limits R)\n"
+      "                    (--workload W [--warmup S] [--duration S] | -- CMD ...) [--repeat N]\n"
+      "With several GPUs the best points are given for the node (sum per setting) and per GPU.\n"
       "Exit code: 0; 2 bad argument; 4 read-only; 128 + signal when interrupted (settings "
       "restored); 255 when the work failed at a point.");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_sweep(ctx, *o); }; });

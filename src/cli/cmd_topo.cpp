@@ -5,16 +5,19 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/service_views.h"
 #include "gpu/topology.h"
 #include "host/cpu.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
 
 namespace out = output;
 
-int run_topo(Context& ctx) {
-  auto devices = ctx.selected();
+}  // namespace
+
+out::Table topo_table(const std::vector<gpu::Device*>& devices) {
   auto matrix = gpu::connection_matrix(devices);
   auto cpu = host::read_cpu_info();
 
@@ -40,6 +43,17 @@ int run_topo(Context& ctx) {
     row.push_back(out::from(id.numa_node));
     t.rows.push_back(std::move(row));
   }
+  return t;
+}
+
+namespace {
+
+int run_topo(Context& ctx) {
+  // The matrix depends on which GPUs it spans (NVLinks to GPUs outside it count as switch
+  // links), so the service's whole-node table serves only a command without -i.
+  std::optional<nlohmann::json> reply;
+  if (!ctx.selection_given()) reply = ctx.ask_service({{"request", "view"}, {"name", "topo"}});
+  const auto t = reply ? serve::table_from_json(reply->at("node")) : topo_table(ctx.selected());
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
     std::cout << "\nLegend:\n\n";

@@ -50,6 +50,10 @@ std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
 Context::Context() = default;
 Context::~Context() = default;
 
+void Context::exiting() {
+  if (api_) api_->skip_shutdown_at_exit();
+}
+
 std::string Context::executable_dir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -77,6 +77,8 @@ class Context {
   std::optional<nlohmann::json> ask_service(const nlohmann::json& request);
   // Positions in a service response's "gpus" (DeviceKeys) that -i selects.
   std::vector<std::size_t> select_from(const nlohmann::json& gpus) const;
+  // The process ends after this Context: NVML need not be shut down (Api::skip_shutdown_at_exit).
+  void exiting();
   // Where the gpuclk executable lives (the simulator library and scenarios sit beside it).
   static std::string executable_dir();
 

@@ -60,6 +60,11 @@ int report(const gpuclk::Error& e) {
 int main(int argc, char** argv) {
   using gpuclk::cli::Context;
   Context ctx;
+  // main's return ends the process: ctx's NVML need not be shut down (2.9 ms on an H100).
+  struct Exiting {
+    Context& ctx;
+    ~Exiting() { ctx.exiting(); }
+  } exiting{ctx};
   CLI::App app{"gpuclk: clocks, power and performance of every NVIDIA GPU in the host", "gpuclk"};
   app.fallthrough();
   app.require_subcommand(0, 1);

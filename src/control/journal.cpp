@@ -194,6 +194,8 @@ void Journal::add_history(HistoryRecord record) {
 
 std::string settings_to_json(const Settings& s) { return settings_json(s).dump(); }
 
+Settings settings_from_json(const std::string& text) { return settings_from(json::parse(text)); }
+
 std::string to_json(const Journal& journal) {
   json j;
   j["format"] = "gpuclk-journal";

@@ -67,6 +67,9 @@ Journal journal_from_json(const std::string& text);
 
 // Settings as the journal writes them, also used by `gpuclk journal --format json`.
 std::string settings_to_json(const Settings& s);
+// Back from settings_to_json (the service sends a GPU's settings this way); throws
+// std::exception for text that is not such settings.
+Settings settings_from_json(const std::string& text);
 
 // "2024-05-01T12:00:00Z".
 std::string utc_now();

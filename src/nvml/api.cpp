@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <link.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <limits>
+
+#include "nvml/trace.h"
 
 namespace gpuclk::nvml {
 namespace {
@@ -32,6 +35,7 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
   const bool explicit_path = !path.empty();
   if (!explicit_path) path = "libnvidia-ml.so.1";
 
+  const auto open_start = std::chrono::steady_clock::now();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
@@ -79,6 +83,7 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
                 "the driver is too old: gpuclk needs driver R450 or newer");
   }
 
+  trace::install(*api, std::chrono::steady_clock::now() - open_start);
   nvmlReturn_t rc = api->nvmlInit_v2();
   if (rc != NVML_SUCCESS) throw NvmlError(rc, "nvmlInit_v2", api->path_);
   api->initialized_ = true;
@@ -86,10 +91,16 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
 }
 
 Api::~Api() {
-  if (initialized_ && nvmlShutdown) nvmlShutdown();
+  if (initialized_ && nvmlShutdown && !skip_shutdown_) nvmlShutdown();
+  trace::write();
   // The real driver library is never unloaded by its users (nvidia-smi, DCGM): it may keep
   // threads. Leaving it mapped until exit is the safe choice; the handle is reference-counted.
   if (handle_ && simulated()) dlclose(handle_);
+}
+
+void Api::skip_shutdown_at_exit() {
+  // The simulator saves its state file in nvmlShutdown: it always gets the call.
+  if (!simulated()) skip_shutdown_ = true;
 }
 
 double Api::time_scale() const { return time_scale_fn_ ? time_scale_fn_() : 1.0; }

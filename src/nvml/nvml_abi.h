@@ -599,4 +599,97 @@ typedef struct nvmlExcludedDeviceInfo_st nvmlExcludedDeviceInfo_t;
 typedef struct nvmlEncoderSessionInfo_st nvmlEncoderSessionInfo_t;
 typedef struct nvmlFBCSessionInfo_st nvmlFBCSessionInfo_t;
 
+// Samples the driver keeps per device (nvmlDeviceGetSamples).
+typedef enum nvmlSamplingType_enum {
+  NVML_TOTAL_POWER_SAMPLES = 0,         // mW
+  NVML_GPU_UTILIZATION_SAMPLES = 1,     // percent
+  NVML_MEMORY_UTILIZATION_SAMPLES = 2,  // percent
+  NVML_ENC_UTILIZATION_SAMPLES = 3,
+  NVML_DEC_UTILIZATION_SAMPLES = 4,
+  NVML_PROCESSOR_CLK_SAMPLES = 5,  // MHz
+  NVML_MEMORY_CLK_SAMPLES = 6,     // MHz
+  NVML_MODULE_POWER_SAMPLES = 7,   // mW, Grace Hopper modules only
+  NVML_JPG_UTILIZATION_SAMPLES = 8,
+  NVML_OFA_UTILIZATION_SAMPLES = 9
+} nvmlSamplingType_t;
+
+typedef struct nvmlSample_st {
+  unsigned long long timeStamp;  // µs since the epoch
+  nvmlValue_t sampleValue;
+} nvmlSample_t;
+
+// Row remapping (A100 and later): banks by how many spare rows they have left.
+typedef struct nvmlRowRemapperHistogramValues_st {
+  unsigned int max;
+  unsigned int high;
+  unsigned int partial;
+  unsigned int low;
+  unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
+// Events (nvmlEventSetCreate, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2).
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001ULL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002ULL
+#define nvmlEventTypePState 0x0000000000000004ULL
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+#define nvmlEventTypeClock 0x0000000000000010ULL
+#define nvmlEventMigConfigChange 0x0000000000000100ULL
+
+// Where a memory error happened (nvmlDeviceGetMemoryErrorCounter).
+typedef enum nvmlMemoryLocation_enum {
+  NVML_MEMORY_LOCATION_L1_CACHE = 0,
+  NVML_MEMORY_LOCATION_L2_CACHE = 1,
+  NVML_MEMORY_LOCATION_DRAM = 2,  // also NVML_MEMORY_LOCATION_DEVICE_MEMORY
+  NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+  NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+  NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+  NVML_MEMORY_LOCATION_CBU = 6,
+  NVML_MEMORY_LOCATION_SRAM = 7
+} nvmlMemoryLocation_t;
+
+// NvLink reads (nvmlDeviceGetNvLinkVersion/Capability/ErrorCounter/RemoteDeviceType).
+typedef enum nvmlNvlinkVersion_enum {
+  NVML_NVLINK_VERSION_INVALID = 0,
+  NVML_NVLINK_VERSION_1_0 = 1,
+  NVML_NVLINK_VERSION_2_0 = 2,
+  NVML_NVLINK_VERSION_2_2 = 3,
+  NVML_NVLINK_VERSION_3_0 = 4,
+  NVML_NVLINK_VERSION_3_1 = 5,
+  NVML_NVLINK_VERSION_4_0 = 6,
+  NVML_NVLINK_VERSION_5_0 = 7
+} nvmlNvlinkVersion_t;
+
+typedef enum nvmlNvLinkCapability_enum {
+  NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
+  NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
+  NVML_NVLINK_CAP_P2P_ATOMICS = 2,
+  NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
+  NVML_NVLINK_CAP_SLI_BRIDGE = 4,
+  NVML_NVLINK_CAP_VALID = 5
+} nvmlNvLinkCapability_t;
+
+typedef enum nvmlNvLinkErrorCounter_enum {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  NVML_NVLINK_ERROR_DL_ECC_DATA = 4
+} nvmlNvLinkErrorCounter_t;
+
+typedef enum nvmlIntNvLinkDeviceType_enum {
+  NVML_NVLINK_DEVICE_TYPE_GPU = 0,
+  NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
+  NVML_NVLINK_DEVICE_TYPE_SWITCH = 2,
+  NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
+} nvmlIntNvLinkDeviceType_t;
+
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the Xid for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 }  // extern "C"

@@ -162,6 +162,55 @@ output::Value value_from_json(const json& j) {
   return v;
 }
 
+json to_json(const output::Node& n) {
+  json j{{"key", n.key}, {"label", n.label}, {"value", to_json(n.value)}};
+  if (n.list) j["list"] = true;
+  if (!n.children.empty()) {
+    j["children"] = json::array();
+    for (const auto& c : n.children) j["children"].push_back(to_json(c));
+  }
+  return j;
+}
+
+output::Node node_from_json(const json& j) {
+  output::Node n;
+  n.key = j.at("key").get<std::string>();
+  n.label = j.at("label").get<std::string>();
+  n.value = value_from_json(j.at("value"));
+  n.list = j.value("list", false);
+  if (j.contains("children")) {
+    for (const auto& c : j.at("children")) n.children.push_back(node_from_json(c));
+  }
+  return n;
+}
+
+json to_json(const output::Table& t) {
+  json columns = json::array(), rows = json::array();
+  for (const auto& c : t.columns) {
+    columns.push_back({{"key", c.key}, {"header", c.header}, {"left", c.left}, {"unit", c.unit}});
+  }
+  for (const auto& r : t.rows) {
+    json row = json::array();
+    for (const auto& v : r) row.push_back(to_json(v));
+    rows.push_back(std::move(row));
+  }
+  return json{{"columns", columns}, {"rows", rows}};
+}
+
+output::Table table_from_json(const json& j) {
+  output::Table t;
+  for (const auto& c : j.at("columns")) {
+    t.columns.push_back({c.at("key").get<std::string>(), c.at("header").get<std::string>(),
+                         c.at("left").get<bool>(), c.at("unit").get<std::string>()});
+  }
+  for (const auto& r : j.at("rows")) {
+    std::vector<output::Value> row;
+    for (const auto& v : r) row.push_back(value_from_json(v));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 json to_json(const gpu::DeviceKey& k) {
   return json{{"index", k.index}, {"uuid", k.uuid}, {"pci_bus_id", k.bus_id}};
 }

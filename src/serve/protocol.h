@@ -37,6 +37,12 @@ gpu::StatusSnapshot status_from_json(const json& j);
 json to_json(const output::Value& v);
 output::Value value_from_json(const json& j);
 
+// Report trees and tables (clocks, info, topo): what the printer prints, either way.
+json to_json(const output::Node& n);
+output::Node node_from_json(const json& j);
+json to_json(const output::Table& t);
+output::Table table_from_json(const json& j);
+
 json to_json(const gpu::DeviceKey& k);
 gpu::DeviceKey device_key_from_json(const json& j);
 

@@ -99,6 +99,7 @@ void Service::refresh() {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
     for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
+    if (view.node) next->view_nodes[view.name] = view.node(devices_);
   }
   {
     std::lock_guard lock(state_mutex_);
@@ -294,6 +295,7 @@ json Service::view_response(const json& request) const {
   r["sim_state"] = options_.sim_state;
   r["gpus"] = keys_json();
   r["rows"] = it->second;
+  if (auto node = s->view_nodes.find(name); node != s->view_nodes.end()) r["node"] = node->second;
   return r;
 }
 

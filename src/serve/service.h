@@ -49,7 +49,9 @@ struct ServiceOptions {
 // sampler. The first request after an idle spell waits for one refresh (docs/serve.md).
 struct View {
   std::string name;
-  std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;
+  std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;  // one row per GPU
+  // What the view knows of the node as a whole (info's host section, topo's matrix); optional.
+  std::function<json(const gpu::DeviceSet&)> node;
 };
 
 // Static facts read once at start (the `gpuclk_gpu_info` series, hello).
@@ -65,11 +67,12 @@ struct GpuFacts {
 
 // One refresh of the cached state.
 struct NodeState {
-  std::uint64_t generation = 0;                // refreshes so far
-  std::chrono::system_clock::time_point time;  // wall time of the refresh
-  std::vector<gpu::StatusSnapshot> status;     // by GPU position
-  std::vector<rules::Finding> findings;        // over `status` (see findings.h)
+  std::uint64_t generation = 0;                    // refreshes so far
+  std::chrono::system_clock::time_point time;      // wall time of the refresh
+  std::vector<gpu::StatusSnapshot> status;         // by GPU position
+  std::vector<rules::Finding> findings;            // over `status` (see findings.h)
   std::map<std::string, std::vector<json>> views;  // the views in demand at this refresh
+  std::map<std::string, json> view_nodes;          // their node-level parts
 };
 
 inline constexpr std::chrono::seconds kViewIdle{60};

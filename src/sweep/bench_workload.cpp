@@ -1,10 +1,12 @@
 // The bench workloads on real GPUs (src/bench, CUDA), measured over the bench's own window.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "bench/device_map.h"
 #include "bench/workload.h"
+#include "sweep/repeat.h"
 #include "sweep/workload.h"
 #include "util/error.h"
 
@@ -38,14 +40,19 @@ class BenchWorkload final : public Workload {
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
                             const std::function<bool()>&) override {
     std::vector<bench::DeviceInfo> cuda;
+    cuda.reserve(static_cast<std::size_t>(std::max(0, bench::device_count())));
     for (int d = 0; d < bench::device_count(); ++d) cuda.push_back(bench::device_info(d));
     std::vector<bench::NvmlGpu> nvml;
+    nvml.reserve(gpus.size());
     for (auto* g : gpus) {
       nvml.push_back({g->index(), g->name(), g->uuid(), g->bus_id()});
     }
     const auto ordinals = bench::cuda_ordinals(nvml, cuda);
     bench::RunOptions o;
-    o.seconds = std::chrono::duration<double>(timing_.measure).count();
+    // --repeat N: one window N times as long, cut into N windows of --duration afterwards.
+    const unsigned windows = std::max(1U, timing_.windows);
+    const double window_seconds = std::chrono::duration<double>(timing_.measure).count();
+    o.seconds = window_seconds * windows;
     o.warmup_seconds = std::chrono::duration<double>(timing_.warmup).count();
     o.verify = false;
     // run_concurrent holds every device until all are warmed up: the window starts once.
@@ -71,6 +78,13 @@ class BenchWorkload final : public Workload {
       }
       out[i].seconds = std::chrono::duration<double>(r->window_end - r->window_start).count();
       out[i].work = r->overall_rate * out[i].seconds / scale;
+      std::vector<TimedWork> pieces;
+      pieces.reserve(r->repetitions.size());
+      for (const auto& rep : r->repetitions)
+        pieces.push_back({rep.start_seconds, rep.seconds, rep.rate * rep.seconds / scale});
+      out[i].run_rates = window_rates(pieces, windows, window_seconds);
+      out[i].runs = static_cast<unsigned>(out[i].run_rates.size());
+      if (windows > 1 && !out[i].run_rates.empty()) out[i].rate = median(out[i].run_rates);
     }
     return out;
   }

@@ -7,7 +7,7 @@
 namespace gpuclk::sweep {
 namespace {
 
-// Rates within this fraction of the highest count as the same throughput.
+// Rates (energies, EDPs) within this fraction of the best count as the same: measurement noise.
 constexpr double kSameRate = 0.005;
 
 struct Sums {
@@ -68,12 +68,18 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
     out.push_back({std::move(kind), c, c.rate / reference.rate,
                    c.energy_per_work / reference.energy_per_work});
   };
+  // The lowest setting whose key is within kSameRate of the least: points the power cap holds
+  // at the same clock measure the same within noise, and the lowest lock asks for least.
   const auto lowest = [&](auto key, auto qualifies) -> const CurvePoint* {
-    const CurvePoint* found = nullptr;
+    const CurvePoint* least = nullptr;
     for (const auto& c : curve) {
-      if (qualifies(c) && (!found || key(c) < key(*found))) found = &c;
+      if (qualifies(c) && (!least || key(c) < key(*least))) least = &c;
     }
-    return found;
+    if (!least) return nullptr;
+    for (const auto& c : curve) {  // ascending: the first that qualifies is the lowest setting
+      if (qualifies(c) && key(c) <= key(*least) * (1 + kSameRate)) return &c;
+    }
+    return least;
   };
   const auto all = [](const CurvePoint&) { return true; };
 
@@ -95,6 +101,41 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
       best("knee", hi);
       break;
     }
+  }
+  return out;
+}
+
+std::map<unsigned, std::vector<BestPoint>> best_points_per_gpu(
+    const std::vector<PointResult>& points, double max_slowdown) {
+  std::map<unsigned, std::vector<PointResult>> by_gpu;
+  for (const auto& p : points) by_gpu[p.gpu].push_back(p);
+  std::map<unsigned, std::vector<BestPoint>> out;
+  for (const auto& [gpu, own] : by_gpu) {
+    out[gpu] = best_points(curve_of(own), baseline_of(own), max_slowdown);
+  }
+  return out;
+}
+
+std::vector<BestSplit> best_splits(const std::map<unsigned, std::vector<BestPoint>>& per_gpu) {
+  // The kinds in the order best_points lists them, as any GPU has them.
+  std::vector<std::string> kinds;
+  for (const auto& [gpu, best] : per_gpu) {
+    for (const auto& b : best) {
+      if (std::find(kinds.begin(), kinds.end(), b.kind) == kinds.end()) kinds.push_back(b.kind);
+    }
+  }
+  std::vector<BestSplit> out;
+  for (const auto& kind : kinds) {
+    std::map<std::optional<double>, std::vector<unsigned>> groups;  // nullopt sorts first
+    for (const auto& [gpu, best] : per_gpu) {
+      const auto it = std::find_if(best.begin(), best.end(),
+                                   [&](const BestPoint& b) { return b.kind == kind; });
+      groups[it == best.end() ? std::nullopt : std::optional(it->point.requested)].push_back(gpu);
+    }
+    if (groups.size() < 2) continue;
+    BestSplit split{kind, {}};
+    for (auto& [setting, gpus] : groups) split.groups.emplace_back(setting, std::move(gpus));
+    out.push_back(std::move(split));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The best operating points of a curve: one GPU's points (or the node's, summed per setting).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +37,8 @@ std::optional<CurvePoint> baseline_of(const std::vector<PointResult>& points);
 //     throughput for less);
 //   min_energy: lowest energy per unit of work;  min_edp: lowest energy × delay per unit;
 //   min_energy_within_slowdown: lowest energy per work among points whose rate is at least
-//     (1 − max_slowdown) × the highest rate;
+//     (1 − max_slowdown) × the highest rate (each of these three: the lowest setting within
+//     0.5 % of the least value, as points held at the same clock by the cap differ by noise);
 //   knee: the highest setting below which throughput falls by a larger fraction than power does
 //     (the first segment, from the top, where ln(r_hi/r_lo) > ln(P_hi/P_lo) and the
 //     rate falls by more than 0.5 %).
@@ -44,5 +46,20 @@ std::optional<CurvePoint> baseline_of(const std::vector<PointResult>& points);
 // before the sweep), or against the max-throughput point when there is none.
 std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
                                    const std::optional<CurvePoint>& baseline, double max_slowdown);
+
+// The best points of each GPU's own curve (its points only, ratios against its own baseline), by
+// GPU index: a GPU that runs hotter or is capped lower than the others has its own best points,
+// which the node's sum hides.
+std::map<unsigned, std::vector<BestPoint>> best_points_per_gpu(
+    const std::vector<PointResult>& points, double max_slowdown);
+
+// Per kind, the GPUs grouped by the setting that kind's best point has on them (nullopt: the GPU
+// has no such point), settings ascending, GPUs ascending within a group; only the kinds whose
+// setting is not the same on every GPU.
+struct BestSplit {
+  std::string kind;
+  std::vector<std::pair<std::optional<double>, std::vector<unsigned>>> groups;
+};
+std::vector<BestSplit> best_splits(const std::map<unsigned, std::vector<BestPoint>>& per_gpu);
 
 }  // namespace gpuclk::sweep

@@ -87,6 +87,7 @@ CheckedPoints check_sm_clocks(const std::vector<double>& values,
                 "sweep --power-limits instead");
   }
   std::vector<double> mhz;
+  mhz.reserve(supported.size());
   for (auto c : supported) mhz.push_back(c.value());
   std::sort(mhz.begin(), mhz.end());
   mhz.erase(std::unique(mhz.begin(), mhz.end()), mhz.end());

@@ -44,7 +44,8 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
       {6, fmt::format("energy x delay (J s / {}²)", r.unit.name)}};
   std::string out = fmt::format(
       "set multiplot layout 2,2 title {}\n",
-      quoted(fmt::format("gpuclk sweep: {} (best points of the node's curve marked)", r.workload)));
+      quoted(fmt::format("gpuclk sweep: {} (best points marked{})", r.workload,
+                         r.best_per_gpu.empty() ? "" : ", each GPU's on its own curve")));
   for (const auto& p : list) {
     out += fmt::format("set xlabel {}\nset ylabel {}\n", quoted(x_label), quoted(p.label));
     std::string plot = "plot ";
@@ -57,8 +58,9 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
     if (any_best) {
       plot += fmt::format(
           "'best.dat' using 1:{} with points pt 6 ps 2.5 lw 2 lc rgb 'red' title 'best points', "
-          "'best.dat' using 1:{}:7 with labels offset 0,1.2 font ',8' notitle",
-          p.column - 1, p.column - 1);
+          "'best.dat' using 1:{}:7 with labels offset 0,1.2 font ',8' notitle, "
+          "'best.dat' using 1:{}:8 with labels offset 0,-1.2 font ',8' notitle",
+          p.column - 1, p.column - 1, p.column - 1);
     } else {
       plot.resize(plot.size() - 2);
     }
@@ -88,44 +90,59 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
     }
     data += "\n\n";
   }
-  // Best points: one row per kind; the same setting can be best for several kinds.
-  std::map<double, std::vector<std::string>> kinds_at;
-  std::map<double, const BestPoint*> best_at;
-  for (const auto& b : r.best) {
-    kinds_at[b.point.requested].push_back(b.kind);
-    best_at[b.point.requested] = &b;
-  }
-  std::string best = "# requested rate power_w energy_per_work edp kinds\n";
-  for (const auto& [requested, kinds] : kinds_at) {
-    const CurvePoint& c = best_at[requested]->point;
-    std::string label;
-    for (const auto& k : kinds) label += (label.empty() ? "" : "+") + k;
-    best += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\"\n", requested, c.rate, c.power_w,
-                        c.energy_per_work, c.edp(), label);
-  }
-  // The node's curve sums GPUs: with several GPUs, mark best points per GPU (mean) instead.
-  if (gpus.size() > 1) {
-    best = "# requested rate/gpu power_w/gpu energy_per_work edp kinds\n";
-    const double n = static_cast<double>(gpus.size());
+  // Best points: one row per setting, labelled with its kinds (one setting can be best for
+  // several). With several GPUs each GPU's own best points sit on its own curve (one block per
+  // GPU): the first GPU's labels go above the points (column 7); a later GPU labels below them
+  // (column 8, "GPU 2: …") only the kinds no earlier GPU labelled at the same setting, so
+  // identical GPUs are labelled once and the one that differs gets labels of its own.
+  std::set<std::pair<double, std::string>> labelled;  // (setting, kind)
+  const auto rows = [&labelled](const std::vector<BestPoint>& list, const std::string& prefix) {
+    std::map<double, std::vector<std::string>> kinds_at;
+    std::map<double, const BestPoint*> best_at;
+    for (const auto& b : list) {
+      kinds_at[b.point.requested].push_back(b.kind);
+      best_at[b.point.requested] = &b;
+    }
+    std::string out;
     for (const auto& [requested, kinds] : kinds_at) {
       const CurvePoint& c = best_at[requested]->point;
       std::string label;
-      for (const auto& k : kinds) label += (label.empty() ? "" : "+") + k;
-      best += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\"\n", requested, c.rate / n,
-                          c.power_w / n, c.energy_per_work, c.edp() * n, label);
+      for (const auto& k : kinds) {
+        if (!labelled.insert({requested, k}).second) continue;
+        label += label.empty() ? prefix : "+";
+        label += k;
+      }
+      out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\"\n", requested, c.rate,
+                         c.power_w, c.energy_per_work, c.edp(), prefix.empty() ? label : "",
+                         prefix.empty() ? "" : label);
+    }
+    return out;
+  };
+  std::string best = "# requested rate power_w energy_per_work edp 0 label label_below\n";
+  if (r.best_per_gpu.empty()) {
+    best += rows(r.best, "");
+  } else {
+    bool first = true;
+    for (const auto& [gpu, list] : r.best_per_gpu) {
+      best += fmt::format("# GPU {}\n", gpu);
+      best += rows(list, first ? "" : fmt::format("GPU {}: ", gpu));
+      best += "\n\n";
+      first = false;
     }
   }
-  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7 label;
+  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7 label
+  // (above the point), 8 label (below);
   // panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
   std::string script =
       "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"
       "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n";
   script += fmt::format("set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
                         kPlotHeight);
-  script += "set output 'sweep.png'\n" + panels(r, gpus, !r.best.empty());
+  const bool any_best = !r.best.empty() || !r.best_per_gpu.empty();
+  script += "set output 'sweep.png'\n" + panels(r, gpus, any_best);
   script += fmt::format("set terminal svg size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
                         kPlotHeight);
-  script += "set output 'sweep.svg'\n" + panels(r, gpus, !r.best.empty());
+  script += "set output 'sweep.svg'\n" + panels(r, gpus, any_best);
   script += "set output\n";
 
   fs::create_directories(dir);

@@ -30,6 +30,78 @@ output::Value requested_value(const Report& r, const PointResult& p) {
 
 int rate_precision(double rate) { return rate >= 100 ? 1 : rate >= 1 ? 3 : 6; }
 
+std::string setting_text(Axis axis, const std::optional<double>& v) {
+  if (!v) return "none";
+  return axis == Axis::sm_clock ? fmt::format("{:.0f} MHz", *v) : fmt::format("{:g} W", *v);
+}
+
+std::string gpus_text(const std::vector<unsigned>& gpus) {
+  std::string list;
+  for (unsigned g : gpus) list += fmt::format("{}{}", list.empty() ? "" : ", ", g);
+  return (gpus.size() == 1 ? "GPU " : "GPUs ") + list;
+}
+
+// "GPU 2's max_throughput point is 1260 MHz, the others' 1440 MHz" when one GPU stands out,
+// else every setting with its GPUs.
+std::string split_note(Axis axis, const BestSplit& split) {
+  const auto& g = split.groups;
+  if (g.size() == 2 && (g[0].second.size() == 1) != (g[1].second.size() == 1)) {
+    const auto& one = g[0].second.size() == 1 ? g[0] : g[1];
+    const auto& rest = g[0].second.size() == 1 ? g[1] : g[0];
+    const unsigned gpu = one.second.front();
+    if (!one.first) {
+      return fmt::format("GPU {} has no {} point, the others' is {}", gpu, split.kind,
+                         setting_text(axis, rest.first));
+    }
+    if (!rest.first) {
+      return fmt::format("GPU {}'s {} point is {}; the others have none", gpu, split.kind,
+                         setting_text(axis, one.first));
+    }
+    return fmt::format("GPU {}'s {} point is {}, the others' {}", gpu, split.kind,
+                       setting_text(axis, one.first), setting_text(axis, rest.first));
+  }
+  std::string parts;
+  for (const auto& [setting, gpus] : g) {
+    parts += fmt::format("{}{} on {}", parts.empty() ? "" : "; ", setting_text(axis, setting),
+                         gpus_text(gpus));
+  }
+  return fmt::format("the GPUs' {} points differ: {}", split.kind, parts);
+}
+
+std::vector<output::Value> best_row(const Report& r, const BestPoint& b) {
+  return {text(b.kind),
+          number(b.point.requested, std::string(unit_of(r.axis)), r.axis == Axis::sm_clock ? 0 : 1),
+          number(b.point.rate, r.unit.rate_unit(), rate_precision(b.point.rate)),
+          number(b.point.power_w, "W", 1),
+          number(b.point.energy_per_work, energy_unit(r.unit), 4),
+          number(b.rate_vs_baseline * 100, "%", 1),
+          number(b.energy_vs_baseline * 100, "%", 1)};
+}
+
+std::vector<output::Column> best_columns(const Report& r) {
+  return {{"best", "Best", true},
+          {std::string(key_of(r.axis)), r.axis == Axis::sm_clock ? "Lock MHz" : "Limit W"},
+          {"rate", "Rate " + r.unit.rate_unit(), false, r.unit.rate_unit()},
+          {"power_w", "Power W"},
+          {"energy_per_work", "Energy " + energy_unit(r.unit), false, energy_unit(r.unit)},
+          {"rate_vs_baseline", "Rate vs base %"},
+          {"energy_vs_baseline", "Energy vs base %"}};
+}
+
+void add_best(output::Node& parent, const Report& r, const std::vector<BestPoint>& best) {
+  for (const auto& b : best) {
+    auto& n = parent.section(b.kind, "");
+    n.add(std::string(key_of(r.axis)), "",
+          number(b.point.requested, "", r.axis == Axis::sm_clock ? 0 : 1));
+    n.add("rate", "", number(b.point.rate, "", 6));
+    n.add("power_w", "", number(b.point.power_w, "", 2));
+    n.add("energy_per_work", "", number(b.point.energy_per_work, "", 6));
+    n.add("edp", "", number(b.point.edp(), "", 9));
+    n.add("rate_vs_baseline", "", number(b.rate_vs_baseline, "", 4));
+    n.add("energy_vs_baseline", "", number(b.energy_vs_baseline, "", 4));
+  }
+}
+
 }  // namespace
 
 std::string energy_unit(const WorkUnit& unit) { return "J/" + unit.name; }
@@ -37,6 +109,13 @@ std::string energy_unit(const WorkUnit& unit) { return "J/" + unit.name; }
 void find_best(Report& report) {
   report.baseline = baseline_of(report.points);
   report.best = best_points(curve_of(report.points), report.baseline, report.max_slowdown);
+  report.best_per_gpu.clear();
+  auto per_gpu = best_points_per_gpu(report.points, report.max_slowdown);
+  if (per_gpu.size() < 2) return;
+  report.best_per_gpu = std::move(per_gpu);
+  for (const auto& split : best_splits(report.best_per_gpu)) {
+    report.notes.push_back(split_note(report.axis, split));
+  }
 }
 
 output::Table points_table(const Report& r) {
@@ -62,25 +141,36 @@ output::Table points_table(const Report& r) {
                       text(reasons_text(p) + (p.held_below ? " (held below the lock)" : "")),
                       p.error.empty() ? na() : text(p.error)});
   }
+  // --repeat: how many runs each point took and how far their rates scatter, after the rate.
+  if (r.repeat > 1) {
+    t.columns.insert(t.columns.begin() + 4, {{"runs", "Runs"}, {"rate_spread", "Spread %"}});
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+      const auto& p = r.points[i];
+      const auto spread = p.rate_spread();
+      t.rows[i].insert(t.rows[i].begin() + 4,
+                       {integer(p.runs), spread ? number(*spread * 100, "%", 1) : na()});
+    }
+  }
   return t;
 }
 
 output::Table best_table(const Report& r) {
   output::Table t;
-  t.columns = {{"best", "Best", true},
-               {std::string(key_of(r.axis)), r.axis == Axis::sm_clock ? "Lock MHz" : "Limit W"},
-               {"rate", "Rate " + r.unit.rate_unit(), false, r.unit.rate_unit()},
-               {"power_w", "Power W"},
-               {"energy_per_work", "Energy " + energy_unit(r.unit), false, energy_unit(r.unit)},
-               {"rate_vs_baseline", "Rate vs base %"},
-               {"energy_vs_baseline", "Energy vs base %"}};
-  for (const auto& b : r.best) {
-    t.rows.push_back(
-        {text(b.kind),
-         number(b.point.requested, std::string(unit_of(r.axis)), r.axis == Axis::sm_clock ? 0 : 1),
-         number(b.point.rate, r.unit.rate_unit(), rate_precision(b.point.rate)),
-         number(b.point.power_w, "W", 1), number(b.point.energy_per_work, energy_unit(r.unit), 4),
-         number(b.rate_vs_baseline * 100, "%", 1), number(b.energy_vs_baseline * 100, "%", 1)});
+  t.columns = best_columns(r);
+  for (const auto& b : r.best) t.rows.push_back(best_row(r, b));
+  return t;
+}
+
+output::Table best_per_gpu_table(const Report& r) {
+  output::Table t;
+  t.columns = best_columns(r);
+  t.columns.insert(t.columns.begin(), {"gpu", "GPU"});
+  for (const auto& [gpu, best] : r.best_per_gpu) {
+    for (const auto& b : best) {
+      auto row = best_row(r, b);
+      row.insert(row.begin(), integer(gpu));
+      t.rows.push_back(std::move(row));
+    }
   }
   return t;
 }
@@ -103,6 +193,10 @@ output::Node report_tree(const Report& r) {
     n.add("held_below_lock", "", output::flag(p.held_below));
     n.add("rate", "", p.rate ? number(*p.rate, "", 6) : na());
     n.add("rate_unit", "", text(r.unit.rate_unit()));
+    n.add("runs", "", integer(p.runs));
+    auto& run_rates = n.section("run_rates", "", true);
+    for (double rate : p.run_rates) run_rates.add("rate", "", number(rate, "", 6));
+    n.add("rate_spread", "", opt(p.rate_spread(), "", 4));
     n.add("work", "", number(p.work, "", 6));
     n.add("seconds", "", number(p.seconds, "", 3));
     n.add("power_w", "", opt(p.power_w, "", 2));
@@ -120,19 +214,15 @@ output::Node report_tree(const Report& r) {
       reasons.add(reason.name, "", number(reason.fraction, "", 4));
     n.add("error", "", p.error.empty() ? na() : text(p.error));
   }
-  auto& best = root.section("best", "Best");
-  for (const auto& b : r.best) {
-    auto& n = best.section(b.kind, "");
-    n.add(std::string(key_of(r.axis)), "",
-          number(b.point.requested, "", r.axis == Axis::sm_clock ? 0 : 1));
-    n.add("rate", "", number(b.point.rate, "", 6));
-    n.add("power_w", "", number(b.point.power_w, "", 2));
-    n.add("energy_per_work", "", number(b.point.energy_per_work, "", 6));
-    n.add("edp", "", number(b.point.edp(), "", 9));
-    n.add("rate_vs_baseline", "", number(b.rate_vs_baseline, "", 4));
-    n.add("energy_vs_baseline", "", number(b.energy_vs_baseline, "", 4));
+  add_best(root.section("best", "Best"), r, r.best);
+  if (!r.best_per_gpu.empty()) {
+    auto& per_gpu = root.section("best_per_gpu", "Best per GPU");
+    for (const auto& [gpu, best] : r.best_per_gpu) {
+      add_best(per_gpu.section(std::to_string(gpu), ""), r, best);
+    }
   }
   root.add("max_slowdown", "", number(r.max_slowdown, "", 4));
+  root.add("repeat", "", integer(r.repeat));
   if (r.baseline) {
     auto& b = root.section("baseline", "");
     b.add("rate", "", number(r.baseline->rate, "", 6));

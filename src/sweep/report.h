@@ -2,6 +2,7 @@
 // report as a tree (JSON: {"points": [...], "best": {...}, ...}). Builds values, never text.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct Report {
   double max_slowdown = 0.05;
   std::vector<PointResult> points;
   std::vector<BestPoint> best;  // over the node's curve (curve_of)
+  // With two GPUs or more: each GPU's own best points (best_points_per_gpu), by GPU index.
+  std::map<unsigned, std::vector<BestPoint>> best_per_gpu;
+  unsigned repeat = 1;  // --repeat: runs (or measured windows) asked for per point
   std::optional<CurvePoint> baseline;
   std::vector<std::string> notes;
   bool interrupted = false;
@@ -27,11 +31,15 @@ struct Report {
   bool restored = false;
 };
 
-// Computes the best points of `report.points` into `report.best` and `report.baseline`.
+// Computes the best points of `report.points` into `report.best` and `report.baseline`, and with
+// two GPUs or more each GPU's into `report.best_per_gpu`, adding a note per kind whose setting
+// differs between GPUs ("GPU 2's max_throughput point is 1260 MHz, the others' 1440 MHz").
 void find_best(Report& report);
 
 output::Table points_table(const Report& report);
 output::Table best_table(const Report& report);
+// One row per GPU and kind (empty without best_per_gpu).
+output::Table best_per_gpu_table(const Report& report);
 output::Node report_tree(const Report& report);
 
 // "rate TFLOP/s", "energy per work J/TFLOP": the units a report's columns carry.

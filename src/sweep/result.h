@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sweep/repeat.h"
+
 namespace gpuclk::sweep {
 
 // How a workload counts work: "TFLOP" (rates in TFLOP/s), "GB" (GB/s), "run" (run/s: a command
@@ -28,7 +30,12 @@ struct PointResult {
   // Measured over the window (nullopt: not readable on this GPU).
   double seconds = 0;          // length of the measured window
   double work = 0;             // in the unit's amount
-  std::optional<double> rate;  // work / seconds
+  std::optional<double> rate;  // the point's rate: work / seconds, or over its runs (below)
+  // --repeat N: the runs of a command (or measured windows of a workload) the point took, and
+  // each one's own rate; the point's rate is then their median (windows), the mean of the rates
+  // a command printed (--metric), or runs / seconds (a timed command).
+  unsigned runs = 1;
+  std::vector<double> run_rates;
   std::optional<double> median_sm_mhz, power_w, power_p95_w, energy_j, temperature_c;
   std::optional<double> energy_per_work;               // J per unit
   std::optional<double> gpm_sm, gpm_tensor, gpm_dram;  // fractions 0..1
@@ -38,6 +45,10 @@ struct PointResult {
   std::string error;  // the command failed at this point (empty: it did not)
 
   bool ok() const { return error.empty() && rate && *rate > 0; }
+  // (max − min) / rate of the runs' own rates; nullopt with one run.
+  std::optional<double> rate_spread() const {
+    return rate ? relative_spread(run_rates, *rate) : std::nullopt;
+  }
   // Energy-delay product per unit of work: (J / unit) × (s / unit).
   std::optional<double> edp() const {
     if (!ok() || !energy_per_work) return std::nullopt;

@@ -23,7 +23,13 @@ PointResult point_from(const telemetry::Sampler& sampler, std::size_t i, gpu::De
   p.seconds = done.seconds;
   p.work = done.work;
   p.error = done.error;
-  if (done.seconds > 0) p.rate = done.work / done.seconds;
+  if (done.rate) {
+    p.rate = done.rate;
+  } else if (done.seconds > 0 && (done.work > 0 || done.error.empty())) {
+    p.rate = done.work / done.seconds;  // a point that failed before any work has no rate
+  }
+  p.runs = done.runs;
+  p.run_rates = done.run_rates;
   const telemetry::Summary s = sampler.summary(i);
   if (s.sm_clock) p.median_sm_mhz = s.sm_clock->median.value();
   if (s.power_mean) p.power_w = s.power_mean->value();

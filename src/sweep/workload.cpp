@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "sweep/repeat.h"
 #include "telemetry/child_process.h"
 #include "util/error.h"
 
@@ -42,31 +44,49 @@ class SimulatedWorkload final : public Workload {
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
                             const std::function<bool()>& stop) override {
     const double scale = unit().name == "GB" ? 1e9 : 1e12;
+    const unsigned windows = std::max(1U, timing_.windows);
     // The job ends by itself a while after the point, so a sweep killed with -9 leaves no GPU
     // busy for ever.
-    const double max_s = seconds_of(timing_.warmup + timing_.measure) + 30;
+    const double max_s = seconds_of(timing_.warmup + timing_.measure * windows) + 30;
     std::vector<std::uint64_t> ids;
+    ids.reserve(gpus.size());
     for (auto* g : gpus) ids.push_back(jobs_.start(g->index(), name_, 0, max_s));
     std::vector<WorkDone> out(gpus.size());
     const auto stop_all = [&] {
       for (std::size_t i = 0; i < gpus.size(); ++i) jobs_.stop(gpus[i]->index(), ids[i]);
     };
+    const auto statuses = [&] {
+      std::vector<gpu::SimJobStatus> now;
+      for (std::size_t i = 0; i < gpus.size(); ++i)
+        now.push_back(jobs_.status(gpus[i]->index(), ids[i]));
+      return now;
+    };
     try {
-      const bool warm = wait_for(clock_, timing_.warmup, stop);
-      std::vector<gpu::SimJobStatus> before, after;
-      for (std::size_t i = 0; i < gpus.size(); ++i)
-        before.push_back(jobs_.status(gpus[i]->index(), ids[i]));
+      bool full = wait_for(clock_, timing_.warmup, stop);
+      // The jobs' progress at the window's start and at the end of each measured window.
+      std::vector<std::vector<gpu::SimJobStatus>> marks{statuses()};
       window.begin();
-      const bool full = warm && wait_for(clock_, timing_.measure, stop);
-      for (std::size_t i = 0; i < gpus.size(); ++i)
-        after.push_back(jobs_.status(gpus[i]->index(), ids[i]));
+      for (unsigned k = 0; k < windows && full; ++k) {
+        full = wait_for(clock_, timing_.measure, stop);
+        marks.push_back(statuses());
+      }
+      if (marks.size() == 1) marks.push_back(marks.front());
       window.end();
       stop_all();
       for (std::size_t i = 0; i < gpus.size(); ++i) {
-        out[i].work = (after[i].done - before[i].done) / scale;
-        out[i].seconds = after[i].end_s - before[i].end_s;
+        const auto& first = marks.front()[i];
+        const auto& last = marks.back()[i];
+        out[i].work = (last.done - first.done) / scale;
+        out[i].seconds = last.end_s - first.end_s;
+        out[i].runs = static_cast<unsigned>(marks.size() - 1);
+        for (std::size_t k = 1; k < marks.size(); ++k) {
+          const double s = marks[k][i].end_s - marks[k - 1][i].end_s;
+          if (s > 0)
+            out[i].run_rates.push_back((marks[k][i].done - marks[k - 1][i].done) / scale / s);
+        }
+        if (windows > 1 && !out[i].run_rates.empty()) out[i].rate = median(out[i].run_rates);
         if (!full) out[i].error = "interrupted";
-        if (!after[i].running && full) out[i].error = "the simulated job ended early";
+        if (!last.running && full) out[i].error = "the simulated job ended early";
       }
     } catch (...) {
       stop_all();
@@ -144,46 +164,78 @@ class CommandWorkload final : public Workload {
   std::string describe() const override {
     std::string text;
     for (const auto& a : options_.argv) text += (text.empty() ? "" : " ") + a;
-    return "command: " + text;
+    return "command: " + text +
+           (options_.repeat > 1 ? fmt::format(" ({} runs per point)", options_.repeat) : "");
   }
 
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
-                            const std::function<bool()>&) override {
+                            const std::function<bool()>& stop) override {
     std::string visible;
     for (auto* g : gpus) visible += (visible.empty() ? "" : ",") + g->uuid();
     ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
     if (!options_.nvml_library.empty())
       ::setenv("GPUCLK_NVML_LIB", options_.nvml_library.c_str(), 1);
-    CaptureFile capture;
+    const unsigned repeat = std::max(1U, options_.repeat);
+    WorkDone done;
+    done.runs = 0;
+    unsigned succeeded = 0;
     window.begin();
     const auto start = clock_.now();
-    telemetry::ChildExit exit;
-    {
-      telemetry::ChildProcess child(options_.argv, capture.fd());
-      exit = child.wait({}, 200ms);
-    }
-    const double seconds = seconds_of(clock_.now() - start);
-    window.end();
-    const std::string output = capture.read();
-    std::cerr << output;
-    WorkDone done;
-    done.seconds = seconds;
-    done.work = 1;
-    if (exit.signal) {
-      done.error = fmt::format("the command was killed by signal {} ({})", *exit.signal,
-                               strsignal(*exit.signal));
-      // Ctrl-C or a TERM reached the command through us: the sweep stops too.
-      if (*exit.signal == SIGINT || *exit.signal == SIGTERM || *exit.signal == SIGHUP)
-        std::raise(*exit.signal);
-    } else if (exit.exit_code != 0) {
-      done.error = fmt::format("the command exited with status {}", exit.exit_code);
-    } else if (metric_) {
-      if (auto rate = metric_rate(output, *metric_)) {
-        done.work = *rate * seconds;
-      } else {
-        done.error =
-            fmt::format("no line of the command's output matched --metric '{}'", *options_.metric);
+    for (unsigned k = 1; k <= repeat; ++k) {
+      if (k > 1 && stop && stop()) {
+        done.error = fmt::format("interrupted after {} of {} runs", k - 1, repeat);
+        break;
       }
+      ++done.runs;
+      // With several runs the error names the one that failed.
+      const std::string which = repeat > 1 ? fmt::format("run {} of {}: ", k, repeat) : "";
+      CaptureFile capture;
+      const auto run_start = clock_.now();
+      telemetry::ChildExit exit;
+      {
+        telemetry::ChildProcess child(options_.argv, capture.fd());
+        exit = child.wait({}, 200ms);
+      }
+      const double seconds = seconds_of(clock_.now() - run_start);
+      const std::string output = capture.read();
+      std::cerr << output;
+      if (exit.signal) {
+        done.error = fmt::format("{}the command was killed by signal {} ({})", which, *exit.signal,
+                                 strsignal(*exit.signal));
+        // Ctrl-C or a TERM reached the command through us: the sweep stops too.
+        if (*exit.signal == SIGINT || *exit.signal == SIGTERM || *exit.signal == SIGHUP)
+          std::raise(*exit.signal);
+        break;
+      }
+      if (exit.exit_code != 0) {
+        done.error = fmt::format("{}the command exited with status {}", which, exit.exit_code);
+        break;
+      }
+      if (!metric_) {
+        ++succeeded;
+        if (seconds > 0) done.run_rates.push_back(1 / seconds);
+        continue;
+      }
+      const auto rate = metric_rate(output, *metric_);
+      if (!rate) {
+        done.error = fmt::format("{}no line of the command's output matched --metric '{}'", which,
+                                 *options_.metric);
+        break;
+      }
+      done.run_rates.push_back(*rate);
+    }
+    done.seconds = seconds_of(clock_.now() - start);
+    window.end();
+    if (metric_) {
+      // The rate is the mean of the printed rates; the work what that rate did in the window.
+      if (!done.run_rates.empty()) {
+        double sum = 0;
+        for (double r : done.run_rates) sum += r;
+        done.rate = sum / static_cast<double>(done.run_rates.size());
+        done.work = *done.rate * done.seconds;
+      }
+    } else {
+      done.work = succeeded;  // runs / wall time of all the runs
     }
     return std::vector<WorkDone>(gpus.size(), done);
   }

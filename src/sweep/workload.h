@@ -23,13 +23,19 @@ struct Window {
 };
 
 struct WorkDone {
-  double work = 0;     // in the workload's unit
-  double seconds = 0;  // the window's length as this GPU's work saw it
-  std::string error;   // the work failed (empty: it did not)
+  double work = 0;                // in the workload's unit
+  double seconds = 0;             // the window's length as this GPU's work saw it
+  std::string error;              // the work failed (empty: it did not)
+  unsigned runs = 1;              // command runs or measured windows inside the window
+  std::vector<double> run_rates;  // each run's or window's own rate (unit/s), in order
+  std::optional<double> rate;     // the point's rate when it is not work / seconds
 };
 
+// A workload's window: `warmup`, then `windows` measured windows of `measure` back to back
+// (--repeat N: the point's rate is their median).
 struct Timing {
   Clock::Duration warmup{}, measure{};
+  unsigned windows = 1;
 };
 
 class Workload {
@@ -56,13 +62,16 @@ std::unique_ptr<Workload> simulated_workload(gpu::SimJobs jobs, const std::strin
 // CUDA, saying how to enable it).
 std::unique_ptr<Workload> bench_workload(const std::string& name, Timing timing);
 
-// A command run once per point with CUDA_VISIBLE_DEVICES naming the point's GPUs (their UUIDs)
-// and, under the simulator, GPUCLK_NVML_LIB naming it, so NVML clients in the command see the
-// same node. Its work is one run (rate: runs/s, the inverse of its wall time), or with `metric`
-// the rate it prints: the first capture group (else the whole match) of the last line of its
-// standard output matching the regex, in `metric_unit`/s. Its output goes to our stderr.
+// A command run `repeat` times back to back per point, all inside the measured window, with
+// CUDA_VISIBLE_DEVICES naming the point's GPUs (their UUIDs) and, under the simulator,
+// GPUCLK_NVML_LIB naming it, so NVML clients in the command see the same node. Its work is the
+// runs (rate: runs / wall time of all of them), or with `metric` the rate each run prints: the
+// first capture group (else the whole match) of the last line of its standard output matching
+// the regex, in `metric_unit`/s; the point's rate is then their mean. The first run that fails
+// ends the point (the error names it); a signal ends it between runs. Output goes to our stderr.
 struct CommandOptions {
   std::vector<std::string> argv;
+  unsigned repeat = 1;
   std::optional<std::string> metric;  // regex
   std::string metric_unit = "unit";
   std::string nvml_library;  // exported as GPUCLK_NVML_LIB when set

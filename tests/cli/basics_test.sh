@@ -37,4 +37,15 @@ expect_exit 2
 gpuclk nosuchcommand
 expect_exit 2
 
+# GPUCLK_NVML_TRACE: every entry point the command called, with counts, in a table.
+GPUCLK_NVML_TRACE="$TEST_TMP/trace.txt" gpuclk --sim clocks
+expect_exit 0
+OUT=$(cat "$TEST_TMP/trace.txt" 2>/dev/null); LAST_CMD="trace of gpuclk --sim clocks"
+expect_out_re '^# NVML calls: [0-9]+ calls'
+expect_out_re '^nvmlInit_v2 +1 '
+expect_out_re '^nvmlShutdown +1 '  # the simulator saves its state there: always called
+expect_out_re '^nvmlDeviceGetMaxClockInfo +[1-9]'
+GPUCLK_NVML_TRACE=/nonexistent/dir/trace.txt gpuclk --sim query --fields index
+expect_exit 0; expect_err "cannot write the NVML trace to /nonexistent/dir/trace.txt"
+
 finish

@@ -43,6 +43,8 @@ for scenario in $(cd "$GPUCLK_BIN_DIR/scenarios" && ls -- *.toml | sed 's/\.toml
   fi
   expect_json '.gpus | length' "$(jq length "$TEST_TMP/query.json")"
   check; [ "$(jq .compared <<<"$OUT")" -ge 40 ] || fail "only $(jq .compared <<<"$OUT") values compared"
+  # Events on a frozen clock: every supported type registers, and no event is waiting.
+  expect_json '[.gpus[] | select(has("events")) | .events.register == null and .events.wait == "ERR:Timeout"] | all' true
   # Every GPU that runs the scenario's workload shows its process, in every list layout.
   expect_json '[.gpus[] | select(.["processes.compute"] | type == "array") |
                 (.["processes.compute"] == .["processes.compute_v3"])] | all' true

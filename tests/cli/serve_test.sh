@@ -59,6 +59,28 @@ same_both_ways -i 2,0 status
 same_both_ways query --fields index,name,uuid,pci.bus_id,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,pstate,persistence_mode,clocks_event_reasons.active,memory.used,ecc.mode.current
 same_both_ways query --fields clocks.sm,power.draw --format csv,noheader,nounits
 same_both_ways -i 1 query --fields index,uuid,clocks.applications.graphics --format json
+same_both_ways clocks
+same_both_ways clocks --format json
+same_both_ways -i 3,1 clocks
+same_both_ways info
+same_both_ways -i 2 info --format json
+same_both_ways topo
+same_both_ways topo --format csv
+# A setting made by gpuclk shows in clocks' "Set by gpuclk" section both ways (the journal is the
+# client's; the settings compared across GPUs come from the service).
+gpuclk --sim --direct -i 1 set --app-clocks 2619,1410
+expect_exit 0
+# The service sees it at its next refresh after the simulator notices the state file changed.
+for _ in $(seq 50); do
+  gpuclk --sim --socket "$SOCK" -i 1 query --fields clocks.applications.graphics --format csv,noheader,nounits
+  [ "$OUT" == 1410 ] && break
+  sleep 0.1
+done
+sleep 1.1  # one more refresh: the two views are read one after the other
+same_both_ways -i 1 clocks
+expect_out "Set by gpuclk"; expect_out "Differs From Other GPUs"
+gpuclk --sim --direct restore
+expect_exit 0
 gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so status
 expect_exit 0; expect_out "(simulated node: default)"; expect_out "H100"
 # -i errors are the same, and come without NVML too

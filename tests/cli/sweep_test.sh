@@ -14,7 +14,7 @@ within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { d = a - b; if (d < 0) d = 
 model() { grep -E "^$1 *=" "$MODEL" | head -1 | sed -E 's/^[^=]*= *//; s/ *#.*//'; }
 model_in() { model "$1" | tr -d '{}' | tr ',' '\n' | grep -E "^ *$2 *=" | sed -E 's/.*= *//'; }
 settings() {
-  gpuclk --sim query --query-gpu=index,persistence_mode,clocks.applications.graphics,clocks.applications.memory,power.limit --format=csv,noheader
+  gpuclk --sim query --query-gpu=index,persistence_mode,compute_mode,ecc.mode.current,clocks.applications.graphics,clocks.applications.memory,power.limit --format=csv,noheader
 }
 
 SMS=$(model sm_count)
@@ -67,13 +67,15 @@ knee=$(jq -r '.best.knee.requested_sm_mhz' <<<"$OUT")
 expected_knee=$(awk -v v="$V_FLOOR_MHZ" 'BEGIN { for (f = 810; f <= 1980; f += 90) if (f >= v) { print f; exit } }')
 check; awk -v k="$knee" -v e="$expected_knee" 'BEGIN { exit !(k >= e - 90 && k <= e) }' ||
   fail "knee at $knee MHz; the voltage floor ends at $V_FLOOR_MHZ MHz (expected $expected_knee or one step below)"
-min_e=$(jq -r '[.points[] | select(.baseline | not)] | min_by(.energy_per_work) | .requested_sm_mhz' <<<"$OUT")
+# Ties within 0.5 % (points the cap holds at one clock) go to the lowest setting.
+LOWEST='def lowest(f): (map(f) | min) as $m | map(select(f <= $m * 1.005)) | min_by(.requested_sm_mhz) | .requested_sm_mhz;'
+min_e=$(jq -r "$LOWEST"' [.points[] | select(.baseline | not)] | lowest(.energy_per_work)' <<<"$OUT")
 expect_json '.best.min_energy.requested_sm_mhz' "$min_e"
-min_edp=$(jq -r '[.points[] | select(.baseline | not)] | min_by(.energy_per_work / .rate) | .requested_sm_mhz' <<<"$OUT")
+min_edp=$(jq -r "$LOWEST"' [.points[] | select(.baseline | not)] | lowest(.energy_per_work / .rate)' <<<"$OUT")
 expect_json '.best.min_edp.requested_sm_mhz' "$min_edp"
 check; awk -v m="$min_e" -v v="$V_FLOOR_MHZ" 'BEGIN { exit !(m >= v - 180 && m <= v + 180) }' ||
   fail "min energy per work at $min_e MHz; the model puts it near the voltage floor ($V_FLOOR_MHZ MHz)"
-within5=$(jq -r '([.points[] | select(.baseline | not) | .rate] | max) as $top | [.points[] | select((.baseline | not) and .rate >= 0.95 * $top)] | min_by(.energy_per_work) | .requested_sm_mhz' <<<"$OUT")
+within5=$(jq -r "$LOWEST"' ([.points[] | select(.baseline | not) | .rate] | max) as $top | [.points[] | select((.baseline | not) and .rate >= 0.95 * $top)] | lowest(.energy_per_work)' <<<"$OUT")
 expect_json '.best.min_energy_within_slowdown.requested_sm_mhz' "$within5"
 rel=$(jq -r '.best.min_energy.energy_vs_baseline' <<<"$OUT")
 check; awk -v r="$rel" 'BEGIN { exit !(r < 0.9) }' || fail "min energy only $rel of the baseline's per TFLOP"
@@ -143,6 +145,101 @@ check; [ "$(grep -c '<text>GPU [0-3]</text>' "$TEST_TMP/four/sweep.svg")" -eq 16
 settings
 [ "$OUT" == "$BEFORE" ] || fail "settings after the 4-GPU sweep differ: $OUT vs $BEFORE"
 
+# --- Per-GPU best points: GPU 2 of 4 capped at 500 W (tests/cli/fixtures/sweep-capped-gpu.toml) ---
+# Each GPU's expected best points come from the H100 model's power equation (docs/simulator.md,
+# "Power"), evaluated here from the model file's parameters and the GPU's power limit: the clock
+# the cap allows is the highest 15 MHz step whose power fits, with the die between a cold heat sink
+# and its steady state (the two bounds give the accepted answers).
+CAPPED="$(cd "$(dirname "$0")" && pwd)/fixtures/sweep-capped-gpu.toml"
+LIMIT2=$(grep -A3 '^index = 2' "$CAPPED" | sed -nE 's/^power_limit_w *= *([0-9.]+).*/\1/p')
+INTENSITY=$(grep -E '\{"gemm-bf16",' "$(dirname "$0")/../../sim/model/job.cpp" | sed -E 's/^[^,]*,[^,]*,[^,]*, *([0-9.]+),.*/\1/')
+VCURVE=$(model voltage_curve | tr -d '[],' | tr -s ' ')
+# expected_best LIMIT_W: "KIND=VALUE|VALUE ..." for max_throughput, min_energy,
+# min_energy_within_slowdown (5 %), knee, over the grid 810:1980:90
+expected_best() {
+  awk -v limit="$1" -v vc="$VCURVE" -v sms="$SMS" -v fpc="$FLOP_PER_CLK" -v eff="$EFF" -v inten="$INTENSITY" \
+    -v fmax="$(model sm_max_mhz)" -v pstat="$(model static_w)" -v tref="$(model static_reference_c)" \
+    -v leak="$(model leakage_w_per_c)" -v memif="$(model memory_interface_w)" -v ctree="$(model clock_tree_w)" \
+    -v full="$(model_in pipe_full_w bf16)" -v busy="$(model_in pipe_busy_w bf16)" -v ldst="$(model load_store_full_w)" \
+    -v pj="$(model dram_picojoules_per_byte)" -v bw="$(model memory_bandwidth_gb_s)" -v amb="$(model ambient_c)" \
+    -v rdie="$(model die_k_per_w)" -v rsink="$(model sink_k_per_w)" -v vfloor="$V_FLOOR_MHZ" '
+    function V(f,   i) { for (i = 1; i < nk; i++) if (f <= kf[i + 1]) return kv[i] + (kv[i + 1] - kv[i]) * (f - kf[i]) / (kf[i + 1] - kf[i]); return kv[nk] }
+    function rate(f) { return eff * fpc * sms * f * 1e6 }
+    # power at clock f with the die at amb + k x P (solved for P: leakage depends on it)
+    function P(f, k,   d, b, a) { d = (V(f) / V(fmax)) ^ 2 * f / fmax; b = rate(f) / inten
+      a = pstat + memif + d * (ctree + busy + (full - busy) * eff + ldst * b / (bw * 1e9)) + pj * 1e-12 * b
+      return (a + leak * (amb - tref)) / (1 - leak * k) }
+    function cap(k,   f, c) { c = 0; for (f = 345; f <= fmax; f += 15) if (P(f, k) <= limit) c = f; return c }
+    function add(kind, v) { if (index(" " got[kind] " ", " " v " ") == 0) got[kind] = got[kind] (got[kind] == "" ? "" : " ") v }
+    BEGIN {
+      n = split(vc, t, " "); nk = n / 2; for (i = 1; i <= nk; i++) { kf[i] = t[2 * i - 1]; kv[i] = t[2 * i] }
+      for (b = 0; b < 2; b++) {
+        k = b == 0 ? rdie : rdie + rsink; c = cap(k)
+        mt = ""; w5 = ""; me = ""; emin = 1e99; kn = ""
+        for (f = 810; f <= 1980; f += 90) {
+          ran = f < c ? f : c
+          if (mt == "" && ran >= 0.995 * c) mt = f
+          if (w5 == "" && ran >= 0.95 * c) w5 = f
+          e[f] = P(ran, k) / rate(ran); if (e[f] < emin) emin = e[f]
+          if (kn == "" && f >= vfloor) kn = f
+        }
+        for (f = 810; f <= 1980; f += 90) if (me == "" && e[f] <= emin * 1.005) me = f
+        add("max_throughput", mt); add("min_energy_within_slowdown", w5); add("min_energy", me)
+        add("knee", kn); add("knee", kn - 90); add("cap", c)
+      }
+      for (kind in got) printf "%s=%s\n", kind, got[kind]
+    }'
+}
+# one_of VALUE "A B": VALUE is one of them
+one_of() { [[ " $2 " == *" $1 "* ]]; }
+check; [ -n "$LIMIT2" ] && [ -n "$INTENSITY" ] || fail "cannot read GPU 2's limit ($LIMIT2) or the job's intensity ($INTENSITY)"
+E700=$(expected_best "$(model limit_default_w)"); E2=$(expected_best "$LIMIT2")
+echo "expected at $(model limit_default_w) W: $(echo $E700); at $LIMIT2 W: $(echo $E2)"
+expected_of() { sed -nE "s/^$2=//p" <<<"$1"; }
+fresh_node
+gpuclk --sim "$CAPPED" sweep --concurrent --sm-clocks 810:1980:90 --workload gemm-bf16 --warmup 1 --duration 2 --out "$TEST_TMP/capped" \
+  --apply-best max_throughput --per-gpu
+expect_exit 0
+expect_out "Best points per GPU"
+TABLE=$OUT
+OUT=$(cat "$TEST_TMP/capped/sweep.json")
+expect_json '.best_per_gpu | keys | join(",")' "0,1,2,3"
+for g in 0 1 2 3; do
+  E=$E700; [ $g -eq 2 ] && E=$E2
+  held=$(jq -r ".points[] | select(.gpu == $g and .requested_sm_mhz == 1980) | .median_sm_mhz" <<<"$OUT")
+  caps=$(expected_of "$E" cap)
+  check; awk -v h="$held" -v c="$caps" 'BEGIN { n = split(c, a, " "); for (i = 1; i <= n; i++) if (h >= a[i] - 15 && h <= a[i] + 15) exit 0; exit 1 }' ||
+    fail "GPU $g held at $held MHz under its cap; the model allows $caps MHz"
+  for kind in max_throughput min_energy min_energy_within_slowdown knee; do
+    got=$(jq -r ".best_per_gpu[\"$g\"].$kind.requested_sm_mhz" <<<"$OUT")
+    check; one_of "$got" "$(expected_of "$E" $kind)" || fail "GPU $g's $kind point is $got MHz; the model says $(expected_of "$E" $kind)"
+  done
+done
+# GPU 2 stands out, and the notes say so with the values found above.
+mt0=$(jq -r '.best_per_gpu["0"].max_throughput.requested_sm_mhz' <<<"$OUT")
+mt2=$(jq -r '.best_per_gpu["2"].max_throughput.requested_sm_mhz' <<<"$OUT")
+check; [ "$mt2" -lt "$mt0" ] || fail "the capped GPU's max_throughput ($mt2) is not below the others' ($mt0)"
+expect_json '[.best_per_gpu[] | .max_throughput.requested_sm_mhz] | unique | length' 2
+expect_json ".notes | index(\"GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz\") != null" true
+OUT=$TABLE
+expect_out "note: GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz"
+# The plots mark each GPU's best points on its own curve, GPU 2's labelled as its own.
+check; grep -q "^$mt2 .*\"GPU 2: [^\"]*max_throughput" "$TEST_TMP/capped/best.dat" || fail "best.dat lacks GPU 2's own max_throughput at $mt2 MHz"
+check; [ "$(grep -c '^# GPU [0-3]$' "$TEST_TMP/capped/best.dat")" -eq 4 ] || fail "best.dat lacks a block per GPU"
+check; [ "$(grep -c '<text>best points</text>' "$TEST_TMP/capped/sweep.svg")" -eq 4 ] || fail "SVG lacks the best points in each panel"
+# The node's curve is the sum: its max throughput is where the last GPU stops gaining.
+OUT=$(cat "$TEST_TMP/capped/sweep.json")
+expect_json '.best.max_throughput.requested_sm_mhz' "$mt0"
+# --apply-best --per-gpu locked each GPU at its own point (journaled); restore undoes it.
+gpuclk --sim "$CAPPED" --format json journal
+expect_json '[.gpus[] | "\(.index):\(.applied.locked_gpu_clocks.max_mhz)"] | join(",")' "0:$mt0,1:$mt0,2:$mt2,3:$mt0"
+gpuclk --sim "$CAPPED" restore
+expect_exit 0
+gpuclk --sim "$CAPPED" journal
+expect_out "no GPU changed by gpuclk is recorded"
+gpuclk --sim "$CAPPED" sweep --sm-clocks 990 --workload gemm-bf16 --per-gpu
+expect_exit 2; expect_err "--per-gpu chooses which best point --apply-best applies"
+
 # --- Power-limit sweep 200-700 W: the clock follows the limit, the rate with it ---
 fresh_node
 gpuclk --sim --format json sweep -i 2 --power-limits 200:700:100 --workload gemm-bf16 --warmup 1 --duration 2
@@ -181,16 +278,28 @@ gpuclk --sim --format json journal
 expect_json '.gpus | length' 1   # the earlier `set` stays journaled, nothing of the sweep
 expect_json '.gpus[0].applied.power_limit_mw' 650000
 
+gpuclk --sim --format json journal
+LOCK='.gpus[0].applied.locked_gpu_clocks | if type == "object" then .max_mhz else "none" end'
+expect_json "$LOCK" none   # no lock before (the SIGTERM run put it back to the driver's default)
 "$GPUCLK_BIN" --sim sweep -i 3 --sm-clocks 990:1980:90 --workload gemm-bf16 --warmup 1 --duration 3 \
   >/dev/null 2>&1 &
 pid=$!
-sleep 2; kill -KILL $pid; wait $pid 2>/dev/null
+# Kill it mid-sweep: once the journal shows a point's lock applied (at most 10 s).
+locked=none
+for _ in $(seq 100); do
+  locked=$("$GPUCLK_BIN" --sim --format json journal 2>/dev/null | jq -r "$LOCK")
+  [ "$locked" != none ] && break
+  sleep 0.1
+done
+kill -KILL $pid; wait $pid 2>/dev/null
+check; [ "$locked" != none ] || fail "the sweep applied no lock within 10 s"
 gpuclk --sim --format json journal
+expect_json "($LOCK) >= 990" true   # the point's lock outlived the sweep
 expect_json '.gpus[0].touched | index("locked_gpu_clocks") != null' true
 gpuclk --sim restore
 expect_exit 0
 settings
-expect_out "3, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # restore goes back before the `set`
+expect_out "3, Enabled, Default, Enabled, 1980 MHz, 2619 MHz, 700.00 W"   # restore goes back before the `set`
 gpuclk --sim journal
 expect_out "no GPU changed by gpuclk is recorded"
 
@@ -204,6 +313,8 @@ gpuclk --sim sweep -i 0 --power-limits 100:700:100 --workload gemm-bf16
 expect_exit 2; expect_err "power limit 100 W is outside GPU 0's range (200 W–700 W)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:x:90 --workload gemm-bf16
 expect_exit 2; expect_err "'x' is not a number"
+gpuclk --sim sweep -i 0 --sm-clocks 810:1980:100 --workload gemm-bf16   # a step off the 15 MHz grid
+expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980 --workload gemm-bf16
 expect_exit 2; expect_err "A:B:STEP"
 gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-int3
@@ -233,6 +344,7 @@ export PATH="$GPUCLK_BIN_DIR:$PATH"
 gpuclk --sim --format json sweep -i 0 --sm-clocks 990,1410,1980 --metric 'gemm-bf16 +[0-9.]+ +[0-9.]+ +([0-9.]+)' --metric-unit TFLOP --no-baseline -- "$TEST_TMP/job.sh"
 expect_exit 255
 expect_json '[.points[] | .error // "ok"] | join(",")' "ok,the command exited with status 3,ok"
+expect_json '.points[1].rate' null   # no work done: no rate (N/A), not 0 or 1 run/s
 r990=$(jq -r '.points[0].rate' <<<"$OUT")
 expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
 check; within 2 "$r990" "$expected" || fail "sim-job's own rate at 990 MHz: $r990, the model says $expected"
@@ -242,6 +354,84 @@ expect_exit 255
 expect_json '.points | length' 2
 expect_json '.failed_fast' true
 expect_json '.rate_unit' "run/s"
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
+
+# --- --repeat N with a command: N runs per point inside the window ---
+# With --metric the point's rate is the mean of the N printed rates: this job prints 10, 20, 30,
+# … on its successive runs, so the first point's runs print 10, 20, 30 (mean 20), the second's
+# 40, 50, 60 (mean 50). Its fifth run fails: the second point reports it and the sweep goes on.
+fresh_node
+rm -f "$TEST_TMP/runs"
+cat >"$TEST_TMP/printer.sh" <<JOB
+#!/usr/bin/env bash
+n=\$(( \$(cat "$TEST_TMP/runs" 2>/dev/null || echo 0) + 1 )); echo \$n >"$TEST_TMP/runs"
+[ "\$FAIL_AT" == "\$n" ] && exit 3
+echo "rate \$(( n * 10 ))"
+JOB
+chmod +x "$TEST_TMP/printer.sh"
+gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1410 --no-baseline --repeat 3 --metric 'rate ([0-9]+)' --metric-unit item -- "$TEST_TMP/printer.sh"
+expect_exit 0
+expect_json '.repeat' 3
+expect_json '[.points[].runs] | join(",")' "3,3"
+expect_json '[.points[].rate] | join(",")' "20,50"
+expect_json '.points[0].run_rates | join(",")' "10,20,30"
+expect_json '.points[1].run_rates | join(",")' "40,50,60"
+expect_json '[.points[].rate_spread] | join(",")' "1,0.4"       # (max - min) / rate
+expect_json '.workload | endswith("(3 runs per point)")' true
+rm -f "$TEST_TMP/runs"
+FAIL_AT=5 gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1410,1980 --no-baseline --repeat 3 --metric 'rate ([0-9]+)' -- "$TEST_TMP/printer.sh"
+expect_exit 255
+expect_json '[.points[] | .error // "ok"] | join(",")' "ok,run 2 of 3: the command exited with status 3,ok"
+expect_json '[.points[].runs] | join(",")' "3,2,3"    # the failing run ends its point
+expect_json '.points[2].run_rates | join(",")' "60,70,80"
+check; [ "$(cat "$TEST_TMP/runs")" -eq 8 ] || fail "the command ran $(cat "$TEST_TMP/runs") times, expected 3 + 2 + 3"
+# Without --metric: N runs over the wall time of all of them; the table says how many runs.
+gpuclk --sim --format json sweep -i 1 --sm-clocks 990 --no-baseline --repeat 2 -- gpuclk sim-job --workload gemm-bf16 --amount 500T
+expect_exit 0
+expect_json '.points[0].runs' 2
+expect_json '.points[0].run_rates | length' 2
+expect_json '.points[0] | ((.rate - .runs / .seconds) | fabs) < 1e-4 * .rate' true
+# each run takes at least the model's time for its 500 TFLOP at 990 MHz
+expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 / 500 }')
+expect_json "[.points[0].run_rates[] | . <= $expected * 1.02] | all" true
+gpuclk --sim sweep -i 1 --sm-clocks 990 --no-baseline --repeat 2 -- true
+expect_exit 0
+expect_out_re "Runs +Spread %"
+expect_out_re " 990 +[0-9]+ +[0-9.]+ +2 "
+# SIGTERM mid-point ends it there (the signal reaches the running command too), no further run
+# starts, the settings are restored, exit 143.
+"$GPUCLK_BIN" --sim --format json sweep -i 1 --sm-clocks 990,1410 --no-baseline --repeat 50 -- sleep 0.2 \
+  >"$TEST_TMP/rterm.out" 2>"$TEST_TMP/rterm.err" &
+pid=$!
+sleep 1; kill -TERM $pid; wait $pid; RC=$?
+LAST_CMD="sweep --repeat 50 (SIGTERM)"; OUT=$(cat "$TEST_TMP/rterm.out"); ERR=$(cat "$TEST_TMP/rterm.err")
+expect_exit 143
+expect_json '.interrupted' true
+expect_json '.points | length' 1
+expect_json '.points[0].error | test("^(interrupted after [0-9]+ of 50 runs|run [0-9]+ of 50: the command was killed by signal 15.*)$")' true
+expect_json '.points[0].runs < 50' true
+gpuclk --sim journal
+expect_out "no GPU changed by gpuclk is recorded"
+# --duration/--warmup time a workload's window: with a command they are refused, not ignored.
+gpuclk --sim sweep -i 1 --sm-clocks 990 --duration 3 -- true
+expect_exit 2; expect_err "--duration times --workload's measured window"; expect_err "--repeat N"
+gpuclk --sim sweep -i 1 --sm-clocks 990 --warmup 1 --repeat 2 -- true
+expect_exit 2; expect_err "--warmup"
+gpuclk --sim sweep -i 1 --sm-clocks 990 --repeat 0 --workload gemm-bf16
+expect_exit 2; expect_err "--repeat 0: need at least 1 run per point"
+
+# --- --repeat N with --workload: N measured windows of --duration after one warm-up ---
+gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1980 --workload gemm-bf16 --warmup 1 --duration 1 --repeat 3
+expect_exit 0
+expect_json '[.points[].runs] | join(",")' "3,3,3"
+expect_json '[.points[] | .run_rates | length] | join(",")' "3,3,3"
+expect_json '[.points[] | .rate == (.run_rates | sort | .[1])] | all' true   # the median
+expect_json '[.points[] | .rate_spread < 0.02] | all' true
+expect_json '[.points[] | .seconds >= 2.9 and .seconds < 5] | all' true   # 3 windows of 1 s (simulated)
+r990=$(jq -r '.points[] | select(.requested_sm_mhz == 990) | .rate' <<<"$OUT")
+expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
+check; within 1.5 "$r990" "$expected" || fail "--repeat 3 at 990 MHz: $r990 TFLOP/s, the model says $expected"
 gpuclk --sim journal
 expect_out "no GPU changed by gpuclk is recorded"
 

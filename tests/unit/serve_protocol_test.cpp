@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
 
+#include "output/printer.h"
 #include "output/value.h"
 #include "serve/protocol.h"
 
@@ -62,6 +64,31 @@ TEST(serve_protocol, values_round_trip_with_unit_and_precision) {
     EXPECT_EQ(back.unit, v.unit);
     EXPECT_EQ(back.precision, v.precision);
     EXPECT_EQ(output::to_text(back), output::to_text(v));
+  }
+}
+
+TEST(serve_protocol, report_tree_and_table_round_trip_to_the_same_printed_bytes) {
+  output::Node root;
+  auto& gpus = root.section("gpus", "GPUs", true);
+  auto& g = gpus.section("gpu", "GPU 0: H100");
+  g.add("index", "Index", output::integer(0));
+  auto& clocks = g.section("clocks", "Clocks");
+  clocks.add("sm", "SM", output::integer(1980, "MHz"));
+  clocks.add("video", "Video", output::na());
+  output::Table table;
+  table.columns = {{"gpu", "", true}, {"power", "Power W", false, "W"}};
+  table.rows = {{output::text("GPU0"), output::number(412.5, "W", 1)}};
+  for (auto kind :
+       {output::Format::Kind::table, output::Format::Kind::csv, output::Format::Kind::json}) {
+    std::ostringstream a, b;
+    auto pa = output::make_printer(output::Format{kind}, a);
+    auto pb = output::make_printer(output::Format{kind}, b);
+    pa->print_tree(root);
+    pb->print_tree(node_from_json(json::parse(to_json(root).dump())));
+    pa->print_table(table);
+    pb->print_table(table_from_json(json::parse(to_json(table).dump())));
+    EXPECT_EQ(a.str(), b.str());
+    EXPECT_NE(a.str().find("1980"), std::string::npos);
   }
 }
 

@@ -108,6 +108,21 @@ class sim_abi_test : public ::testing::Test {
   fs::path dir_;
 };
 
+// For in_child's status: the child printed its own failures; this only marks the test failed
+// (EXPECT_EQ on the call itself would print the whole lambda's source).
+inline void expect_passed(int child_status) {
+  EXPECT_EQ(child_status, 0) << "checks in the child process failed (printed above)";
+}
+
+// The library a child process loaded (in_child), for entry points the Nvml table does not list.
+inline void* library_handle() {
+  return dlopen((std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so").c_str(),
+                RTLD_NOW | RTLD_NOLOAD);
+}
+
+// An entry point by name, typed as its prototype in the generated header (entry_points.gen.h).
+#define SIM_FN(name) reinterpret_cast<decltype(&::name)>(dlsym(library_handle(), #name))
+
 // Frozen time at t: deterministic readings.
 inline std::map<std::string, std::string> frozen(const char* scenario, const char* t) {
   return {{"GPUCLK_SIM_SCENARIO", scenario}, {"GPUCLK_SIM_SPEED", "0"}, {"GPUCLK_SIM_START", t}};

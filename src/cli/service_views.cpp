@@ -1,0 +1,31 @@
+#include "cli/service_views.h"
+
+#include "cli/query_fields.h"
+#include "serve/protocol.h"
+#include "tui/service_feed.h"
+
+namespace gpuclk::cli {
+
+std::vector<serve::View> service_views(Context& ctx) {
+  std::vector<serve::View> views;
+  views.push_back({"query", read_all_query_fields, {}});
+  views.push_back({"clocks",
+                   [](const gpu::Device& d, const gpu::DeviceSet&) { return clocks_view_row(d); },
+                   {}});
+  // The host's CPU and NUMA layout do not change while the service runs: read once.
+  auto cpu = std::make_shared<host::CpuInfo>(host::read_cpu_info());
+  views.push_back(
+      {"info",
+       [cpu](const gpu::Device& d, const gpu::DeviceSet&) {
+         return serve::to_json(info_gpu_tree(d, *cpu));
+       },
+       [&ctx, cpu](const gpu::DeviceSet&) { return serve::to_json(info_host_tree(ctx, *cpu)); }});
+  views.push_back(
+      {"topo", [](const gpu::Device&, const gpu::DeviceSet&) { return nlohmann::json(); },
+       [](const gpu::DeviceSet& set) { return serve::to_json(topo_table(set.all())); }});
+  // gpuclk top: processes (with the driver's names) and memory size.
+  views.push_back({"top", tui::read_top_view, {}});
+  return views;
+}
+
+}  // namespace gpuclk::cli

@@ -1,0 +1,147 @@
+// sweep/best.h and the per-GPU part of sweep/report.h: the best points of the node's curve and
+// of each GPU's own, and the notes when they differ between GPUs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sweep/best.h"
+#include "sweep/report.h"
+
+namespace gpuclk::sweep {
+namespace {
+
+// A measured point: `rate` for 1 s at `power` W.
+PointResult point(unsigned gpu, double requested, double rate, double power,
+                  bool baseline = false) {
+  PointResult p;
+  p.gpu = gpu;
+  p.requested = requested;
+  p.baseline = baseline;
+  p.seconds = 1;
+  p.work = rate;
+  p.rate = rate;
+  p.power_w = power;
+  p.energy_j = power;
+  p.energy_per_work = power / rate;
+  return p;
+}
+
+// A compute-bound GPU whose power cap holds the clock at `cap` MHz: rate ∝ clock, power rising
+// faster than the clock above 1100 MHz (the voltage curve), flat at the cap.
+std::vector<PointResult> gpu_curve(unsigned gpu, double cap) {
+  std::vector<PointResult> out;
+  const auto at = [](double f) {
+    const double v = f <= 1100 ? 0.7 : 0.7 + 0.35 * (f - 1100) / 880;
+    return 60 + 1200 * v * v / (1.05 * 1.05) * f / 1980;
+  };
+  out.push_back(point(gpu, 0, 0.5 * cap, at(cap), true));
+  for (double f = 900; f <= 1980; f += 90) {
+    const double ran = std::min(f, cap);
+    out.push_back(point(gpu, f, 0.5 * ran, at(ran)));
+  }
+  return out;
+}
+
+const BestPoint* find(const std::vector<BestPoint>& best, const std::string& kind) {
+  const auto it =
+      std::find_if(best.begin(), best.end(), [&](const BestPoint& b) { return b.kind == kind; });
+  return it == best.end() ? nullptr : &*it;
+}
+
+TEST(sweep_best_test, max_throughput_is_the_lowest_lock_at_the_cap) {
+  const auto points = gpu_curve(0, 1410);
+  const auto best = best_points(curve_of(points), baseline_of(points), 0.05);
+  ASSERT_TRUE(find(best, "max_throughput"));
+  EXPECT_EQ(find(best, "max_throughput")->point.requested, 1440);
+  // Every lock at or above 1440 measures the same: min_edp among them is the lowest one too.
+  ASSERT_TRUE(find(best, "min_energy"));
+  EXPECT_LE(find(best, "min_energy")->point.requested, 1170);
+  EXPECT_LE(find(best, "min_edp")->point.requested, 1440);
+}
+
+TEST(sweep_best_test, near_ties_go_to_the_lowest_setting) {
+  // 1620 and 1800 held at the same clock: 0.1 % apart in energy per work (noise).
+  std::vector<PointResult> points = {point(0, 1440, 100, 300), point(0, 1620, 120, 400),
+                                     point(0, 1800, 120, 399.6)};
+  const auto best = best_points(curve_of(points), std::nullopt, 0.05);
+  EXPECT_EQ(find(best, "min_energy")->point.requested, 1440);
+  EXPECT_EQ(find(best, "max_throughput")->point.requested, 1620);
+  EXPECT_EQ(find(best, "min_energy_within_slowdown")->point.requested, 1620);
+}
+
+TEST(sweep_best_test, per_gpu_best_points_follow_each_gpus_own_cap) {
+  std::vector<PointResult> points;
+  for (unsigned g = 0; g < 4; ++g) {
+    const auto own = gpu_curve(g, g == 2 ? 1200 : 1410);
+    points.insert(points.end(), own.begin(), own.end());
+  }
+  const auto per_gpu = best_points_per_gpu(points, 0.05);
+  ASSERT_EQ(per_gpu.size(), 4U);
+  EXPECT_EQ(find(per_gpu.at(0), "max_throughput")->point.requested, 1440);
+  EXPECT_EQ(find(per_gpu.at(2), "max_throughput")->point.requested, 1260);
+  EXPECT_DOUBLE_EQ(find(per_gpu.at(2), "max_throughput")->point.rate, 600);
+  // Against its own baseline (at its cap): 100 % of the rate.
+  EXPECT_DOUBLE_EQ(find(per_gpu.at(2), "max_throughput")->rate_vs_baseline, 1);
+  // The node's sum peaks where the last GPU stops gaining: 1440.
+  const auto node = best_points(curve_of(points), baseline_of(points), 0.05);
+  EXPECT_EQ(find(node, "max_throughput")->point.requested, 1440);
+  EXPECT_DOUBLE_EQ(find(node, "max_throughput")->point.rate, 3 * 705 + 600);
+
+  const auto splits = best_splits(per_gpu);
+  const auto mt = std::find_if(splits.begin(), splits.end(),
+                               [](const BestSplit& s) { return s.kind == "max_throughput"; });
+  ASSERT_NE(mt, splits.end());
+  ASSERT_EQ(mt->groups.size(), 2U);
+  EXPECT_EQ(mt->groups[0].first, 1260);
+  EXPECT_EQ(mt->groups[0].second, std::vector<unsigned>{2});
+  EXPECT_EQ(mt->groups[1].first, 1440);
+  EXPECT_EQ(mt->groups[1].second, (std::vector<unsigned>{0, 1, 3}));
+  // min_energy sits below both caps: the same on every GPU, so no split.
+  EXPECT_TRUE(std::none_of(splits.begin(), splits.end(),
+                           [](const BestSplit& s) { return s.kind == "min_energy"; }));
+}
+
+TEST(sweep_best_test, report_notes_name_the_gpu_that_differs) {
+  Report r;
+  for (unsigned g = 0; g < 4; ++g) {
+    const auto own = gpu_curve(g, g == 2 ? 1200 : 1410);
+    r.points.insert(r.points.end(), own.begin(), own.end());
+  }
+  find_best(r);
+  EXPECT_EQ(r.best_per_gpu.size(), 4U);
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(),
+                      "GPU 2's max_throughput point is 1260 MHz, the others' 1440 MHz"),
+            r.notes.end());
+  const auto table = best_per_gpu_table(r);
+  EXPECT_EQ(table.columns.front().key, "gpu");
+  std::size_t rows = 0;
+  for (const auto& [gpu, best] : r.best_per_gpu) rows += best.size();
+  EXPECT_EQ(table.rows.size(), rows);
+}
+
+TEST(sweep_best_test, two_gpus_that_differ_are_listed_by_setting) {
+  Report r;
+  r.axis = Axis::power_limit;
+  // GPU 0 gains nothing above 300 W (capped elsewhere), GPU 1 gains 50 %.
+  r.points = {point(0, 300, 100, 290), point(0, 400, 100.2, 390), point(1, 300, 100, 290),
+              point(1, 400, 150, 390)};
+  find_best(r);
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(),
+                      "the GPUs' max_throughput points differ: 300 W on GPU 0; 400 W on GPU 1"),
+            r.notes.end());
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(),
+                      "the GPUs' min_energy points differ: 300 W on GPU 0; 400 W on GPU 1"),
+            r.notes.end());
+}
+
+TEST(sweep_best_test, one_gpu_has_no_per_gpu_section) {
+  Report r;
+  r.points = gpu_curve(0, 1410);
+  find_best(r);
+  EXPECT_TRUE(r.best_per_gpu.empty());
+  EXPECT_TRUE(r.notes.empty());
+  EXPECT_TRUE(best_per_gpu_table(r).rows.empty());
+}
+
+}  // namespace
+}  // namespace gpuclk::sweep
