@@ -164,6 +164,12 @@ std::vector<std::optional<double>> bins(const std::vector<FastSample>& history,
   std::vector<std::optional<double>> out(static_cast<std::size_t>(columns));
   for (std::size_t c = 0; c < out.size(); ++c)
     if (count[c] > 0) out[c] = sum[c] / count[c] / (series.top > 0 ? series.top : 1);
+  // Columns narrower than the samples' spacing: a column without a sample holds the value
+  // before it (between the first and the last sample only).
+  std::size_t last = out.size();
+  while (last > 0 && !out[last - 1]) --last;
+  for (std::size_t c = 1; c < last; ++c)
+    if (!out[c] && out[c - 1]) out[c] = out[c - 1];
   return out;
 }
 
@@ -220,7 +226,7 @@ class Layout {
                           percent(g.slow->gpm->tensor), percent(g.slow->gpm->dram));
     t_.text(y, x, load);
 
-    const int bw = std::clamp(cols_ - 48, 10, 50);
+    const int bw = std::clamp(cols_ - 60, 10, 50);
     const double sm = fraction(s ? s->sm_clock : std::nullopt, g.facts.max_sm_clock);
     t_.text(y + 1, 3, "SM");
     t_.bar(y + 1, 7, bw, sm, sm_mark(g), load_tone(sm));
@@ -349,7 +355,7 @@ class Layout {
     }
     if (graph_rows > 0) y = graphs(y, g, graph_rows);
     y = processes(y, g, process_lines);
-    findings(std::max(y, bottom - finding_lines), bottom);
+    findings(y, bottom);  // and whatever lines are left
   }
 
   int graphs(int y, const GpuFrame& g, int height) {
