@@ -22,7 +22,7 @@ using nlohmann::json;
 
 inline constexpr int kProtocolVersion = 1;
 // A request line longer than this is answered with an error and the connection closed.
-inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr std::size_t kMaxRequestBytes = std::size_t{64} * 1024;
 
 // The default socket: /run/gpuclk/gpuclk.sock as root, $XDG_RUNTIME_DIR/gpuclk.sock otherwise
 // (/tmp/gpuclk-UID.sock without XDG_RUNTIME_DIR). `explicit_path` (--socket) and GPUCLK_SOCKET

@@ -9,6 +9,9 @@ namespace gpuclk::tui {
 std::vector<ProcessRow> ProcessTable::rows(const std::vector<Entry>& entries) {
   std::vector<ProcessRow> out;
   const auto now = std::chrono::steady_clock::now();
+  // Forget processes not seen for a minute (they ended), so the table does not grow.
+  std::erase_if(
+      seen_, [&](const auto& entry) { return now - entry.second.when > std::chrono::minutes(1); });
   for (const auto& e : entries) {
     ProcessRow row;
     row.pid = e.pid;

@@ -49,7 +49,7 @@ void SamplerFeed::take_history(const telemetry::Snapshot& snapshot) {
     const auto from = ring.empty() ? snapshot.time - 1h : ring.back().time + step;
     for (auto& s : sampler_->fast_samples(i, from, snapshot.time)) {
       if (!ring.empty() && s.time < ring.back().time + step) continue;
-      ring.push(std::move(s));
+      ring.push(s);
     }
   }
 }

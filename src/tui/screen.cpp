@@ -198,12 +198,13 @@ class Layout {
 
  private:
   void header() {
-    std::string left = "gpuclk top · " + h_.node + " · " + h_.source + ", every " + h_.interval;
-    t_.text(0, 0, left, cols_, Tone::accent, true);
-    std::string right = std::string(v_.paused ? "PAUSED  " : "") + "? help  q quit";
+    // The keys' hint always shows; the node's description is cut to what is left.
+    const std::string left =
+        "gpuclk top · " + h_.node + " · " + h_.source + ", every " + h_.interval;
+    const std::string right = std::string(v_.paused ? "PAUSED  " : "") + "? help  q quit";
     const int x = std::max(0, cols_ - static_cast<int>(right.size()));
-    if (x > static_cast<int>(left.size()))
-      t_.text(0, x, right, -1, v_.paused ? Tone::warn : Tone::plain, v_.paused);
+    t_.text(0, 0, left, std::max(0, x - 1), Tone::accent, true);
+    t_.text(0, x, right, -1, v_.paused ? Tone::warn : Tone::plain, v_.paused);
   }
 
   // Three lines: identity and load; SM clock bar; power bar with the reasons.
@@ -254,7 +255,9 @@ class Layout {
   // A header and one row per GPU (scrolled to keep the selected one visible).
   int compact_list(int y) {
     const int n = static_cast<int>(f_.gpus.size());
-    const int room = std::max(1, std::min(n, rows_ - y - 1 - 7));
+    // The detail keeps at least 4 lines (its title, settings, a process, a finding): 16 GPUs
+    // fit 80x24.
+    const int room = std::max(1, std::min(n, rows_ - y - 1 - 4));
     // The reasons keep at least 22 columns; the bars take what is left, up to 24 cells.
     const bool wide = cols_ >= 120;
     const int bw = std::clamp((cols_ - 58 - (wide ? 26 : 0)) / 2, 6, 24);
@@ -272,7 +275,8 @@ class Layout {
     const int sel = static_cast<int>(v_.selected);
     if (sel >= room) first = sel - room + 1;
     for (int r = 0; r < room && first + r < n; ++r) {
-      const auto i = static_cast<std::size_t>(first + r);
+      const int position = first + r;
+      const auto i = static_cast<std::size_t>(position);
       const auto& g = f_.gpus[i];
       const auto* s = g.fast ? &*g.fast : nullptr;
       const int row = y + r;

@@ -136,7 +136,7 @@ Frame ServiceFeed::frame(telemetry::Duration history, std::size_t graphed) {
       const auto shift = now - history_->base;
       for (auto s : history_->samples) {
         s.time += shift;
-        g.history.push_back(std::move(s));
+        g.history.push_back(s);
       }
     }
     g.processes = processes_[i];

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <clocale>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -162,7 +163,7 @@ void Terminal::bar(int y, int x, int width, double fraction, std::optional<doubl
   const double cells = fraction * inner;
   const int full = static_cast<int>(cells);
   const int mark_at =
-      mark ? std::clamp(static_cast<int>(*mark * inner + 0.5) - 1, 0, inner - 1) : -1;
+      mark ? std::clamp(static_cast<int>(std::lround(*mark * inner)) - 1, 0, inner - 1) : -1;
   static const char* const eighths[] = {" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   for (int i = 0; i < inner; ++i) {
     std::string cell;
@@ -192,7 +193,8 @@ void Terminal::graph(int y, int x, int height, const std::vector<std::optional<d
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const int cx = x + static_cast<int>(c);
     if (!columns[c]) continue;
-    const int level = static_cast<int>(std::clamp(*columns[c], 0.0, 1.0) * height * steps + 0.5);
+    const int level =
+        static_cast<int>(std::lround(std::clamp(*columns[c], 0.0, 1.0) * height * steps));
     for (int row = 0; row < height; ++row) {
       int in_row = std::clamp(level - row * steps, 0, steps);
       if (row == 0 && in_row == 0 && *columns[c] > 0) in_row = 1;  // non-zero shows

@@ -126,6 +126,16 @@ LAST_CMD="C-c"
 expect_out "TOP-EXIT=130"
 check; [ "$(alternate_on)" = 0 ] || fail "still on the alternate screen after SIGINT"
 
+# --- 16 H100s (the 8xh100 scenario with gpu_count = 16) in 80x24: all 16 rows ---
+sed 's/^gpu_count = 8/gpu_count = 16/' "$GPUCLK_BIN_DIR/scenarios/8xh100.toml" >"$TEST_TMP/16xh100.toml"
+SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/16x.state"
+start 80 24 "$SIM" "--sim=$TEST_TMP/16xh100.toml"
+wait_screen "Held back by"
+expect_out "16 GPUs"
+check; [ "$(grep -cE '^ +[0-9]+ \[' <<<"$OUT")" -eq 16 ] || fail "not 16 GPU rows in 80x24"
+check; [ "$(wc -l <<<"$OUT")" -le 24 ] || fail "more than 24 lines"
+keys q; wait_screen "TOP-EXIT=0"
+
 # --- a power-capped H100 (h100-calibration at 40 s: TF32 GEMM at 700 W) says why ---
 SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=40 GPUCLK_SIM_STATE=$TEST_TMP/cal.state"
 start 100 30 "$SIM" "--sim=h100-calibration"
