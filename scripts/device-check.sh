@@ -2,7 +2,7 @@
 # Everything we check on the GPU machine, in one call (docs/device.md). Read-only, always.
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
-# copy_variants gemm_dtypes dmon_groups;
+# copy_variants gemm_dtypes dmon_groups serve doctor govern bench_copy trace;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -59,12 +59,16 @@ section_latency() {
   perf/cli_latency.sh "$BIN" 30 | tee "$OUT/cli_latency.md"
   echo; echo "where a fresh process's time goes (perf/nvml_open_costs.py):"
   python3 perf/nvml_open_costs.py || status=1
-  echo; echo "where each command's NVML time goes (GPUCLK_NVML_TRACE; wall time inside the library):"
+  section_trace
+}
+
+section_trace() {
+  echo; echo "## where each command's NVML time goes (GPUCLK_NVML_TRACE; wall time inside the library)"
   local cmd
   for cmd in clocks "query --fields index,clocks.sm,clocks.mem,power.draw,temperature.gpu" status info; do
     local name=${cmd%% *}
-    GPUCLK_NVML_TRACE="$OUT/trace_$name.txt" "$BIN" $cmd > /dev/null 2>&1
-    echo "### gpuclk $cmd"; head -12 "$OUT/trace_$name.txt"
+    ( TIMEFORMAT='%R s wall'; { time GPUCLK_NVML_TRACE="$OUT/trace_$name.txt" "$BIN" --direct $cmd > /dev/null 2>&1; } 2> "$OUT/time_$name.txt" )
+    echo "### gpuclk $cmd ($(cat "$OUT/time_$name.txt" 2>/dev/null))"; head -14 "$OUT/trace_$name.txt"
   done
 }
 

@@ -90,6 +90,7 @@ rules::GpuFacts read_facts(const gpu::Device& d) {
   f.pcie_max = opt(id.pcie_max);
   f.ecc_corrected_aggregate = opt(d.ecc_errors(false, true));
   f.ecc_uncorrected_aggregate = opt(d.ecc_errors(true, true));
+  f.remapped_rows = opt(d.remapped_rows());
   f.cpu_affinity = opt(id.cpu_affinity);
   f.numa_node = opt(id.numa_node);
   if (auto processes = d.processes()) {

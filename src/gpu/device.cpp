@@ -396,6 +396,17 @@ Reading<std::uint64_t> Device::ecc_errors(bool uncorrected, bool aggregate) cons
   });
 }
 
+Reading<RemappedRows> Device::remapped_rows() const {
+  return read<RemappedRows>(kRemappedRows, [&](RemappedRows& r) {
+    unsigned pending = 0, failure = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetRemappedRows, handle_, &r.corrected, &r.uncorrected,
+                        &pending, &failure);
+    r.pending = pending != 0;
+    r.failure = failure != 0;
+    return rc;
+  });
+}
+
 Reading<PcieLink> Device::pcie_link() const {
   return read<PcieLink>(kPcieLink, [&](PcieLink& l) {
     auto rc = Api::call(api_.nvmlDeviceGetCurrPcieLinkGeneration, handle_, &l.generation);

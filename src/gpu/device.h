@@ -54,6 +54,14 @@ struct PciInfo {
   std::uint32_t subsystem_id = 0;
 };
 
+// Row remapping (A100 and later): rows of device memory replaced by spares after errors.
+struct RemappedRows {
+  unsigned corrected = 0;    // rows remapped after corrected errors
+  unsigned uncorrected = 0;  // rows remapped after uncorrectable errors
+  bool pending = false;      // a remap waits for the next GPU reset
+  bool failure = false;      // a remap failed: no spare row left
+};
+
 struct PcieLink {
   unsigned generation = 0;
   unsigned width = 0;  // lanes
@@ -181,6 +189,7 @@ class Device {
   Reading<bool> ecc_enabled() const;
   // Since the driver loaded (volatile) or over the GPU's life (`aggregate`).
   Reading<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate = false) const;
+  Reading<RemappedRows> remapped_rows() const;
   Reading<PcieLink> pcie_link() const;              // current generation and width
   Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
@@ -227,6 +236,7 @@ class Device {
     kDecoder,
     kJpeg,
     kOfa,
+    kRemappedRows,
     kFieldCount
   };
   template <class T, class Call>

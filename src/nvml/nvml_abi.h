@@ -363,6 +363,10 @@ const char* nvmlErrorString(nvmlReturn_t result);
   X(nvmlDeviceGetEccMode,                                                                          \
     (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending),               \
     (device, current, pending))                                                                    \
+  X(nvmlDeviceGetRemappedRows,                                                                     \
+    (nvmlDevice_t device, unsigned int* corrected_rows, unsigned int* uncorrected_rows,            \
+     unsigned int* is_pending, unsigned int* failure_occurred),                                    \
+    (device, corrected_rows, uncorrected_rows, is_pending, failure_occurred))                      \
   X(nvmlDeviceGetTotalEccErrors,                                                                   \
     (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,                \
      unsigned long long* count),                                                                   \

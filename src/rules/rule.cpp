@@ -57,6 +57,13 @@ const std::vector<Rule>& all_rules() {
        "Fix: drain the GPU, reset it to retire/remap the rows (nvidia-smi -r -i N), replace it "
        "if errors come back.",
        ecc_errors},
+      {"row_remapping", "Rows of device memory remapped, pending or failed",
+       "Checks: NVML's remapped rows (A100 and later). A remap pending until the next reset "
+       "(critical), a remap that failed for want of spare rows (critical), rows already "
+       "remapped (info).\n"
+       "Cause: failing device memory repaired with spare rows.\n"
+       "Fix: pending: drain the GPU and reset it (nvidia-smi -r -i N); failed: replace the GPU.",
+       row_remapping},
       {"hw_slowdown", "Hardware slowdown or power brake",
        "Checks: HW slowdown or HW power brake clock event reasons active in at least 1 % of the "
        "samples without HW thermal slowdown (thermal_slowdown covers that).\n"

@@ -97,6 +97,47 @@ void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
   }
 }
 
+void row_remapping(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+  for (const auto& w : in.gpus) {
+    const auto& g = w.facts;
+    if (!g.remapped_rows) continue;
+    const auto& r = *g.remapped_rows;
+    std::optional<Finding> f;
+    if (r.failure) {
+      f = make("row_remapping", Severity::critical, {g.index},
+               fmt::format("GPU {}: a row remap failed: no spare row was left for a failing "
+                           "row of device memory",
+                           g.index),
+               "device memory has more failing rows than the GPU has spares",
+               fmt::format("drain GPU {} and have it replaced (RMA): it cannot repair its "
+                           "memory any more",
+                           g.index));
+    } else if (r.pending) {
+      f = make("row_remapping", Severity::critical, {g.index},
+               fmt::format("GPU {}: a row remap is pending: the failing row stays in use until "
+                           "the GPU is reset",
+                           g.index),
+               "an uncorrectable memory error; the driver remaps the row at the next reset",
+               fmt::format("drain GPU {0}, then reset it (nvidia-smi -r -i {0}) or reboot; "
+                           "gpuclk never resets a GPU",
+                           g.index));
+    } else if (r.uncorrected > 0 || r.corrected > 0) {
+      f = make("row_remapping", Severity::info, {g.index},
+               fmt::format("GPU {}: {} rows of device memory remapped to spares ({} after "
+                           "uncorrectable errors), none pending",
+                           g.index, r.corrected + r.uncorrected, r.uncorrected),
+               "memory errors the GPU repaired with spare rows",
+               "watch: gpuclk doctor --rules row_remapping,ecc_errors");
+    }
+    if (!f) continue;
+    add(*f, "remapped_corrected", static_cast<double>(r.corrected));
+    add(*f, "remapped_uncorrected", static_cast<double>(r.uncorrected));
+    add(*f, "pending", r.pending ? 1.0 : 0.0);
+    add(*f, "failure", r.failure ? 1.0 : 0.0);
+    out.push_back(std::move(*f));
+  }
+}
+
 void persistence_off(const Input& in, const Thresholds&, std::vector<Finding>& out) {
   std::vector<unsigned> off;
   for (const auto& w : in.gpus) {

@@ -69,6 +69,7 @@ void input_starved(const Input&, const Thresholds&, std::vector<Finding>&);
 void straggler(const Input&, const Thresholds&, std::vector<Finding>&);
 void numa_affinity(const Input&, const Thresholds&, std::vector<Finding>&);
 void ecc_errors(const Input&, const Thresholds&, std::vector<Finding>&);
+void row_remapping(const Input&, const Thresholds&, std::vector<Finding>&);
 void gpu_lost(const Input&, const Thresholds&, std::vector<Finding>&);
 
 }  // namespace gpuclk::rules::detail

@@ -131,9 +131,12 @@ expect_json '[.findings[] | select(.rule == "straggler")][0].cause' "its applica
 
 doctor_on "$SCEN/ecc.toml" 30
 expect_exit 11
-expect_serious "ecc_errors:critical:0 ecc_errors:warning:1"
+expect_serious "ecc_errors:critical:0 ecc_errors:warning:1 row_remapping:critical:0"
 expect_between ecc_errors 0 uncorrected_volatile 6 12     # 720/h over ~50 s
 expect_between ecc_errors 1 corrected_per_hour 2700 4500  # 3600/h, counted once a second
+# The simulator remaps one row per uncorrectable error, pending until a reset.
+expect_between row_remapping 0 pending 1 1
+expect_between row_remapping 0 remapped_uncorrected 6 12
 
 doctor_on "$SCEN/gpu-lost.toml" 0
 expect_exit 11
