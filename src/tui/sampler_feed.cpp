@@ -37,6 +37,8 @@ SamplerFeed::SamplerFeed(const gpu::DeviceSet& set, std::vector<gpu::Device*> de
                                                   clock, so);
   history_.assign(devices_.size(), telemetry::RingBuffer<telemetry::FastSample>(3600));
   sampler_->start();
+  // The first frame shows readings, not N/A: wait for the first tick (at once, normally).
+  sampler_->wait_for_tick(0, std::chrono::milliseconds(2000));
 }
 
 SamplerFeed::~SamplerFeed() { sampler_->stop(); }
