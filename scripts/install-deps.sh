@@ -20,6 +20,7 @@ packages=(
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
   tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads
+  libncurses-dev        # gpuclk top's screen (ncursesw: UTF-8 bars and graphs)
   clang-14 libclang-rt-14-dev  # libFuzzer targets with ASan/UBSan (scripts/ci/fuzz.sh)
 )
 # nvtop and python3-pynvml (the simulator's third-party NVML clients in tests/cli/clients_*)

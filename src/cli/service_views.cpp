@@ -2,6 +2,7 @@
 
 #include "cli/query_fields.h"
 #include "serve/protocol.h"
+#include "tui/service_feed.h"
 
 namespace gpuclk::cli {
 
@@ -22,6 +23,8 @@ std::vector<serve::View> service_views(Context& ctx) {
   views.push_back(
       {"topo", [](const gpu::Device&, const gpu::DeviceSet&) { return nlohmann::json(); },
        [](const gpu::DeviceSet& set) { return serve::to_json(topo_table(set.all())); }});
+  // gpuclk top: processes (with the driver's names) and memory size.
+  views.push_back({"top", tui::read_top_view, {}});
   return views;
 }
 

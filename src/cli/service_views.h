@@ -25,7 +25,7 @@ output::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu);
 // `gpuclk topo`'s table over `devices` (the legend is printed apart).
 output::Table topo_table(const std::vector<gpu::Device*>& devices);
 
-// The service's views: query, clocks, info, topo (Service reads each only while in demand).
+// The service's views: query, clocks, info, topo, top (Service reads each only while in demand).
 std::vector<serve::View> service_views(Context& ctx);
 
 }  // namespace gpuclk::cli

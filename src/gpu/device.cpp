@@ -575,6 +575,15 @@ DeviceSet::DeviceSet(const nvml::Api& api) : api_(api) {
       probe<int>([&](int& v) { return Api::call(api.nvmlSystemGetCudaDriverVersion_v2, &v); });
 }
 
+Reading<std::string> DeviceSet::process_name(unsigned pid) const {
+  return probe<std::string>([&](std::string& s) {
+    char buf[256] = {};
+    auto rc = Api::call(api_.nvmlSystemGetProcessName, pid, buf, unsigned(sizeof buf - 1));
+    s = buf;
+    return rc;
+  });
+}
+
 std::vector<Device*> DeviceSet::all() const {
   std::vector<Device*> out;
   for (const auto& d : devices_) out.push_back(d.get());

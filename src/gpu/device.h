@@ -284,6 +284,8 @@ class DeviceSet {
   Reading<std::string> driver_version() const { return driver_version_; }
   Reading<std::string> nvml_version() const { return nvml_version_; }
   Reading<int> cuda_driver_version() const { return cuda_driver_version_; }  // 13000 = 13.0
+  // The name the driver knows for process `pid` (its command; the simulator's job name).
+  Reading<std::string> process_name(unsigned pid) const;
   const nvml::Api& api() const { return api_; }
 
  private:

@@ -296,6 +296,8 @@ const char* nvmlErrorString(nvmlReturn_t result);
   X(nvmlSystemGetDriverVersion, (char* version, unsigned int length), (version, length))           \
   X(nvmlSystemGetNVMLVersion, (char* version, unsigned int length), (version, length))             \
   X(nvmlSystemGetCudaDriverVersion_v2, (int* version), (version))                                  \
+  X(nvmlSystemGetProcessName, (unsigned int pid, char* name, unsigned int length),                 \
+    (pid, name, length))                                                                           \
   X(nvmlDeviceGetHandleByUUID, (const char* uuid, nvmlDevice_t* device), (uuid, device))           \
   X(nvmlDeviceGetHandleByPciBusId_v2, (const char* bus_id, nvmlDevice_t* device),                  \
     (bus_id, device))                                                                              \

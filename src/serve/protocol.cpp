@@ -262,6 +262,75 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
   return j;
 }
 
+namespace {
+
+template <class Q>
+void get(const json& j, const char* key, std::optional<Q>& q) {
+  if (auto it = j.find(key); it != j.end() && it->is_number()) q = Q(it->get<double>());
+}
+
+template <class T>
+void get_count(const json& j, const char* key, std::optional<T>& v) {
+  if (auto it = j.find(key); it != j.end() && it->is_number()) v = it->get<T>();
+}
+
+telemetry::TimePoint at(const json& j, telemetry::TimePoint now) {
+  return now + std::chrono::duration_cast<telemetry::Duration>(
+                   std::chrono::duration<double>(j.value("t", 0.0)));
+}
+
+std::optional<std::chrono::nanoseconds> nanoseconds_of(const json& j, const char* key) {
+  if (auto it = j.find(key); it != j.end() && it->is_number())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(it->get<double>()));
+  return std::nullopt;
+}
+
+}  // namespace
+
+telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now) {
+  telemetry::FastSample s;
+  s.time = at(j, now);
+  get(j, "sm_clock_mhz", s.sm_clock);
+  get(j, "memory_clock_mhz", s.memory_clock);
+  get(j, "power_watts", s.power);
+  get(j, "temperature_celsius", s.gpu_temperature);
+  get(j, "memory_temperature_celsius", s.memory_temperature);
+  get(j, "gpu_utilization_ratio", s.gpu_utilization);
+  get(j, "memory_utilization_ratio", s.memory_utilization);
+  if (auto it = j.find("clock_reasons"); it != j.end() && it->is_number_unsigned())
+    s.clock_reasons = gpu::ClockReasons(it->get<std::uint64_t>());
+  get(j, "memory_used_bytes", s.memory_used);
+  get_count(j, "pstate", s.pstate);
+  return s;
+}
+
+telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now) {
+  telemetry::SlowSample s;
+  s.time = at(j, now);
+  get(j, "energy_joules", s.energy);
+  get(j, "pcie_rx_bytes_per_second", s.pcie_rx);
+  get(j, "pcie_tx_bytes_per_second", s.pcie_tx);
+  if (auto it = j.find("gpm"); it != j.end() && it->is_object()) {
+    telemetry::GpmActivity g;
+    get(*it, "graphics", g.graphics);
+    get(*it, "sm", g.sm);
+    get(*it, "sm_occupancy", g.sm_occupancy);
+    get(*it, "tensor", g.tensor);
+    get(*it, "dram", g.dram);
+    get(*it, "fp64", g.fp64);
+    get(*it, "fp32", g.fp32);
+    get(*it, "fp16", g.fp16);
+    s.gpm = g;
+  }
+  get_count(j, "ecc_corrected", s.ecc_corrected);
+  get_count(j, "ecc_uncorrected", s.ecc_uncorrected);
+  get_count(j, "pcie_replay", s.pcie_replay);
+  s.power_violation = nanoseconds_of(j, "power_violation_seconds");
+  s.thermal_violation = nanoseconds_of(j, "thermal_violation_seconds");
+  return s;
+}
+
 json to_json(const telemetry::Summary& s, telemetry::TimePoint now) {
   json j;
   j["from"] = seconds(s.from - now);

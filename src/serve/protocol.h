@@ -22,7 +22,7 @@ using nlohmann::json;
 
 inline constexpr int kProtocolVersion = 1;
 // A request line longer than this is answered with an error and the connection closed.
-inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr std::size_t kMaxRequestBytes = std::size_t{64} * 1024;
 
 // The default socket: /run/gpuclk/gpuclk.sock as root, $XDG_RUNTIME_DIR/gpuclk.sock otherwise
 // (/tmp/gpuclk-UID.sock without XDG_RUNTIME_DIR). `explicit_path` (--socket) and GPUCLK_SOCKET
@@ -50,5 +50,8 @@ gpu::DeviceKey device_key_from_json(const json& j);
 json to_json(const telemetry::FastSample& s, telemetry::TimePoint now);
 json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now);
 json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
+// The inverse of the two above: a sample read back with its time `now` + t.
+telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now);
+telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now);
 
 }  // namespace gpuclk::serve

@@ -92,6 +92,44 @@ TEST(serve_protocol, report_tree_and_table_round_trip_to_the_same_printed_bytes)
   }
 }
 
+TEST(serve_protocol, history_samples_round_trip_with_their_time) {
+  const telemetry::TimePoint now(std::chrono::seconds(1000));
+  telemetry::FastSample f;
+  f.time = now - std::chrono::milliseconds(2500);
+  f.sm_clock = Megahertz(1410);
+  f.power = Watts(0.1 + 0.2);
+  f.gpu_utilization = Ratio(1.0 / 3);
+  f.clock_reasons = gpu::ClockReasons(gpu::ClockReasons::sw_power_cap);
+  f.memory_used = units::Bytes(62.5 * (1 << 30));
+  f.pstate = 0;
+  const auto back = fast_sample_from_json(json::parse(to_json(f, now).dump()), now);
+  EXPECT_EQ(back.time, f.time);
+  EXPECT_EQ(back.sm_clock->value(), 1410);
+  EXPECT_EQ(back.power->value(), 0.1 + 0.2);
+  EXPECT_EQ(back.gpu_utilization->value(), 1.0 / 3);
+  EXPECT_EQ(back.clock_reasons->bits(), gpu::ClockReasons::sw_power_cap);
+  EXPECT_EQ(back.memory_used->value(), f.memory_used->value());
+  EXPECT_EQ(*back.pstate, 0);
+  EXPECT_FALSE(back.memory_clock);  // absent stays absent
+  EXPECT_FALSE(back.gpu_temperature);
+
+  telemetry::SlowSample s;
+  s.time = now;
+  s.energy = units::Joules(123456.5);
+  s.gpm = telemetry::GpmActivity{};
+  s.gpm->sm = Ratio(0.85);
+  s.gpm->tensor = Ratio(0.4);
+  s.power_violation = std::chrono::seconds(3);
+  const auto slow = slow_sample_from_json(json::parse(to_json(s, now).dump()), now);
+  EXPECT_EQ(slow.time, now);
+  EXPECT_EQ(slow.energy->value(), 123456.5);
+  EXPECT_EQ(slow.gpm->sm->value(), 0.85);
+  EXPECT_EQ(slow.gpm->tensor->value(), 0.4);
+  EXPECT_FALSE(slow.gpm->dram);
+  EXPECT_EQ(*slow.power_violation, std::chrono::seconds(3));
+  EXPECT_FALSE(slow.thermal_violation);
+}
+
 TEST(serve_protocol, error_response_carries_message_and_exit_code) {
   auto r = error_response("no GPU with index 9", 6);
   EXPECT_EQ(r["v"], kProtocolVersion);
