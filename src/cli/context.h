@@ -88,6 +88,7 @@ class Context {
   std::unique_ptr<ScaledClock> clock_;
   std::unique_ptr<serve::Client> service_;
   bool service_tried_ = false;
+  std::optional<bool> service_simulated_;  // what the service that answered runs on
 };
 
 }  // namespace gpuclk::cli
