@@ -20,9 +20,9 @@ std::vector<serve::View> service_views(Context& ctx) {
          return serve::to_json(info_gpu_tree(d, *cpu));
        },
        [&ctx, cpu](const gpu::DeviceSet&) { return serve::to_json(info_host_tree(ctx, *cpu)); }});
-  views.push_back(
-      {"topo", [](const gpu::Device&, const gpu::DeviceSet&) { return nlohmann::json(); },
-       [](const gpu::DeviceSet& set) { return serve::to_json(topo_table(set.all())); }});
+  views.push_back({"topo", {}, [](const gpu::DeviceSet& set) {
+                     return serve::to_json(topo_table(set.all()));
+                   }});
   // gpuclk top: processes (with the driver's names) and memory size.
   views.push_back({"top", tui::read_top_view, {}});
   return views;

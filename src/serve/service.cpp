@@ -98,7 +98,9 @@ void Service::refresh() {
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
-    for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
+    if (view.read) {
+      for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
+    }
     if (view.node) next->view_nodes[view.name] = view.node(devices_);
   }
   {

@@ -49,7 +49,8 @@ struct ServiceOptions {
 // sampler. The first request after an idle spell waits for one refresh (docs/serve.md).
 struct View {
   std::string name;
-  std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;  // one row per GPU
+  // One row per GPU; optional (topo's table is the node's alone: `rows` is then empty).
+  std::function<json(const gpu::Device&, const gpu::DeviceSet&)> read;
   // What the view knows of the node as a whole (info's host section, topo's matrix); optional.
   std::function<json(const gpu::DeviceSet&)> node;
 };
