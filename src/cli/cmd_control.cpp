@@ -106,6 +106,25 @@ std::optional<control::Journal> peek_journal(Context& ctx) {
   }
 }
 
+namespace {
+
+// The journal under the lock; one from an earlier boot is moved aside (settings do not survive
+// a reboot: the GPUs it lists are at their defaults now).
+control::Journal load_current(Context& ctx, const control::JournalStore& store) {
+  auto journal = store.load();
+  const auto boot = control::current_boot_id();
+  if (!journal.boot_id.empty() && !boot.empty() && journal.boot_id != boot && !ctx.simulated()) {
+    const auto moved = store.archive("boot-" + journal.boot_id.substr(0, 8));
+    std::cerr << "gpuclk: the journal is from an earlier boot; a reboot reset those GPUs, so it "
+                 "was moved to "
+              << moved.string() << "\n";
+    journal = control::Journal{};
+  }
+  return journal;
+}
+
+}  // namespace
+
 ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
     : ctx_(ctx), command_(std::move(command)), dry_run_(dry_run), store_(fs::path()) {
   if (!dry_run_) access_ = control::allow_writes(ctx.read_only(), command_);
@@ -120,16 +139,7 @@ ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
               << store_.dir().string() << "\n";
   }));
   signals_.emplace();
-  journal_ = store_.load();
-  const auto boot = control::current_boot_id();
-  if (!journal_.boot_id.empty() && !boot.empty() && journal_.boot_id != boot && !ctx.simulated()) {
-    // Settings do not survive a reboot: the GPUs this journal lists are at their defaults now.
-    const auto moved = store_.archive("boot-" + journal_.boot_id.substr(0, 8));
-    std::cerr << "gpuclk: the journal is from an earlier boot; a reboot reset those GPUs, so it "
-                 "was moved to "
-              << moved.string() << "\n";
-    journal_ = control::Journal{};
-  }
+  journal_ = load_current(ctx, store_);
 }
 
 control::PersistJournal ControlSession::persist() {
@@ -212,6 +222,39 @@ int run_change(ControlSession& session, const std::vector<DeviceRequest>& reques
       control::apply_changes(changes, session.journal(), session.persist(), session.options());
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   return session.finish(report, nothing_to_do);
+}
+
+ResidentSession::ResidentSession(Context& ctx, std::string command)
+    : ctx_(ctx),
+      command_(std::move(command)),
+      access_(control::allow_writes(ctx.read_only(), command_)),
+      store_(journal_dir(ctx)) {
+  auto lock = store_.lock();
+  load_current(ctx_, store_);
+}
+
+control::ChangeReport ResidentSession::with_journal(const Change& change) {
+  auto lock = store_.lock([&](long pid) {
+    std::cerr << "gpuclk serve: waiting for another gpuclk"
+              << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
+              << store_.dir().string() << "\n";
+  });
+  auto journal = load_current(ctx_, store_);
+  return change(journal, [this](const control::Journal& j) { store_.save(j); });
+}
+
+control::RunOptions ResidentSession::options() const {
+  control::RunOptions o;
+  o.command = command_;
+  return o;
+}
+
+std::vector<std::unique_ptr<control::GpuControl>> ResidentSession::open(
+    const std::vector<gpu::Device*>& devices) const {
+  std::vector<std::unique_ptr<control::GpuControl>> out;
+  out.reserve(devices.size());
+  for (auto* d : devices) out.push_back(std::make_unique<control::NvmlGpuControl>(*d, access_));
+  return out;
 }
 
 }  // namespace gpuclk::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,33 @@ class ControlSession {
   std::optional<control::JournalStore::Lock> lock_;
   std::optional<control::SignalDeferral> signals_;
   control::Journal journal_;
+};
+
+// For a resident writer (`serve --govern`): the journal's lock is taken for one change at a
+// time and the journal read anew under it, so `gpuclk set` or `restore` from a shell waits for
+// one write at most, never for the service's lifetime. Signals are the caller's (the service
+// waits for them on its main thread and stops its writers in order).
+class ResidentSession {
+ public:
+  // Refuses in read-only mode (exit 4); moves aside a journal left from an earlier boot.
+  ResidentSession(Context& ctx, std::string command);
+
+  // Runs `change` under the lock with the journal as it is on disk; `persist` saves it.
+  using Change =
+      std::function<control::ChangeReport(control::Journal&, const control::PersistJournal&)>;
+  control::ChangeReport with_journal(const Change& change);
+  // The journal without the lock (nullopt: none or unreadable), for checks between writes.
+  std::optional<control::Journal> peek() const { return store_.try_load(); }
+  // No settle wait, no signal hook, no test pause: a governor writes between its decisions.
+  control::RunOptions options() const;
+  std::vector<std::unique_ptr<control::GpuControl>> open(
+      const std::vector<gpu::Device*>& devices) const;
+
+ private:
+  Context& ctx_;
+  std::string command_;
+  control::WriteAccess access_;
+  control::JournalStore store_;
 };
 
 // One GPU and what to change on it.

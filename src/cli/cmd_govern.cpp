@@ -22,14 +22,11 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/governor_run.h"
 #include "control/restore.h"
 #include "govern/decision_log.h"
 #include "govern/evaluate.h"
-#include "govern/governor.h"
-#include "govern/sampler_signals.h"
-#include "gpu/gpm.h"
 #include "telemetry/interval.h"
-#include "telemetry/sampler.h"
 #include "util/error.h"
 
 namespace gpuclk::cli {
@@ -56,33 +53,6 @@ struct GovernOptions {
   // --report
   std::string report;
 };
-
-// "3%", "3 %", "0.03": a fraction in [0, 0.5].
-double parse_slowdown(const std::string& text) {
-  std::string t = text;
-  bool percent = false;
-  while (!t.empty() && (t.back() == '%' || t.back() == ' ')) {
-    percent = percent || t.back() == '%';
-    t.pop_back();
-  }
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  const double fraction = percent ? v / 100 : v;
-  if (t.empty() || end != t.c_str() + t.size() || !(fraction >= 0) || fraction > 0.5) {
-    throw bad_argument(fmt::format("bad --max-slowdown '{}'", text),
-                       "give a percentage (3%) or a fraction (0.03), at most 50%");
-  }
-  return fraction;
-}
-
-telemetry::Duration parse_duration_option(const std::string& text, const char* option) {
-  const auto d = telemetry::parse_interval(text);
-  if (!d) {
-    throw bad_argument(fmt::format("bad {} '{}'", option, text),
-                       "give seconds (0.02) or milliseconds (20ms), at least 10ms");
-  }
-  return *d;
-}
 
 // ---------------------------------------------------------------------------------------------
 // --evaluate
@@ -225,41 +195,6 @@ int run_report(Context& ctx, const GovernOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // The governor on GPUs
 
-// Refuses to start when a GPU it would govern has clocks locked by another command that the
-// journal still lists: the governor would overwrite them (and its restore would undo them).
-void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::Device*>& devices) {
-  for (const auto* d : devices) {
-    const auto* entry = journal.find(d->uuid());
-    if (!entry || !entry->applied.locked_gpu_clocks || !entry->applied.locked_gpu_clocks->locked) {
-      continue;
-    }
-    std::string who = "an earlier gpuclk command";
-    for (auto it = journal.history.rbegin(); it != journal.history.rend(); ++it) {
-      if (it->uuid == d->uuid() &&
-          it->setting == control::key_of(control::Setting::locked_gpu_clocks)) {
-        who = fmt::format("`gpuclk {}` (pid {}, {})", it->command, it->pid, it->time);
-        break;
-      }
-    }
-    throw Error(
-        ExitCode::other,
-        fmt::format("GPU {} has its clocks locked ({}) by {}; govern would overwrite them",
-                    d->index(),
-                    control::describe(entry->applied, control::Setting::locked_gpu_clocks), who),
-        "stop that governor, or run `gpuclk restore` (or `gpuclk reset --gpu-clocks`) first");
-  }
-}
-
-govern::ClockLadder ladder_of(const control::GpuFacts& facts) {
-  if (!facts.supported_clocks || facts.supported_clocks->empty()) {
-    throw Error(
-        ExitCode::not_supported,
-        fmt::format("GPU {} does not list its supported clocks: nothing to govern", facts.index));
-  }
-  // The graphics clocks of the highest memory clock (NVML lists it first).
-  return govern::ClockLadder(facts.supported_clocks->front().graphics, Megahertz(0));
-}
-
 // Consumes a held SIGINT/SIGTERM/SIGHUP/SIGQUIT so the clean stop exits 0 instead of dying of it.
 void consume_held_signal() {
   sigset_t set;
@@ -269,17 +204,6 @@ void consume_held_signal() {
   while (sigtimedwait(&set, nullptr, &zero) > 0) {
   }
 }
-
-struct GovernedGpu {
-  gpu::Device* device = nullptr;
-  control::GpuControl* control = nullptr;
-  std::unique_ptr<govern::Governor> governor;
-  bool gpm = false;
-  bool lost = false;
-  bool touched = false;  // a lock was written
-  std::optional<govern::PhaseClass> last_class;
-  std::optional<Decision> last_logged;
-};
 
 int run_governor(Context& ctx, const GovernOptions& o) {
   if (o.policy.empty()) {
@@ -294,9 +218,6 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   const auto interval = parse_duration_option(o.interval, "--interval");
   std::optional<telemetry::Duration> duration;
   if (!o.duration.empty()) duration = parse_duration_option(o.duration, "--duration");
-  std::optional<govern::DecisionLog> log;
-  if (!o.log.empty()) log.emplace(o.log);
-
   const auto devices = ctx.selected();
   const bool dry_run = o.dry_run || ctx.read_only();
   if (ctx.read_only() && !o.dry_run) {
@@ -310,177 +231,40 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   if (!dry_run) refuse_held_clocks(session.journal(), devices);
   std::optional<control::SignalDeferral> dry_signals;
   if (dry_run) dry_signals.emplace();
-  const auto interrupted = [&] {
-    return dry_signals ? dry_signals->interrupted() : session.options().interrupted();
-  };
   auto controls = session.open(devices);
   control::RunOptions write_options = session.options();
   write_options.settle = {};  // a governor does not wait for the clock to settle
   write_options.after_write = {};
 
-  std::vector<GovernedGpu> gpus;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    GovernedGpu g;
-    g.device = devices[i];
-    g.control = controls[i].get();
-    if (!devices[i]->available()) {
-      std::cerr << fmt::format("gpuclk: GPU {} is not available; the others go on\n",
-                               devices[i]->index());
-      g.lost = true;
-      gpus.push_back(std::move(g));
-      continue;
-    }
-    g.gpm = gpu::GpmSampler(*devices[i]).supported();
-    g.governor = std::make_unique<govern::Governor>(govern::make_policy(o.policy, policy_options),
-                                                    ladder_of(g.control->facts()));
-    gpus.push_back(std::move(g));
-  }
-
-  telemetry::SamplerOptions so;
-  so.fast_interval = interval;
-  so.slow_interval = interval;  // GPM every interval, on each GPU's own thread
-  so.fields = {telemetry::Field::sm_clock,      telemetry::Field::memory_clock,
-               telemetry::Field::power,         telemetry::Field::utilization,
-               telemetry::Field::clock_reasons, telemetry::Field::gpm};
-  so.fast_capacity = 64;
-  so.slow_capacity = 64;
-  telemetry::Sampler sampler(telemetry::device_sources(devices, so.fields), ctx.clock(), so);
-  sampler.start();
-  const auto started = sampler.started_at();
-  std::cerr << fmt::format(
-      "gpuclk: governing {} GPU(s) with policy {} every {:.0f} ms{}; Ctrl-C or SIGTERM restores "
-      "the clocks\n",
-      gpus.size(), o.policy, std::chrono::duration<double, std::milli>(interval).count(),
-      dry_run ? " (dry run: nothing written)" : "");
-
-  const auto write = [&](GovernedGpu& g, const Decision& d) -> bool {
-    control::Settings target;
-    target.locked_gpu_clocks = d.clock_lock();
-    auto report = control::apply_changes({{g.control, target}}, session.journal(),
-                                         session.persist(), write_options);
-    if (report.exit == ExitCode::ok) {
-      g.touched = true;
-      return true;
-    }
-    const bool lost =
-        report.exit == ExitCode::gpu_lost || report.error.find("lost") != std::string::npos;
-    std::cerr << fmt::format("gpuclk: GPU {}: writing {} failed: {}\n", g.device->index(), d.text(),
-                             report.error);
-    if (lost) {
-      std::cerr << fmt::format("gpuclk: GPU {} is lost; the others go on\n", g.device->index());
-      g.lost = true;
-    }
-    return false;
+  GovernSetup setup;
+  setup.policy = o.policy;
+  setup.policy_options = policy_options;
+  setup.interval = interval;
+  setup.duration = duration;
+  setup.dry_run = dry_run;
+  setup.log = o.log;
+  setup.interrupted = [&] {
+    return dry_signals ? dry_signals->interrupted() : session.options().interrupted();
   };
-
-  // A GPM reading up to 5 intervals (at least 100 ms) old still describes the work; older, it is
-  // missing (→ max clock). The slow thread reads it every interval, but a busy host delays it.
-  const telemetry::Duration gpm_max_age =
-      std::max<telemetry::Duration>(5 * interval, std::chrono::milliseconds(100));
-  std::uint64_t seen = 0;
-  std::size_t decisions = 0;
-  while (!interrupted()) {
-    seen = sampler.wait_for_tick(seen, 1000ms);
-    if (interrupted()) break;
-    const auto snapshot = sampler.snapshot();
-    const auto elapsed = snapshot.time - started;
-    std::size_t active = 0;
-    for (std::size_t i = 0; i < gpus.size(); ++i) {
-      auto& g = gpus[i];
-      if (g.lost || snapshot.gpus[i].health.lost) {
-        if (!g.lost)
-          std::cerr << fmt::format("gpuclk: GPU {} is lost; the others go on\n", g.device->index());
-        g.lost = true;
-        continue;
-      }
-      ++active;
-      const auto signals = govern::signals_from(snapshot.gpus[i], started, gpm_max_age, g.gpm);
-      const auto step = g.governor->step(signals);
-      ++decisions;
-      bool written = false;
-      if (step.write && !dry_run) {
-        written = write(g, step.decision);
-        if (!written) g.governor->write_failed();
-      }
-      const bool changed = !g.last_class || *g.last_class != step.phase_class || !g.last_logged ||
-                           !(*g.last_logged == step.decision);
-      if (log && (changed || step.write)) {
-        govern::LogEntry entry;
-        entry.time = control::utc_now();
-        entry.elapsed_s = std::chrono::duration<double>(elapsed).count();
-        entry.gpu = g.device->index();
-        entry.uuid = g.device->uuid();
-        entry.signals = signals;
-        entry.phase_class = step.phase_class;
-        entry.decision = step.decision;
-        entry.written = written || (step.write && dry_run);
-        entry.reason = step.proposal.reason;
-        log->write(entry);
-      }
-      g.last_class = step.phase_class;
-      g.last_logged = step.decision;
-    }
-    if (active == 0) break;
-    if (duration && elapsed >= *duration) break;
-  }
-  sampler.stop();
-
-  // The end: one more log line per GPU (so the report knows how long the last state lasted),
-  // then every touched GPU goes back to what the journal recorded before the first write.
-  if (log) {
-    const auto elapsed = std::chrono::duration<double>(sampler.now() - started).count();
-    for (auto& g : gpus) {
-      if (!g.last_class) continue;
-      govern::LogEntry entry;
-      entry.time = control::utc_now();
-      entry.elapsed_s = elapsed;
-      entry.gpu = g.device->index();
-      entry.uuid = g.device->uuid();
-      entry.phase_class = *g.last_class;
-      entry.decision = Decision::release();
-      entry.written = g.touched && !g.lost;
-      entry.reason = "governor stopped: clocks restored";
-      log->write(entry);
-    }
-  }
-  std::uint64_t writes = 0;
-  std::vector<control::GpuControl*> present;
-  std::vector<std::string> restore_only;
-  for (auto& g : gpus) {
-    if (g.governor) writes += g.governor->writes();
-    if (!g.lost && g.touched) {
-      present.push_back(g.control);
-      restore_only.push_back(g.device->uuid());
-    }
-  }
-  ExitCode code = ExitCode::ok;
-  std::string restore_error;
-  if (!dry_run && !present.empty()) {
-    control::RunOptions restore_options = write_options;
-    restore_options.interrupted = {};  // a second signal must not cut the restore short
-    restore_options.command = "govern " + o.policy + " (stop)";
-    const auto report = control::restore(present, session.journal(), session.persist(),
-                                         restore_options, restore_only);
-    if (report.exit != ExitCode::ok) {
-      code = report.exit;
-      restore_error = report.error;
-    }
-  }
-  consume_held_signal();
-  std::size_t lost = 0;
-  for (const auto& g : gpus) lost += g.lost ? 1 : 0;
-  std::cerr << fmt::format("gpuclk: govern stopped: {} decisions, {} clock writes{}{}\n", decisions,
-                           dry_run ? 0 : writes, dry_run ? " (dry run)" : "; clocks restored",
-                           lost ? fmt::format("; {} GPU(s) lost", lost) : "");
-  if (code != ExitCode::ok) {
-    throw Error(code, "restoring the clocks failed: " + restore_error,
-                "run `gpuclk restore` (the journal keeps the original settings)");
-  }
-  if (lost == gpus.size()) {
-    throw Error(ExitCode::gpu_lost, "every governed GPU was lost",
-                "check the GPUs (nvidia-smi, dmesg); `gpuclk restore` once they are back");
-  }
-  return 0;
+  std::vector<control::GpuControl*> raw;
+  for (auto& c : controls) raw.push_back(c.get());
+  GovernorRun governor(
+      devices, raw, ctx.clock(), setup,
+      [&](control::GpuControl& gpu, const control::Settings& target) {
+        return GovernWriteResult{control::apply_changes({{&gpu, target}}, session.journal(),
+                                                        session.persist(), write_options),
+                                 std::nullopt};
+      },
+      [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>& uuids) {
+        control::RunOptions restore_options = write_options;
+        restore_options.interrupted = {};  // a second signal must not cut the restore short
+        restore_options.command = "govern " + o.policy + " (stop)";
+        return control::restore(gpus, session.journal(), session.persist(), restore_options, uuids);
+      });
+  struct ConsumeSignal {
+    ~ConsumeSignal() { consume_held_signal(); }
+  } consume;
+  return governor.run();
 }
 
 int run_govern(Context& ctx, const GovernOptions& o) {

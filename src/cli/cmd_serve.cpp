@@ -3,15 +3,24 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <thread>
 
+#include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/governor_run.h"
 #include "cli/service_views.h"
+#include "control/restore.h"
+#include "control/transaction.h"
 #include "serve/http.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
@@ -27,6 +36,182 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:9400";
   std::string interval = "100ms";
   std::string history = "1h";
+  // --govern POLICY: the energy governor (docs/govern.md) inside the service.
+  std::string govern;
+  std::string govern_interval = "20ms";
+  std::string govern_max_slowdown = "3%";
+  std::string govern_log;
+  bool govern_dry_run = false;
+};
+
+// `serve --govern POLICY`: the governor on the selected GPUs (all without -i), on a thread of
+// its own with its own sampler — it needs GPM every 20 ms and no energy reads, the service's
+// sampler the opposite. Its writes go through src/control with the journal; the journal's lock
+// is taken for each write only (ResidentSession), so a `gpuclk set` from a shell is not kept
+// waiting, and a GPU whose clocks such a command takes over is left to it until released.
+// SIGTERM/SIGINT stop it first and restore its clocks; after kill -9 `gpuclk restore` does.
+class ServeGovernor {
+ public:
+  ServeGovernor(Context& ctx, const ServeOptions& o, const gpu::DeviceSet& all) {
+    GovernSetup setup;
+    setup.policy = o.govern;
+    setup.policy_options.max_slowdown =
+        parse_slowdown(o.govern_max_slowdown, "--govern-max-slowdown");
+    setup.interval = parse_duration_option(o.govern_interval, "--govern-interval");
+    setup.log = o.govern_log;
+    setup.name = "gpuclk serve: ";
+    setup.interrupted = [this] { return stop_.load(); };
+    govern::make_policy(setup.policy, setup.policy_options);  // a bad name stops here
+    setup.dry_run = o.govern_dry_run || ctx.read_only();
+    if (ctx.read_only() && !o.govern_dry_run)
+      std::cerr << "gpuclk serve: read-only mode: --govern runs as --govern-dry-run (decisions "
+                   "logged, nothing written)\n";
+    const auto devices = ctx.selected();
+    for (const auto* d : devices) {
+      std::size_t i = 0;
+      for (const auto& a : all) {
+        if (a->uuid() == d->uuid()) position_[d->uuid()] = i;
+        ++i;
+      }
+    }
+    policy_ = setup.policy;
+    dry_run_ = setup.dry_run;
+
+    const std::string command = "serve --govern " + o.govern;
+    if (setup.dry_run) {
+      dry_session_.emplace(ctx, command, true);
+      controls_ = dry_session_->open(devices);
+    } else {
+      session_.emplace(ctx, command);
+      if (auto journal = session_->peek()) refuse_held_clocks(*journal, devices);
+      controls_ = session_->open(devices);
+      const long self = static_cast<long>(::getpid());
+      setup.held_by = [this, self](const gpu::Device& d) -> std::optional<std::string> {
+        const auto journal = session_->peek();
+        return journal ? clocks_held_by(*journal, d.uuid(), self) : std::nullopt;
+      };
+    }
+    std::vector<control::GpuControl*> raw;
+    for (auto& c : controls_) raw.push_back(c.get());
+    const std::string stop_command = command + " (stop)";
+    run_.emplace(
+        devices, raw, ctx.clock(), setup,
+        [this](control::GpuControl& gpu, const control::Settings& target) {
+          GovernWriteResult result;
+          const long self = static_cast<long>(::getpid());
+          result.report = session_->with_journal([&](control::Journal& journal,
+                                                     const control::PersistJournal& persist) {
+            if (auto who = clocks_held_by(journal, gpu.facts().uuid, self)) {
+              result.held_by = *who;
+              return control::ChangeReport{};
+            }
+            return control::apply_changes({{&gpu, target}}, journal, persist, session_->options());
+          });
+          return result;
+        },
+        [this, stop_command](const std::vector<control::GpuControl*>& gpus,
+                             const std::vector<std::string>& uuids) {
+          return session_->with_journal(
+              [&](control::Journal& journal, const control::PersistJournal& persist) {
+                auto options = session_->options();
+                options.command = stop_command;
+                return control::restore(gpus, journal, persist, options, uuids);
+              });
+        });
+  }
+
+  void start() {
+    thread_ = std::thread([this] {
+      try {
+        run_->run();
+      } catch (const Error& e) {
+        std::cerr << "gpuclk serve: governor: " << e.what() << "\n";
+        failed_ = e.code();
+      }
+    });
+  }
+
+  // Stops the governor and restores its clocks; the exit code of that (0 when all went well).
+  ExitCode stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return failed_;
+  }
+
+  std::vector<serve::ExtraSeries> series() const {
+    std::vector<serve::ExtraSeries> out;
+    out.push_back({"gpuclk_governor_info",
+                   "The governor running in the service (value 1)",
+                   false,
+                   std::nullopt,
+                   {{"policy", policy_}, {"dry_run", dry_run_ ? "1" : "0"}},
+                   1.0});
+    for (const auto& g : run_->state()) {
+      const auto at = position_.find(g.uuid);
+      if (at == position_.end()) continue;
+      const auto gpu = std::optional<std::size_t>(at->second);
+      for (int c = 0; c < govern::kPhaseClassCount; ++c) {
+        const auto phase = static_cast<govern::PhaseClass>(c);
+        out.push_back({"gpuclk_governor_class",
+                       "1 for the class the governor gave the GPU's last interval",
+                       false,
+                       gpu,
+                       {{"class", std::string(govern::to_string(phase))}},
+                       g.phase_class == phase ? 1.0 : 0.0});
+      }
+      out.push_back({"gpuclk_governor_clocks_locked",
+                     "1 while the governor holds the SM clock in a range (written, or would be in "
+                     "a dry run)",
+                     false,
+                     gpu,
+                     {},
+                     g.decision.locked ? 1.0 : 0.0});
+      if (g.decision.locked)
+        out.push_back({"gpuclk_governor_clock_max_hertz",
+                       "Highest SM clock the governor allows",
+                       false,
+                       gpu,
+                       {},
+                       g.decision.max.value() * 1e6});
+      out.push_back({"gpuclk_governor_standing_aside",
+                     "1 while another command holds the GPU's clocks and the governor leaves it",
+                     false,
+                     gpu,
+                     {},
+                     g.held_by.empty() ? 0.0 : 1.0});
+      out.push_back({"gpuclk_governor_decisions_total",
+                     "Governor decisions taken",
+                     true,
+                     gpu,
+                     {},
+                     static_cast<double>(g.decisions)});
+      out.push_back({"gpuclk_governor_writes_total",
+                     "Clock locks the governor wrote",
+                     true,
+                     gpu,
+                     {},
+                     static_cast<double>(g.writes)});
+      out.push_back({"gpuclk_governor_gpu_lost",
+                     "1 when the governed GPU was lost",
+                     false,
+                     gpu,
+                     {},
+                     g.lost ? 1.0 : 0.0});
+    }
+    return out;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::optional<ResidentSession> session_;
+  std::optional<ControlSession> dry_session_;
+  std::vector<std::unique_ptr<control::GpuControl>> controls_;
+  std::optional<GovernorRun> run_;
+  std::map<std::string, std::size_t> position_;
+  std::string policy_;
+  bool dry_run_ = false;
+  std::thread thread_;
+  ExitCode failed_ = ExitCode::ok;
 };
 
 // "3600", "3600s", "90m", "1h": at least a minute, at most a week.
@@ -76,10 +261,14 @@ int run_serve(Context& ctx, const ServeOptions& o) {
     return service->handle(request, p).dump();
   });
   auto views = service_views(ctx);
-  // --govern POLICY (src/govern) will run here, on the service's sampler.
+  // The governor's checks (policy, journal, held clocks) before anything starts.
+  std::unique_ptr<ServeGovernor> governor;
+  if (!o.govern.empty()) governor = std::make_unique<ServeGovernor>(ctx, o, devices);
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
+  if (governor) service->add_series([&governor] { return governor->series(); });
   service->start();
+  if (governor) governor->start();
   if (o.listen != "off") {
     http = std::make_unique<serve::HttpExporter>(*service, o.listen);
     service->set_http_address(http->address());
@@ -99,9 +288,14 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   serve::notify_stopping();
   std::cerr << "gpuclk serve: " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping"
             << std::endl;
+  // The governor first: its clocks go back while the service still answers.
+  const auto governed = governor ? governor->stop() : ExitCode::ok;
   http.reset();
   socket.stop();
   service->stop();
+  if (governed != ExitCode::ok)
+    throw Error(governed, "the governor did not stop cleanly (above)",
+                "run `gpuclk restore` (the journal keeps the original settings)");
   return 0;
 }
 
@@ -117,6 +311,13 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
   sub->add_option("--interval", o->interval, "sampling interval (default 100ms)");
   sub->add_option("--history", o->history, "history kept at 1 s (default 1h)");
+  sub->add_option("--govern", o->govern,
+                  "run the energy governor with this policy: threshold | geopm | phase | bandit");
+  sub->add_option("--govern-interval", o->govern_interval, "governor's interval (default 20ms)");
+  sub->add_option("--govern-max-slowdown", o->govern_max_slowdown,
+                  "governor's slowdown budget (default 3%)");
+  sub->add_option("--govern-log", o->govern_log, "governor's decision log (JSON Lines)");
+  sub->add_flag("--govern-dry-run", o->govern_dry_run, "governor decides and logs, writes nothing");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 

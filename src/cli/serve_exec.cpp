@@ -41,6 +41,7 @@ namespace {
 
 void add_serve_command(CLI::App& app, Context& ctx) {
   auto ignored = std::make_shared<std::string>();
+  auto ignored_flag = std::make_shared<bool>();
   auto* sub = app.add_subcommand(
       "serve",
       "Resident node service: one sampler and its history for every read command (Unix socket), "
@@ -49,7 +50,13 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
   sub->add_option("--interval", *ignored, "sampling interval (default 100ms)");
   sub->add_option("--history", *ignored, "history kept at 1 s (default 1h)");
-  sub->callback([&ctx, ignored] {
+  sub->add_option("--govern", *ignored,
+                  "run the energy governor with this policy: threshold | geopm | phase | bandit");
+  sub->add_option("--govern-interval", *ignored, "governor's interval (default 20ms)");
+  sub->add_option("--govern-max-slowdown", *ignored, "governor's slowdown budget (default 3%)");
+  sub->add_option("--govern-log", *ignored, "governor's decision log (JSON Lines)");
+  sub->add_flag("--govern-dry-run", *ignored_flag, "governor decides and logs, writes nothing");
+  sub->callback([&ctx, ignored, ignored_flag] {
     ctx.run = [] {
       exec_serve();
       return 0;

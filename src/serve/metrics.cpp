@@ -79,13 +79,17 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   const auto& facts = service_.facts();
   const auto state = service_.state();
   const auto snap = service_.sampler().snapshot();
+  const auto gpu_labels = [&](std::size_t i) -> Labels {
+    const auto& fact = facts[i];
+    return {{"gpu", std::to_string(fact.key.index)},
+            {"uuid", fact.key.uuid},
+            {"pci_bus_id", fact.key.bus_id},
+            {"model", fact.name}};
+  };
 
   for (std::size_t i = 0; i < facts.size(); ++i) {
     const auto& fact = facts[i];
-    const Labels gpu = {{"gpu", std::to_string(fact.key.index)},
-                        {"uuid", fact.key.uuid},
-                        {"pci_bus_id", fact.key.bus_id},
-                        {"model", fact.name}};
+    const Labels gpu = gpu_labels(i);
     f.gauge("gpuclk_gpu_info", "Static facts of the GPU (value 1)",
             with(with(with(gpu, "driver_version", service_.driver_version()), "compute_capability",
                       fact.compute_capability),
@@ -252,6 +256,16 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
           seconds(service_.options().interval));
   f.gauge("gpuclk_state_age_seconds", "Seconds since the cached node state was refreshed", {},
           service_.state_age_seconds());
+  for (const auto& source : service_.series()) {
+    for (const auto& s : source()) {
+      Labels labels = s.gpu && *s.gpu < facts.size() ? gpu_labels(*s.gpu) : Labels{};
+      for (const auto& [name, value] : s.labels) labels.push_back({name, value});
+      if (s.counter)
+        f.counter(s.name, s.help, labels, s.value);
+      else
+        f.gauge(s.name, s.help, labels, s.value);
+    }
+  }
   return f.take();
 }
 

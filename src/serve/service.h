@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,17 @@ struct View {
   // What the view knows of the node as a whole (info's host section, topo's matrix); optional.
   std::function<json(const gpu::DeviceSet&)> node;
 };
+
+// A series another part of the service adds to /metrics (the governor's state): asked for at
+// each scrape, on the HTTP thread.
+struct ExtraSeries {
+  std::string name, help;
+  bool counter = false;
+  std::optional<std::size_t> gpu;  // the GPU's position: it gets the GPU's labels
+  std::vector<std::pair<std::string, std::string>> labels;  // more labels
+  double value = 0;
+};
+using SeriesSource = std::function<std::vector<ExtraSeries>()>;
 
 // Static facts read once at start (the `gpuclk_gpu_info` series, hello).
 struct GpuFacts {
@@ -107,6 +119,9 @@ class Service {
   // Where /metrics listens, for hello; call before the socket server starts.
   void set_http_address(std::string address) { options_.http_listen = std::move(address); }
   const std::string& driver_version() const { return driver_version_; }
+  // More series for /metrics; call before start().
+  void add_series(SeriesSource source) { series_.push_back(std::move(source)); }
+  const std::vector<SeriesSource>& series() const { return series_; }
   // The 1 s history of GPU `gpu` over the last `window`.
   std::vector<telemetry::FastSample> history(std::size_t gpu, telemetry::Duration window) const;
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
@@ -127,6 +142,7 @@ class Service {
   gpu::DeviceSet& devices_;
   ServiceOptions options_;
   std::vector<View> views_;
+  std::vector<SeriesSource> series_;
   std::vector<GpuFacts> facts_;
   std::string driver_version_;
   std::unique_ptr<telemetry::Sampler> sampler_;

@@ -1,0 +1,329 @@
+#include "cli/governor_run.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "govern/sampler_signals.h"
+#include "gpu/gpm.h"
+#include "telemetry/interval.h"
+#include "util/error.h"
+#include "util/parse.h"
+
+namespace gpuclk::cli {
+
+using namespace std::chrono_literals;
+using govern::Decision;
+using govern::Megahertz;
+
+namespace {
+
+govern::ClockLadder ladder_of(const control::GpuFacts& facts) {
+  if (!facts.supported_clocks || facts.supported_clocks->empty()) {
+    throw Error(
+        ExitCode::not_supported,
+        fmt::format("GPU {} does not list its supported clocks: nothing to govern", facts.index));
+  }
+  // The graphics clocks of the highest memory clock (NVML lists it first).
+  return govern::ClockLadder(facts.supported_clocks->front().graphics, Megahertz(0));
+}
+
+}  // namespace
+
+std::optional<std::string> clocks_held_by(const control::Journal& journal, const std::string& uuid,
+                                          long self) {
+  const auto* entry = journal.find(uuid);
+  if (!entry || !entry->applied.locked_gpu_clocks || !entry->applied.locked_gpu_clocks->locked)
+    return std::nullopt;
+  const auto key = control::key_of(control::Setting::locked_gpu_clocks);
+  for (auto it = journal.history.rbegin(); it != journal.history.rend(); ++it) {
+    if (it->uuid != uuid || it->setting != key || it->outcome != "ok") continue;
+    if (it->pid == self && self != 0) return std::nullopt;
+    return fmt::format("`gpuclk {}` (pid {}, {})", it->command, it->pid, it->time);
+  }
+  return std::string("an earlier gpuclk command");
+}
+
+double parse_slowdown(const std::string& text, const char* option) {
+  // A percentage ("3%", "3 %") or a fraction ("0.03").
+  std::string t = text;
+  bool percent = false;
+  while (!t.empty() && (t.back() == '%' || t.back() == ' ')) {
+    percent = percent || t.back() == '%';
+    t.pop_back();
+  }
+  const auto v = percent ? parse::try_real(t, 0, 50) : parse::try_real(t, 0, 0.5);
+  if (!v) {
+    throw bad_argument(fmt::format("bad {} '{}'", option, parse::quote(text)),
+                       "give a percentage (3%) or a fraction (0.03), at most 50%");
+  }
+  return percent ? *v / 100 : *v;
+}
+
+telemetry::Duration parse_duration_option(const std::string& text, const char* option) {
+  const auto d = telemetry::parse_interval(text);
+  if (!d) {
+    throw bad_argument(fmt::format("bad {} '{}'", option, parse::quote(text)),
+                       "give seconds (0.02) or milliseconds (20ms), at least 10ms");
+  }
+  return *d;
+}
+
+void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::Device*>& devices) {
+  for (const auto* d : devices) {
+    const auto who = clocks_held_by(journal, d->uuid(), 0);
+    if (!who) continue;
+    throw Error(
+        ExitCode::other,
+        fmt::format("GPU {} has its clocks locked ({}) by {}; a governor would overwrite them",
+                    d->index(),
+                    control::describe(journal.find(d->uuid())->applied,
+                                      control::Setting::locked_gpu_clocks),
+                    *who),
+        "stop that governor, or run `gpuclk restore` (or `gpuclk reset --gpu-clocks`) first");
+  }
+}
+
+struct GovernorRun::Gpu {
+  gpu::Device* device = nullptr;
+  control::GpuControl* control = nullptr;
+  std::unique_ptr<govern::Governor> governor;
+  bool gpm = false;
+  bool lost = false;
+  bool touched = false;  // a lock was written
+  std::optional<govern::PhaseClass> last_class;
+  std::optional<Decision> last_logged;
+  std::uint64_t decisions = 0;
+  std::string held_by;                               // standing aside for this command
+  std::chrono::steady_clock::time_point held_check;  // last asked whether it still holds
+};
+
+GovernorRun::GovernorRun(std::vector<gpu::Device*> devices,
+                         std::vector<control::GpuControl*> controls, const Clock& clock,
+                         GovernSetup setup, GovernWrite write, GovernRestore restore)
+    : devices_(std::move(devices)),
+      clock_(clock),
+      setup_(std::move(setup)),
+      write_(std::move(write)),
+      restore_(std::move(restore)) {
+  govern::make_policy(setup_.policy, setup_.policy_options);  // checks the name first
+  if (!setup_.log.empty()) log_.emplace(setup_.log);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    Gpu g;
+    g.device = devices_[i];
+    g.control = controls[i];
+    if (!devices_[i]->available()) {
+      std::cerr << fmt::format("{}GPU {} is not available; the others go on\n", setup_.name,
+                               devices_[i]->index());
+      g.lost = true;
+      gpus_.push_back(std::move(g));
+      continue;
+    }
+    g.gpm = gpu::GpmSampler(*devices_[i]).supported();
+    g.governor = std::make_unique<govern::Governor>(
+        govern::make_policy(setup_.policy, setup_.policy_options), ladder_of(g.control->facts()));
+    gpus_.push_back(std::move(g));
+  }
+  for (const auto& g : gpus_) {
+    GovernedGpuState s;
+    s.gpu = g.device->index();
+    s.uuid = g.device->uuid();
+    s.lost = g.lost;
+    state_.push_back(std::move(s));
+  }
+}
+
+GovernorRun::~GovernorRun() = default;
+
+std::vector<GovernedGpuState> GovernorRun::state() const {
+  std::lock_guard lock(state_mutex_);
+  return state_;
+}
+
+bool GovernorRun::write(Gpu& g, const Decision& d) {
+  control::Settings target;
+  target.locked_gpu_clocks = d.clock_lock();
+  const auto result = write_(*g.control, target);
+  if (result.held_by) {
+    g.held_by = *result.held_by;
+    g.held_check = std::chrono::steady_clock::now();
+    std::cerr << fmt::format(
+        "{}GPU {}: clocks held by {}; the governor stands aside until they are "
+        "released\n",
+        setup_.name, g.device->index(), g.held_by);
+    return false;
+  }
+  const auto& report = result.report;
+  if (report.exit == ExitCode::ok) {
+    g.touched = true;
+    return true;
+  }
+  const bool lost =
+      report.exit == ExitCode::gpu_lost || report.error.find("lost") != std::string::npos;
+  std::cerr << fmt::format("{}GPU {}: writing {} failed: {}\n", setup_.name, g.device->index(),
+                           d.text(), report.error);
+  if (lost) {
+    std::cerr << fmt::format("{}GPU {} is lost; the others go on\n", setup_.name,
+                             g.device->index());
+    g.lost = true;
+  }
+  return false;
+}
+
+int GovernorRun::run() {
+  auto& log = log_;
+  const auto interval = setup_.interval;
+
+  telemetry::SamplerOptions so;
+  so.fast_interval = interval;
+  so.slow_interval = interval;  // GPM every interval, on each GPU's own thread
+  so.fields = {telemetry::Field::sm_clock,      telemetry::Field::memory_clock,
+               telemetry::Field::power,         telemetry::Field::utilization,
+               telemetry::Field::clock_reasons, telemetry::Field::gpm};
+  so.fast_capacity = 64;
+  so.slow_capacity = 64;
+  telemetry::Sampler sampler(telemetry::device_sources(devices_, so.fields), clock_, so);
+  sampler.start();
+  const auto started = sampler.started_at();
+  std::cerr << fmt::format(
+      "{}governing {} GPU(s) with policy {} every {:.0f} ms{}\n", setup_.name, gpus_.size(),
+      setup_.policy, std::chrono::duration<double, std::milli>(interval).count(),
+      setup_.dry_run ? " (dry run: nothing written)" : "; Ctrl-C or SIGTERM restores the clocks");
+
+  // A GPM reading up to 5 intervals (at least 100 ms) old still describes the work; older, it is
+  // missing (→ max clock). The slow thread reads it every interval, but a busy host delays it.
+  const telemetry::Duration gpm_max_age =
+      std::max<telemetry::Duration>(5 * interval, std::chrono::milliseconds(100));
+  const auto interrupted = [&] { return setup_.interrupted && setup_.interrupted(); };
+  std::uint64_t seen = 0;
+  std::size_t decisions = 0;
+  while (!interrupted()) {
+    seen = sampler.wait_for_tick(seen, 1000ms);
+    if (interrupted()) break;
+    const auto snapshot = sampler.snapshot();
+    const auto elapsed = snapshot.time - started;
+    std::size_t active = 0;
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      auto& g = gpus_[i];
+      if (g.lost || snapshot.gpus[i].health.lost) {
+        if (!g.lost)
+          std::cerr << fmt::format("{}GPU {} is lost; the others go on\n", setup_.name,
+                                   g.device->index());
+        g.lost = true;
+        std::lock_guard lock(state_mutex_);
+        state_[i].lost = true;
+        continue;
+      }
+      ++active;
+      if (!g.held_by.empty() && setup_.held_by &&
+          std::chrono::steady_clock::now() - g.held_check >= 1s) {
+        g.held_check = std::chrono::steady_clock::now();
+        if (!setup_.held_by(*g.device)) {
+          std::cerr << fmt::format("{}GPU {}: {} released its clocks; governing again\n",
+                                   setup_.name, g.device->index(), g.held_by);
+          g.held_by.clear();
+          g.touched = false;           // that command's restore put back what the journal had
+          g.governor->write_failed();  // the next step writes its decision again
+        }
+      }
+      const auto signals = govern::signals_from(snapshot.gpus[i], started, gpm_max_age, g.gpm);
+      const auto step = g.governor->step(signals);
+      ++decisions;
+      ++g.decisions;
+      bool written = false;
+      if (step.write && !setup_.dry_run && g.held_by.empty()) {
+        written = write(g, step.decision);
+        if (!written) g.governor->write_failed();
+      }
+      const bool changed = !g.last_class || *g.last_class != step.phase_class || !g.last_logged ||
+                           !(*g.last_logged == step.decision);
+      if (log && (changed || step.write)) {
+        govern::LogEntry entry;
+        entry.time = control::utc_now();
+        entry.elapsed_s = std::chrono::duration<double>(elapsed).count();
+        entry.gpu = g.device->index();
+        entry.uuid = g.device->uuid();
+        entry.signals = signals;
+        entry.phase_class = step.phase_class;
+        entry.decision = step.decision;
+        entry.written = written || (step.write && setup_.dry_run);
+        entry.reason = step.proposal.reason;
+        log->write(entry);
+      }
+      g.last_class = step.phase_class;
+      g.last_logged = step.decision;
+      std::lock_guard lock(state_mutex_);
+      auto& s = state_[i];
+      s.phase_class = step.phase_class;
+      s.decision = step.decision;
+      s.decisions = g.decisions;
+      s.writes = setup_.dry_run ? 0 : g.governor->writes();
+      s.lost = g.lost;
+      s.held_by = g.held_by;
+    }
+    if (active == 0) break;
+    if (setup_.duration && elapsed >= *setup_.duration) break;
+  }
+  sampler.stop();
+
+  // The end: one more log line per GPU (so the report knows how long the last state lasted),
+  // then every touched GPU goes back to what the journal recorded before the first write.
+  if (log) {
+    const auto elapsed = std::chrono::duration<double>(sampler.now() - started).count();
+    for (auto& g : gpus_) {
+      if (!g.last_class) continue;
+      govern::LogEntry entry;
+      entry.time = control::utc_now();
+      entry.elapsed_s = elapsed;
+      entry.gpu = g.device->index();
+      entry.uuid = g.device->uuid();
+      entry.phase_class = *g.last_class;
+      entry.decision = Decision::release();
+      entry.written = g.touched && !g.lost;
+      entry.reason = "governor stopped: clocks restored";
+      log->write(entry);
+    }
+  }
+  std::uint64_t writes = 0;
+  std::vector<control::GpuControl*> present;
+  std::vector<std::string> restore_only;
+  for (auto& g : gpus_) {
+    if (g.governor) writes += g.governor->writes();
+    // A GPU whose clocks another command took over is that command's to restore.
+    if (!g.lost && g.touched && g.held_by.empty()) {
+      present.push_back(g.control);
+      restore_only.push_back(g.device->uuid());
+    }
+  }
+  ExitCode code = ExitCode::ok;
+  std::string restore_error;
+  if (!setup_.dry_run && !present.empty()) {
+    const auto report = restore_(present, restore_only);
+    if (report.exit != ExitCode::ok) {
+      code = report.exit;
+      restore_error = report.error;
+    }
+  }
+  {
+    std::lock_guard lock(state_mutex_);
+    for (auto& s : state_) s.decision = Decision::release();
+  }
+  std::size_t lost = 0;
+  for (const auto& g : gpus_) lost += g.lost ? 1 : 0;
+  std::cerr << fmt::format("{}govern stopped: {} decisions, {} clock writes{}{}\n", setup_.name,
+                           decisions, setup_.dry_run ? 0 : writes,
+                           setup_.dry_run ? " (dry run)" : "; clocks restored",
+                           lost ? fmt::format("; {} GPU(s) lost", lost) : "");
+  if (code != ExitCode::ok) {
+    throw Error(code, "restoring the clocks failed: " + restore_error,
+                "run `gpuclk restore` (the journal keeps the original settings)");
+  }
+  if (lost == gpus_.size()) {
+    throw Error(ExitCode::gpu_lost, "every governed GPU was lost",
+                "check the GPUs (nvidia-smi, dmesg); `gpuclk restore` once they are back");
+  }
+  return 0;
+}
+
+}  // namespace gpuclk::cli
