@@ -6,15 +6,20 @@
 # 120x40 (top and nvtop need a terminal); the simulator runs at real speed.
 #   perf/top_cpu.sh [GPUCLK_BIN] [SECONDS]          (defaults: build/release/gpuclk, 30)
 #   SIM=8xh100 perf/top_cpu.sh build/release/gpuclk 30
+# On a GPU host: SIM=real (no --sim; nvtop reads the driver's NVML). NVTOP and TMUX_CMD name
+# the programs (defaults: nvtop, tmux from PATH) — scripts/device-check.sh carries Debian's.
 set -euo pipefail
 BIN=$(realpath "${1:-build/release/gpuclk}")
 SECONDS_RUN=${2:-30}
 SIM=${SIM:-8xh100}
+NVTOP=${NVTOP:-nvtop}
+TMUX_CMD=${TMUX_CMD:-tmux}
 COMPAT="$(dirname "$BIN")/nvml-compat"
+if [ "$SIM" = real ]; then SIMARG=""; else SIMARG=" --sim=$SIM"; fi
 TMP=$(mktemp -d)
 SOCKET="gpuclk-top-cpu-$$"
-trap 'tmux -L "$SOCKET" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
-command -v tmux >/dev/null || { echo "tmux is needed"; exit 1; }
+trap '"$TMUX_CMD" -L "$SOCKET" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+command -v "$TMUX_CMD" >/dev/null || { echo "tmux is needed"; exit 1; }
 
 # cpu_of NAME MATCH COMMAND: runs the shell COMMAND in a tmux window, finds its process by
 # MATCH (pgrep -f), and after a 3 s warm-up prints "NAME: X % of a core" (user + system, /proc)
@@ -22,10 +27,10 @@ command -v tmux >/dev/null || { echo "tmux is needed"; exit 1; }
 cpu_of() {
   local name=$1 match=$2 command=$3 pid=""
   local run="export GPUCLK_SIM_STATE=$TMP/$name.state TERM=xterm-256color; $command; sleep 600"
-  if tmux -L "$SOCKET" has-session 2>/dev/null; then
-    tmux -L "$SOCKET" new-window -d -n "$name" "$run"
+  if "$TMUX_CMD" -L "$SOCKET" has-session 2>/dev/null; then
+    "$TMUX_CMD" -L "$SOCKET" new-window -d -n "$name" "$run"
   else
-    tmux -L "$SOCKET" new-session -d -x 120 -y 40 -n "$name" "$run"
+    "$TMUX_CMD" -L "$SOCKET" new-session -d -x 120 -y 40 -n "$name" "$run"
   fi
   for _ in $(seq 50); do
     pid=$(pgrep -nf "$match" || true)
@@ -53,11 +58,13 @@ PY
 for interval in 1 0.1; do
   tenths=$(python3 -c "print(round($interval * 10))")
   label=$([ "$interval" = 1 ] && echo "1s" || echo "100ms")
-  cpu_of "top-$label" "^$BIN --sim=$SIM top" "'$BIN' --sim=$SIM top -d $interval"
-  cpu_of "dmon-$label" "^$BIN --sim=$SIM dmon" "'$BIN' --sim=$SIM dmon -d $interval >/dev/null"
-  if command -v nvtop >/dev/null && [ -e "$COMPAT/libnvidia-ml.so.1" ]; then
-    cpu_of "nvtop-$label" "^nvtop -d $tenths" \
-      "HOME=$TMP LD_LIBRARY_PATH='$COMPAT' GPUCLK_SIM_SCENARIO=$SIM nvtop -d $tenths"
+  cpu_of "top-$label" "^$BIN$SIMARG top" "'$BIN'$SIMARG top -d $interval"
+  cpu_of "dmon-$label" "^$BIN$SIMARG dmon" "'$BIN'$SIMARG dmon -d $interval >/dev/null"
+  if [ "$SIM" = real ] && command -v "$NVTOP" >/dev/null; then
+    cpu_of "nvtop-$label" "^$NVTOP -d $tenths" "HOME=$TMP '$NVTOP' -d $tenths"
+  elif command -v "$NVTOP" >/dev/null && [ -e "$COMPAT/libnvidia-ml.so.1" ]; then
+    cpu_of "nvtop-$label" "^$NVTOP -d $tenths" \
+      "HOME=$TMP LD_LIBRARY_PATH='$COMPAT' GPUCLK_SIM_SCENARIO=$SIM '$NVTOP' -d $tenths"
   fi
 done | tee "$TMP/results"
 
@@ -74,4 +81,4 @@ for label in ("1s", "100ms"):
         if top is not None and p:
             print(f"ratio at {label}: top / {peer} = {top / p:.2f}")
 PY
-echo "node: simulated $SIM; ${SECONDS_RUN} s per measurement; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "node: $([ "$SIM" = real ] && echo "the host's GPUs" || echo "simulated $SIM"); ${SECONDS_RUN} s per measurement; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"

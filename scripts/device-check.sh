@@ -2,7 +2,7 @@
 # Everything we check on the GPU machine, in one call (docs/device.md). Read-only, always.
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
-# copy_variants gemm_dtypes dmon_groups serve doctor govern bench_copy trace;
+# copy_variants gemm_dtypes dmon_groups serve doctor govern top bench_copy trace;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -237,11 +237,39 @@ section_govern() {
   before=$(nvidia-smi --query-gpu=clocks.applications.graphics,power.limit,persistence_mode --format=csv,noheader)
   timeout 6 "$BIN" -i 0 govern --policy phase --duration 3s > "$OUT/govern_ro.txt" 2>&1; echo "govern (no --dry-run) exit $?: $(head -2 "$OUT/govern_ro.txt" | tr '\n' ' ')"
   timeout 6 "$BIN" --read-only -i 0 govern --policy phase --duration 3s > "$OUT/govern_ro2.txt" 2>&1; echo "govern --read-only exit $?: $(head -2 "$OUT/govern_ro2.txt" | tr '\n' ' ')"
+  echo; echo "## serve --govern phase under GPUCLK_READ_ONLY=1: a dry run; /metrics during a BF16 GEMM"
+  "$BIN" --socket "$OUT/g.sock" -i 0 serve --listen 127.0.0.1:0 --govern phase 2>"$OUT/serve_govern.log" &
+  local spid=$! port=""
+  for _ in $(seq 150); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_govern.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
+  gemm_in_background 10
+  sleep 7
+  curl -s "http://127.0.0.1:$port/metrics" | grep -E '^gpuclk_governor' | grep -vE '^gpuclk_governor_class.* 0$'
+  kill "$spid"; wait "$spid"; echo "serve --govern exit $?"; grep -E "read-only|governing|stopped" "$OUT/serve_govern.log"
+  wait "$GEMM_PID" 2>/dev/null
   after=$(nvidia-smi --query-gpu=clocks.applications.graphics,power.limit,persistence_mode --format=csv,noheader)
   echo "nvidia-smi settings before: $before; after: $after"; [ "$before" = "$after" ] || status=1
   for cmd in "set --lock-gpu-clocks 1410" "restore"; do
     "$BIN" $cmd >/dev/null 2>"$OUT/ro.err"; echo "gpuclk $cmd -> exit $?: $(head -1 "$OUT/ro.err")"
   done
+}
+
+section_top() {
+  echo "## top: CPU at 1 s and 100 ms against nvtop and gpuclk dmon, a BF16 GEMM running (perf/top_cpu.sh)"
+  # nvtop (Debian 12's 3.0.1; nvitop needs the Python registry, which the build host cannot reach)
+  # and tmux travel in .devbin/peers with their libraries (PEERS overrides).
+  local peers=${PEERS:-.devbin/peers}
+  [ -x "$peers/nvtop" ] && [ -x "$peers/tmux" ] || { echo "no $peers/nvtop or $peers/tmux"; status=1; return; }
+  export LD_LIBRARY_PATH="$peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TERMINFO_DIRS="$peers/terminfo"
+  gemm_in_background 200
+  sleep 3
+  SIM=real NVTOP="$peers/nvtop" TMUX_CMD="$peers/tmux" perf/top_cpu.sh "$BIN" "${TOP_SECONDS:-20}" | tee "$OUT/top_cpu.txt"
+  echo; echo "## top: the screen during the GEMM (120x40, after 5 s)"
+  "$peers/tmux" -L gpuclk-cap new-session -d -x 120 -y 40 "TERM=xterm-256color '$BIN' top -d 0.5; sleep 60"
+  sleep 5
+  "$peers/tmux" -L gpuclk-cap capture-pane -p > "$OUT/top_screen.txt"
+  "$peers/tmux" -L gpuclk-cap kill-server
+  cat "$OUT/top_screen.txt"
+  kill "$GEMM_PID" 2>/dev/null; wait "$GEMM_PID" 2>/dev/null
 }
 
 section_bench_copy() {
