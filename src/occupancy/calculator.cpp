@@ -9,6 +9,9 @@
 namespace gpuclk::occupancy {
 namespace {
 
+constexpr int kMaxThreadsArgument = 16384;
+constexpr int kMaxRegistersArgument = 65536;
+
 constexpr int round_up(int value, int unit) { return (value + unit - 1) / unit * unit; }
 constexpr std::int64_t round_up(std::int64_t value, std::int64_t unit) {
   return (value + unit - 1) / unit * unit;
@@ -22,6 +25,21 @@ void check_arguments(const KernelConfig& kernel) {
   if (kernel.registers_per_thread < 0) {
     throw bad_argument(fmt::format("registers per thread {} is negative: use 0..255",
                                    kernel.registers_per_thread));
+  }
+  // Far beyond every architecture (1024 threads, 255 registers), so a value above an
+  // architecture's limit is still answered with the limit it breaks; these caps only keep the
+  // block's register arithmetic below 2^31 (16384 threads × 65536 registers = 2^30).
+  if (kernel.threads_per_block > kMaxThreadsArgument) {
+    throw bad_argument(fmt::format(
+        "threads per block {} is not a block size any GPU launches: every architecture allows at "
+        "most 1024",
+        kernel.threads_per_block));
+  }
+  if (kernel.registers_per_thread > kMaxRegistersArgument) {
+    throw bad_argument(fmt::format(
+        "registers per thread {} is not a count any GPU allocates: every architecture allows at "
+        "most 255",
+        kernel.registers_per_thread));
   }
   if (kernel.static_shared_bytes < 0 || kernel.dynamic_shared_bytes < 0) {
     throw bad_argument(fmt::format("shared memory {} + {} bytes is negative: use 0 or more",

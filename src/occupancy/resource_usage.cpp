@@ -145,7 +145,8 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
       // Device functions have properties too; only the current kernel's count.
       const std::string_view name = text::trim(line.substr(props + 24));
       in_properties = current != nullptr && name == current->name;
-    } else if (in_properties && line.find("bytes stack frame") != std::string_view::npos) {
+    } else if (in_properties && current != nullptr &&
+               line.find("bytes stack frame") != std::string_view::npos) {
       current->stack_bytes = number_before(line, "bytes stack frame");
       current->spill_store_bytes = number_before(line, "bytes spill stores");
       current->spill_load_bytes = number_before(line, "bytes spill loads");
@@ -166,7 +167,10 @@ std::vector<KernelResources> parse_ptxas_log(std::string_view text) {
         current->other_constant_bytes +=
             number_before(line, " bytes cmem[" + std::to_string(bank) + "]");  // ≤ 31 × 2^40
       }
+      // A kernel's lines end here: a "stack frame" line after it belongs to no kernel (a log cut
+      // and spliced, or a hostile one: the fuzzer's regressions-tool_output case).
       current = nullptr;
+      in_properties = false;
     }
   }
   return kernels;

@@ -88,9 +88,16 @@ gpuclk occupancy --ptxas-log "$TEST_TMP/long.log" --kernel 'xxx' --arch sm_90 --
 expect_exit 0; expect_json '.[0].registers' 32
 gpuclk occupancy --ptxas-log "$TEST_TMP/long.log" --kernel "$LONG" --arch sm_90
 expect_exit 2; expect_err "longer than 1024 characters"
-# Advice over a register count or shared size far past any GPU: instant, not 2^31 steps.
+# A register count no GPU allocates: refused at once (its block arithmetic would pass 2^31,
+# UBSan's signed overflow), not answered as a kernel that cannot launch; one above sm_90's 255
+# but within reach still is.
 gpuclk occupancy --arch sm_90 --threads 256 --regs 2147483647
+expect_exit 2; expect_err "at most 255"
+gpuclk occupancy --arch sm_90 --threads 99999 --regs 32
+expect_exit 2; expect_err "at most 1024"
+gpuclk occupancy --arch sm_90 --threads 256 --regs 300
 expect_exit 0
+# Advice over a shared size far past any GPU: instant, not 2^31 steps.
 gpuclk occupancy --arch sm_90 --threads 256 --regs 32 --smem-dynamic 1073741823K
 expect_exit 0
 # Tool output: counts past any GPU are refused, not wrapped.

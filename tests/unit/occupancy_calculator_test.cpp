@@ -182,6 +182,13 @@ TEST(occupancy_calculator_test, malformed_inputs_are_bad_arguments) {
   KernelConfig bounds = kernel(128, 32);
   bounds.launch_bounds_max_threads = 0;
   EXPECT_EQ(code_of(bounds), ExitCode::bad_argument);
+  // Values whose block arithmetic would pass 2^31 (the argv fuzzer's overflow): refused, while a
+  // value above the architecture's limit but within reach is still answered as invalid.
+  EXPECT_EQ(code_of(kernel(2147483647, 32)), ExitCode::bad_argument);
+  EXPECT_EQ(code_of(kernel(128, 2147483647)), ExitCode::bad_argument);
+  EXPECT_EQ(code_of(kernel(16385, 32)), ExitCode::bad_argument);
+  EXPECT_EQ(code_of(kernel(2048, 32)), ExitCode::ok);
+  EXPECT_FALSE(calculate(arch("sm_90"), kernel(2048, 300)).valid());
 }
 
 }  // namespace

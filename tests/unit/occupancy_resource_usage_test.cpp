@@ -96,6 +96,19 @@ TEST(occupancy_resource_usage_test, old_ptxas_format_with_lmem_parses) {
   EXPECT_EQ(kernels[0].other_constant_bytes, 4);
 }
 
+TEST(occupancy_resource_usage_test, stack_frame_line_after_the_registers_line_is_ignored) {
+  // "Function properties" opened for the kernel, then its "Used" line closed it: the stack frame
+  // line that follows belongs to no kernel (this order once dereferenced a null kernel).
+  const auto kernels = parse_ptxas_log(
+      "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\n"
+      "ptxas info    : Function properties for _Z1kv\n"
+      "ptxas info    : Used 12 registers, 8 bytes smem\n"
+      "    16 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].registers, 12);
+  EXPECT_EQ(kernels[0].stack_bytes, 0);
+}
+
 TEST(occupancy_resource_usage_test, demangles_cxx_names_and_keeps_c_names) {
   EXPECT_EQ(demangle("_Z3addPfPKfi"), "add(float*, float const*, int)");
   EXPECT_EQ(demangle("_Z5spillILi300EEvPf"), "void spill<300>(float*)");
