@@ -47,11 +47,28 @@ size = len(body); series = sum(1 for l in body.split(b"\n") if l and not l.start
 times.sort()
 print(f"scrape: {series} series, {size} bytes; over 1000 scrapes p50 {times[500]*1e3:.3f} ms, "
       f"p99 {times[990]*1e3:.3f} ms, max {times[-1]*1e3:.3f} ms")
-c0, w0 = cpu(), time.monotonic()
+def threads():
+    # Per thread (the service names its loops: gpuclk-fast, gpuclk-slowN, gpuclk-refresh, ...).
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            f = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[(tid, name)] = (int(f[11]) + int(f[12])) / tick
+    return out
+c0, t0, w0 = cpu(), threads(), time.monotonic()
 for i in range(seconds):
     scrape()
     time.sleep(max(0, w0 + i + 1 - time.monotonic()))
-c1, w1 = cpu(), time.monotonic()
+c1, t1, w1 = cpu(), threads(), time.monotonic()
 print(f"service CPU at 1 scrape/s over {w1-w0:.0f} s: {100*(c1-c0)/(w1-w0):.2f} % of a core")
+by_name = {}
+for key, v in t1.items():
+    name = key[1].rstrip("0123456789") if key[1].startswith("gpuclk-slow") else key[1]
+    by_name[name] = by_name.get(name, 0) + v - t0.get(key, 0)
+print("per thread: " + ", ".join(f"{n} {100*v/(w1-w0):.2f} %" for n, v in
+                                 sorted(by_name.items(), key=lambda kv: -kv[1]) if v > 0))
 PY
 echo "node: ${SIM:+simulated $SIM}; $(grep -o '[0-9]* GPUs.*ms' "$TMP/serve.log")"

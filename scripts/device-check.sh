@@ -151,9 +151,13 @@ section_dmon_groups() {
   local g pids=()
   for g in p u c v m e t pucvmet puc; do
     ( TIMEFORMAT='%U %S'; { time "$BIN" -i 0 dmon -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_ours_$g.time" ) &
+    pids+=($!)
     ( TIMEFORMAT='%U %S'; { time nvidia-smi dmon -i 0 -s $g -d 1 -c 10 >/dev/null 2>&1; } 2> "$OUT/dmon_smi_$g.time" ) &
+    pids+=($!)
   done
-  wait
+  # Only these: a bare `wait` (bash >= 5.1) also waits for the process substitution that tees this
+  # section's output, which ends only when the section does: the section never ended.
+  wait "${pids[@]}"
   echo "| group | gpuclk user+sys s | nvidia-smi user+sys s | ratio |"
   echo "|---|---|---|---|"
   for g in p u c v m e t puc pucvmet; do
@@ -186,7 +190,9 @@ section_serve() {
   echo; echo "## serve: scrape latency and the service's CPU over 60 s at 1 scrape/s, a BF16 GEMM running (perf/serve_cost.sh)"
   gemm_in_background 75
   sleep 5
-  perf/serve_cost.sh "$BIN" 60 | tee "$OUT/serve_cost.md"
+  # The service's NVML calls over the run (count and time per entry point), written at its exit.
+  GPUCLK_NVML_TRACE="$OUT/serve_nvml_trace.txt" perf/serve_cost.sh "$BIN" 60 | tee "$OUT/serve_cost.md"
+  sleep 1; echo "the service's NVML calls, slowest first:"; head -20 "$OUT/serve_nvml_trace.txt" 2>/dev/null
   echo; echo "## serve: /metrics next to nvidia-smi during the GEMM"
   "$BIN" --socket "$OUT/m.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_m.log" &
   local spid=$! port=""

@@ -28,6 +28,7 @@
 #include "serve/socket_server.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
+#include "util/thread_name.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -122,6 +123,7 @@ class ServeGovernor {
 
   void start() {
     thread_ = std::thread([this] {
+      util::name_this_thread("gpuclk-govern");
       try {
         run_->run();
       } catch (const Error& e) {

@@ -7,6 +7,7 @@
 #include "serve/findings.h"
 #include "serve/protocol.h"
 #include "util/error.h"
+#include "util/thread_name.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -75,7 +76,10 @@ void Service::start() {
   refresh();
   sampler_->start();
   running_ = true;
-  refresher_ = std::thread([this] { refresh_loop(); });
+  refresher_ = std::thread([this] {
+    util::name_this_thread("gpuclk-refresh");
+    refresh_loop();
+  });
 }
 
 void Service::stop() {

@@ -16,6 +16,7 @@
 
 #include "serve/protocol.h"
 #include "util/error.h"
+#include "util/thread_name.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -99,7 +100,10 @@ SocketServer::~SocketServer() {
 
 void SocketServer::start() {
   running_ = true;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    util::name_this_thread("gpuclk-socket");
+    loop();
+  });
 }
 
 void SocketServer::stop() {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gpu/device.h"
+#include "util/thread_name.h"
 
 namespace gpuclk::telemetry {
 namespace {
@@ -101,10 +102,16 @@ void Sampler::start() {
     }
     if (!baseline.empty()) sample_slow_once(i, baseline);
   }
-  fast_thread_ = std::thread([this] { fast_loop(); });
+  fast_thread_ = std::thread([this] {
+    util::name_this_thread("gpuclk-fast");
+    fast_loop();
+  });
   if (!options_.fields.slow().empty()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
-      gpus_[i]->slow_thread = std::thread([this, i] { slow_loop(i); });
+      gpus_[i]->slow_thread = std::thread([this, i] {
+        util::name_this_thread("gpuclk-slow" + std::to_string(i));
+        slow_loop(i);
+      });
     }
   }
 }
