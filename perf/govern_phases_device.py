@@ -119,8 +119,9 @@ def main():
                     o = overlap(s, e, a, b)
                     if o > 0:
                         row[cls] = row.get(cls, 0.0) + o
-                        if mhz:
-                            ceilings.append((mhz, o))
+                        # No lock counts as no ceiling (above every clock), so a short lock at
+                        # a phase's edge is not reported as the phase's ceiling.
+                        ceilings.append((mhz if mhz else float("inf"), o))
             total = sum(row.values()) or 1.0
             right = sum(v for c, v in row.items() if c in RIGHT[name]) / total
             ceiling = None
@@ -130,7 +131,7 @@ def main():
                 for mhz, o in ceilings:
                     acc += o
                     if acc >= half:
-                        ceiling = mhz
+                        ceiling = None if mhz == float("inf") else mhz
                         break
             table[name] = {"seconds": row, "right": right, "ceiling_mhz": ceiling}
             if policy == "phase":

@@ -91,7 +91,8 @@ struct GovernorRun::Gpu {
   std::unique_ptr<govern::Governor> governor;
   bool gpm = false;
   bool lost = false;
-  bool touched = false;  // a lock was written
+  bool touched = false;                           // a lock was written
+  std::optional<telemetry::SlowSample> last_gpm;  // the newest slow sample that had GPM
   std::optional<govern::PhaseClass> last_class;
   std::optional<Decision> last_logged;
   std::uint64_t decisions = 0;
@@ -227,7 +228,15 @@ int GovernorRun::run() {
           g.governor->write_failed();  // the next step writes its decision again
         }
       }
-      const auto signals = govern::signals_from(snapshot.gpus[i], started, gpm_max_age, g.gpm);
+      // A slow read without GPM (a window kept open: the driver's counters had not moved) leaves
+      // the previous reading in force while it is young enough (gpm_max_age).
+      auto gpu_now = snapshot.gpus[i];
+      if (gpu_now.slow && gpu_now.slow->gpm) {
+        g.last_gpm = gpu_now.slow;
+      } else if (g.last_gpm) {
+        gpu_now.slow = g.last_gpm;
+      }
+      const auto signals = govern::signals_from(gpu_now, started, gpm_max_age, g.gpm);
       const auto step = g.governor->step(signals);
       ++decisions;
       ++g.decisions;

@@ -1,6 +1,7 @@
 #include "govern/classifier.h"
 
 #include <array>
+#include <cmath>
 
 namespace gpuclk::govern {
 namespace {
@@ -28,6 +29,8 @@ PhaseClass classify(const Signals& s, const ClassifierThresholds& t) {
   }
   const double sm = s.sm_active->value();
   const double dram = s.dram_active->value();
+  // A NaN compares false everywhere and would fall through to compute_bound.
+  if (!std::isfinite(sm) || !std::isfinite(dram)) return PhaseClass::unknown;
   if (sm < t.idle_activity && dram < t.idle_activity) return PhaseClass::idle;
   if (dram >= t.memory_dram && dram > s.pipe_active()) return PhaseClass::memory_bound;
   return PhaseClass::compute_bound;

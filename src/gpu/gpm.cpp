@@ -1,5 +1,7 @@
 #include "gpu/gpm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "gpu/device.h"
@@ -53,7 +55,8 @@ GpmSampler::GpmSampler(GpmSampler&& other) noexcept
       supported_(std::exchange(other.supported_, false)),
       previous_(std::exchange(other.previous_, nullptr)),
       current_(std::exchange(other.current_, nullptr)),
-      have_previous_(std::exchange(other.have_previous_, false)) {}
+      have_previous_(std::exchange(other.have_previous_, false)),
+      kept_window_(std::exchange(other.kept_window_, false)) {}
 
 GpmSampler& GpmSampler::operator=(GpmSampler&& other) noexcept {
   if (this != &other) {
@@ -63,6 +66,7 @@ GpmSampler& GpmSampler::operator=(GpmSampler&& other) noexcept {
     previous_ = std::exchange(other.previous_, nullptr);
     current_ = std::exchange(other.current_, nullptr);
     have_previous_ = std::exchange(other.have_previous_, false);
+    kept_window_ = std::exchange(other.kept_window_, false);
   }
   return *this;
 }
@@ -76,6 +80,7 @@ void GpmSampler::release() {
 }
 
 Reading<GpmMetrics> GpmSampler::take() {
+  kept_window_ = false;
   if (!supported_) return Reading<GpmMetrics>::not_supported();
   const Api& api = device_->api();
   auto rc = Api::call(api.nvmlGpmSampleGet, device_->handle(), current_);
@@ -95,6 +100,15 @@ Reading<GpmMetrics> GpmSampler::take() {
     rc = Api::call(api.nvmlGpmMetricsGet, &request);
     if (rc == NVML_SUCCESS) {
       const auto* m = request.metrics;
+      const bool advanced = std::all_of(m, m + kMetricCount, [](const nvmlGpmMetric_t& x) {
+        return x.nvmlReturn != NVML_SUCCESS || std::isfinite(x.value);
+      });
+      if (!advanced) {
+        // Both samples hold the same counters: measured on the H100 with 20 ms windows, SM
+        // activity 0 and DRAM bandwidth NaN. Not a reading; the window stays open.
+        kept_window_ = true;
+        return Reading<GpmMetrics>::error(NVML_ERROR_NOT_READY);
+      }
       result = GpmMetrics{metric(m[0]), metric(m[1]), metric(m[2]), metric(m[3]),
                           metric(m[4]), metric(m[5]), metric(m[6]), metric(m[7])};
     } else {

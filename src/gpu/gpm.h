@@ -44,9 +44,14 @@ class GpmSampler {
   // Reads the counters now. Returns the metrics over the window since the previous call;
   // the first call only starts a window (error NVML_ERROR_NOT_READY, 27). not_supported when
   // GPM is not; error with the NVML code when a read fails (the window restarts).
+  // A window the driver's counters did not advance in (on the H100 every fifth 20 ms window
+  // comes back with SM activity 0 and DRAM bandwidth NaN) gives NOT_READY too and stays open:
+  // the next call closes it over the longer span (kept_window() is then true).
   Reading<GpmMetrics> take();
   // True for take()'s answer on the first call (or after a failed read): a window just opened.
   static bool opened_window(const Reading<GpmMetrics>& r);
+  // True when the last take() kept its window open (its counters had not advanced).
+  bool kept_window() const { return kept_window_; }
 
  private:
   void release();
@@ -56,6 +61,7 @@ class GpmSampler {
   nvmlGpmSample_st* previous_ = nullptr;
   nvmlGpmSample_st* current_ = nullptr;
   bool have_previous_ = false;
+  bool kept_window_ = false;
 };
 
 }  // namespace gpuclk::gpu

@@ -136,7 +136,8 @@ class DeviceSource final : public GpuSource {
     } else if (!gpu::GpmSampler::opened_window(m)) {
       note(m, o);
     }
-    last_gpm_time_ = s.time;
+    // A window kept open (its counters had not moved) still starts where it started.
+    if (!gpm_->kept_window()) last_gpm_time_ = s.time;
   }
 
   const gpu::Device& device_;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "govern/classifier.h"
 #include "govern_test_support.h"
 
@@ -44,6 +46,19 @@ TEST(govern_classifier_test, missing_key_reading_is_unknown) {
   EXPECT_EQ(classify(s), PhaseClass::unknown);
   s = memory_bound(1980);
   s.sm_clock.reset();
+  EXPECT_EQ(classify(s), PhaseClass::unknown);
+}
+
+TEST(govern_classifier_test, nan_activity_is_unknown_not_compute_bound) {
+  // What the H100's driver returned for a 20 ms GPM window its counters had not advanced in:
+  // SM activity 0, DRAM bandwidth NaN. Every comparison with NaN is false, so it used to fall
+  // through to compute_bound, idle GPU or not.
+  auto s = idle(1980);
+  s.sm_active = Ratio(0.0);
+  s.dram_active = Ratio(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(classify(s), PhaseClass::unknown);
+  s = memory_bound(1980);
+  s.sm_active = Ratio(std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(classify(s), PhaseClass::unknown);
 }
 
