@@ -1,5 +1,6 @@
-// `gpuclk doctor`: watch every GPU for a while through the sampler, then run the rules engine
-// (src/rules) over the window and report each finding with its evidence, cause and fix.
+// `gpuclk doctor`: watch every GPU for a while through the sampler (or, when gpuclk serve runs,
+// look back over its history), then run the rules engine (src/rules) over the window and report
+// each finding with its evidence, cause and fix.
 // Exit code: 0 nothing above info, 10 warnings, 11 critical (rules::exit_code); errors keep
 // their own codes (2 bad argument, …).
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "gpu/events.h"
 #include "host/cpu.h"
 #include "rules/rule.h"
+#include "serve/protocol.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
@@ -146,41 +148,14 @@ output::Table findings_table(const std::vector<rules::Finding>& findings) {
   return t;
 }
 
-int run_explain(const DoctorOptions& o) {
-  const auto& r = rule_or_throw(o.explain, "--explain");
-  std::cout << r.name << ": " << r.title << '\n'
-            << r.explanation << '\n'
-            << "Docs: docs/doctor.md#" << r.name << '\n';
-  return 0;
-}
-
-int run_doctor(Context& ctx, const DoctorOptions& o) {
-  if (!o.explain.empty()) return run_explain(o);
-  std::vector<const rules::Rule*> chosen;
-  if (!o.rules.empty()) {
-    std::size_t start = 0;
-    while (start <= o.rules.size()) {
-      auto end = o.rules.find(',', start);
-      if (end == std::string::npos) end = o.rules.size();
-      chosen.push_back(&rule_or_throw(o.rules.substr(start, end - start), "--rules"));
-      start = end + 1;
-    }
-  }
-  const auto duration = parse_duration(o.duration);
-  const auto interval = telemetry::parse_interval(o.interval);
-  if (!interval || *interval > duration) {
-    throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
-                       "give seconds (0.1) or milliseconds (100ms), at least 10ms and at most "
-                       "the duration");
-  }
-  const auto format = ctx.format();
-  const auto devices = ctx.selected();
-
+// The window watched from now on, through the command's own sampler, with Xid and ECC events.
+rules::Input watch(Context& ctx, const std::vector<gpu::Device*>& devices,
+                   telemetry::Duration duration, telemetry::Duration interval) {
   telemetry::SamplerOptions sampling;
-  sampling.fast_interval = *interval;
-  sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
+  sampling.fast_interval = interval;
+  sampling.slow_interval = std::max<telemetry::Duration>(interval, 1s);
   sampling.fields = telemetry::FieldSet::standard().add(telemetry::Field::pcie_replay);
-  sampling.fast_capacity = static_cast<std::size_t>(duration / *interval) + 64;
+  sampling.fast_capacity = static_cast<std::size_t>(duration / interval) + 64;
   sampling.slow_capacity = static_cast<std::size_t>(duration / sampling.slow_interval) + 16;
   telemetry::Sampler sampler(telemetry::device_sources(devices, sampling.fields), ctx.clock(),
                              sampling);
@@ -230,6 +205,116 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
     }
     input.gpus.push_back(std::move(w));
   }
+  return input;
+}
+
+// The window through gpuclk serve: the last `duration` of the service's history, so a look back
+// costs no waiting (the service has been sampling all along). Up to 10 min at the service's
+// interval with the slow tier (energy, violation, ECC and replay counters); longer, the 1 s
+// history of the fast fields only. A service that has run for less than `duration` is waited
+// for. Settings, ECC counts and processes are read once, as when watching. nullopt: no service
+// answers, or --direct.
+struct LookBack {
+  rules::Input input;
+  double interval_seconds = 0;
+  bool slow_tier = true;
+};
+
+std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
+                                  const std::vector<gpu::Device*>& devices) {
+  const auto hello = ctx.ask_service({{"request", "hello"}});
+  if (!hello) return std::nullopt;
+  LookBack out;
+  out.interval_seconds = hello->value("interval_seconds", 0.1);
+  const double history_seconds = hello->value("history_seconds", 3600.0);
+  const double want = std::chrono::duration<double>(duration).count();
+  out.slow_tier = want <= 600;
+  if (!out.slow_tier && want > history_seconds) {
+    throw bad_argument(
+        fmt::format("--duration {:.0f} s is longer than gpuclk serve's history ({:.0f} s)", want,
+                    history_seconds),
+        "give a shorter --duration, or --direct to watch from now on");
+  }
+  const nlohmann::json request{
+      {"request", "history"}, {"seconds", want}, {"resolution", out.slow_tier ? "interval" : "1s"}};
+  auto reply = ctx.ask_service(request);
+  if (!reply) return std::nullopt;
+  // How far back the history reaches: a service started a moment ago is waited for.
+  const auto covered = [](const nlohmann::json& r) {
+    double oldest = 0;
+    for (const auto& g : r.at("gpus")) {
+      const auto& samples = g.at("samples");
+      if (!samples.empty()) oldest = std::min(oldest, samples.front().value("t", 0.0));
+    }
+    return -oldest;
+  };
+  const double missing = want - covered(*reply) - 2 * out.interval_seconds;
+  if (missing > 0) {
+    Countdown countdown(devices.size());
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(missing));
+    while (std::chrono::steady_clock::now() < until) {
+      countdown.show(
+          std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count());
+      std::this_thread::sleep_for(100ms);
+    }
+    reply = ctx.ask_service(request);
+    if (!reply) return std::nullopt;
+  }
+  const auto now = ctx.clock().now();
+  out.input.from = now - duration;
+  out.input.to = now;
+  const auto& gpus = reply->at("gpus");
+  for (auto* d : devices) {
+    rules::GpuWindow w;
+    w.facts = read_facts(*d);
+    for (const auto& g : gpus) {
+      if (g.value("uuid", std::string()) != d->uuid()) continue;
+      for (const auto& f : g.at("samples")) w.fast.push_back(serve::fast_sample_from_json(f, now));
+      if (auto it = g.find("slow"); it != g.end()) {
+        for (const auto& f : *it) w.slow.push_back(serve::slow_sample_from_json(f, now));
+      }
+    }
+    w.health.lost = w.facts.unavailable_code != 0;
+    out.input.gpus.push_back(std::move(w));
+  }
+  return out;
+}
+
+int run_explain(const DoctorOptions& o) {
+  const auto& r = rule_or_throw(o.explain, "--explain");
+  std::cout << r.name << ": " << r.title << '\n'
+            << r.explanation << '\n'
+            << "Docs: docs/doctor.md#" << r.name << '\n';
+  return 0;
+}
+
+int run_doctor(Context& ctx, const DoctorOptions& o) {
+  if (!o.explain.empty()) return run_explain(o);
+  std::vector<const rules::Rule*> chosen;
+  if (!o.rules.empty()) {
+    std::size_t start = 0;
+    while (start <= o.rules.size()) {
+      auto end = o.rules.find(',', start);
+      if (end == std::string::npos) end = o.rules.size();
+      chosen.push_back(&rule_or_throw(o.rules.substr(start, end - start), "--rules"));
+      start = end + 1;
+    }
+  }
+  const auto duration = parse_duration(o.duration);
+  const auto interval = telemetry::parse_interval(o.interval);
+  if (!interval || *interval > duration) {
+    throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
+                       "give seconds (0.1) or milliseconds (100ms), at least 10ms and at most "
+                       "the duration");
+  }
+  const auto format = ctx.format();
+  const auto devices = ctx.selected();
+
+  std::optional<LookBack> through_service = look_back(ctx, duration, devices);
+  rules::Input input = through_service ? std::move(through_service->input)
+                                       : watch(ctx, devices, duration, *interval);
   add_journal_facts(ctx, input.gpus);
   const auto findings = rules::evaluate(input, chosen);
 
@@ -238,6 +323,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   if (format.kind == output::Format::Kind::json) {
     output::Node root;
     root.add("duration_s", "Duration", output::number(input.seconds(), "s", 1));
+    root.add("source", "Source", output::text(through_service ? "serve" : "watched"));
     auto& gpus = root.section("gpus", "GPUs", true);
     for (const auto& w : input.gpus) gpus.add("gpu", "", output::integer(w.facts.index));
     auto& xid_gpus = root.section("xid_watched", "Xid events watched", true);
@@ -251,14 +337,27 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   } else if (format.kind == output::Format::Kind::csv) {
     ctx.printer()->print_table(findings_table(findings));
   } else {
-    std::cout << fmt::format("gpuclk doctor: watched {} GPU{} for {:.1f} s ({} samples)",
-                             devices.size(), devices.size() == 1 ? "" : "s", input.seconds(),
-                             samples);
+    if (through_service) {
+      std::cout << fmt::format(
+          "gpuclk doctor: looked back over the last {:.1f} s of gpuclk serve's history of {} GPU{} "
+          "({} samples{})",
+          input.seconds(), devices.size(), devices.size() == 1 ? "" : "s", samples,
+          through_service->slow_tier ? "" : "; 1 s resolution, no counters");
+    } else {
+      std::cout << fmt::format("gpuclk doctor: watched {} GPU{} for {:.1f} s ({} samples)",
+                               devices.size(), devices.size() == 1 ? "" : "s", input.seconds(),
+                               samples);
+    }
     if (ctx.simulated()) std::cout << " on the simulated node " << ctx.options.sim;
     std::cout << '\n';
+    if (through_service) {
+      std::cout << "Xid events: not looked back at (the service does not keep them; "
+                   "--direct watches for them from now on)\n";
+    }
     std::vector<unsigned> unwatched;
     for (const auto& w : input.gpus) {
-      if (!w.xid_watched && w.facts.unavailable_code == 0) unwatched.push_back(w.facts.index);
+      if (!through_service && !w.xid_watched && w.facts.unavailable_code == 0)
+        unwatched.push_back(w.facts.index);
     }
     if (!unwatched.empty()) {
       std::string list;
@@ -286,8 +385,11 @@ void add_doctor_command(CLI::App& app, Context& ctx) {
       "doctor",
       "Watch every GPU for a while, then report what holds it back: each finding with its "
       "evidence, cause and fix");
-  sub->add_option("--duration", opts->duration, "how long to watch: 30s (default), 2m, 1h");
-  sub->add_option("--interval", opts->interval, "sampling interval (default 100ms)");
+  sub->add_option("--duration", opts->duration,
+                  "how long to watch: 30s (default), 2m, 1h; with gpuclk serve running, how far "
+                  "to look back in its history (--direct: watch instead)");
+  sub->add_option("--interval", opts->interval,
+                  "sampling interval (default 100ms; through gpuclk serve: the service's)");
   sub->add_option("--rules", opts->rules, "only these rules, comma separated (default: all)");
   sub->add_option("--explain", opts->explain,
                   "print what RULE checks, its thresholds and fix, and exit");

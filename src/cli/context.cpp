@@ -96,24 +96,31 @@ std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request
   if (!service_tried_) {
     service_tried_ = true;
     service_ = serve::Client::connect(serve::socket_path(options.socket));
+    // The node kind is checked once, on the service's hello: only some answers (status, views)
+    // name it, and a history or summary must not be taken from the wrong node either.
+    if (service_ && !service_serves_this_node(service_->request({{"request", "hello"}})))
+      service_.reset();
   }
   if (!service_) return std::nullopt;
-  auto response = service_->request(request);
+  return service_->request(request);
+}
+
+bool Context::service_serves_this_node(const nlohmann::json& hello) {
   // `gpuclk --sim` must not show a real node's GPUs, nor another scenario's or simulator
   // state's (tests run side by side, each on its own state file); a plain `gpuclk` shows a
   // simulated service's GPUs only when that service was named (--socket, GPUCLK_SOCKET).
-  const auto service_sim = response.value("simulated", std::string());
+  const auto service_sim = hello.value("simulated", std::string());
   if (options.sim.empty()) {
     const bool named = !options.socket.empty() || std::getenv("GPUCLK_SOCKET") != nullptr;
-    if (!service_sim.empty() && !named) return std::nullopt;
+    if (!service_sim.empty() && !named) return false;
   } else {
     const char* state = std::getenv("GPUCLK_SIM_STATE");
     if (service_sim != options.sim ||
-        response.value("sim_state", std::string()) != (state ? state : ""))
-      return std::nullopt;
+        hello.value("sim_state", std::string()) != (state ? state : ""))
+      return false;
   }
   service_simulated_ = !service_sim.empty();
-  return response;
+  return true;
 }
 
 std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const {

@@ -86,6 +86,8 @@ class Context {
   std::unique_ptr<nvml::Api> api_;
   std::unique_ptr<gpu::DeviceSet> devices_;
   std::unique_ptr<ScaledClock> clock_;
+  bool service_serves_this_node(const nlohmann::json& hello);
+
   std::unique_ptr<serve::Client> service_;
   bool service_tried_ = false;
   std::optional<bool> service_simulated_;  // what the service that answered runs on

@@ -243,6 +243,37 @@ fresh_node
 GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30 gpuclk --sim default --format json
 expect_json '.findings | map(select(.severity != "info")) | length' 0
 
+# --- through gpuclk serve: the window is the service's history, looked back at ---
+# The service samples every 100 ms; doctor asks for 200 ms: ~200 samples per GPU over 20 s are the
+# service's, ~100 would be doctor's own. The same findings as watching (jitter.toml above).
+fresh_node
+export GPUCLK_SIM_START=30
+"$GPUCLK_BIN" --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" serve --listen off \
+  --history 15m 2>"$TEST_TMP/serve.log" &
+SERVE_PID=$!
+for _ in $(seq 100); do grep -q "sampling every" "$TEST_TMP/serve.log" && break; sleep 0.1; done
+gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" --format json doctor --duration 20s \
+  --interval 200ms
+expect_exit 10
+expect_serious "clock_jitter:warning:0 straggler:warning:0"
+expect_json .source serve
+expect_json '.samples >= 360' true
+expect_between clock_jitter 0 sm_clock_p5_mhz 1530 1700
+gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" doctor --duration 5s
+expect_exit 10
+expect_out "looked back over the last 5.0 s of gpuclk serve's history of 2 GPUs"
+expect_out "Xid events: not looked back at"
+# --direct watches instead; longer than the service's history is exit 2, naming both.
+gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" --direct --format json doctor \
+  --duration 2s
+expect_json .source watched
+gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" doctor --duration 20m
+expect_exit 2
+expect_err "--duration 1200 s is longer than gpuclk serve's history (900 s)"
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+unset GPUCLK_SIM_START
+
 # --- bad arguments: exit 2, naming the value and what is valid ---
 gpuclk --sim default doctor --rules power_cap
 expect_exit 2
