@@ -71,6 +71,7 @@ check; [ "$(wc -l <"$TEST_TMP/b.txt")" -eq 15 ] || fail "second dmon: $(wc -l <"
 check; grep -q "slow fields are read every 1000 ms" "$TEST_TMP/b.txt" || fail "no note on the service's slow interval: $(head -2 "$TEST_TMP/b.txt")"
 
 # --- a dmon killed mid-stream: the service goes on serving the others ---
+: >"$TEST_TMP/killed.txt"
 "$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" dmon -s pucvmet -d 0.05 >"$TEST_TMP/killed.txt" 2>&1 &
 K=$!
 for _ in $(seq 50); do [ "$(wc -l <"$TEST_TMP/killed.txt")" -ge 10 ] && break; sleep 0.1; done
