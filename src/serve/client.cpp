@@ -85,8 +85,8 @@ std::optional<nlohmann::json> Client::read_line(std::chrono::milliseconds wait) 
   char buffer[64 * 1024];
   while ((nl = pending_.find('\n')) == std::string::npos) {
     // Rounded up: a wait of 0 ms for the last fraction of a millisecond would spin.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
     if (ready < 0 && errno != EINTR) throw failure("did not answer");
