@@ -254,6 +254,8 @@ json Service::summary_response(const json& request) const {
 json Service::snapshot_response(const json& request) const {
   auto snap = sampler_->snapshot();
   auto r = ok_response();
+  r["simulated"] = options_.simulated;  // clients check they asked the node they meant
+  r["sim_state"] = options_.sim_state;
   r["tick"] = snap.tick;
   r["gpus"] = json::array();
   for (auto pos : positions(request)) {
@@ -318,15 +320,17 @@ json Service::view_response(const json& request) const {
 class SampleStream final : public Stream {
  public:
   SampleStream(Service& service, std::vector<std::size_t> positions, std::chrono::nanoseconds wall,
-               std::uint64_t count, FieldSet wanted)
+               std::uint64_t count, FieldSet wanted, bool every_sample)
       : service_(service),
         positions_(std::move(positions)),
         wall_(wall),
         count_(count),
-        wanted_(wanted) {
+        wanted_(wanted),
+        every_sample_(every_sample) {
     service_.demand(wanted_, +1);
     const auto& sampler = *service_.sampler_;
     opened_ = sampler.now();
+    sent_until_.assign(positions_.size(), {opened_, opened_});
     opened_tick_ = sampler.snapshot().tick;
     const auto slow_wall =
         service_.clock_.wall_time_until(service_.clock_.now() + sampler.options().slow_interval);
@@ -342,6 +346,8 @@ class SampleStream final : public Stream {
     if (sent_ == 0 && std::chrono::steady_clock::now() < give_up_waiting_ && !ready(snap))
       return std::nullopt;
     json line{{"v", kProtocolVersion}, {"ok", true}, {"line", sent_ + 1}};
+    // The sampler's time, in seconds of its time base: `t` of the samples is relative to it.
+    line["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
     line["gpus"] = json::array();
     for (std::size_t k = 0; k < positions_.size(); ++k) {
       const auto pos = positions_[k];
@@ -355,6 +361,7 @@ class SampleStream final : public Stream {
       const auto energy = g.slow ? g.slow->energy : std::nullopt;
       if (sent_ == 0) energy_base_.push_back(energy);
       if (energy && energy_base_[k]) j["energy_joules"] = (*energy - *energy_base_[k]).value();
+      if (every_sample_) add_samples_since_last_line(k, snap.time, j);
       line["gpus"].push_back(std::move(j));
     }
     ++sent_;
@@ -368,6 +375,30 @@ class SampleStream final : public Stream {
   }
 
  private:
+  // "samples": "all": every fast and slow sample since the previous line (`gpuclk stat` builds
+  // its summary from them, as the sampler does), from the rings (10 min deep).
+  void add_samples_since_last_line(std::size_t k, TimePoint now, json& j) {
+    const auto& sampler = *service_.sampler_;
+    const auto pos = positions_[k];
+    auto& [fast_until, slow_until] = sent_until_[k];
+    json fast = json::array(), slow = json::array();
+    for (const auto& s : sampler.fast_samples(pos, fast_until, now)) {
+      if (s.time <= fast_until) continue;
+      fast.push_back(to_json(s, now));
+      fast_until = s.time;
+    }
+    for (const auto& s : sampler.slow_samples(pos, slow_until, now)) {
+      if (s.time <= slow_until) continue;
+      slow.push_back(to_json(s, now));
+      slow_until = s.time;
+    }
+    j["samples"] = std::move(fast);
+    j["slow_samples"] = std::move(slow);
+    const auto health = sampler.health(pos);
+    j["read_errors"] = health.read_errors;
+    if (health.lost_at) j["lost_t"] = std::chrono::duration<double>(*health.lost_at - now).count();
+  }
+
   // The first line waits for one read of the on-demand fields it asked for: a fast tick that
   // began after they were asked for, and a slow read after that.
   bool ready(const telemetry::Snapshot& snap) const {
@@ -388,6 +419,8 @@ class SampleStream final : public Stream {
   std::uint64_t opened_tick_ = 0;
   std::chrono::steady_clock::time_point give_up_waiting_;
   std::vector<std::optional<units::Joules>> energy_base_;
+  bool every_sample_ = false;
+  std::vector<std::pair<TimePoint, TimePoint>> sent_until_;  // last fast, slow sample sent
 };
 
 void Service::demand(FieldSet fields, int delta) {
@@ -435,11 +468,14 @@ std::unique_ptr<Stream> Service::open_stream(const json& request) {
       throw bad_argument(fmt::format("the service does not sample '{}'", text), "valid: " + valid);
     }
   }
+  const auto samples = request.value("samples", std::string("latest"));
+  if (samples != "latest" && samples != "all")
+    throw bad_argument(fmt::format("unknown samples '{}'", samples), "valid: latest, all");
   const auto interval =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
   const auto wall = clock_.wall_time_until(clock_.now() + interval).value_or(interval);
-  return std::make_unique<SampleStream>(*this, positions(request), wall,
-                                        static_cast<std::uint64_t>(count), wanted);
+  return std::make_unique<SampleStream>(
+      *this, positions(request), wall, static_cast<std::uint64_t>(count), wanted, samples == "all");
 }
 
 Reply Service::answer(const json& request, const Peer& peer) {

@@ -3,6 +3,7 @@
 # the same bytes as --direct for several groups and formats; the client loads no NVML; two dmons
 # share the service's one sampler; a dmon killed mid-stream leaves the service serving; an
 # interval shorter than the service's falls back to NVML; the protocol's stream lines and errors.
+# Also `gpuclk stat` through the service (a stream of every sample, summarised by the client).
 source "$(dirname "$0")/lib.sh" "$1"
 export GPUCLK_SIM_SPEED=0  # frozen: both ways read the same instant
 SOCK="$TEST_TMP/gpuclk.sock"
@@ -82,6 +83,24 @@ gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" status
 expect_exit 0; expect_out "H100"
 same_both_ways -i 3 dmon -s pc -c 2
 check; kill -0 "$SERVE_PID" 2>/dev/null || fail "the service died"
+
+# --- stat through the service: every sample of the run, no NVML in the client ---
+gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" stat --interval 50ms --json "$TEST_TMP/stat.json" -- sh -c 'sleep 1; exit 3'
+expect_exit 3  # the command's
+expect_err "Energy from"; expect_err "Verdict"
+OUT=$(cat "$TEST_TMP/stat.json"); LAST_CMD="stat --json through the service"
+expect_json .exit_code 3
+expect_json '.gpus | length' 4  # the simulator's processes are not the command's: every GPU
+expect_json '.sampling.interval_ms' 50
+expect_json '.gpus[0].duration_s >= 0.95 and .gpus[0].duration_s <= 1.6' true
+expect_json '.gpus[0].samples >= 18' true  # ~20 at 50 ms
+expect_json '.gpus[2].sm_clock_mhz.median' 345
+expect_json '.sampling.ticks >= 18' true
+gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" -i 1 stat --interval 50ms -- true
+expect_exit 0; expect_err "GPU 1 (NVIDIA H100"; check; ! grep -q "GPU 0 (" <<<"$ERR" || fail "GPU 0 reported under -i 1"
+# another interval than the service's: stat samples itself (here: no NVML library, so it fails)
+gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" stat -- true
+expect_exit 12
 
 # --- the protocol ---
 stream() {
