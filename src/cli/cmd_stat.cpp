@@ -264,25 +264,43 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   };
 
   telemetry::ChildProcess child(o.command);
+  // A service that stops during the run leaves the command running to its end: its exit code
+  // is still stat's, with no report.
+  std::optional<Error> failed;
   auto attribute = [&] {
-    drain();
-    auto view = processes();
-    if (!view) return;
-    const auto& rows = view->at("rows");
-    for (auto pos : positions) {
-      for (const auto& p : rows.at(pos).value("processes", nlohmann::json::array())) {
-        if (child.owns(static_cast<pid_t>(p.value("pid", 0))))
-          report.gpus_used.insert(status->at("gpus").at(pos).at("index").get<unsigned>());
+    if (failed) return;
+    try {
+      drain();
+      auto view = processes();
+      if (!view) return;
+      const auto& rows = view->at("rows");
+      for (auto pos : positions) {
+        for (const auto& p : rows.at(pos).value("processes", nlohmann::json::array())) {
+          if (child.owns(static_cast<pid_t>(p.value("pid", 0))))
+            report.gpus_used.insert(status->at("gpus").at(pos).at("index").get<unsigned>());
+        }
       }
+    } catch (const Error& e) {
+      failed = e;
     }
   };
   report.exit = child.wait(attribute, 500ms);
-  // The samples up to the command's end come with the next line.
-  drain();
-  if (auto line = client->read_line(
-          std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000)))
-    consume(*line);
-  const auto timing_end = timing_now();
+  nlohmann::json timing_end;
+  try {
+    if (failed) throw *failed;
+    // The samples up to the command's end come with the next line.
+    drain();
+    if (auto line = client->read_line(
+            std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000)))
+      consume(*line);
+    timing_end = timing_now();
+  } catch (const Error& e) {
+    std::cerr << fmt::format(
+        "gpuclk: stat: no report: {} (during the run; --direct samples the "
+        "GPUs itself)\n",
+        e.what());
+    return report.exit.exit_code;
+  }
   report.attributed = !report.gpus_used.empty();
   report.timing.ticks =
       timing_end.value("ticks", std::uint64_t{0}) - timing_start.value("ticks", std::uint64_t{0});

@@ -139,5 +139,16 @@ expect_out "the service does not sample 'nope'"
 expect_out "count must be >= 0"
 expect_out "no GPU with index 9"
 
+# --- the service stops mid-run: dmon says so (255), stat gives the command's exit code ---
+"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" stat --interval 50ms -- sh -c 'sleep 2; exit 4' 2>"$TEST_TMP/stat.err" &
+S=$!
+"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" dmon -d 0.05 >/dev/null 2>"$TEST_TMP/dmon.err" &
+D=$!
+sleep 1
 stop_serve
+wait $S; RS=$?; wait $D; RD=$?
+LAST_CMD="the service stopped under stat and dmon"
+check; [ "$RS" -eq 4 ] || fail "stat exit $RS, expected the command's 4: $(cat "$TEST_TMP/stat.err")"
+check; grep -q "stat: no report: the service on" "$TEST_TMP/stat.err" || fail "stat: $(cat "$TEST_TMP/stat.err")"
+check; [ "$RD" -eq 255 ] && grep -q "stopped streaming" "$TEST_TMP/dmon.err" || fail "dmon exit $RD: $(cat "$TEST_TMP/dmon.err")"
 finish
