@@ -257,10 +257,10 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   serve::SocketServer socket(socket_path, [&service](std::string_view line, const serve::Peer& p) {
     auto request = nlohmann::json::parse(line, nullptr, false);
     if (request.is_discarded())
-      return serve::error_response("malformed request: not JSON",
-                                   static_cast<int>(ExitCode::bad_argument))
-          .dump();
-    return service->handle(request, p).dump();
+      return serve::Reply{serve::error_response("malformed request: not JSON",
+                                                static_cast<int>(ExitCode::bad_argument)),
+                          nullptr};
+    return service->answer(request, p);
   });
   auto views = service_views(ctx);
   // The governor's checks (policy, journal, held clocks) before anything starts.

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "gpu/simulator.h"
+#include "serve/client.h"
+#include "serve/protocol.h"
 #include "telemetry/child_process.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
@@ -149,6 +152,172 @@ Node report_tree(const RunReport& r) {
   return root;
 }
 
+// The report on stderr (and --json FILE); the command's exit code.
+int print_report(Context& ctx, const RunReport& report, std::ofstream& json_file,
+                 const std::string& json_path) {
+  const Node tree = report_tree(report);
+  std::cout.flush();
+  std::cerr << '\n';
+  ctx.printer(std::cerr)->print_tree(tree);
+  if (ctx.format().kind == output::Format::Kind::table && !report.attributed) {
+    std::cerr << "note: no process of the command appeared in NVML's process lists, so every "
+                 "selected GPU is shown (-i picks GPUs)\n";
+  }
+  if (json_file.is_open()) {
+    output::make_printer(output::Format{output::Format::Kind::json}, json_file)->print_tree(tree);
+    json_file.flush();
+    if (!json_file) std::cerr << "gpuclk: error: writing " << json_path << " failed\n";
+  }
+  return report.exit.exit_code;
+}
+
+telemetry::TimePoint time_point_of(double seconds) {
+  return telemetry::TimePoint(
+      std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds)));
+}
+
+// stat from the service's sampler (docs/serve.md): a `stream` of every sample of the selected
+// GPUs while the command runs, summarised here by the same SummaryBuilder the sampler uses; this
+// process loads no NVML. nullopt (read NVML yourself) when no service answers or it samples at
+// another interval than --interval.
+std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
+                                        telemetry::Duration interval, std::ofstream& json_file) {
+  auto hello = ctx.ask_service({{"request", "hello"}});
+  if (!hello) return std::nullopt;
+  const double sampling = hello->value("interval_seconds", 0.0);
+  if (std::abs(sampling - std::chrono::duration<double>(interval).count()) > 1e-6)
+    return std::nullopt;
+  const auto status = ctx.ask_service({{"request", "status"}});
+  if (!status) return std::nullopt;
+  const auto positions = ctx.select_from(status->at("gpus"));
+  std::vector<telemetry::GpuInfo> infos;
+  nlohmann::json indexes = nlohmann::json::array();
+  for (auto pos : positions) {
+    const auto st = serve::status_from_json(status->at("status").at(pos));
+    telemetry::GpuInfo info;
+    info.index = st.index;
+    info.uuid = st.uuid;
+    info.name = st.name;
+    info.max_sm_clock = st.sm_max.optional();
+    info.max_memory_clock = st.memory_max.optional();
+    info.power_limit = st.power_limit.optional();
+    infos.push_back(std::move(info));
+    indexes.push_back(st.index);
+  }
+  auto timing_now = [&ctx] {
+    return ctx.ask_service({{"request", "snapshot"}, {"gpus", nlohmann::json::array()}})
+        .value()
+        .at("timing");
+  };
+  // Which GPUs the command uses: the processes in the service's `top` view (asked once now,
+  // so that the service reads it while the command runs).
+  auto processes = [&ctx] { return ctx.ask_service({{"request", "view"}, {"name", "top"}}); };
+  processes();
+
+  auto client = serve::Client::connect(serve::socket_path(ctx.options.socket));
+  if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
+  // A line per sampling interval: the window ends at most one interval after the command.
+  const double line_seconds = sampling;
+  client->send({{"request", "stream"},
+                {"gpus", indexes},
+                {"interval_seconds", line_seconds},
+                {"samples", "all"}});
+  const auto timing_start = timing_now();
+
+  RunReport report;
+  report.command = o.command;
+  report.sampling.fast_interval = interval;
+  report.sampling.slow_interval = std::chrono::duration_cast<telemetry::Duration>(
+      std::chrono::duration<double>(hello->value("slow_interval_seconds", 1.0)));
+  std::optional<telemetry::TimePoint> start, last;
+  std::vector<std::optional<telemetry::SummaryBuilder>> builders(infos.size());
+  std::vector<telemetry::GpuHealth> health(infos.size());
+  std::vector<std::size_t> samples(infos.size());
+  auto consume = [&](const nlohmann::json& line) {
+    const auto now = time_point_of(line.at("time").get<double>());
+    if (!start) start = now;
+    last = now;
+    const auto& gpus = line.at("gpus");
+    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) {
+      const auto& g = gpus[k];
+      if (!builders[k]) builders[k].emplace(*start);
+      for (const auto& f : g.at("samples")) {
+        builders[k]->add(serve::fast_sample_from_json(f, now));
+        ++samples[k];
+      }
+      for (const auto& sl : g.at("slow_samples"))
+        builders[k]->add(serve::slow_sample_from_json(sl, now));
+      health[k].read_errors = g.value("read_errors", std::uint64_t{0});
+      if (g.contains("lost_t") && !health[k].lost) {
+        health[k].lost = true;
+        health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(
+                                      std::chrono::duration<double>(g.at("lost_t").get<double>()));
+        builders[k]->mark_lost(*health[k].lost_at);
+      }
+    }
+  };
+  auto first = client->read_line(10000ms);
+  if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
+  consume(*first);
+  auto drain = [&] {
+    while (auto line = client->read_line(0ms)) consume(*line);
+  };
+
+  telemetry::ChildProcess child(o.command);
+  // A service that stops during the run leaves the command running to its end: its exit code
+  // is still stat's, with no report.
+  std::optional<Error> failed;
+  auto attribute = [&] {
+    if (failed) return;
+    try {
+      drain();
+      auto view = processes();
+      if (!view) return;
+      const auto& rows = view->at("rows");
+      for (auto pos : positions) {
+        for (const auto& p : rows.at(pos).value("processes", nlohmann::json::array())) {
+          if (child.owns(static_cast<pid_t>(p.value("pid", 0))))
+            report.gpus_used.insert(status->at("gpus").at(pos).at("index").get<unsigned>());
+        }
+      }
+    } catch (const Error& e) {
+      failed = e;
+    }
+  };
+  report.exit = child.wait(attribute, 500ms);
+  nlohmann::json timing_end;
+  try {
+    if (failed) throw *failed;
+    // The samples up to the command's end come with the next line.
+    drain();
+    if (auto line = client->read_line(
+            std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000)))
+      consume(*line);
+    timing_end = timing_now();
+  } catch (const Error& e) {
+    std::cerr << fmt::format(
+        "gpuclk: stat: no report: {} (during the run; --direct samples the "
+        "GPUs itself)\n",
+        e.what());
+    return report.exit.exit_code;
+  }
+  report.attributed = !report.gpus_used.empty();
+  report.timing.ticks =
+      timing_end.value("ticks", std::uint64_t{0}) - timing_start.value("ticks", std::uint64_t{0});
+  report.timing.missed_ticks = timing_end.value("missed_ticks", std::uint64_t{0}) -
+                               timing_start.value("missed_ticks", std::uint64_t{0});
+  report.timing.lateness_p99 = std::chrono::duration_cast<telemetry::Duration>(
+      std::chrono::duration<double, std::milli>(timing_end.value("lateness_p99_ms", 0.0)));
+  for (std::size_t k = 0; k < infos.size(); ++k) {
+    const bool used = report.gpus_used.count(infos[k].index) > 0;
+    if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
+    GpuReport g{infos[k], builders[k] ? builders[k]->finish(*last) : Summary{}, health[k],
+                std::nullopt};
+    report.gpus.push_back(std::move(g));
+  }
+  return print_report(ctx, report, json_file, o.json_file);
+}
+
 int run_stat(Context& ctx, const StatOptions& o) {
   if (o.command.empty()) {
     throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
@@ -158,8 +327,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
     throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
                        "give seconds (0.1) or milliseconds (100ms), at least 10ms");
   }
-  const auto format = ctx.format();
-  const auto devices = ctx.selected();
+  ctx.format();  // a malformed --format fails before the command runs
   // Opened before the command runs: a path that cannot be written is a bad argument, not a
   // surprise after an hour of training.
   std::ofstream json_file;
@@ -167,6 +335,9 @@ int run_stat(Context& ctx, const StatOptions& o) {
     json_file.open(o.json_file);
     if (!json_file) throw bad_argument(fmt::format("cannot write --json {}", o.json_file));
   }
+  if (auto through_service = stat_through_service(ctx, o, *interval, json_file))
+    return *through_service;
+  const auto devices = ctx.selected();
 
   RunReport report;
   report.command = o.command;
@@ -213,20 +384,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
     report.gpus.push_back(std::move(g));
   }
 
-  const Node tree = report_tree(report);
-  std::cout.flush();
-  std::cerr << '\n';
-  ctx.printer(std::cerr)->print_tree(tree);
-  if (format.kind == output::Format::Kind::table && !report.attributed) {
-    std::cerr << "note: no process of the command appeared in NVML's process lists, so every "
-                 "selected GPU is shown (-i picks GPUs)\n";
-  }
-  if (json_file.is_open()) {
-    output::make_printer(output::Format{output::Format::Kind::json}, json_file)->print_tree(tree);
-    json_file.flush();
-    if (!json_file) std::cerr << "gpuclk: error: writing " << o.json_file << " failed\n";
-  }
-  return report.exit.exit_code;
+  return print_report(ctx, report, json_file, o.json_file);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "serve/client.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -34,29 +36,25 @@ std::unique_ptr<Client> Client::connect(const std::string& path) {
 
 Client::~Client() { ::close(fd_); }
 
-nlohmann::json Client::request(nlohmann::json request) {
+Error Client::failure(const char* what) const {
+  return Error(ExitCode::other,
+               fmt::format("the service on {} {}: {}", path_, what, std::strerror(errno)),
+               "use --direct to read the GPUs without it");
+}
+
+void Client::send(nlohmann::json request) {
   request["v"] = kProtocolVersion;
   auto line = request.dump() + '\n';
-  auto fail = [this](const char* what) {
-    return Error(ExitCode::other,
-                 fmt::format("the service on {} {}: {}", path_, what, std::strerror(errno)),
-                 "use --direct to read the GPUs without it");
-  };
   for (std::size_t sent = 0; sent < line.size();) {
     auto n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) throw fail("did not take the request");
+    if (n <= 0) throw failure("did not take the request");
     sent += static_cast<std::size_t>(n);
   }
-  std::size_t nl;
-  char buffer[64 * 1024];
-  while ((nl = pending_.find('\n')) == std::string::npos) {
-    auto n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n == 0) errno = ECONNRESET;
-    if (n <= 0) throw fail("did not answer");
-    pending_.append(buffer, static_cast<std::size_t>(n));
-  }
-  auto response = nlohmann::json::parse(pending_.substr(0, nl), nullptr, false);
-  pending_.erase(0, nl + 1);
+}
+
+nlohmann::json Client::take_line(std::size_t newline) {
+  auto response = nlohmann::json::parse(pending_.substr(0, newline), nullptr, false);
+  pending_.erase(0, newline + 1);
   if (response.is_discarded() || !response.is_object())
     throw Error(ExitCode::other, fmt::format("the service on {} sent a malformed response", path_));
   if (!response.value("ok", false)) {
@@ -66,6 +64,43 @@ nlohmann::json Client::request(nlohmann::json request) {
                 response.value("hint", std::string()));
   }
   return response;
+}
+
+nlohmann::json Client::request(nlohmann::json request) {
+  send(std::move(request));
+  std::size_t nl;
+  char buffer[64 * 1024];
+  while ((nl = pending_.find('\n')) == std::string::npos) {
+    auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+    if (n == 0) errno = ECONNRESET;
+    if (n <= 0) throw failure("did not answer");
+    pending_.append(buffer, static_cast<std::size_t>(n));
+  }
+  return take_line(nl);
+}
+
+std::optional<nlohmann::json> Client::read_line(std::chrono::milliseconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  std::size_t nl;
+  char buffer[64 * 1024];
+  while ((nl = pending_.find('\n')) == std::string::npos) {
+    // Rounded up: a wait of 0 ms for the last fraction of a millisecond would spin.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+    if (ready < 0 && errno != EINTR) throw failure("did not answer");
+    if (ready <= 0) {
+      if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+      continue;
+    }
+    auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+    if (n == 0) errno = ECONNRESET;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) throw failure("stopped streaming");
+    pending_.append(buffer, static_cast<std::size_t>(n));
+  }
+  return take_line(nl);
 }
 
 }  // namespace gpuclk::serve

@@ -233,6 +233,12 @@ json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
   if (s.clock_reasons) j["clock_reasons"] = s.clock_reasons->bits();
   put(j, "memory_used_bytes", s.memory_used);
   if (s.pstate) j["pstate"] = *s.pstate;
+  put(j, "bar1_used_bytes", s.bar1_used);
+  put(j, "protected_memory_used_bytes", s.protected_memory_used);
+  put(j, "encoder_utilization_ratio", s.encoder);
+  put(j, "decoder_utilization_ratio", s.decoder);
+  put(j, "jpeg_utilization_ratio", s.jpeg);
+  put(j, "ofa_utilization_ratio", s.ofa);
   return j;
 }
 
@@ -302,6 +308,12 @@ telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint 
     s.clock_reasons = gpu::ClockReasons(it->get<std::uint64_t>());
   get(j, "memory_used_bytes", s.memory_used);
   get_count(j, "pstate", s.pstate);
+  get(j, "bar1_used_bytes", s.bar1_used);
+  get(j, "protected_memory_used_bytes", s.protected_memory_used);
+  get(j, "encoder_utilization_ratio", s.encoder);
+  get(j, "decoder_utilization_ratio", s.decoder);
+  get(j, "jpeg_utilization_ratio", s.jpeg);
+  get(j, "ofa_utilization_ratio", s.ofa);
   return s;
 }
 

@@ -13,7 +13,12 @@ namespace gpuclk::serve {
 namespace {
 
 using telemetry::Duration;
+using telemetry::Field;
+using telemetry::FieldSet;
 using telemetry::TimePoint;
+
+constexpr FieldSet kStreamOnDemand{Field::bar1_used, Field::protected_memory_used,
+                                   Field::media_utilization, Field::pcie_throughput};
 
 template <class T>
 std::optional<T> opt(const gpu::Reading<T>& r) {
@@ -34,9 +39,14 @@ Duration window_of(const json& request, Duration longest) {
 
 Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions options,
                  std::vector<View> views)
-    : devices_(devices), options_(std::move(options)), views_(std::move(views)) {
+    : devices_(devices), clock_(clock), options_(std::move(options)), views_(std::move(views)) {
   telemetry::SamplerOptions so;
   so.fast_interval = options_.interval;
+  // PCIe replays for /metrics and dmon -s e (one cheap read a second); dmon's other extra
+  // columns only while a dmon streams them (`stream`): media utilization and BAR1/protected
+  // memory are four and two more reads per tick, PCIe throughput 2 × 20 ms per slow read.
+  so.fields = telemetry::FieldSet::standard() | telemetry::FieldSet{telemetry::Field::pcie_replay};
+  so.on_demand = kStreamOnDemand;
   // The sampler's own rings: 10 min at the sampling interval (fast) and at 1 s (slow).
   so.fast_capacity = static_cast<std::size_t>(std::chrono::minutes(10) / options_.interval) + 1;
   so.slow_capacity = 600;
@@ -194,6 +204,8 @@ json Service::hello(const Peer& peer) const {
   r["simulated"] = options_.simulated;
   r["sim_state"] = options_.sim_state;
   r["interval_seconds"] = std::chrono::duration<double>(options_.interval).count();
+  r["slow_interval_seconds"] =
+      std::chrono::duration<double>(sampler_->options().slow_interval).count();
   r["history_seconds"] = std::chrono::duration<double>(options_.history).count();
   r["http"] = options_.http_listen;
   r["driver_version"] = driver_version_;
@@ -246,6 +258,8 @@ json Service::summary_response(const json& request) const {
 json Service::snapshot_response(const json& request) const {
   auto snap = sampler_->snapshot();
   auto r = ok_response();
+  r["simulated"] = options_.simulated;  // clients check they asked the node they meant
+  r["sim_state"] = options_.sim_state;
   r["tick"] = snap.tick;
   r["gpus"] = json::array();
   for (auto pos : positions(request)) {
@@ -305,6 +319,187 @@ json Service::view_response(const json& request) const {
   return r;
 }
 
+// The `stream` request: the sampler's latest readings of the asked GPUs once per interval, for
+// `gpuclk dmon` (docs/serve.md). It reads memory only; the poll thread calls next().
+class SampleStream final : public Stream {
+ public:
+  SampleStream(Service& service, std::vector<std::size_t> positions, std::chrono::nanoseconds wall,
+               std::uint64_t count, FieldSet wanted, bool every_sample)
+      : service_(service),
+        positions_(std::move(positions)),
+        wall_(wall),
+        count_(count),
+        wanted_(wanted),
+        every_sample_(every_sample) {
+    service_.demand(wanted_, +1);
+    const auto& sampler = *service_.sampler_;
+    opened_ = sampler.now();
+    sent_until_.assign(positions_.size(), {opened_, opened_});
+    opened_tick_ = sampler.snapshot().tick;
+    const auto slow_wall =
+        service_.clock_.wall_time_until(service_.clock_.now() + sampler.options().slow_interval);
+    give_up_waiting_ = std::chrono::steady_clock::now() + std::chrono::seconds(1) +
+                       2 * slow_wall.value_or(sampler.options().slow_interval);
+  }
+  ~SampleStream() override { service_.demand(wanted_, -1); }
+
+  std::chrono::nanoseconds interval() const override { return wall_; }
+
+  std::optional<std::string> next(bool& last) override {
+    const auto snap = service_.sampler_->snapshot();
+    if (sent_ == 0 && std::chrono::steady_clock::now() < give_up_waiting_ && !ready(snap))
+      return std::nullopt;
+    json line{{"v", kProtocolVersion}, {"ok", true}, {"line", sent_ + 1}};
+    // The sampler's time, in seconds of its time base: `t` of the samples is relative to it.
+    line["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
+    line["gpus"] = json::array();
+    for (std::size_t k = 0; k < positions_.size(); ++k) {
+      const auto pos = positions_[k];
+      const auto& g = snap.gpus.at(pos);
+      json j = to_json(service_.facts_.at(pos).key);
+      j["lost"] = g.health.lost;
+      if (g.fast) j["fast"] = to_json(*g.fast, snap.time);
+      if (g.slow) j["slow"] = to_json(*g.slow, snap.time);
+      if (g.previous_slow) j["previous_slow"] = to_json(*g.previous_slow, snap.time);
+      // Energy since the stream's first line, from the counter (1 s resolution).
+      const auto energy = g.slow ? g.slow->energy : std::nullopt;
+      if (sent_ == 0) energy_base_.push_back(energy);
+      if (energy && energy_base_[k]) j["energy_joules"] = (*energy - *energy_base_[k]).value();
+      if (every_sample_) add_samples_since_last_line(k, snap.time, j);
+      line["gpus"].push_back(std::move(j));
+    }
+    ++sent_;
+    auto text = line.dump();
+    if (count_ && sent_ >= count_) {
+      last = true;
+      text += '\n';
+      text += json{{"v", kProtocolVersion}, {"ok", true}, {"end", true}, {"lines", sent_}}.dump();
+    }
+    return text;
+  }
+
+ private:
+  // "samples": "all": every fast and slow sample since the previous line (`gpuclk stat` builds
+  // its summary from them, as the sampler does), from the rings (10 min deep).
+  void add_samples_since_last_line(std::size_t k, TimePoint now, json& j) {
+    const auto& sampler = *service_.sampler_;
+    const auto pos = positions_[k];
+    auto& [fast_until, slow_until] = sent_until_[k];
+    json fast = json::array(), slow = json::array();
+    for (const auto& s : sampler.fast_samples(pos, fast_until, now)) {
+      if (s.time <= fast_until) continue;
+      fast.push_back(to_json(s, now));
+      fast_until = s.time;
+    }
+    for (const auto& s : sampler.slow_samples(pos, slow_until, now)) {
+      if (s.time <= slow_until) continue;
+      slow.push_back(to_json(s, now));
+      slow_until = s.time;
+    }
+    j["samples"] = std::move(fast);
+    j["slow_samples"] = std::move(slow);
+    const auto health = sampler.health(pos);
+    j["read_errors"] = health.read_errors;
+    if (health.lost_at) j["lost_t"] = std::chrono::duration<double>(*health.lost_at - now).count();
+  }
+
+  // The first line waits for one read of the on-demand fields it asked for: a fast tick that
+  // began after they were asked for, and a slow read after that.
+  bool ready(const telemetry::Snapshot& snap) const {
+    if (!wanted_.fast().empty() && snap.tick < opened_tick_ + 2) return false;
+    if (wanted_.slow().empty()) return true;
+    return std::all_of(positions_.begin(), positions_.end(), [&](std::size_t pos) {
+      const auto& g = snap.gpus.at(pos);
+      return g.health.lost || (g.slow && g.slow->time > opened_);
+    });
+  }
+
+  Service& service_;
+  std::vector<std::size_t> positions_;
+  std::chrono::nanoseconds wall_;
+  std::uint64_t count_, sent_ = 0;
+  FieldSet wanted_;
+  TimePoint opened_{};
+  std::uint64_t opened_tick_ = 0;
+  std::chrono::steady_clock::time_point give_up_waiting_;
+  std::vector<std::optional<units::Joules>> energy_base_;
+  bool every_sample_ = false;
+  std::vector<std::pair<TimePoint, TimePoint>> sent_until_;  // last fast, slow sample sent
+};
+
+void Service::demand(FieldSet fields, int delta) {
+  std::lock_guard lock(demand_mutex_);
+  FieldSet wanted;
+  for (std::size_t i = 0; i < demand_count_.size(); ++i) {
+    const auto f = static_cast<Field>(i);
+    if (fields.has(f)) demand_count_[i] += delta;
+    if (demand_count_[i] > 0) wanted.add(f);
+  }
+  sampler_->set_demand(wanted);
+}
+
+std::unique_ptr<Stream> Service::open_stream(const json& request) {
+  const double seconds = request.value("interval_seconds", 1.0);
+  const double sampling = std::chrono::duration<double>(options_.interval).count();
+  if (!(seconds > 0) || seconds > 86400)
+    throw bad_argument(
+        fmt::format("interval_seconds must be > 0 and at most 86400, got {}", seconds));
+  // 1 µs of slack: 0.1 s written by the client is the service's 100 ms.
+  if (seconds < sampling - 1e-6)
+    throw bad_argument(fmt::format("stream interval {} s is shorter than the service's sampling "
+                                   "interval {} s",
+                                   seconds, sampling),
+                       "ask for a longer interval, or read NVML directly (gpuclk --direct dmon)");
+  const auto count = request.value("count", std::int64_t{0});
+  if (count < 0) throw bad_argument(fmt::format("count must be >= 0, got {}", count));
+  FieldSet wanted;
+  for (const auto& name : request.value("fields", json::array())) {
+    const auto text = name.get<std::string>();
+    bool known = false;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(Field::count); ++i) {
+      const auto f = static_cast<Field>(i);
+      if (telemetry::field_name(f) != text) continue;
+      known = kStreamOnDemand.has(f) || sampler_->options().fields.has(f);
+      if (kStreamOnDemand.has(f)) wanted.add(f);
+    }
+    if (!known) {
+      std::string valid;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(Field::count); ++i) {
+        const auto f = static_cast<Field>(i);
+        if (kStreamOnDemand.has(f) || sampler_->options().fields.has(f))
+          valid += (valid.empty() ? "" : ", ") + std::string(telemetry::field_name(f));
+      }
+      throw bad_argument(fmt::format("the service does not sample '{}'", text), "valid: " + valid);
+    }
+  }
+  const auto samples = request.value("samples", std::string("latest"));
+  if (samples != "latest" && samples != "all")
+    throw bad_argument(fmt::format("unknown samples '{}'", samples), "valid: latest, all");
+  const auto interval =
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+  const auto wall = clock_.wall_time_until(clock_.now() + interval).value_or(interval);
+  return std::make_unique<SampleStream>(
+      *this, positions(request), wall, static_cast<std::uint64_t>(count), wanted, samples == "all");
+}
+
+Reply Service::answer(const json& request, const Peer& peer) {
+  if (request.is_object() && request.value("request", std::string()) == "stream" &&
+      request.value("v", kProtocolVersion) == kProtocolVersion) {
+    try {
+      return {json(), open_stream(request)};
+    } catch (const Error& e) {
+      auto r = error_response(e.what(), static_cast<int>(e.code()));
+      if (!e.hint().empty()) r["hint"] = e.hint();
+      return {r, nullptr};
+    } catch (const std::exception& e) {
+      return {error_response(std::string("bad request: ") + e.what(),
+                             static_cast<int>(ExitCode::bad_argument)),
+              nullptr};
+    }
+  }
+  return {handle(request, peer), nullptr};
+}
+
 json Service::handle(const json& request, const Peer& peer) const {
   try {
     if (!request.is_object()) throw bad_argument("a request is a JSON object");
@@ -328,8 +523,9 @@ json Service::handle(const json& request, const Peer& peer) const {
     if (what == "history") return history_response(request);
     if (what == "summary") return summary_response(request);
     if (what == "snapshot") return snapshot_response(request);
+    if (what == "stream") throw bad_argument("a stream is served on the socket only");
     throw bad_argument(fmt::format("unknown request '{}'", what),
-                       "valid: hello, status, view, history, summary, snapshot");
+                       "valid: hello, status, view, history, summary, snapshot, stream");
   } catch (const Error& e) {
     auto r = error_response(e.what(), static_cast<int>(e.code()));
     if (!e.hint().empty()) r["hint"] = e.hint();

@@ -11,6 +11,7 @@
 // while the service runs; start()/stop() from one controlling thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -96,6 +97,25 @@ struct Peer {
   unsigned uid = 0, gid = 0;
 };
 
+// A request answered by one line per interval (`stream`) instead of one line. The socket
+// server asks for each line on its poll thread when it is due (no thread per client);
+// destroying the stream ends it (the client went, or the last line was sent).
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  // Wall time between lines: the interval asked for, in the GPUs' time base, as wall time.
+  virtual std::chrono::nanoseconds interval() const = 0;
+  // The next line without its newline; nullopt when it is not ready yet (the first line waits
+  // for one read of the fields it asked for: ask again in a few ms). `last`: the final line.
+  virtual std::optional<std::string> next(bool& last) = 0;
+};
+
+// What a request gets: one response line, or a stream of lines.
+struct Reply {
+  json response;
+  std::unique_ptr<Stream> stream;
+};
+
 class Service {
  public:
   Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions options,
@@ -111,6 +131,8 @@ class Service {
 
   // One protocol request (protocol.h) to its response. Never throws: errors are responses.
   json handle(const json& request, const Peer& peer) const;
+  // As handle(), and the `stream` request: its lines come from the Reply's stream.
+  Reply answer(const json& request, const Peer& peer);
 
   std::shared_ptr<const NodeState> state() const;
   const telemetry::Sampler& sampler() const { return *sampler_; }
@@ -138,8 +160,13 @@ class Service {
   json snapshot_response(const json& request) const;
   json view_response(const json& request) const;
   bool in_demand(const std::string& view) const;
+  std::unique_ptr<Stream> open_stream(const json& request);
+  friend class SampleStream;
+  // The sampler's on-demand fields (dmon's extra columns) wanted by the open streams.
+  void demand(telemetry::FieldSet fields, int delta);
 
   gpu::DeviceSet& devices_;
+  const Clock& clock_;
   ServiceOptions options_;
   std::vector<View> views_;
   std::vector<SeriesSource> series_;
@@ -162,6 +189,9 @@ class Service {
   bool stop_requested_ = false;
   mutable bool refresh_wanted_ = false;  // a request waits for a view (under stop_mutex_)
   std::thread refresher_;
+
+  std::mutex demand_mutex_;
+  std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
 };
 
 }  // namespace gpuclk::serve

@@ -8,10 +8,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <list>
+#include <memory>
 #include <vector>
 
 #include "serve/protocol.h"
@@ -22,6 +24,8 @@ namespace gpuclk::serve {
 namespace {
 
 constexpr std::size_t kMaxQueuedOutput = 64u << 20;
+// A stream's first line not ready yet (it waits for its fields' first read): asked again after.
+constexpr auto kStreamRetry = std::chrono::milliseconds(5);
 
 sockaddr_un address_of(const std::string& path) {
   sockaddr_un addr{};
@@ -47,7 +51,56 @@ struct Client {
   std::string in, out;
   bool close_after_write = false;
   std::chrono::steady_clock::time_point last_active;
+  std::unique_ptr<Stream> stream;             // the answer being streamed, if any
+  std::chrono::steady_clock::time_point due;  // when its next line is
 };
+
+// Answers the complete request lines in c.in in order, until one starts a stream: the rest wait
+// for its end.
+void serve_lines(Client& c, const SocketServer::Handler& handler,
+                 std::chrono::steady_clock::time_point now) {
+  std::size_t start = 0, nl;
+  while (!c.stream && (nl = c.in.find('\n', start)) != std::string::npos) {
+    std::string_view line(c.in.data() + start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) {
+      auto reply = handler(line, c.peer);
+      if (reply.stream) {
+        c.stream = std::move(reply.stream);
+        c.due = now;
+      } else {
+        c.out += reply.response.dump();
+        c.out += '\n';
+      }
+    }
+    start = nl + 1;
+  }
+  c.in.erase(0, start);
+}
+
+// Writes the stream's line when it is due; the end of the stream lets waiting requests in.
+void step_stream(Client& c, const SocketServer::Handler& handler,
+                 std::chrono::steady_clock::time_point now) {
+  if (!c.stream || c.close_after_write || now < c.due) return;
+  bool last = false;
+  auto line = c.stream->next(last);
+  if (!line) {
+    c.due = now + kStreamRetry;
+    return;
+  }
+  c.out += *line;
+  c.out += '\n';
+  if (last) {
+    c.stream.reset();
+    serve_lines(c, handler, now);
+    return;
+  }
+  // On a fixed schedule from the first line; a line that cannot be kept is skipped.
+  const auto interval =
+      std::max<std::chrono::nanoseconds>(c.stream->interval(), std::chrono::milliseconds(1));
+  do c.due += interval;
+  while (c.due <= now);
+}
 
 }  // namespace
 
@@ -132,9 +185,19 @@ void SocketServer::loop() {
       fds.push_back({c.fd, events, 0});
       owners.push_back(&c);
     }
-    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    // Wake for the next stream line that is due, else once a second.
+    auto timeout = std::chrono::milliseconds(1000);
+    const auto before = std::chrono::steady_clock::now();
+    for (const auto& c : clients) {
+      if (!c.stream) continue;
+      auto wait = std::chrono::ceil<std::chrono::milliseconds>(c.due - before);
+      timeout = std::clamp(wait, std::chrono::milliseconds(0), timeout);
+    }
+    if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR)
+      break;
     if (!running_) break;
     const auto now = std::chrono::steady_clock::now();
+    for (auto& c : clients) step_stream(c, handler_, now);
     if (fds[1].revents & POLLIN) {
       while (true) {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -168,23 +231,14 @@ void SocketServer::loop() {
         } else if (n > 0) {
           c.last_active = now;
           c.in.append(buffer, static_cast<std::size_t>(n));
-          std::size_t start = 0, nl;
-          while ((nl = c.in.find('\n', start)) != std::string::npos) {
-            std::string_view line(c.in.data() + start, nl - start);
-            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-            if (!line.empty()) {
-              c.out += handler_(line, c.peer);
-              c.out += '\n';
-            }
-            start = nl + 1;
-          }
-          c.in.erase(0, start);
+          serve_lines(c, handler_, now);
           if (c.in.size() > kMaxRequestBytes) {
             c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
                                     static_cast<int>(ExitCode::bad_argument))
                          .dump();
             c.out += '\n';
             c.in.clear();
+            c.stream.reset();
             c.close_after_write = true;
           }
         }
@@ -202,7 +256,7 @@ void SocketServer::loop() {
       }
       if (c.out.size() > kMaxQueuedOutput) drop = true;  // it does not read its responses
       if (c.close_after_write && c.out.empty()) drop = true;
-      if (now - c.last_active > kIdleTimeout) drop = true;
+      if (!c.stream && now - c.last_active > kIdleTimeout) drop = true;
       if (drop) dead.push_back(&c);
     }
     for (auto* c : dead) {

@@ -1,7 +1,9 @@
 // The service's Unix-socket server: one poll() thread for every client. Requests are lines
-// (at most kMaxRequestBytes); each gets one response line from the handler. A line too long,
-// a client that sends nothing for `idle_timeout`, or one that stops reading its responses
-// (more than 64 MiB queued) is dropped; the others are not affected.
+// (at most kMaxRequestBytes); each gets one response line from the handler, or a stream of
+// lines (Stream) that a timer in the poll loop writes when each is due; while it streams, the
+// connection's further requests wait. A line too long, a client that sends nothing for
+// `idle_timeout` (a stream's reader counts as active), or one that stops reading its responses
+// (more than 64 MiB queued) is dropped with its stream; the others are not affected.
 #pragma once
 
 #include <atomic>
@@ -17,8 +19,8 @@ namespace gpuclk::serve {
 
 class SocketServer {
  public:
-  // handler(line, peer) returns the response without its newline. Called on the server thread.
-  using Handler = std::function<std::string(std::string_view line, const Peer& peer)>;
+  // handler(line, peer) returns the response, or a stream. Called on the server thread.
+  using Handler = std::function<Reply(std::string_view line, const Peer& peer)>;
 
   // Binds `path` (its folder is created, mode 0755; the socket is 0666: every local user may
   // read). Throws Error when the path is held by a service that answers, or cannot be bound.

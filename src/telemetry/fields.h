@@ -56,6 +56,7 @@ class FieldSet {
     return *this;
   }
   constexpr FieldSet operator|(FieldSet o) const { return FieldSet(bits_ | o.bits_); }
+  constexpr FieldSet operator&(FieldSet o) const { return FieldSet(bits_ & o.bits_); }
   constexpr bool operator==(const FieldSet&) const = default;
   constexpr bool empty() const { return bits_ == 0; }
   constexpr FieldSet fast() const { return FieldSet(bits_ & ~kSlowMask); }

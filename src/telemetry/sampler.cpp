@@ -106,7 +106,7 @@ void Sampler::start() {
     util::name_this_thread("gpuclk-fast");
     fast_loop();
   });
-  if (!options_.fields.slow().empty()) {
+  if (!(options_.fields | options_.on_demand).slow().empty()) {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       gpus_[i]->slow_thread = std::thread([this, i] {
         util::name_this_thread("gpuclk-slow" + std::to_string(i));
@@ -188,7 +188,6 @@ void Sampler::fast_loop() {
 
 void Sampler::slow_loop(std::size_t index) {
   Gpu& g = *gpus_[index];
-  const FieldSet fields = options_.fields.slow();
   // Just after a fast tick, so the milliseconds of a slow read end before the next one.
   const Duration phase =
       std::min<Duration>(options_.fast_interval / 10, std::chrono::milliseconds(10));
@@ -198,7 +197,7 @@ void Sampler::slow_loop(std::size_t index) {
   std::uint64_t k = 0;
   TimePoint next = started_at_;
   while (!g.lost.load() && sleep_until(next)) {
-    sample_slow_once(index, fields);
+    sample_slow_once(index, (options_.fields | demand_.load()).slow());
     const auto now = clock_.now();
     do {
       ++k;
@@ -227,7 +226,7 @@ void Sampler::record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when)
 void Sampler::sample_fast_once(TimePoint scheduled) { fast_tick(scheduled, false); }
 
 void Sampler::fast_tick(TimePoint scheduled, bool record_timing) {
-  const FieldSet fields = options_.fields.fast();
+  const FieldSet fields = (options_.fields | demand_.load()).fast();
   const auto tick_start = clock_.now();
   std::vector<Duration> lateness;
   for (auto& gp : gpus_) {
@@ -259,6 +258,8 @@ void Sampler::fast_tick(TimePoint scheduled, bool record_timing) {
   }
   tick_cv_.notify_all();
 }
+
+void Sampler::set_demand(FieldSet fields) { demand_ = fields & options_.on_demand; }
 
 void Sampler::sample_slow_once(std::size_t index, const FieldSet& fields) {
   Gpu& g = *gpus_.at(index);

@@ -39,6 +39,9 @@ struct SamplerOptions {
   FieldSet fields = FieldSet::standard();
   std::size_t fast_capacity = 6000;  // samples kept per GPU (10 min at 100 ms)
   std::size_t slow_capacity = 1200;
+  // Read only while asked for (set_demand), on top of `fields`: the service reads dmon's extra
+  // columns (media utilization, BAR1, PCIe throughput) only while a dmon streams them.
+  FieldSet on_demand;
 };
 
 // The latest readings of one GPU.
@@ -95,6 +98,11 @@ class Sampler {
   Summary summary(std::size_t gpu, TimePoint from, TimePoint to) const;
   TimingStats timing() const;
 
+  // Reads these of options().on_demand too (others are ignored): fast fields from the next tick,
+  // slow ones from the next slow read, until the next call. Any thread.
+  void set_demand(FieldSet fields);
+  FieldSet demand() const { return demand_.load(); }
+
   // Blocks until fast tick `seen` + 1 or later has completed, at most `wall_timeout`
   // (real time). Returns the number of completed ticks (== seen on timeout or after stop()).
   std::uint64_t wait_for_tick(std::uint64_t seen, std::chrono::milliseconds wall_timeout) const;
@@ -123,6 +131,7 @@ class Sampler {
   std::optional<TimePoint> stopped_at_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};
+  std::atomic<FieldSet> demand_{FieldSet{}};
   mutable std::mutex stop_mutex_;  // with stop_cv_: stop() wakes the sleeping threads
   mutable std::condition_variable stop_cv_;
   std::thread fast_thread_;

@@ -102,6 +102,8 @@ TEST(serve_protocol, history_samples_round_trip_with_their_time) {
   f.clock_reasons = gpu::ClockReasons(gpu::ClockReasons::sw_power_cap);
   f.memory_used = units::Bytes(62.5 * (1 << 30));
   f.pstate = 0;
+  f.bar1_used = units::Bytes(5 << 20);
+  f.encoder = Ratio(0.25);  // dmon -s u and -s m through the stream
   const auto back = fast_sample_from_json(json::parse(to_json(f, now).dump()), now);
   EXPECT_EQ(back.time, f.time);
   EXPECT_EQ(back.sm_clock->value(), 1410);
@@ -110,6 +112,9 @@ TEST(serve_protocol, history_samples_round_trip_with_their_time) {
   EXPECT_EQ(back.clock_reasons->bits(), gpu::ClockReasons::sw_power_cap);
   EXPECT_EQ(back.memory_used->value(), f.memory_used->value());
   EXPECT_EQ(*back.pstate, 0);
+  EXPECT_EQ(back.bar1_used->value(), 5 << 20);
+  EXPECT_EQ(back.encoder->value(), 0.25);
+  EXPECT_FALSE(back.ofa);
   EXPECT_FALSE(back.memory_clock);  // absent stays absent
   EXPECT_FALSE(back.gpu_temperature);
 

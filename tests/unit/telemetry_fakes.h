@@ -54,10 +54,12 @@ class ScriptedSource final : public GpuSource {
   std::chrono::milliseconds slow_read_delay{0};  // wall time a slow read takes
   GpuInfo gpu_info;
   std::atomic<int> fast_reads{0}, slow_reads{0};
+  FieldSet last_fast_fields;  // what the last read_fast was asked for (manual ticks only)
 
   GpuInfo info() const override { return gpu_info; }
-  ReadOutcome read_fast(const FieldSet&, FastSample& s) override {
+  ReadOutcome read_fast(const FieldSet& fields, FastSample& s) override {
     ++fast_reads;
+    last_fast_fields = fields;
     if (is_lost(s.time)) return lost();
     fast(s.time, s);
     return {};

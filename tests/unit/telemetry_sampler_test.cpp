@@ -215,6 +215,28 @@ TEST(telemetry_sampler_test, a_frozen_clock_is_paced_by_wall_time) {
   EXPECT_GE(seen, 3u);
 }
 
+TEST(telemetry_sampler_test, on_demand_fields_are_read_only_while_asked_for) {
+  ManualClock clock;
+  auto source = std::make_unique<ScriptedSource>();
+  auto* gpu = source.get();
+  std::vector<std::unique_ptr<GpuSource>> sources;
+  sources.push_back(std::move(source));
+  SamplerOptions o;
+  o.fields = FieldSet{Field::power, Field::energy};
+  o.on_demand = FieldSet{Field::media_utilization, Field::pcie_throughput};
+  Sampler sampler(std::move(sources), clock, o);
+  sampler.sample_fast_once(clock.now());
+  EXPECT_EQ(gpu->last_fast_fields, FieldSet{Field::power});
+  // What is not on demand is not read however much it is asked for.
+  sampler.set_demand(FieldSet{Field::media_utilization, Field::bar1_used});
+  EXPECT_EQ(sampler.demand(), FieldSet{Field::media_utilization});
+  sampler.sample_fast_once(clock.now());
+  EXPECT_EQ(gpu->last_fast_fields, (FieldSet{Field::power, Field::media_utilization}));
+  sampler.set_demand({});
+  sampler.sample_fast_once(clock.now());
+  EXPECT_EQ(gpu->last_fast_fields, FieldSet{Field::power});
+}
+
 TEST(telemetry_fields_test, tiers_split_the_set) {
   FieldSet f{Field::power, Field::energy, Field::gpm};
   EXPECT_TRUE(f.fast().has(Field::power));
