@@ -21,12 +21,15 @@ HttpExporter::HttpExporter(const Service& service, const std::string& address)
     throw bad_argument(fmt::format("bad --listen '{}'", address),
                        "give ADDRESS:PORT, e.g. 127.0.0.1:9400 or 0.0.0.0:9400");
   try {
-    // Four civetweb threads: a scrape takes well under a millisecond; the others keep /metrics
-    // and /healthz answering while slow clients hold one each (for request_timeout_ms at most).
+    // civetweb gives a keep-alive connection one worker thread for as long as it keeps sending:
+    // with 4 threads, 20 wrk connections pacing a request every 20 ms got 186 requests/s, the
+    // other 16 waiting in the queue (perf/serve_load.sh). 32 threads serve 32 such clients at
+    // once (Prometheus servers, dashboards, curl); an idle thread costs its stack's mapping, not
+    // memory. Slow clients hold one each for request_timeout_ms at most.
     // tcp_nodelay: on the H100 host every keep-alive scrape took 44 ms (p50 = p99), the mark of
     // Nagle's algorithm holding civetweb's second write until the client's delayed ACK (40 ms).
     impl_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", address, "num_threads", "4", "request_timeout_ms", "10000",
+        "listening_ports", address, "num_threads", "32", "request_timeout_ms", "10000",
         "enable_keep_alive", "yes", "tcp_nodelay", "1"});
   } catch (const std::exception& e) {
     throw Error(ExitCode::other, fmt::format("cannot listen on {}: {}", address, e.what()),
