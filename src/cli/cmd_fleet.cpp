@@ -3,11 +3,13 @@
 // 0 nothing above info, 10 a warning, 11 a critical finding; 255 when Prometheus gave no
 // usable answer within --timeout; 2 for a bad option.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -44,13 +46,9 @@ output::Value opt(const std::optional<double>& v, const char* unit, int precisio
 
 output::Table gpu_table(const fleet::Snapshot& snap,
                         const std::vector<fleet::FleetFinding>& findings) {
-  std::map<std::pair<std::string, unsigned>, std::string> rules_of;
+  std::map<std::pair<std::string, unsigned>, std::set<std::string>> rules_of;
   for (const auto& f : findings)
-    for (auto g : f.finding.gpus) {
-      auto& text = rules_of[{f.instance, g}];
-      if (text.find(f.finding.rule) == std::string::npos)
-        text += (text.empty() ? "" : ",") + f.finding.rule;
-    }
+    for (auto g : f.finding.gpus) rules_of[{f.instance, g}].insert(f.finding.rule);
   output::Table t;
   t.columns = {{"instance", "Node", true},
                {"gpu", "GPU"},
@@ -80,7 +78,8 @@ output::Table gpu_table(const fleet::Snapshot& snap,
         g.sm_clock_lock ? output::text(*g.sm_clock_lock) : output::na(),
         g.persistence_mode ? output::text(*g.persistence_mode ? "On" : "Off") : output::na(),
         opt(g.temperature_c, "C"),
-        output::text(rules == rules_of.end() ? "-" : rules->second),
+        output::text(rules == rules_of.end() ? "-"
+                                             : fmt::format("{}", fmt::join(rules->second, ","))),
     });
   }
   return t;
@@ -187,10 +186,13 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
     if (snap.nodes.empty())
       std::cout << fmt::format("no node matches {} at {}\n", selector.empty() ? "{}" : selector,
                                snap.prometheus);
-    std::vector<rules::Finding> plain;
-    for (const auto& f : findings) plain.push_back(f.finding);
-    if (!plain.empty()) std::cout << '\n';
-    print_finding_lines(std::cout, plain, true);
+    // Problems with their evidence and cause; notes in two lines each.
+    std::vector<rules::Finding> problems, notes;
+    for (const auto& f : findings)
+      (f.finding.severity > rules::Severity::info ? problems : notes).push_back(f.finding);
+    if (!findings.empty()) std::cout << '\n';
+    print_finding_lines(std::cout, problems, true);
+    print_finding_lines(std::cout, notes, false);
   }
   return fleet::exit_code(findings);
 }

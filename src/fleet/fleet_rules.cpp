@@ -339,20 +339,28 @@ std::vector<FleetFinding> evaluate(const Snapshot& snap, const Thresholds& t) {
   stragglers(snap, t, scraped, explained, out);
   idle_allocated(snap, t, scraped, out);
 
-  // The nodes' own findings, unless a fleet finding says the same.
+  // The nodes' own findings, one per node, rule and severity (a node reports power_capped once
+  // per GPU), unless a fleet finding says the same.
+  std::map<std::tuple<std::string, std::string, Severity>, std::vector<unsigned>> own;
+  for (const auto& n : snap.node_findings) {
+    if (!scraped.count(n.instance)) continue;
+    auto& gpus = own[{n.instance, n.rule, n.severity}];
+    for (auto g : n.gpus)
+      if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
+  }
   std::set<std::tuple<std::string, std::string, std::vector<unsigned>>> said;
   for (const auto& f : out) said.emplace(f.instance, f.finding.rule, f.finding.gpus);
-  for (const auto& n : snap.node_findings) {
-    if (!scraped.count(n.instance) || said.count({n.instance, n.rule, n.gpus})) continue;
-    auto f = make(n.instance, n.rule, n.severity, n.gpus);
+  for (const auto& [key, gpus] : own) {
+    const auto& [instance, rule, severity] = key;
+    auto f = make(instance, rule, severity, gpus);
+    if (said.count({instance, rule, f.finding.gpus})) continue;
     f.finding.summary =
-        fmt::format("{}: {} (the node's own finding{})", n.instance, n.rule,
-                    n.gpus.empty() ? std::string() : " on " + gpu_text(f.finding.gpus));
+        fmt::format("{}: {} (the node's own finding{})", instance, rule,
+                    gpus.empty() ? std::string() : " on " + gpu_text(f.finding.gpus));
     f.finding.evidence = {text("source", "gpuclk_finding")};
     f.finding.cause = "found by the node's gpuclk serve (gpuclk status there shows it in full)";
-    f.finding.fix =
-        fmt::format("gpuclk status on {}; gpuclk doctor --explain {}", n.instance, n.rule);
-    f.finding.docs = "docs/doctor.md#" + n.rule;
+    f.finding.fix = fmt::format("gpuclk status on {}; gpuclk doctor --explain {}", instance, rule);
+    f.finding.docs = "docs/doctor.md#" + rule;
     out.push_back(std::move(f));
   }
 

@@ -11,6 +11,7 @@
 
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::fleet {
 namespace {
@@ -178,9 +179,7 @@ std::vector<Sample> Prometheus::query(const std::string& promql) {
 }
 
 std::string check_selector(const std::string& selector) {
-  std::string s = selector;
-  while (!s.empty() && (s.front() == ' ')) s.erase(s.begin());
-  while (!s.empty() && (s.back() == ' ')) s.pop_back();
+  const std::string s(text::trim(selector));
   if (s.empty()) return s;
   // The braces hold matchers; quoted values may contain anything but a raw newline.
   bool quoted = false, ok = s.size() >= 2 && s.front() == '{' && s.back() == '}';
