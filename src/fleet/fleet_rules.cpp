@@ -19,7 +19,9 @@ using rules::Severity;
 Evidence number(std::string key, std::string unit, double value, int precision = 0) {
   return {std::move(key), std::move(unit), value, precision, {}};
 }
-Evidence text(std::string key, std::string value) { return {std::move(key), "", 0, 0, value}; }
+Evidence text(std::string key, std::string value) {
+  return {std::move(key), "", 0, 0, std::move(value)};
+}
 
 std::string gpu_text(const std::vector<unsigned>& gpus) {
   std::string out = gpus.size() == 1 ? "GPU " : "GPUs ";
@@ -185,7 +187,8 @@ void throttled(const Snapshot& snap, const Thresholds& t, const std::set<std::st
     }
   }
   for (const auto& [key, gpus] : held) {
-    const auto& [instance, reason] = key;
+    const std::string& instance = key.first;  // not a structured binding: the lambda uses it
+    const std::string& reason = key.second;
     const auto* r = std::find_if(std::begin(kHeldReasons), std::end(kHeldReasons),
                                  [&](const auto& h) { return h.key == reason; });
     std::vector<unsigned> indexes;
@@ -374,6 +377,7 @@ std::vector<FleetFinding> evaluate(const Snapshot& snap, const Thresholds& t) {
 
 int exit_code(const std::vector<FleetFinding>& findings) {
   std::vector<rules::Finding> plain;
+  plain.reserve(findings.size());
   for (const auto& f : findings) plain.push_back(f.finding);
   return rules::exit_code(plain);
 }

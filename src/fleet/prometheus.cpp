@@ -179,7 +179,7 @@ std::vector<Sample> Prometheus::query(const std::string& promql) {
 }
 
 std::string check_selector(const std::string& selector) {
-  const std::string s(text::trim(selector));
+  std::string s(text::trim(selector));
   if (s.empty()) return s;
   // The braces hold matchers; quoted values may contain anything but a raw newline.
   bool quoted = false, ok = s.size() >= 2 && s.front() == '{' && s.back() == '}';
