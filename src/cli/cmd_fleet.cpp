@@ -2,14 +2,20 @@
 // (src/fleet), then what is wrong across the fleet (docs/fleet.md). Exit codes as doctor's:
 // 0 nothing above info, 10 a warning, 11 a critical finding; 255 when Prometheus gave no
 // usable answer within --timeout; 2 for a bad option.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -28,6 +34,9 @@ struct FleetOptions {
   std::string selector = "{job=\"gpuclk\"}";
   std::string range = "1h";
   std::string timeout = "10s";
+  bool dmon = false;
+  std::string interval = "5s";
+  long long count = 0;
 };
 
 double duration_option(const std::string& text, const char* option, double min, double max,
@@ -159,6 +168,121 @@ output::Node json_tree(const fleet::Snapshot& snap,
   return root;
 }
 
+// --dmon: one line per node, every --interval. On a terminal the lines are redrawn in place
+// under a status line; piped or redirected, they stream (a time column, no escape codes, no
+// status line) in the format asked for, as `gpuclk dmon` does.
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop(int) { g_stop = true; }
+
+std::vector<output::Column> node_line_columns(const std::vector<fleet::NodeLine>& nodes,
+                                              bool with_time) {
+  std::size_t width = 4;
+  for (const auto& n : nodes) width = std::max(width, n.instance.size());
+  std::vector<output::Column> c;
+  if (with_time) c.push_back({"time", "time    ", true});  // HH:MM:SS
+  c.push_back({"instance", fmt::format("{:<{}}", "node", width), true});
+  c.push_back({"up", "up"});
+  c.push_back({"gpus", "gpus"});
+  c.push_back({"lost", "lost"});
+  c.push_back({"sm_clock_mhz", "SM MHz"});
+  c.push_back({"power_w", "pwr W"});
+  c.push_back({"power_limit_w", "limit W"});
+  c.push_back({"temperature_max_c", "max C"});
+  c.push_back({"utilization_pct", "util %"});
+  c.push_back({"critical", "crit"});
+  c.push_back({"warning", "warn"});
+  return c;
+}
+
+std::vector<output::Value> node_line_row(const fleet::NodeLine& n, const std::string& time) {
+  std::vector<output::Value> row;
+  if (!time.empty()) row.push_back(output::text(time));
+  row.push_back(output::text(n.instance));
+  row.push_back(n.up ? output::integer(std::lround(*n.up)) : output::text("-"));
+  row.push_back(opt(n.gpus, ""));
+  row.push_back(opt(n.lost, ""));
+  row.push_back(opt(n.sm_clock_mhz, "MHz"));
+  row.push_back(opt(n.power_w, "W"));
+  row.push_back(opt(n.power_limit_w, "W"));
+  row.push_back(opt(n.temperature_max_c, "C"));
+  row.push_back(n.utilization ? output::number(*n.utilization * 100, "%", 0) : output::na());
+  row.push_back(output::integer(n.critical));
+  row.push_back(output::integer(n.warning));
+  return row;
+}
+
+// Ctrl-C, kill and a closed terminal end --dmon (exit 0); the handlers before are put back.
+class StopGuard {
+ public:
+  StopGuard() {
+    g_stop = false;
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) previous_.emplace_back(s, std::signal(s, on_stop));
+  }
+  ~StopGuard() {
+    for (auto [s, h] : previous_) std::signal(s, h);
+  }
+  StopGuard(const StopGuard&) = delete;
+  StopGuard& operator=(const StopGuard&) = delete;
+
+ private:
+  std::vector<std::pair<int, void (*)(int)>> previous_;
+};
+
+int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selector,
+                   std::chrono::milliseconds timeout) {
+  const auto interval = duration_option(o.interval, "--interval", 1, 3600, "5s");
+  if (o.count < 0)
+    throw bad_argument(fmt::format("bad --count {}", o.count),
+                       "give a count >= 1 (or none: until Ctrl-C)");
+  const bool live = ::isatty(STDOUT_FILENO) && ctx.format().kind == output::Format::Kind::table;
+  StopGuard guard;
+  auto printer = ctx.printer();
+  std::size_t drawn = 0;  // lines of the last refresh (live)
+  bool header = false;
+  long long refreshes = 0;
+  while (!g_stop) {
+    const auto started = std::chrono::steady_clock::now();
+    fleet::Prometheus prometheus(o.prometheus, timeout);  // a fresh deadline per refresh
+    const auto nodes = fleet::collect_nodes(prometheus, selector);
+    const auto time = fmt::format(
+        "{:%H:%M:%S}",
+        fmt::localtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+    if (live) {
+      if (drawn) std::cout << fmt::format("\x1b[{}A\x1b[J", drawn);
+      double power = 0, limit = 0, gpus = 0, lost = 0;
+      int critical = 0, warning = 0;
+      for (const auto& n : nodes) {
+        power += n.power_w.value_or(0);
+        limit += n.power_limit_w.value_or(0);
+        gpus += n.gpus.value_or(0);
+        lost += n.lost.value_or(0);
+        critical += n.critical;
+        warning += n.warning;
+      }
+      std::cout << fmt::format(
+          "{}  {} nodes, {:.0f} GPUs ({:.0f} lost), {:.1f} of {:.1f} kW; findings: {} critical, "
+          "{} warnings  (every {} s, Ctrl-C ends)\n",
+          time, nodes.size(), gpus, lost, power / 1000, limit / 1000, critical, warning, interval);
+      output::Table t;
+      t.columns = node_line_columns(nodes, false);
+      for (const auto& n : nodes) t.rows.push_back(node_line_row(n, ""));
+      printer->print_table(t);
+      std::cout << std::flush;
+      drawn = 2 + nodes.size();
+    } else {
+      const auto columns = node_line_columns(nodes, true);
+      if (!header) printer->begin_stream(columns);
+      header = true;
+      for (const auto& n : nodes) printer->stream_row(columns, node_line_row(n, time));
+    }
+    if (o.count && ++refreshes >= o.count) break;
+    const auto next = started + std::chrono::milliseconds(std::llround(interval * 1000));
+    while (!g_stop && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 int run_fleet(Context& ctx, const FleetOptions& o) {
   if (o.prometheus.empty())
     throw bad_argument("fleet needs --prometheus URL",
@@ -168,9 +292,9 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   const auto range = duration_option(o.range, "--range", 1, 366.0 * 86400, "1h or 30m");
   const auto timeout = duration_option(o.timeout, "--timeout", 0.1, 3600, "10s");
   const auto format = ctx.format();
-  fleet::Prometheus prometheus(
-      o.prometheus,
-      std::chrono::milliseconds(static_cast<long long>(std::llround(timeout * 1000))));
+  const std::chrono::milliseconds timeout_ms(std::llround(timeout * 1000));
+  if (o.dmon) return run_fleet_dmon(ctx, o, selector, timeout_ms);
+  fleet::Prometheus prometheus(o.prometheus, timeout_ms);
   const auto snap = fleet::collect(prometheus, selector, std::lround(std::ceil(range)));
   const auto findings = fleet::evaluate(snap);
 
@@ -210,7 +334,13 @@ void add_fleet_command(CLI::App& app, Context& ctx) {
                   "label matchers of the nodes' series (default '{job=\"gpuclk\"}'; '' for all)");
   sub->add_option("--range", o->range, "the range aggregates cover (default 1h)");
   sub->add_option("--timeout", o->timeout,
-                  "the longest all queries together may take (default 10s)");
+                  "the longest all queries together may take (default 10s; with --dmon, each "
+                  "refresh's)");
+  sub->add_flag("--dmon", o->dmon,
+                "one line per node, refreshed every --interval (streamed when not a terminal)");
+  sub->add_option("--interval", o->interval, "--dmon's refresh interval (default 5s)");
+  sub->add_option("-c,--count", o->count,
+                  "--dmon: stop after this many refreshes (default: Ctrl-C)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_fleet(ctx, *o); }; });
 }
 

@@ -161,4 +161,38 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
   return snap;
 }
 
+std::vector<NodeLine> collect_nodes(Prometheus& prometheus, const std::string& selector) {
+  std::map<std::string, NodeLine> nodes;
+  const auto line = [&](const Sample& s) -> NodeLine& {
+    auto& n = nodes[s.label("instance")];
+    n.instance = s.label("instance");
+    return n;
+  };
+  for (const auto& s : prometheus.query(series("up", selector))) line(s).up = s.value;
+  const std::pair<const char*, std::optional<double> NodeLine::*> columns[] = {
+      {"count by (instance) (gpuclk_gpu_info{})", &NodeLine::gpus},
+      {"sum by (instance) (gpuclk_gpu_lost{})", &NodeLine::lost},
+      {"avg by (instance) (gpuclk_gpu_sm_clock_hertz{}) / 1e6", &NodeLine::sm_clock_mhz},
+      {"sum by (instance) (gpuclk_gpu_power_watts{})", &NodeLine::power_w},
+      {"sum by (instance) (gpuclk_gpu_power_limit_watts{})", &NodeLine::power_limit_w},
+      {"max by (instance) (gpuclk_gpu_temperature_celsius{})", &NodeLine::temperature_max_c},
+      {"avg by (instance) (gpuclk_gpu_utilization_ratio{})", &NodeLine::utilization},
+  };
+  for (const auto& [query, member] : columns) {
+    std::string q = query;
+    const auto braces = q.find("{}");
+    q.replace(braces, 2, selector);
+    for (const auto& s : prometheus.query(q)) line(s).*member = s.value;
+  }
+  for (const auto& s : prometheus.query("count by (instance, severity) (" +
+                                        series("gpuclk_finding", selector) + ")")) {
+    if (s.label("severity") == "critical") line(s).critical = static_cast<int>(s.value);
+    if (s.label("severity") == "warning") line(s).warning = static_cast<int>(s.value);
+  }
+  std::vector<NodeLine> out;
+  for (auto& [instance, n] : nodes)
+    if (!instance.empty()) out.push_back(std::move(n));
+  return out;
+}
+
 }  // namespace gpuclk::fleet

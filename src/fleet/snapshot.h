@@ -54,6 +54,18 @@ struct Snapshot {
   std::vector<NodeFinding> node_findings;
 };
 
+// One node now, for `fleet --dmon`: its GPUs aggregated by Prometheus (one query per column).
+struct NodeLine {
+  std::string instance;
+  std::optional<double> up;
+  std::optional<double> gpus, lost, sm_clock_mhz, power_w, power_limit_w, temperature_max_c;
+  std::optional<double> utilization;
+  int critical = 0, warning = 0;  // the node's own findings (gpuclk_finding)
+};
+
+// Every node of `selector`, by instance. Throws what Prometheus::query throws.
+std::vector<NodeLine> collect_nodes(Prometheus& prometheus, const std::string& selector);
+
 // Asks Prometheus (about ten queries) for the series of `selector`, aggregating over the last
 // `range_s` seconds. Throws what Prometheus::query throws.
 Snapshot collect(Prometheus& prometheus, const std::string& selector, long range_s);

@@ -5,7 +5,8 @@
 # `gpuclk set` on its state before its service starts), node 5's GPU 5 poorly cooled (thermal
 # slowdown), node 6's GPU 3 lost. fleet must find exactly those (rule, node, GPU) and nothing
 # else above info; its JSON is checked with jq, its table names every node. A clock lock set on
-# one GPU while the services run must show up as the odd setting of its node. Then the error
+# one GPU while the services run must show up as the odd setting of its node; --dmon streams a
+# line per node and refresh when piped. Then the error
 # paths: bad options (exit 2), a server that never answers and a stopped Prometheus (exit 255
 # within --timeout, naming the URL).
 set -u
@@ -173,6 +174,24 @@ for n in "${NODES[@]}"; do
 done
 check; grep -q "CRITICAL: ${INSTANCE[$LOST]}: GPU $LOST_GPU fell off the bus" "$TMP/fleet.txt" ||
   fail "no lost-GPU line in the table view: $(tail -20 "$TMP/fleet.txt")"
+
+# --- fleet --dmon, piped: one line per node and refresh, streamed ---
+t0=$(date +%s.%N)
+"$GPUCLK_BIN" fleet --prometheus "$URL" --dmon --interval 1s -c 2 >"$TMP/dmon.txt" 2>&1
+RC=$?
+took=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
+check; [ $RC -eq 0 ] || fail "fleet --dmon -c 2 exited $RC: $(cat "$TMP/dmon.txt")"
+check; [ "$(grep -c '^#' "$TMP/dmon.txt")" == 1 ] && [ "$(grep -vc '^#' "$TMP/dmon.txt")" == 16 ] ||
+  fail "fleet --dmon -c 2: expected a header and 16 lines: $(cat "$TMP/dmon.txt")"
+check; ! grep -q $'\x1b' "$TMP/dmon.txt" || fail "fleet --dmon piped wrote escape codes"
+check; python3 -c "import sys; sys.exit(0 if 1 <= $took < 4 else 1)" || fail "fleet --dmon --interval 1s -c 2 took $took s"
+line=$(grep "${INSTANCE[$LOST]}" "$TMP/dmon.txt" | head -1)
+check; [[ "$line" =~ ${INSTANCE[$LOST]}\ +1\ +8\ +1\  ]] || fail "node $LOST's line lacks up 1, 8 GPUs, 1 lost: $line"
+"$GPUCLK_BIN" fleet --prometheus "$URL" --dmon --interval 1s -c 1 --format csv >"$TMP/dmon.csv" 2>&1
+check; [ "$(head -1 "$TMP/dmon.csv")" == "time, instance, up, gpus, lost, sm_clock_mhz, power_w, power_limit_w, temperature_max_c, utilization_pct, critical, warning" ] &&
+  [ "$(grep -c "^[0-9:]*, 127.0.0.1:[0-9]*, 1, 8, " "$TMP/dmon.csv")" == 8 ] ||
+  fail "fleet --dmon --format csv: $(cat "$TMP/dmon.csv")"
+echo "fleet --dmon (piped):"; head -3 "$TMP/dmon.txt" | sed 's/^/    /'
 
 # --- a clock lock set while the services run (gpuclk's journal → /metrics → fleet) ---
 (on_node 0 set -i 2 --lock-gpu-clocks 1410,1755) >"$TMP/lock.txt" 2>&1 ||
