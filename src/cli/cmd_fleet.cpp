@@ -35,7 +35,7 @@ struct FleetOptions {
   std::string range = "1h";
   std::string timeout = "10s";
   bool dmon = false;
-  std::string interval = "5s";
+  std::string interval;  // --dmon's; 5s when not given
   long long count = 0;
 };
 
@@ -230,7 +230,8 @@ class StopGuard {
 
 int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selector,
                    std::chrono::milliseconds timeout) {
-  const auto interval = duration_option(o.interval, "--interval", 1, 3600, "5s");
+  const auto interval =
+      duration_option(o.interval.empty() ? "5s" : o.interval, "--interval", 1, 3600, "5s");
   if (o.count < 0)
     throw bad_argument(fmt::format("bad --count {}", o.count),
                        "give a count >= 1 (or none: until Ctrl-C)");
@@ -294,8 +295,17 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   const auto format = ctx.format();
   const std::chrono::milliseconds timeout_ms(std::llround(timeout * 1000));
   if (o.dmon) return run_fleet_dmon(ctx, o, selector, timeout_ms);
+  if (!o.interval.empty() || o.count)
+    throw bad_argument("--interval and --count go with --dmon",
+                       "add --dmon for one line per node every --interval");
   fleet::Prometheus prometheus(o.prometheus, timeout_ms);
   const auto snap = fleet::collect(prometheus, selector, std::lround(std::ceil(range)));
+  if (snap.nodes.empty() && snap.gpus.empty())
+    throw Error(ExitCode::gpu_not_found,
+                fmt::format("no node matches {} at {}", selector.empty() ? "{}" : selector,
+                            snap.prometheus),
+                "--selector must match the nodes' gpuclk serve targets: up{SELECTOR} lists them "
+                "in Prometheus");
   const auto findings = fleet::evaluate(snap);
 
   auto printer = ctx.printer();
@@ -307,9 +317,6 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   if (format.kind == output::Format::Kind::table) {
     std::cout << '\n';
     printer->print_table(node_table(snap));
-    if (snap.nodes.empty())
-      std::cout << fmt::format("no node matches {} at {}\n", selector.empty() ? "{}" : selector,
-                               snap.prometheus);
     // Problems with their evidence and cause; notes in two lines each.
     std::vector<rules::Finding> problems, notes;
     for (const auto& f : findings)

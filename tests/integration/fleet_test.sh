@@ -227,6 +227,11 @@ expect_bad "'forever'" --prometheus "$URL" --range forever
 expect_bad "'0s'" --prometheus "$URL" --timeout 0s
 expect_bad "'job=gpuclk'" --prometheus "$URL" --selector 'job=gpuclk'
 
+expect_bad "--dmon" --prometheus "$URL" --interval 2s
+"$GPUCLK_BIN" fleet --prometheus "$URL" --selector '{job="nope"}' >"$TMP/none.out" 2>&1; RC=$?
+check; [ $RC -eq 6 ] && grep -qF "no node matches {job=\"nope\"} at $URL" "$TMP/none.out" ||
+  fail "fleet with a selector matching nothing exited $RC (expected 6): $(cat "$TMP/none.out")"
+
 # --- a server that accepts and never answers: exit 255 within --timeout ---
 SLOW_PORT=$(free_port)
 python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1',$SLOW_PORT)); s.listen(); c=s.accept(); time.sleep(60)" &
