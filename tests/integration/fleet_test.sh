@@ -7,8 +7,9 @@
 # else above info; its JSON is checked with jq, its table names every node. A clock lock set on
 # one GPU while the services run must show up as the odd setting of its node; --dmon streams a
 # line per node and refresh when piped. Then the error
-# paths: bad options (exit 2), a server that never answers and a stopped Prometheus (exit 255
-# within --timeout, naming the URL).
+# paths: bad options (exit 2), a selector matching nothing (exit 6), a server that never
+# answers, one that is not Prometheus and a stopped Prometheus (exit 255 within --timeout,
+# naming the URL).
 set -u
 GPUCLK_BIN=${1:?usage: fleet_test.sh /path/to/gpuclk}
 for p in prometheus promtool curl jq python3; do
@@ -248,6 +249,16 @@ check; grep -q "http://127.0.0.1:$SLOW_PORT.*did not answer within --timeout 2 s
   grep -q "tried GET http://127.0.0.1:$SLOW_PORT/api/v1/query" "$TMP/slow.out" ||
   fail "no clear timeout message: $(cat "$TMP/slow.out")"
 echo "silent server: exit $RC after $took s: $(head -1 "$TMP/slow.out")"
+
+# --- an HTTP server that is not Prometheus: exit 255 naming what it answered ---
+WEB_PORT=$(free_port)
+(cd "$TMP" && exec python3 -m http.server "$WEB_PORT" --bind 127.0.0.1 >/dev/null 2>&1) &
+PIDS+=($!)
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$WEB_PORT/" && break; sleep 0.1; done
+"$GPUCLK_BIN" fleet --prometheus "http://127.0.0.1:$WEB_PORT" --timeout 3s >"$TMP/web.out" 2>&1
+RC=$?
+check; [ $RC -eq 255 ] && grep -q "Prometheus at http://127.0.0.1:$WEB_PORT gave no usable answer (HTTP 404): not JSON" "$TMP/web.out" ||
+  fail "fleet against a plain web server exited $RC: $(cat "$TMP/web.out")"
 
 # --- Prometheus stopped: exit 255 at once, naming the URL ---
 kill -TERM $PROM_PID; wait $PROM_PID 2>/dev/null
