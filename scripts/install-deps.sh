@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
   prometheus-cpp-dev    # exporter
+  libcurl4-openssl-dev  # gpuclk fleet: Prometheus's HTTP API
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy

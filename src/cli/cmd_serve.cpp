@@ -8,9 +8,11 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -229,6 +231,97 @@ telemetry::Duration parse_history(const std::string& text) {
   return std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
+// Clock locks cannot be read back from NVML: these series say what gpuclk's journal records as
+// applied (`gpuclk status`'s "Set by gpuclk"). A thread of its own rereads the journal every
+// second (a small file, renamed into place whole, so no lock is needed); a scrape copies the
+// result — civetweb's threads have small stacks and no time for file reads. A GPU without a
+// journal entry is unlocked as far as gpuclk knows.
+class JournalLocks {
+ public:
+  JournalLocks(Context& ctx, const serve::Service& service) : ctx_(ctx), service_(service) {}
+  ~JournalLocks() { stop(); }
+  JournalLocks(const JournalLocks&) = delete;
+  JournalLocks& operator=(const JournalLocks&) = delete;
+
+  void start() {
+    refresh();
+    thread_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+        lock.unlock();
+        refresh();
+        lock.lock();
+      }
+    });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    stop_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<serve::ExtraSeries> series() const {
+    std::lock_guard lock(mutex_);
+    return series_;
+  }
+
+ private:
+  void refresh() {
+    auto fresh = read();
+    std::lock_guard lock(mutex_);
+    series_ = std::move(fresh);
+  }
+  std::vector<serve::ExtraSeries> read() const {
+    std::vector<serve::ExtraSeries> out;
+    const auto journal = peek_journal(ctx_);
+    const auto& facts = service_.facts();
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+      const auto* entry = journal ? journal->find(facts[i].key.uuid) : nullptr;
+      for (const auto& [setting, domain] :
+           {std::pair{control::Setting::locked_gpu_clocks, "sm"},
+            std::pair{control::Setting::locked_memory_clocks, "memory"}}) {
+        control::ClockLock lock;
+        if (entry && entry->applied.has(setting))
+          lock = setting == control::Setting::locked_gpu_clocks
+                     ? *entry->applied.locked_gpu_clocks
+                     : *entry->applied.locked_memory_clocks;
+        out.push_back({"gpuclk_gpu_locked_clocks",
+                       "1 while gpuclk's journal records a clock lock set on the GPU",
+                       false,
+                       i,
+                       {{"domain", domain}},
+                       lock.locked ? 1.0 : 0.0});
+        if (!lock.locked) continue;
+        if (!lock.min.symbolic())
+          out.push_back({"gpuclk_gpu_locked_clock_min_hertz",
+                         "Lower end of the clock lock gpuclk set",
+                         false,
+                         i,
+                         {{"domain", domain}},
+                         lock.min.mhz * 1e6});
+        if (!lock.max.symbolic())
+          out.push_back({"gpuclk_gpu_locked_clock_max_hertz",
+                         "Upper end of the clock lock gpuclk set",
+                         false,
+                         i,
+                         {{"domain", domain}},
+                         lock.max.mhz * 1e6});
+      }
+    }
+    return out;
+  }
+
+  Context& ctx_;
+  const serve::Service& service_;
+  mutable std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::vector<serve::ExtraSeries> series_;
+  std::thread thread_;
+};
+
 int run_serve(Context& ctx, const ServeOptions& o) {
   const auto interval = telemetry::parse_interval(o.interval);
   if (!interval)
@@ -268,8 +361,11 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   if (!o.govern.empty()) governor = std::make_unique<ServeGovernor>(ctx, o, devices);
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
+  JournalLocks locks(ctx, *service);
+  service->add_series([&locks] { return locks.series(); });
   if (governor) service->add_series([&governor] { return governor->series(); });
   service->start();
+  locks.start();
   if (governor) governor->start();
   if (o.listen != "off") {
     http = std::make_unique<serve::HttpExporter>(*service, o.listen);
@@ -294,6 +390,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   const auto governed = governor ? governor->stop() : ExitCode::ok;
   http.reset();
   socket.stop();
+  locks.stop();
   service->stop();
   if (governed != ExitCode::ok)
     throw Error(governed, "the governor did not stop cleanly (above)",

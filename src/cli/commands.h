@@ -29,6 +29,7 @@ void add_govern_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_doctor_command(CLI::App& app, Context& ctx);
 void add_top_command(CLI::App& app, Context& ctx);
+void add_fleet_command(CLI::App& app, Context& ctx);
 
 // Runs the default view (`gpuclk` with no subcommand = `gpuclk status`).
 int run_status(Context& ctx);

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   gpuclk::cli::add_serve_command(app, ctx);
   gpuclk::cli::add_doctor_command(app, ctx);
   gpuclk::cli::add_top_command(app, ctx);
+  gpuclk::cli::add_fleet_command(app, ctx);
 
   gpuclk::cli::show_global_options_in_subcommand_help(app);
 

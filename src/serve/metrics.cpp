@@ -1,6 +1,8 @@
 #include "serve/metrics.h"
 
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "gpu/clock_reasons.h"
 #include "rules/finding.h"
@@ -64,6 +66,8 @@ class Families {
 };
 
 constexpr double kMHz = 1e6;
+constexpr const char* kFindingHelp =
+    "A finding of the node (gpuclk status) now: its rule, severity and GPU indexes (value 1)";
 
 Labels with(Labels labels, std::string name, std::string value) {
   labels.push_back({std::move(name), std::move(value)});
@@ -240,6 +244,17 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     for (const auto& [severity, n] : by_severity)
       f.gauge("gpuclk_findings", "Findings of the node (gpuclk status), by severity",
               {{"severity", severity}}, n);
+    // One series per finding, so a Prometheus (and `gpuclk fleet`) knows which rule fired where.
+    // Two findings with the same labels are one series (a scrape with duplicates is refused).
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    for (const auto& finding : state->findings) {
+      std::string gpus;
+      for (auto index : finding.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(index);
+      std::string severity(rules::to_string(finding.severity));
+      if (!seen.emplace(finding.rule, severity, gpus).second) continue;
+      f.gauge("gpuclk_finding", kFindingHelp,
+              {{"rule", finding.rule}, {"severity", severity}, {"gpus", gpus}}, 1.0);
+    }
   }
   const auto timing = service_.sampler().timing();
   f.counter("gpuclk_sampler_ticks_total", "Sampling ticks completed", {},

@@ -127,6 +127,10 @@ got=$(promql 'gpuclk_gpu_application_sm_clock_hertz{node="misconfigured",gpu="1"
 check; [ "$got" == 1410000000 ] || fail "misconfigured GPU 1 application clock: $got"
 got=$(promql 'gpuclk_gpu_findings{node="misconfigured",gpu="1",severity="warning"}' | jq -r '.data.result[0].value[1]')
 check; [ "${got:-0}" -ge 1 ] 2>/dev/null || fail "misconfigured GPU 1 has no warning finding: $got"
+got=$(promql 'gpuclk_finding{node="misconfigured",rule="settings_differ",severity="warning",gpus="1"}' | jq -r '.data.result[0].value[1]')
+check; [ "$got" == 1 ] || fail "misconfigured: no gpuclk_finding series for GPU 1's settings_differ: $got"
+got=$(promql 'count(gpuclk_gpu_locked_clocks{node="misconfigured"} == 0)' | jq -r '.data.result[0].value[1]')
+check; [ "$got" == 8 ] || fail "misconfigured: gpuclk_gpu_locked_clocks 0 on $got series, expected 8 (4 GPUs x sm, memory)"
 got=$(promql 'gpuclk_gpu_pcie_link_generation{node="misconfigured",gpu="2"} < gpuclk_gpu_pcie_link_max_generation{node="misconfigured",gpu="2"}' | jq -r '.data.result | length')
 check; [ "$got" == 1 ] || fail "misconfigured GPU 2 PCIe link not degraded in Prometheus"
 

@@ -1,0 +1,53 @@
+// A Prometheus HTTP API client (libcurl): instant PromQL queries (/api/v1/query) under one
+// deadline for the whole conversation, so `gpuclk fleet --timeout 10s` ends within 10 s whatever
+// the server does (down, slow, a proxy answering HTML).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuclk::fleet {
+
+// One element of an instant vector: its labels (with __name__ when the query kept it) and value.
+struct Sample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+
+  std::string label(const std::string& name) const {
+    const auto it = labels.find(name);
+    return it == labels.end() ? std::string() : it->second;
+  }
+};
+
+class Prometheus {
+ public:
+  // `url`: http(s)://host:port[/prefix]; throws Error (exit 2) for anything else. `timeout`
+  // bounds every query made through this client, together.
+  Prometheus(std::string url, std::chrono::milliseconds timeout);
+
+  // The instant vector of `promql` at the server's time; NaN and infinite values are left out.
+  // Throws Error (exit 255) naming the URL, the query, what went wrong and what was tried.
+  std::vector<Sample> query(const std::string& promql);
+
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string get(const std::string& promql, long& http_status);
+
+  std::string url_;
+  std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point deadline_;
+  int queries_ = 0;
+};
+
+// `{job="gpuclk"}` checked: a label matcher list in braces (or empty: every series). Throws
+// Error (exit 2) naming the value otherwise.
+std::string check_selector(const std::string& selector);
+// metric + selector: `up{job="gpuclk"}`.
+std::string series(const std::string& metric, const std::string& selector);
+// A selector of every metric whose name matches `name_regex`, with the selector's matchers.
+std::string series_matching(const std::string& name_regex, const std::string& selector);
+
+}  // namespace gpuclk::fleet
