@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "cli/context.h"
 #include "cli/governor_run.h"
 #include "cli/service_views.h"
+#include "control/journal_store.h"
 #include "control/restore.h"
 #include "control/transaction.h"
 #include "serve/http.h"
@@ -39,6 +41,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:9400";
   std::string interval = "100ms";
   std::string history = "1h";
+  std::string counters_interval = "5s";
   // --govern POLICY: the energy governor (docs/govern.md) inside the service.
   std::string govern;
   std::string govern_interval = "20ms";
@@ -218,6 +221,16 @@ class ServeGovernor {
   ExitCode failed_ = ExitCode::ok;
 };
 
+// --counters-interval: whole seconds, 1 to 60 ("5s", "5").
+unsigned parse_counters_interval(const std::string& text) {
+  const auto d = telemetry::parse_interval(text);
+  const double seconds = d ? std::chrono::duration<double>(*d).count() : 0;
+  if (!d || seconds < 1 || seconds > 60 || seconds != std::floor(seconds))
+    throw bad_argument(fmt::format("bad --counters-interval '{}'", text),
+                       "give whole seconds from 1s to 60s, e.g. 5s (1s: always every second)");
+  return static_cast<unsigned>(seconds);
+}
+
 // "3600", "3600s", "90m", "1h": at least a minute, at most a week.
 telemetry::Duration parse_history(const std::string& text) {
   double value = 0;
@@ -330,6 +343,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   serve::ServiceOptions so;
   so.interval = *interval;
   so.history = parse_history(o.history);
+  so.counters_every = parse_counters_interval(o.counters_interval);
+  so.settings_watch = control::JournalStore(ctx.state_dir()).file().string();
 
   // SIGINT/SIGTERM are blocked in every thread (the ones started below inherit the mask); this
   // thread waits for them and shuts down in order.
@@ -410,6 +425,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
   sub->add_option("--interval", o->interval, "sampling interval (default 100ms)");
   sub->add_option("--history", o->history, "history kept at 1 s (default 1h)");
+  sub->add_option("--counters-interval", o->counters_interval,
+                  "energy, violation, ECC, replay and GPM counters every N s while no dmon/stat "
+                  "streams (default 5s; every second while one does)");
   sub->add_option("--govern", o->govern,
                   "run the energy governor with this policy: threshold | geopm | phase | bandit");
   sub->add_option("--govern-interval", o->govern_interval, "governor's interval (default 20ms)");

@@ -50,6 +50,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
   sub->add_option("--interval", *ignored, "sampling interval (default 100ms)");
   sub->add_option("--history", *ignored, "history kept at 1 s (default 1h)");
+  sub->add_option("--counters-interval", *ignored,
+                  "energy, violation, ECC, replay and GPM counters every N s while no dmon/stat "
+                  "streams (default 5s; every second while one does)");
   sub->add_option("--govern", *ignored,
                   "run the energy governor with this policy: threshold | geopm | phase | bandit");
   sub->add_option("--govern-interval", *ignored, "governor's interval (default 20ms)");

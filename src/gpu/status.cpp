@@ -2,7 +2,7 @@
 
 namespace gpuclk::gpu {
 
-StatusSnapshot take_status(const Device& d) {
+StatusSnapshot take_status_readings(const Device& d) {
   const auto& id = d.identity();
   StatusSnapshot s;
   s.index = d.index();
@@ -14,20 +14,36 @@ StatusSnapshot take_status(const Device& d) {
   s.sm_max = id.max(ClockDomain::sm);
   s.memory_clock = d.clock(ClockDomain::memory);
   s.memory_max = id.max(ClockDomain::memory);
-  s.app_sm_clock = d.app_clock(ClockDomain::graphics);
-  s.app_memory_clock = d.app_clock(ClockDomain::memory);
   s.default_app_sm_clock = id.default_app_clock[int(ClockDomain::graphics)];
   s.default_app_memory_clock = id.default_app_clock[int(ClockDomain::memory)];
   s.power_draw = d.power_draw();
-  s.power_limit = d.power_limit();
   s.default_power_limit = id.default_power_limit;
   s.temperature = d.temperature();
   s.slowdown_temperature = id.thresholds.slowdown;
   s.utilization = d.utilization();
   s.clock_reasons = d.clock_reasons();
-  s.persistence_mode = d.persistence_mode();
   s.pcie_link = d.pcie_link();
   s.pcie_max = id.pcie_max;
+  return s;
+}
+
+void read_status_settings(const Device& d, StatusSnapshot& s) {
+  s.app_sm_clock = d.app_clock(ClockDomain::graphics);
+  s.app_memory_clock = d.app_clock(ClockDomain::memory);
+  s.power_limit = d.power_limit();
+  s.persistence_mode = d.persistence_mode();
+}
+
+void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to) {
+  to.app_sm_clock = from.app_sm_clock;
+  to.app_memory_clock = from.app_memory_clock;
+  to.power_limit = from.power_limit;
+  to.persistence_mode = from.persistence_mode;
+}
+
+StatusSnapshot take_status(const Device& d) {
+  auto s = take_status_readings(d);
+  read_status_settings(d, s);
   return s;
 }
 

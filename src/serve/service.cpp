@@ -47,6 +47,7 @@ Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions opt
   // memory are four and two more reads per tick, PCIe throughput 2 × 20 ms per slow read.
   so.fields = telemetry::FieldSet::standard() | telemetry::FieldSet{telemetry::Field::pcie_replay};
   so.on_demand = kStreamOnDemand;
+  so.slow_idle_every = std::max(1u, options_.counters_every);
   // The sampler's own rings: 10 min at the sampling interval (fast) and at 1 s (slow).
   so.fast_capacity = static_cast<std::size_t>(std::chrono::minutes(10) / options_.interval) + 1;
   so.slow_capacity = 600;
@@ -107,7 +108,33 @@ void Service::stop() {
 void Service::refresh() {
   auto next = std::make_shared<NodeState>();
   next->time = std::chrono::system_clock::now();
-  for (const auto& d : devices_) next->status.push_back(gpu::take_status(*d));
+  // Settings: every settings_every refreshes, and at once (and at the next refresh, which sees
+  // the write that followed the journal entry) when the watched journal changed.
+  bool settings_due = settings_.size() != devices_.size() ||
+                      ++refreshes_since_settings_ >= std::max(1u, options_.settings_every);
+  if (!options_.settings_watch.empty()) {
+    std::error_code ec;
+    const auto stamp = std::filesystem::last_write_time(options_.settings_watch, ec);
+    const auto seen = ec ? std::filesystem::file_time_type{} : stamp;
+    if (seen != settings_watch_stamp_) {
+      settings_watch_stamp_ = seen;
+      settings_reread_ = 2;
+    }
+  }
+  if (settings_reread_ > 0) {
+    --settings_reread_;
+    settings_due = true;
+  }
+  if (settings_due) {
+    settings_.resize(devices_.size());
+    refreshes_since_settings_ = 0;
+  }
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    auto status = gpu::take_status_readings(devices_[i]);
+    if (settings_due) gpu::read_status_settings(devices_[i], settings_[i]);
+    gpu::copy_status_settings(settings_[i], status);
+    next->status.push_back(std::move(status));
+  }
   next->findings = node_findings(next->status);
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
@@ -429,6 +456,9 @@ class SampleStream final : public Stream {
 
 void Service::demand(FieldSet fields, int delta) {
   std::lock_guard lock(demand_mutex_);
+  // Every open stream (dmon, stat) wants the counters each second, not every counters_every.
+  streams_open_ += delta;
+  sampler_->set_slow_full_rate(streams_open_ > 0);
   FieldSet wanted;
   for (std::size_t i = 0; i < demand_count_.size(); ++i) {
     const auto f = static_cast<Field>(i);

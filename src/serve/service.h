@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,15 @@ struct ServiceOptions {
   std::string simulated;                    // the scenario under --sim; empty on real GPUs
   std::string sim_state;                    // the simulator's state file (GPUCLK_SIM_STATE)
   std::string http_listen;                  // what /metrics listens on ("" when off), for hello
+  // The slow tier (energy, violation time, ECC, PCIe replays, GPM) every this many seconds while
+  // no stream (dmon, stat) is open; every second while one is. On an H100 these reads cost ~7 ms
+  // of driver time a second (docs/results/serve_h100.md).
+  unsigned counters_every = 5;
+  // Settings (application clocks, power limit, persistence) are read every `settings_every`
+  // refreshes, and at once when this file changes (gpuclk's journal: every gpuclk write
+  // records itself there first).
+  unsigned settings_every = 10;
+  std::string settings_watch;
 };
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
@@ -191,6 +201,12 @@ class Service {
   std::thread refresher_;
 
   std::mutex demand_mutex_;
+  int streams_open_ = 0;
+  // The refresher's cached settings (gpu::read_status_settings) and when to read them again.
+  std::vector<gpu::StatusSnapshot> settings_;
+  unsigned refreshes_since_settings_ = 0;
+  int settings_reread_ = 0;
+  std::filesystem::file_time_type settings_watch_stamp_{};
   std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
 };
 

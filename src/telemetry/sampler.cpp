@@ -196,8 +196,10 @@ void Sampler::slow_loop(std::size_t index) {
   // read the counters' baseline.
   std::uint64_t k = 0;
   TimePoint next = started_at_;
+  const std::uint64_t idle_every = std::max(1u, options_.slow_idle_every);
   while (!g.lost.load() && sleep_until(next)) {
-    sample_slow_once(index, (options_.fields | demand_.load()).slow());
+    if (slow_full_rate_.load() || k % idle_every == 0)
+      sample_slow_once(index, (options_.fields | demand_.load()).slow());
     const auto now = clock_.now();
     do {
       ++k;

@@ -42,6 +42,10 @@ struct SamplerOptions {
   // Read only while asked for (set_demand), on top of `fields`: the service reads dmon's extra
   // columns (media utilization, BAR1, PCIe throughput) only while a dmon streams them.
   FieldSet on_demand;
+  // While nobody wants the slow tier at full rate (set_slow_full_rate), read it only every this
+  // many slow intervals (1: always at full rate). The service's counters (energy, violation
+  // time, ECC, replays) are cumulative, so their totals lose nothing, only time resolution.
+  unsigned slow_idle_every = 1;
 };
 
 // The latest readings of one GPU.
@@ -101,6 +105,9 @@ class Sampler {
   // Reads these of options().on_demand too (others are ignored): fast fields from the next tick,
   // slow ones from the next slow read, until the next call. Any thread.
   void set_demand(FieldSet fields);
+  // The slow tier at every slow interval (true) or every options().slow_idle_every (false); a
+  // change takes effect at the next slow slot.
+  void set_slow_full_rate(bool full) { slow_full_rate_ = full; }
   FieldSet demand() const { return demand_.load(); }
 
   // Blocks until fast tick `seen` + 1 or later has completed, at most `wall_timeout`
@@ -132,6 +139,7 @@ class Sampler {
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};
   std::atomic<FieldSet> demand_{FieldSet{}};
+  std::atomic<bool> slow_full_rate_{false};
   mutable std::mutex stop_mutex_;  // with stop_cv_: stop() wakes the sleeping threads
   mutable std::condition_variable stop_cv_;
   std::thread fast_thread_;

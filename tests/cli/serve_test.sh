@@ -76,6 +76,14 @@ for _ in $(seq 50); do
   [ "$OUT" == 1410 ] && break
   sleep 0.1
 done
+# status's settings are cached (read every 10 refreshes) but re-read as soon as gpuclk's journal
+# changes: the new application clock shows within a couple of refreshes, not 10 s.
+for _ in $(seq 30); do
+  gpuclk --sim --socket "$SOCK" -i 1 --format json status
+  [ "$(jq '.gpus[0]["clocks.applications.graphics"]' <<<"$OUT")" == 1410 ] && break
+  sleep 0.1
+done
+expect_json '.gpus[0]["clocks.applications.graphics"]' 1410
 sleep 1.1  # one more refresh: the two views are read one after the other
 same_both_ways -i 1 clocks
 expect_out "Set by gpuclk"; expect_out "Differs From Other GPUs"
@@ -161,7 +169,28 @@ check; grep -q "SIGTERM, stopping" "$TEST_TMP/serve.log" || fail "no stop messag
 gpuclk --sim --socket "$SOCK" query --fields index --format csv,noheader
 expect_exit 0; expect_lines 4
 
+# --- the counters (slow tier): every --counters-interval while nothing streams, every second
+#     while a dmon does ---
+GPUCLK_SIM_SPEED=1 start_serve --sim --socket "$SOCK" serve --listen off --counters-interval 3s ||
+  exit 1
+slow_in_6s() {
+  ask '{"v":1,"request":"history","seconds":6,"resolution":"interval","gpus":[0]}
+' | jq '.gpus[0].slow | length'
+}
+sleep 7
+n=$(slow_in_6s); LAST_CMD="history, idle"
+check; [ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "idle: $n slow samples in 6 s, expected 2 (every 3 s)"
+GPUCLK_SIM_SPEED=1 "$GPUCLK_BIN" --sim --socket "$SOCK" -i 0 dmon -d 1 -c 9 >"$TEST_TMP/dmon.out" &
+DMON_PID=$!
+sleep 7.5
+n=$(slow_in_6s); LAST_CMD="history, a dmon streaming"
+check; [ "$n" -ge 5 ] || fail "streaming: $n slow samples in 6 s, expected ~6 (every second)"
+wait "$DMON_PID"
+stop_serve
+
 # --- bad arguments ---
+gpuclk --sim --socket "$SOCK" serve --counters-interval 0.5s
+expect_exit 2; expect_err "bad --counters-interval '0.5s'"
 gpuclk --sim --socket "$SOCK" serve --interval 1ms
 expect_exit 2; expect_err "bad --interval '1ms'"
 gpuclk --sim --socket "$SOCK" serve --history 2weeks
