@@ -16,6 +16,7 @@ packages=(
   prometheus            # real server and promtool for exporter tests
   prometheus-cpp-dev    # exporter
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
+  slurmctld slurmd slurm-client munge  # a real Slurm for the prolog/epilog test (tests/integration/slurm_test.sh)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
