@@ -8,7 +8,8 @@
 # all four are back when it ends; two concurrent jobs on different GPUs each change and restore
 # only their own, also when one is cancelled mid-run and when slurmd restarts in between; a job's
 # profile request is honoured, a path in it is not; the report's energy matches the simulator's
-# truth within 5 %. Skipped (77) when not root or Slurm is not installed.
+# truth within 5 %; a profile that cannot be applied drains the node; with `gpuclk serve` running,
+# the measurement reads the service. Skipped (77) when not root or Slurm is not installed.
 set -u
 GPUCLK_BIN=${1:?usage: slurm_test.sh /path/to/gpuclk}
 GPUCLK_BIN=$(readlink -f "$GPUCLK_BIN")
@@ -54,7 +55,8 @@ dump_logs() {
 # --- the simulated node and gpuclk's Slurm settings ---
 unset GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_READ_ONLY GPUCLK_STATE_DIR GPUCLK_FALLBACK_SIM
 export GPUCLK_SIM_STATE="$TMP/sim.state"
-export GPUCLK_SOCKET="$TMP/no-service.sock" # the jobs' measurements sample NVML themselves
+# No service answers there until part 4: the jobs' measurements sample NVML themselves.
+export GPUCLK_SOCKET="$TMP/serve.sock"
 mkdir -p "$TMP/profiles" "$TMP/out" "$TMP/dev"
 cat >"$TMP/profiles/site.toml" <<'END'
 version = 1
@@ -181,9 +183,10 @@ END
 chmod 0755 "$TMP/job.sh"
 # submit ARGS...: sbatch's job id (the job's output in $TMP/out).
 submit() { sbatch --parsable -o "$TMP/out/slurm-%j.out" "$@" "$TMP/job.sh"; }
-# settings GPU: "SM_MHZ APP_GFX_MHZ POWER_W" of one GPU now, read from the test's side.
+# settings GPU: "SM_MHZ APP_GFX_MHZ POWER_W" of one GPU now, read from the test's side, from NVML
+# (not a service's last sample).
 settings() {
-  "$GPUCLK_BIN" --sim -i "$1" query --query-gpu=clocks.sm,clocks.applications.graphics,power.limit \
+  "$GPUCLK_BIN" --sim --direct -i "$1" query --query-gpu=clocks.sm,clocks.applications.graphics,power.limit \
     --format=csv,noheader,nounits | tr -d ',' | awk '{ printf "%d %d %d\n", $1, $2, $3 }'
 }
 # Originals of the simulated H100s: application clocks 1980 MHz, power limit 700 W.
@@ -284,6 +287,24 @@ check; grep -q "applying profile broken (job request) to GPUs .* failed" "$TMP/s
   fail "slurmd's log does not say why job $bad_job's prolog failed"
 check; ! ls "$TMP"/state/job-* >/dev/null 2>&1 || fail "state dirs left: $(ls "$TMP/state")"
 scancel "$bad_job"
+scontrol update NodeName="$NODE" State=RESUME
+
+# --- 4. with `gpuclk serve` on the node, the job's measurement reads the service's samples ---
+"$GPUCLK_BIN" --sim --socket "$GPUCLK_SOCKET" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
+PIDS+=($!)
+check; wait_for 10 test -S "$GPUCLK_SOCKET" || fail "gpuclk serve did not start: $(cat "$TMP/serve.log")"
+check; wait_for 20 node_idle || fail "the node did not come back after RESUME: $(scontrol show node "$NODE" | grep -E 'State|Reason')"
+served_job=$(HOLD=3 submit --gres=gpu:2)
+check; wait_for 30 job_done "$served_job" || { fail "job $served_job (with serve): no report or state dir left after 30 s"; dump_logs; }
+report="$TMP/reports/$served_job.json"
+for g in 0 1 2 3; do check; is_original $g || fail "after job $served_job: GPU $g not restored: $(settings $g)"; done
+# Through the service, stat has no simulator truth (only a process that loads the simulator can
+# read it): that is how the report shows where its samples came from.
+check; [ "$(jq -c '[.stat.gpus[] | .simulator_energy_j]' "$report")" == "[null,null]" ] ||
+  fail "job $served_job: the measurement did not go through gpuclk serve: $(jq -c '[.stat.gpus[] | .simulator_energy_j]' "$report")"
+check; jq -e '[.stat.gpus[] | .energy_j > 500 and .sm_clock_mhz.median == 1200] | all' "$report" >/dev/null ||
+  fail "job $served_job (through serve): $(jq -c '[.stat.gpus[] | {energy_j, sm: .sm_clock_mhz.median}]' "$report")"
+
 finish() {
   echo "$CHECKS checks, $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
