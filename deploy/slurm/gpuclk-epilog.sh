@@ -67,7 +67,7 @@ if [ -n "$REPORT_DIR" ]; then
       echo "  \"job_id\": $JOB_ID,"
       echo "  \"user\": $(json_string "${SLURM_JOB_USER:-}"),"
       echo "  \"uid\": ${SLURM_JOB_UID:-null},"
-      echo "  \"node\": $(json_string "${SLURMD_NODENAME:-$(hostname)}"),"
+      echo "  \"node\": $(json_string "$NODE_NAME"),"
       echo "  \"job_exit_code\": $(json_string "$exit_code"),"
       echo "  \"gpus\": [${gpus}],"
       echo "  \"profile\": $(json_string "$profile_name"),"
@@ -92,14 +92,14 @@ if [ "$REPORT_TO_OUTPUT_DIR" == yes ] && [ "$stat_json" != null ] && [ -n "${SLU
   write_file='cat >"$1"'
   if [ -n "$stdout" ] && [ "$stdout" != /dev/null ] && [[ "$dir" == /* ]] && [[ "$dir" != *%* ]]; then
     {
-      echo "gpuclk report for Slurm job $JOB_ID on ${SLURMD_NODENAME:-$(hostname)}: GPUs $gpus," \
+      echo "gpuclk report for Slurm job $JOB_ID on $NODE_NAME: GPUs $gpus," \
         "profile ${profile_name:-none} ($profile_source), settings restored: $restored"
       echo "(measured from the prolog to the epilog; \"sleep infinity\" is the placeholder that held it open)"
       sed 's/^/note: /' "$JOB_STATE/notes"
       echo
       grep -v "^note: no process of the command appeared" "$JOB_STATE/stat.txt"
     } | setpriv --reuid "$SLURM_JOB_UID" --regid "${SLURM_JOB_GID:-$SLURM_JOB_UID}" --clear-groups \
-      -- sh -c "$write_file" sh "$dir/gpuclk-$JOB_ID.txt" 2>/dev/null ||
+      -- sh -c "$write_file" sh "$dir/gpuclk-$JOB_ID.$NODE_NAME.txt" 2>/dev/null ||
       log notice "cannot write the text report to $dir (as uid $SLURM_JOB_UID)"
   fi
 fi

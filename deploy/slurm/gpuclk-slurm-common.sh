@@ -50,6 +50,8 @@ case "${SLURM_JOB_ID:-}" in
     ;;
 esac
 JOB_ID=$SLURM_JOB_ID
+# This node's name in file names (a multi-node job writes one report per node).
+NODE_NAME=$(tr -cd 'A-Za-z0-9._-' <<<"${SLURMD_NODENAME:-$(hostname -s)}")
 JOB_STATE="$STATE_BASE/job-$JOB_ID"
 
 # gpuclk_cmd ARGS...: the configured gpuclk with the site's global options.

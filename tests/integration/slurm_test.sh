@@ -229,7 +229,7 @@ for k in 0 1; do
   check; [ "$(jq ".stat.gpus[$k].sm_clock_mhz.median" "$report")" == 1200 ] || fail "job $job: median SM clock $(jq ".stat.gpus[$k].sm_clock_mhz.median" "$report") MHz, locked at 1200"
 done
 check; jq -e '.stat.gpus[0].verdict | length > 0' "$report" >/dev/null || fail "job $job: no verdict"
-text="$TMP/out/gpuclk-$job.txt"
+text="$TMP/out/gpuclk-$job.$NODE.txt"
 check; grep -q "^gpuclk report for Slurm job $job" "$text" 2>/dev/null && grep -q "Verdict" "$text" ||
   fail "job $job: no text report beside the job's output ($text)"
 
