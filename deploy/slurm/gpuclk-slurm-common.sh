@@ -24,23 +24,25 @@ log() {
   return 0
 }
 
-# The settings file is root's: refuse one that others could have written (it is sourced as root).
+# The settings file is sourced as root: refuse one that anybody but root (or whoever runs this,
+# in tests) owns or that others could have written.
 if [ -f "$gpuclk_slurm_conf" ]; then
-  perms=$(stat -Lc '%u %A' "$gpuclk_slurm_conf")
-  case "$perms" in
-    "0 "?????w????* | "0 "????????w?*)
-      log err "$gpuclk_slurm_conf is writable by others than root; not using it"
-      exit 1
-      ;;
-    "0 "*)
-      # shellcheck source=deploy/slurm/gpuclk-slurm.conf
-      . "$gpuclk_slurm_conf"
-      ;;
-    *)
-      log err "$gpuclk_slurm_conf is not owned by root; not using it"
+  read -r owner mode < <(stat -Lc '%u %A' "$gpuclk_slurm_conf")
+  if [ "$owner" != 0 ] && [ "$owner" != "$(id -u)" ]; then
+    log err "$gpuclk_slurm_conf is not owned by root; not using it"
+    exit 1
+  fi
+  case "$mode" in
+    ?????w???? | ????????w?)
+      log err "$gpuclk_slurm_conf is writable by others than its owner; not using it"
       exit 1
       ;;
   esac
+  # shellcheck source=deploy/slurm/gpuclk-slurm.conf
+  . "$gpuclk_slurm_conf"
+elif [ -n "${GPUCLK_SLURM_CONF:-}" ]; then
+  log err "GPUCLK_SLURM_CONF names $GPUCLK_SLURM_CONF, which is not a file"
+  exit 1
 fi
 
 case "${SLURM_JOB_ID:-}" in
