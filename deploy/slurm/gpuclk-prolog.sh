@@ -25,14 +25,15 @@ case "$gpus" in
 esac
 
 # The profile the job asked for: a word gpuclk:NAME in its comment. SLURM_JOB_COMMENT is in the
-# prolog's environment since Slurm 21.08; older slurmd: ask slurmctld.
-if [ -n "${SLURM_JOB_COMMENT+set}" ]; then
-  comment=$SLURM_JOB_COMMENT
-else
+# prolog's environment since Slurm 21.08 (unset when the job has no comment); an older slurmd
+# lacks it, and COMMENT_FROM_SCONTROL=yes asks slurmctld instead (one RPC per job).
+comment=${SLURM_JOB_COMMENT:-}
+if [ -z "$comment" ] && [ "$COMMENT_FROM_SCONTROL" == yes ]; then
   comment=$("$SCONTROL" show job -o "$JOB_ID" 2>/dev/null | sed -n 's/.* Comment=\(.*\) StdIn=.*/\1/p')
 fi
 requested=""
-for word in $(tr ',;' '  ' <<<"$comment"); do
+read -r -a words <<<"$(tr ',;' '  ' <<<"$comment")" # read -a: no glob expansion of the words
+for word in "${words[@]}"; do
   case "$word" in gpuclk:*) requested=$(tr -cd '[:graph:]' <<<"${word#gpuclk:}" | head -c 100) ;; esac
 done
 

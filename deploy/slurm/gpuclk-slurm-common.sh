@@ -13,6 +13,7 @@ REPORT_TO_OUTPUT_DIR=yes
 STAT_INTERVAL=100ms
 STOP_TIMEOUT=10
 SCONTROL=scontrol
+COMMENT_FROM_SCONTROL=no
 
 # log LEVEL MESSAGE...: one line "gpuclk-slurm[job N]: MESSAGE" on stderr and to syslog.
 log() {

@@ -90,6 +90,10 @@ for req in "/etc/passwd" "../profiles/low" "low/../low" "..low" 'lo"w' "nosuch" 
   expect_json_file '.profile' 5 site
   expect_json_file '.notes | length' 5 1
 done
+# a glob in the comment is a word, not a file list (the prolog runs in slurmd's directory)
+touch "$TEST_TMP/gpuclk:low"
+(cd "$TEST_TMP" && run prolog 11 SLURM_JOB_GPUS=1 SLURM_JOB_COMMENT="gpuclk:*" && run epilog 11)
+expect_json_file '.profile + "/" + (.notes | length | tostring)' 11 "site/1"
 # control characters in a request never reach the JSON report unescaped
 run prolog 6 SLURM_JOB_GPUS=0 SLURM_JOB_COMMENT="$(printf 'gpuclk:a\001b\\c')"
 run epilog 6
