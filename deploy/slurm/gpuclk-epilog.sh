@@ -94,7 +94,7 @@ if [ "$REPORT_TO_OUTPUT_DIR" == yes ] && [ "$stat_json" != null ] && [ -n "${SLU
     {
       echo "gpuclk report for Slurm job $JOB_ID on $NODE_NAME: GPUs $gpus," \
         "profile ${profile_name:-none} ($profile_source), settings restored: $restored"
-      echo "(measured from the prolog to the epilog; \"sleep infinity\" is the placeholder that held it open)"
+      echo "(measured from the prolog to the epilog; \"tail -f --pid\" is the placeholder that held it open)"
       sed 's/^/note: /' "$JOB_STATE/notes"
       echo
       grep -v "^note: no process of the command appeared" "$JOB_STATE/stat.txt"

@@ -73,10 +73,13 @@ fi
 
 # The measurement: gpuclk stat around a placeholder command, in its own session so slurmd does
 # not wait for it; the epilog sends SIGTERM and stat writes its report. Never fails the job.
+# The placeholder waits for stat itself (the subshell's pid, which exec hands on to stat), so
+# it ends too if stat dies some other way.
 (
   # shellcheck disable=SC2086  # GPUCLK_OPTS is a list of options
   cd / && exec setsid "$GPUCLK" $GPUCLK_OPTS -i "$gpus" stat --interval "$STAT_INTERVAL" \
-    --json "$JOB_STATE/stat.json" -- sleep infinity </dev/null >/dev/null 2>"$JOB_STATE/stat.txt"
+    --json "$JOB_STATE/stat.json" -- tail -f --pid="$BASHPID" /dev/null \
+    </dev/null >/dev/null 2>"$JOB_STATE/stat.txt"
 ) &
 echo $! >"$JOB_STATE/stat.pid"
 sleep 0.2

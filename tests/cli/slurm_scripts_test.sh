@@ -127,13 +127,17 @@ check; [ "$(limits)" == "700 700 700 700" ] || fail "limits $(limits) after refu
 # --- the measurement died: no report, but the GPUs are restored and the job is not failed ---
 run prolog 9 SLURM_JOB_GPUS=3
 expect_exit 0
-kill -KILL "$(cat "$TEST_TMP/state/job-9/stat.pid")"
+stat_pid=$(cat "$TEST_TMP/state/job-9/stat.pid")
+kill -KILL "$stat_pid"
 run epilog 9
 expect_exit 0
 expect_err "no report for this job"
 expect_json_file '.stat' 9 null
 expect_json_file '.restored' 9 true
 check; [ "$(limits)" == "700 700 700 700" ] || fail "limits $(limits) after job 9"
+placeholder_gone() { ! pgrep -f -- "--pid=$stat_pid /dev/null" >/dev/null; }
+for _ in $(seq 30); do placeholder_gone && break; sleep 0.1; done
+check; placeholder_gone || fail "job 9: the measurement's placeholder outlived it: $(pgrep -af -- "--pid=$stat_pid")"
 
 # --- a restore that fails: the epilog fails (Slurm drains the node), the journal stays ---
 run prolog 10 SLURM_JOB_GPUS=2
