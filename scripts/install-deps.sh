@@ -17,6 +17,7 @@ packages=(
   prometheus-cpp-dev    # exporter
   libcurl4-openssl-dev  # gpuclk fleet: Prometheus's HTTP API
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
+  slurmctld slurmd slurm-client munge  # a real Slurm for the prolog/epilog test (tests/integration/slurm_test.sh)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
   jq                    # JSON assertions in tests/cli
