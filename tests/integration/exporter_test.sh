@@ -33,9 +33,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # --- three nodes ---
 SCENARIOS=(default misconfigured a100)
 declare -A PORT SPEED=([default]=1 [misconfigured]=0 [a100]=0)
+# The live node reads its counters every second (the default, 5 s, is for real cards, where each
+# energy read costs ~3 ms): the check below compares rate(energy[10s]) with the mean power, and
+# 5 s steps in a 10 s window would make it a check of where the steps fall.
+declare -A EXTRA=([default]="--counters-interval 1s" [misconfigured]="" [a100]="")
 for node in "${SCENARIOS[@]}"; do
+  # shellcheck disable=SC2086  # EXTRA holds options
   GPUCLK_SIM_SPEED=${SPEED[$node]} GPUCLK_SIM_STATE="$TMP/$node.state" GPUCLK_STATE_DIR="$TMP/$node.journal" \
-    "$GPUCLK_BIN" --sim "$node" --socket "$TMP/$node.sock" serve --listen 127.0.0.1:0 \
+    "$GPUCLK_BIN" --sim "$node" --socket "$TMP/$node.sock" serve --listen 127.0.0.1:0 ${EXTRA[$node]} \
     2>"$TMP/$node.log" &
   PIDS+=($!)
 done
