@@ -248,10 +248,7 @@ expect_json '.findings | map(select(.severity != "info")) | length' 0
 # service's, ~100 would be doctor's own. The same findings as watching (jitter.toml above).
 fresh_node
 export GPUCLK_SIM_START=30
-"$GPUCLK_BIN" --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" serve --listen off \
-  --history 15m 2>"$TEST_TMP/serve.log" &
-SERVE_PID=$!
-for _ in $(seq 100); do grep -q "sampling every" "$TEST_TMP/serve.log" && break; sleep 0.1; done
+start_serve --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" serve --listen off --history 15m
 gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" --format json doctor --duration 20s \
   --interval 200ms
 expect_exit 10
@@ -270,8 +267,7 @@ expect_json .source watched
 gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" doctor --duration 20m
 expect_exit 2
 expect_err "--duration 1200 s is longer than gpuclk serve's history (900 s)"
-kill "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null
+stop_serve
 unset GPUCLK_SIM_START
 
 # --- bad arguments: exit 2, naming the value and what is valid ---

@@ -7,7 +7,31 @@ set -u
 GPUCLK_BIN=${1:?usage: test.sh /path/to/gpuclk}
 GPUCLK_BIN_DIR=$(cd "$(dirname "$GPUCLK_BIN")" && pwd)
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-cli.XXXXXX")
-trap 'rm -rf "$TEST_TMP"' EXIT
+# A `gpuclk serve` a test starts (start_serve) is stopped on exit too.
+SERVE_PID=""
+stop_serve() {
+  [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
+  wait "$SERVE_PID" 2>/dev/null
+  SERVE_PID=""
+}
+trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
+# start_serve ARGS...: starts `gpuclk ARGS` (ARGS include `serve`) in the background, waits
+# (<= 20 s) until it says it is ready; SERVE_PID, and PORT when it serves HTTP. Its stderr goes to
+# $TEST_TMP/serve.log.
+start_serve() {
+  "$GPUCLK_BIN" "$@" 2>"$TEST_TMP/serve.log" &
+  SERVE_PID=$!
+  for _ in $(seq 200); do
+    if grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null; then
+      PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TEST_TMP/serve.log" | head -1 | sed 's/.*://')
+      return 0
+    fi
+    kill -0 "$SERVE_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "serve did not start: $(cat "$TEST_TMP/serve.log")" >&2
+  return 1
+}
 export GPUCLK_SIM_STATE="$TEST_TMP/sim.state"
 export GPUCLK_STATE_DIR="$TEST_TMP/state"
 unset GPUCLK_READ_ONLY GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_FALLBACK_SIM

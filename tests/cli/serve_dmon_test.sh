@@ -7,16 +7,8 @@
 source "$(dirname "$0")/lib.sh" "$1"
 export GPUCLK_SIM_SPEED=0  # frozen: both ways read the same instant
 SOCK="$TEST_TMP/gpuclk.sock"
-SERVE_PID=""
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""; }
-trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
 
-"$GPUCLK_BIN" --sim --socket "$SOCK" serve --listen off --interval 50ms 2>"$TEST_TMP/serve.log" &
-SERVE_PID=$!
-for _ in $(seq 200); do
-  grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && break
-  sleep 0.1
-done
+start_serve --sim --socket "$SOCK" serve --listen off --interval 50ms
 check; grep -q "sampling every" "$TEST_TMP/serve.log" || { fail "serve did not start: $(cat "$TEST_TMP/serve.log")"; finish; }
 
 # Through the service NVML is not needed: --nvml-lib points at nothing.

@@ -9,30 +9,12 @@ FIXTURES="$(cd "$(dirname "$0")" && pwd)/fixtures"
 NODE="$FIXTURES/govern-4gpu.toml"
 export GPUCLK_SIM_SPEED=4
 SOCK="$TEST_TMP/gpuclk.sock"
-SERVE_PID=""
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""; }
-trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
 
 settings() {
   gpuclk --sim "$NODE" --direct query --query-gpu=index,persistence_mode,clocks.applications.graphics,power.limit --format=csv,noheader
 }
 journal_json() { "$GPUCLK_BIN" --sim "$NODE" --format json journal 2>/dev/null; }
 journal_gpus() { journal_json | jq -r '.gpus | length'; }
-# start_serve ARGS...: `gpuclk ARGS`, waits (≤ 20 s) for its ready line; PORT is its HTTP port.
-start_serve() {
-  "$GPUCLK_BIN" "$@" 2>"$TEST_TMP/serve.log" &
-  SERVE_PID=$!
-  for _ in $(seq 200); do
-    if grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null; then
-      PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TEST_TMP/serve.log" | head -1 | sed 's/.*://')
-      return 0
-    fi
-    kill -0 "$SERVE_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "serve did not start: $(cat "$TEST_TMP/serve.log")" >&2
-  return 1
-}
 metric() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep -E "^$1" | head -1 | awk '{print $NF}'; }
 # wait_for SECONDS CONDITION...: polls the shell condition every 0.2 s.
 wait_for() {

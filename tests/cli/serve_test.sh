@@ -5,22 +5,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 export GPUCLK_SIM_SPEED=0  # frozen: both ways read the same instant
 SOCK="$TEST_TMP/gpuclk.sock"
-SERVE_PID=""
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""; }
-trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
 
-# start_serve ARGS...: starts `gpuclk ARGS serve`, waits (≤ 20 s) until it says it is ready.
-start_serve() {
-  "$GPUCLK_BIN" "$@" 2>"$TEST_TMP/serve.log" &
-  SERVE_PID=$!
-  for _ in $(seq 200); do
-    grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && return 0
-    kill -0 "$SERVE_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "serve did not start: $(cat "$TEST_TMP/serve.log")" >&2
-  return 1
-}
 # ask JSON: sends raw lines to the socket, prints what comes back (≤ 5 s).
 ask() {
   python3 - "$SOCK" "$1" <<'PY'
