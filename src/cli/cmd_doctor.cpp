@@ -18,6 +18,7 @@
 #include "cli/findings_view.h"
 #include "gpu/events.h"
 #include "host/cpu.h"
+#include "host/process.h"
 #include "rules/rule.h"
 #include "serve/protocol.h"
 #include "telemetry/interval.h"
@@ -104,6 +105,8 @@ rules::GpuFacts read_facts(const gpu::Device& d) {
     for (const auto& p : *processes) {
       f.processes->push_back(p.pid);
       if (auto cpus = host::process_cpus(p.pid)) f.process_cpus[p.pid] = std::move(*cpus);
+      if (auto info = host::read_process(p.pid); info && info->age.count() > 0)
+        f.process_cpu_percent[p.pid] = 100 * info->cpu_time / info->age;
     }
   }
   return f;

@@ -37,13 +37,18 @@ std::optional<ProcessInfo> read_process(unsigned pid) {
   p.pid = pid;
   std::istringstream fields(stat.substr(close + 1));
   std::string field;
-  double utime = 0, stime = 0;
-  for (int n = 3; n <= 15 && fields >> field; ++n) {
+  double utime = 0, stime = 0, start = 0;
+  for (int n = 3; n <= 22 && fields >> field; ++n) {
     if (n == 14) utime = std::stod(field);
     if (n == 15) stime = std::stod(field);
+    if (n == 22) start = std::stod(field);  // starttime: clock ticks after boot
   }
-  const auto ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  p.cpu_time = std::chrono::duration<double>((utime + stime) / (ticks > 0 ? ticks : 100.0));
+  double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (ticks <= 0) ticks = 100.0;
+  p.cpu_time = std::chrono::duration<double>((utime + stime) / ticks);
+  std::istringstream uptime(read_all("/proc/uptime"));
+  if (double up = 0; uptime >> up && up * ticks >= start)
+    p.age = std::chrono::duration<double>(up - start / ticks);
 
   auto command = read_all(dir + "/cmdline");
   while (!command.empty() && command.back() == '\0') command.pop_back();

@@ -13,6 +13,7 @@ struct ProcessInfo {
   std::string user;     // the login name of its real uid; the uid as a number when unnamed
   std::string command;  // /proc/PID/cmdline with spaces between the arguments (comm when empty)
   std::chrono::duration<double> cpu_time{};  // user + system, since the process started
+  std::chrono::duration<double> age{};       // wall time since it started (0: unknown)
 };
 
 // nullopt when the process does not exist (or /proc cannot be read: another PID namespace).

@@ -46,6 +46,8 @@ struct GpuFacts {
   std::optional<std::vector<unsigned>> cpu_affinity;
   std::optional<int> numa_node;
   std::map<unsigned, std::vector<unsigned>> process_cpus;
+  // CPU use of those processes, % of one core since each started (absent: unknown).
+  std::map<unsigned, double> process_cpu_percent;
 };
 
 // One GPU over the window [from, to]. `fast`/`slow` in time order; a status snapshot is one fast

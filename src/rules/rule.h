@@ -30,6 +30,7 @@ struct Thresholds {
   int clock_drops = 3;                    // clock_jitter: this many drops also count as jitter
   double starved_utilization = 0.30;      // input_starved: mean utilization below this ...
   double starved_process_fraction = 0.9;  // ... while a process held the GPU (of the samples)
+  double starved_cpu_busy_pct = 80;       // ... and its holder at this % of a core: CPU-bound
   double straggler_clock = 0.90;          // straggler: busy median clock below this × peers'
   double straggler_utilization = 0.20;    // straggler: mean utilization this far below peers'
   double straggler_peer_utilization = 0.30;  // straggler: peers at least this busy

@@ -22,12 +22,32 @@ void input_starved(const Input& in, const Thresholds& t, std::vector<Finding>& o
     if (*util >= t.starved_utilization || held_fraction < t.starved_process_fraction) continue;
     std::string pids;
     for (auto p : *g.processes) pids += (pids.empty() ? "" : ",") + std::to_string(p);
+    // What the holding process does on the CPU says where the input pipeline waits: busy (a core
+    // or more), its own preprocessing bounds the step; nearly idle, it waits for something else
+    // (data-loader worker processes, which are not counted here, storage, the network).
+    std::optional<double> cpu;
+    if (auto it = g.process_cpu_percent.find(g.processes->front());
+        it != g.process_cpu_percent.end())
+      cpu = it->second;
+    std::string cause =
+        "the input pipeline (data loading, CPU preprocessing, I/O) does not feed the GPU fast "
+        "enough";
+    if (cpu && *cpu >= t.starved_cpu_busy_pct) {
+      cause = fmt::format(
+          "the process holding the GPU is busy on the CPU ({:.0f}% of a core): its own input "
+          "work (decoding, augmentation, collation) bounds each step",
+          *cpu);
+    } else if (cpu) {
+      cause = fmt::format(
+          "the process holding the GPU uses only {:.0f}% of a core: it waits for its input — "
+          "data-loader worker processes, storage or the network — not for its own CPU",
+          *cpu);
+    }
     auto f = make("input_starved", Severity::warning, {g.index},
                   fmt::format("GPU {}: {:.0f}% busy while process {} held it {:.0f}% of the "
                               "time: the GPU waits for its input",
                               g.index, 100 * *util, pids, 100 * held_fraction),
-                  "the input pipeline (data loading, CPU preprocessing, I/O) does not feed the "
-                  "GPU fast enough",
+                  cause,
                   fmt::format("more data-loader workers, pinned memory, prefetching; check the "
                               "job's CPU use: top -p {}",
                               pids));
@@ -35,6 +55,7 @@ void input_starved(const Input& in, const Thresholds& t, std::vector<Finding>& o
     add(f, "held_by_process_pct", 100 * held_fraction, "%", 1);
     add(f, "idle_s", in.seconds() * (1 - *util), "s", 1);
     add(f, "pid", g.processes->front());
+    if (cpu) add(f, "process_cpu_pct", *cpu, "%", 1);
     out.push_back(std::move(f));
   }
 }

@@ -22,6 +22,10 @@ TEST(host_process, reads_this_process) {
   const passwd* me = getpwuid(getuid());
   EXPECT_EQ(p->user, me ? std::string(me->pw_name) : std::to_string(getuid()));
   EXPECT_GT(p->cpu_time.count(), 0.0);
+  // It has run at least the 50 ms it spun, and used no more CPU than wall time on one thread
+  // (plus the clock tick's rounding).
+  EXPECT_GE(p->age.count(), 0.04);
+  EXPECT_LE(p->cpu_time.count(), p->age.count() + 0.02);
 }
 
 TEST(host_process, a_process_that_does_not_exist_is_nullopt) {

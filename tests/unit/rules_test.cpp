@@ -216,6 +216,25 @@ TEST(rules_test, idle_with_a_process_holding_the_gpu_is_input_starvation) {
   EXPECT_NEAR(evidence(f[0], "utilization_pct"), 10, 1e-9);
 }
 
+TEST(rules_test, input_starvation_names_the_holders_cpu_use) {
+  auto in = window(1, 100, [](unsigned, int) { return busy(1980, 0, 0.1); });
+  in.gpus[0].facts.processes = std::vector<unsigned>{41000};
+  in.gpus[0].facts.process_cpu_percent[41000] = 99.5;  // preprocessing in the process itself
+  auto f = evaluate(in, {find_rule("input_starved")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NEAR(evidence(f[0], "process_cpu_pct"), 99.5, 1e-9);
+  EXPECT_NE(f[0].cause.find("busy on the CPU (100% of a core)"), std::string::npos) << f[0].cause;
+  in.gpus[0].facts.process_cpu_percent[41000] = 3;  // waiting for workers, storage, network
+  f = evaluate(in, {find_rule("input_starved")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].cause.find("uses only 3% of a core"), std::string::npos) << f[0].cause;
+  in.gpus[0].facts.process_cpu_percent.clear();  // unknown: the general cause, no evidence
+  f = evaluate(in, {find_rule("input_starved")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].cause.find("does not feed the GPU"), std::string::npos);
+  for (const auto& e : f[0].evidence) EXPECT_NE(e.key, "process_cpu_pct");
+}
+
 TEST(rules_test, findings_come_most_severe_first) {
   auto lost = healthy(0);
   lost.unavailable_code = 15;
