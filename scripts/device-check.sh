@@ -233,6 +233,17 @@ section_doctor() {
   "$BIN" -i 0 --format json doctor --duration 1 > /dev/null 2>&1
   cat "$OUT/doctor_gemm.txt"; echo "exit code $rc (0: nothing above info)"
   wait $GEMM_PID 2>/dev/null
+  echo; echo "## doctor --duration 20 through gpuclk serve: a look back over a BF16 GEMM that already ran"
+  "$BIN" --socket "$OUT/d.sock" serve --listen off 2>"$OUT/serve_d.log" &
+  local spid=$!
+  sleep 2
+  gemm_in_background 22
+  wait $GEMM_PID 2>/dev/null
+  local t0=$(date +%s.%N)
+  "$BIN" --socket "$OUT/d.sock" -i 0 doctor --duration 20 > "$OUT/doctor_serve.txt" 2>&1; rc=$?
+  local t1=$(date +%s.%N)
+  cat "$OUT/doctor_serve.txt"; echo "exit code $rc; answered in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') s"
+  kill $spid; wait $spid 2>/dev/null
 }
 
 section_govern() {
