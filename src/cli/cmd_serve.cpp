@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/governor_run.h"
+#include "cli/serve_profile.h"
 #include "cli/service_views.h"
 #include "control/journal_store.h"
 #include "control/restore.h"
@@ -48,6 +49,9 @@ struct ServeOptions {
   std::string govern_max_slowdown = "3%";
   std::string govern_log;
   bool govern_dry_run = false;
+  // --profile FILE: the desired state, applied at start and kept (serve_profile.h).
+  std::string profile;
+  std::string profile_check = "5s";
 };
 
 // `serve --govern POLICY`: the governor on the selected GPUs (all without -i), on a thread of
@@ -371,6 +375,12 @@ int run_serve(Context& ctx, const ServeOptions& o) {
     return service->answer(request, p);
   });
   auto views = service_views(ctx);
+  // The profile before the governor: applied (or refused) before anything else starts.
+  const auto profile_check = parse_profile_check(o.profile_check);
+  std::unique_ptr<ProfileKeeper> keeper;
+  if (!o.profile.empty())
+    keeper =
+        std::make_unique<ProfileKeeper>(ctx, o.profile, profile_check, !o.govern.empty(), devices);
   // The governor's checks (policy, journal, held clocks) before anything starts.
   std::unique_ptr<ServeGovernor> governor;
   if (!o.govern.empty()) governor = std::make_unique<ServeGovernor>(ctx, o, devices);
@@ -379,8 +389,10 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   JournalLocks locks(ctx, *service);
   service->add_series([&locks] { return locks.series(); });
   if (governor) service->add_series([&governor] { return governor->series(); });
+  if (keeper) service->add_series([&keeper] { return keeper->series(); });
   service->start();
   locks.start();
+  if (keeper) keeper->start();
   if (governor) governor->start();
   if (o.listen != "off") {
     http = std::make_unique<serve::HttpExporter>(*service, o.listen);
@@ -403,6 +415,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
             << std::endl;
   // The governor first: its clocks go back while the service still answers.
   const auto governed = governor ? governor->stop() : ExitCode::ok;
+  // The profile stays applied: it is the node's desired state (`gpuclk restore` undoes it).
+  if (keeper) keeper->stop();
   http.reset();
   socket.stop();
   locks.stop();
@@ -435,6 +449,12 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "governor's slowdown budget (default 3%)");
   sub->add_option("--govern-log", o->govern_log, "governor's decision log (JSON Lines)");
   sub->add_flag("--govern-dry-run", o->govern_dry_run, "governor decides and logs, writes nothing");
+  auto* profile = sub->add_option(
+      "--profile", o->profile,
+      "apply this profile (as `gpuclk apply`) at start and re-apply it when a GPU drifts");
+  sub->add_option("--profile-check", o->profile_check,
+                  "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
+      ->needs(profile);
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 
