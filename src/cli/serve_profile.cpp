@@ -104,10 +104,23 @@ void ProfileKeeper::check(bool at_start) {
   std::map<std::string, double> drifts, corrections;
   for (const auto& c : changes_) in_sync[c.gpu->facts().uuid] = true;
   for (const auto& s : report.settings) {
-    if (s.outcome == control::Outcome::unchanged) continue;
+    const auto key = std::pair{s.uuid, s.setting};
+    if (s.outcome == control::Outcome::unchanged) {
+      reported_.erase(key);
+      continue;
+    }
     const auto label = control::label_of(s.setting);
     const bool corrected = s.outcome == control::Outcome::changed;
     if (!corrected) in_sync[s.uuid] = false;
+    // A difference that stays (read-only mode, a write the GPU refuses) is logged once, and
+    // again only when the value found changes.
+    if (corrected) {
+      reported_.erase(key);
+    } else {
+      const auto seen = reported_.find(key);
+      if (seen != reported_.end() && seen->second == s.before) continue;
+      reported_[key] = s.before;
+    }
     if (at_start) {
       if (corrected)
         std::cerr << fmt::format("gpuclk serve: profile applied on GPU {}: {} {} -> {}\n", s.gpu,

@@ -66,6 +66,9 @@ class ProfileKeeper {
   std::optional<ControlSession> dry_session_;
   std::vector<std::unique_ptr<control::GpuControl>> controls_;
   std::vector<control::GpuChange> changes_;
+  // Differences already logged (UUID, setting) → the value found, so a lasting one is not
+  // logged at every check. Used by check() only (the constructor, then the check thread).
+  std::map<std::pair<std::string, control::Setting>, std::string> reported_;
 
   mutable std::mutex mutex_;
   std::map<std::string, GpuState> state_;  // by UUID

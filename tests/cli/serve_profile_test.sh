@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# gpuclk serve --profile on the simulator (4x H100): a bad profile or --profile-check stops it
+# before any GPU is written; the profile is applied at start (journaled); drift made by another
+# process is corrected within ~2 checks, logged and counted on /metrics; SIGTERM leaves the
+# profile applied; kill -9 then `gpuclk restore` returns the original settings; read-only mode
+# reports drift and writes nothing.
+source "$(dirname "$0")/lib.sh" "$1"
+SOCK="$TEST_TMP/gpuclk.sock"
+PROFILE="$TEST_TMP/node.toml"
+cat >"$PROFILE" <<'TOML'
+version = 1
+gpus = "all"
+[settings]
+persistence_mode = "on"
+application_clocks = "2619,1755"
+locked_gpu_clocks = "1755"
+power_limit_w = 650
+[[override]]
+gpus = "1"
+power_limit_w = 600
+TOML
+
+settings() {
+  gpuclk --sim --direct query --query-gpu=index,persistence_mode,clocks.applications.graphics,power.limit --format=csv,noheader
+}
+journal_gpus() { "$GPUCLK_BIN" --sim --format json journal 2>/dev/null | jq -r '.gpus | length'; }
+locked() { # locked GPU clocks the journal records for GPU $1
+  "$GPUCLK_BIN" --sim --format json journal 2>/dev/null |
+    jq -r ".gpus[] | select(.index == $1) | .applied.locked_gpu_clocks.min_mhz // empty" 2>/dev/null
+}
+metric() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep -E "^$1" | head -1 | awk '{print $NF}'; }
+wait_for() {
+  local n=$(($1 * 5)); shift
+  for _ in $(seq "$n"); do eval "$*" && return 0; sleep 0.2; done
+  return 1
+}
+APPLIED="0, Enabled, 1755 MHz, 650.00 W
+1, Enabled, 1755 MHz, 600.00 W
+2, Enabled, 1755 MHz, 650.00 W
+3, Enabled, 1755 MHz, 650.00 W"
+
+# An original that is not the driver's default (GPU 1), so "restored" cannot pass by resetting.
+gpuclk --sim set -i 1 --power-limit 612.5 --app-clocks 2619,1980
+expect_exit 0
+rm -rf "$GPUCLK_STATE_DIR"
+settings; ORIGINAL=$OUT
+
+# --- Bad arguments and bad profiles: exit 2, nothing written, no socket left. ---
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-check 500ms
+expect_exit 2; expect_err "bad --profile-check '500ms'"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-check 2h
+expect_exit 2; expect_err "bad --profile-check '2h'"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile-check 5s
+expect_exit 2; expect_err "--profile-check requires --profile"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$TEST_TMP/missing.toml"
+expect_exit 2; expect_err "missing.toml"
+printf 'version = 1\n[settings]\npower_limt_w = 650\n' >"$TEST_TMP/typo.toml"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$TEST_TMP/typo.toml"
+expect_exit 2; expect_err "power_limt_w"
+# One value no GPU supports (GPU 3's override): refused before any GPU is written.
+{ cat "$PROFILE"; printf '[[override]]\ngpus = "3"\npower_limit_w = 5000\n'; } >"$TEST_TMP/bad.toml"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$TEST_TMP/bad.toml"
+expect_exit 2; expect_err "5000"
+check; [ ! -e "$SOCK" ] || fail "a refused serve left its socket"
+settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "a refused profile changed the GPUs"
+check; [ "$(journal_gpus)" == "0" ] || [ -z "$(journal_gpus)" ] || fail "a refused profile left a journal"
+
+# --- Applied at start, journaled, on /metrics. ---
+start_serve --sim --socket "$SOCK" serve --listen 127.0.0.1:0 --profile "$PROFILE" \
+  --profile-check 1s || exit 1
+LAST_CMD="serve --profile (start)"
+settings; check; [ "$OUT" == "$APPLIED" ] || fail "profile not applied at start: $OUT"
+check; [ "$(locked 0)" == "1755" ] || fail "GPU 0's lock not journaled: '$(locked 0)'"
+check; grep -q "profile applied on GPU 1: power limit 612.500 W -> 600 W" "$TEST_TMP/serve.log" ||
+  fail "no start log line for GPU 1: $(cat "$TEST_TMP/serve.log")"
+check; [ "$(metric "gpuclk_profile_info\\{profile=\"$PROFILE\",read_only=\"0\"\\}")" == "1" ] ||
+  fail "no gpuclk_profile_info 1"
+check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="2"')" == "1" ] || fail "GPU 2 not in sync"
+check; [ -n "$(metric gpuclk_profile_last_check_timestamp_seconds)" ] || fail "no last check time"
+
+# --- Drift from another process: corrected within ~2 checks, logged, counted. ---
+gpuclk --sim --direct set -i 2 --power-limit 500
+expect_exit 0
+gpuclk --sim --direct set -i 3 --lock-gpu-clocks 1410
+expect_exit 0
+LAST_CMD="drift correction"
+check; wait_for 4 'grep -q "profile drift corrected on GPU 2: power limit was 500 W, restored 650 W" "$TEST_TMP/serve.log"' ||
+  fail "GPU 2's power limit not corrected: $(cat "$TEST_TMP/serve.log")"
+check; wait_for 4 'grep -q "profile drift corrected on GPU 3: locked GPU clocks was 1410 MHz, restored 1755 MHz" "$TEST_TMP/serve.log"' ||
+  fail "GPU 3's clock lock not corrected: $(cat "$TEST_TMP/serve.log")"
+settings; check; [ "$OUT" == "$APPLIED" ] || fail "drift left: $OUT"
+check; [ "$(locked 3)" == "1755" ] || fail "GPU 3's lock is '$(locked 3)'"
+check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="2"')" == "1" ] ||
+  fail "corrections_total for GPU 2 is '$(metric 'gpuclk_profile_drift_corrections_total\{gpu="2"')'"
+check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="0"')" == "0" ] || fail "GPU 0 counted a correction"
+check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="3"')" == "1" ] || fail "GPU 3 not in sync after correction"
+
+# --- SIGTERM leaves the profile applied; `gpuclk restore` undoes it. ---
+stop_serve
+settings; check; [ "$OUT" == "$APPLIED" ] || fail "SIGTERM did not leave the profile applied: $OUT"
+gpuclk --sim restore
+expect_exit 0
+settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "restore after SIGTERM: $OUT"
+
+# --- kill -9, then `gpuclk restore` returns the original settings. ---
+start_serve --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-check 1s || exit 1
+kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""
+gpuclk --sim restore
+expect_exit 0
+settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "restore after kill -9: $OUT"
+check; [ "$(journal_gpus)" == "0" ] || [ -z "$(journal_gpus)" ] || fail "journal not empty after restore"
+
+# --- Read-only: drift is reported (log, series), nothing is written. ---
+GPUCLK_READ_ONLY=1 start_serve --sim --socket "$SOCK" serve --listen 127.0.0.1:0 \
+  --profile "$PROFILE" --profile-check 1s || exit 1
+LAST_CMD="serve --profile, read-only"
+check; grep -q "read-only mode: drift is reported, never corrected" "$TEST_TMP/serve.log" ||
+  fail "read-only mode not stated: $(cat "$TEST_TMP/serve.log")"
+check; grep -q "GPU 1 differs from the profile: power limit is 612.500 W, the profile has 600 W" "$TEST_TMP/serve.log" ||
+  fail "start-up difference not reported: $(cat "$TEST_TMP/serve.log")"
+# A new drift is reported once; a lasting one is not repeated at every check.
+"$GPUCLK_BIN" --sim --direct set -i 2 --power-limit 500 >/dev/null 2>&1
+check; wait_for 4 'grep -q "profile drift on GPU 2: power limit is 500 W, the profile has 650 W (read-only mode: not restored)" "$TEST_TMP/serve.log"' ||
+  fail "drift not reported: $(cat "$TEST_TMP/serve.log")"
+sleep 2.2
+check; [ "$(grep -c "GPU 1 .*612.500 W" "$TEST_TMP/serve.log")" == "1" ] ||
+  fail "a lasting difference is logged more than once: $(cat "$TEST_TMP/serve.log")"
+settings; check; [ "$(sed -n 3p <<<"$OUT")" == "2, Enabled, 1980 MHz, 500.00 W" ] ||
+  fail "read-only mode corrected GPU 2: $OUT"
+check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="1"')" == "0" ] || fail "GPU 1 in sync in read-only mode"
+check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="1"')" == "0" ] || fail "read-only counted a correction"
+check; [ "$(metric 'gpuclk_profile_drifts_total\{gpu="2"')" == "1" ] || fail "read-only drift on GPU 2 not counted once"
+check; [ "$(metric "gpuclk_profile_info\\{profile=\"$PROFILE\",read_only=\"1\"\\}")" == "1" ] || fail "no read_only=1 info"
+stop_serve
+check; [ "$(journal_gpus)" == "1" ] || fail "read-only mode journaled (only the shell's set on GPU 2 should be)"
+gpuclk --sim restore
+settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "read-only mode wrote: $OUT"
+
+finish
