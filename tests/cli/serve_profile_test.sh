@@ -3,7 +3,9 @@
 # before any GPU is written; the profile is applied at start (journaled); drift made by another
 # process is corrected within ~2 checks, logged and counted on /metrics; SIGTERM leaves the
 # profile applied; kill -9 then `gpuclk restore` returns the original settings; read-only mode
-# reports drift and writes nothing.
+# reports drift and writes nothing. The Kubernetes variant (deploy/kubernetes/
+# gpuclk-serve-profile.yaml) parses, mounts its ConfigMap where --profile points, and its
+# profile applies on the simulated H100s (no kubectl: python3-yaml and `gpuclk apply --dry-run`).
 source "$(dirname "$0")/lib.sh" "$1"
 SOCK="$TEST_TMP/gpuclk.sock"
 PROFILE="$TEST_TMP/node.toml"
@@ -135,5 +137,34 @@ stop_serve
 check; [ "$(journal_gpus)" == "1" ] || fail "read-only mode journaled (only the shell's set on GPU 2 should be)"
 gpuclk --sim restore
 settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "read-only mode wrote: $OUT"
+
+# --- deploy/kubernetes: YAML parses; the ConfigMap's profile is what --profile reads. ---
+DEPLOY="$(cd "$(dirname "$0")/../../deploy/kubernetes" && pwd)"
+LAST_CMD="deploy/kubernetes/gpuclk-serve-profile.yaml"
+check
+if ! OUT=$(python3 - "$DEPLOY" "$TEST_TMP/k8s-profile.toml" 2>&1 <<'PY'
+import sys, yaml
+deploy, out = sys.argv[1], sys.argv[2]
+for name in ("gpuclk-serve.yaml", "servicemonitor.yaml", "gpuclk-serve-profile.yaml"):
+    docs = [d for d in yaml.safe_load_all(open(f"{deploy}/{name}")) if d]
+    assert docs, f"{name}: no documents"
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(f"{deploy}/gpuclk-serve-profile.yaml"))}
+cm, ds = docs["ConfigMap"], docs["DaemonSet"]
+spec = ds["spec"]["template"]["spec"]
+args = spec["containers"][0]["args"]
+path = args[args.index("--profile") + 1]
+mount = next(m for m in spec["containers"][0]["volumeMounts"] if m["name"] == "profile")
+volume = next(v for v in spec["volumes"] if v["name"] == "profile")
+assert volume["configMap"]["name"] == cm["metadata"]["name"], "the volume is not the ConfigMap"
+item = volume["configMap"]["items"][0]
+assert path == mount["mountPath"] + "/" + item["path"], f"--profile {path} is not the mounted file"
+assert "GPUCLK_READ_ONLY" not in [e["name"] for e in spec["containers"][0]["env"]], "read-only"
+open(out, "w").write(cm["data"][item["key"]])
+PY
+); then
+  fail "$OUT"
+fi
+gpuclk --sim apply --dry-run "$TEST_TMP/k8s-profile.toml"
+expect_exit 0; expect_out "would"
 
 finish
