@@ -60,9 +60,12 @@ struct ServeOptions {
 // is taken for each write only (ResidentSession), so a `gpuclk set` from a shell is not kept
 // waiting, and a GPU whose clocks such a command takes over is left to it until released.
 // SIGTERM/SIGINT stop it first and restore its clocks; after kill -9 `gpuclk restore` does.
+// With --profile the profile's locked_gpu_clocks is left to the governor (serve_profile.h).
 class ServeGovernor {
  public:
-  ServeGovernor(Context& ctx, const ServeOptions& o, const gpu::DeviceSet& all) {
+  // `keep_profile`: serve --profile keeps the GPUs' other settings, so stopping puts back only
+  // the clock lock instead of restoring the GPUs whole.
+  ServeGovernor(Context& ctx, const ServeOptions& o, const gpu::DeviceSet& all, bool keep_profile) {
     GovernSetup setup;
     setup.policy = o.govern;
     setup.policy_options.max_slowdown =
@@ -119,13 +122,25 @@ class ServeGovernor {
           });
           return result;
         },
-        [this, stop_command](const std::vector<control::GpuControl*>& gpus,
-                             const std::vector<std::string>& uuids) {
+        [this, stop_command, keep_profile](const std::vector<control::GpuControl*>& gpus,
+                                           const std::vector<std::string>& uuids) {
           return session_->with_journal(
               [&](control::Journal& journal, const control::PersistJournal& persist) {
                 auto options = session_->options();
                 options.command = stop_command;
-                return control::restore(gpus, journal, persist, options, uuids);
+                if (!keep_profile) return control::restore(gpus, journal, persist, options, uuids);
+                // With --profile the GPUs' other settings are the profile's, which stays applied:
+                // only the clock lock goes back to what it was before the governor.
+                std::vector<control::GpuChange> changes;
+                for (auto* gpu : gpus) {
+                  control::Settings target;
+                  const auto* entry = journal.find(gpu->facts().uuid);
+                  target.locked_gpu_clocks = entry && entry->original.locked_gpu_clocks
+                                                 ? *entry->original.locked_gpu_clocks
+                                                 : control::ClockLock::none();
+                  changes.push_back({gpu, target});
+                }
+                return control::apply_changes(changes, journal, persist, options);
               });
         });
   }
@@ -383,7 +398,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
         std::make_unique<ProfileKeeper>(ctx, o.profile, profile_check, !o.govern.empty(), devices);
   // The governor's checks (policy, journal, held clocks) before anything starts.
   std::unique_ptr<ServeGovernor> governor;
-  if (!o.govern.empty()) governor = std::make_unique<ServeGovernor>(ctx, o, devices);
+  if (!o.govern.empty())
+    governor = std::make_unique<ServeGovernor>(ctx, o, devices, keeper != nullptr);
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
   JournalLocks locks(ctx, *service);

@@ -3,7 +3,8 @@
 # before any GPU is written; the profile is applied at start (journaled); drift made by another
 # process is corrected within ~2 checks, logged and counted on /metrics; SIGTERM leaves the
 # profile applied; kill -9 then `gpuclk restore` returns the original settings; read-only mode
-# reports drift and writes nothing. The Kubernetes variant (deploy/kubernetes/
+# reports drift and writes nothing. With --govern the governor owns the SM clock lock: the
+# profile neither writes nor keeps it, and stopping puts back the lock only. The Kubernetes variant (deploy/kubernetes/
 # gpuclk-serve-profile.yaml) parses, mounts its ConfigMap where --profile points, and its
 # profile applies on the simulated H100s (no kubectl: python3-yaml and `gpuclk apply --dry-run`).
 source "$(dirname "$0")/lib.sh" "$1"
@@ -137,6 +138,39 @@ stop_serve
 check; [ "$(journal_gpus)" == "1" ] || fail "read-only mode journaled (only the shell's set on GPU 2 should be)"
 gpuclk --sim restore
 settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "read-only mode wrote: $OUT"
+
+# --- With --govern (-i 0,1): the governor owns the clock lock, the profile keeps the rest. ---
+export GPUCLK_SIM_STATE="$TEST_TMP/gov-sim.state" GPUCLK_STATE_DIR="$TEST_TMP/gov-state" GPUCLK_SIM_SPEED=4
+GOV="$(cd "$(dirname "$0")" && pwd)/fixtures/govern-4gpu.toml"
+gsettings() {
+  gpuclk --sim "$GOV" --direct query --query-gpu=index,clocks.applications.graphics,power.limit --format=csv,noheader
+}
+gjournal() { "$GPUCLK_BIN" --sim "$GOV" --format json journal 2>/dev/null; }
+gsettings; GOV_ORIGINAL=$OUT
+start_serve --sim "$GOV" --socket "$SOCK" -i 0,1 serve --listen off --govern phase \
+  --profile "$PROFILE" --profile-check 1s || exit 1
+LAST_CMD="serve --govern phase --profile"
+check; grep -q "the governor owns the SM clock lock" "$TEST_TMP/serve.log" ||
+  fail "not stated that the governor owns the lock: $(cat "$TEST_TMP/serve.log")"
+gsettings
+check; [ "$(sed -n 1,2p <<<"$OUT")" == "0, 1755 MHz, 650.00 W
+1, 1755 MHz, 600.00 W" ] || fail "profile not applied on GPUs 0,1: $OUT"
+check; [ "$(sed -n 3p <<<"$OUT")" == "$(sed -n 3p <<<"$GOV_ORIGINAL")" ] || fail "-i 0,1 but GPU 2 changed"
+check; wait_for 15 'gjournal | jq -e "[.history[] | select(.command == \"serve --govern phase\")] | length > 0" >/dev/null' ||
+  fail "the governor never wrote: $(cat "$TEST_TMP/serve.log")"
+sleep 2.2  # two profile checks while the governor holds locks
+check; [ "$(gjournal | jq '[.history[] | select((.command | startswith("serve --profile")) and .setting == "locked_gpu_clocks")] | length')" == "0" ] ||
+  fail "the profile wrote a clock lock under --govern"
+check; ! grep -q "locked GPU clocks" "$TEST_TMP/serve.log" || fail "the profile reported the governor's lock as drift"
+stop_serve
+gsettings
+check; [ "$(sed -n 1,2p <<<"$OUT")" == "0, 1755 MHz, 650.00 W
+1, 1755 MHz, 600.00 W" ] || fail "stopping the governor undid the profile: $OUT"
+check; [ "$(gjournal | jq -r '[.gpus[] | .applied.locked_gpu_clocks | objects] | length')" == "0" ] ||
+  fail "a clock lock is left after the governor stopped: $(gjournal | jq -c '.gpus[].applied')"
+gpuclk --sim "$GOV" restore
+expect_exit 0
+gsettings; check; [ "$OUT" == "$GOV_ORIGINAL" ] || fail "restore after --govern --profile: $OUT"
 
 # --- deploy/kubernetes: YAML parses; the ConfigMap's profile is what --profile reads. ---
 DEPLOY="$(cd "$(dirname "$0")/../../deploy/kubernetes" && pwd)"
