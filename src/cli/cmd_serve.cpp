@@ -432,7 +432,12 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   // The governor first: its clocks go back while the service still answers.
   const auto governed = governor ? governor->stop() : ExitCode::ok;
   // The profile stays applied: it is the node's desired state (`gpuclk restore` undoes it).
-  if (keeper) keeper->stop();
+  if (keeper) {
+    keeper->stop();
+    std::cerr << "gpuclk serve: profile " << o.profile
+              << " stays applied; `gpuclk restore` returns the GPUs to their original settings"
+              << std::endl;
+  }
   http.reset();
   socket.stop();
   locks.stop();
