@@ -100,6 +100,8 @@ check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="3"')" == "1" ] || fail "GPU 3 n
 
 # --- SIGTERM leaves the profile applied; `gpuclk restore` undoes it. ---
 stop_serve
+check; grep -q "stays applied; \`gpuclk restore\` returns the GPUs to their original settings" "$TEST_TMP/serve.log" ||
+  fail "no word at stop that the profile stays applied: $(cat "$TEST_TMP/serve.log")"
 settings; check; [ "$OUT" == "$APPLIED" ] || fail "SIGTERM did not leave the profile applied: $OUT"
 gpuclk --sim restore
 expect_exit 0
