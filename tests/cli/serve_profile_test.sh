@@ -80,6 +80,9 @@ check; [ "$(metric "gpuclk_profile_info\\{profile=\"$PROFILE\",read_only=\"0\"\\
   fail "no gpuclk_profile_info 1"
 check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="2"')" == "1" ] || fail "GPU 2 not in sync"
 check; [ -n "$(metric gpuclk_profile_last_check_timestamp_seconds)" ] || fail "no last check time"
+check; curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" >"$TEST_TMP/metrics.prom"
+promtool check metrics <"$TEST_TMP/metrics.prom" >"$TEST_TMP/lint.txt" 2>&1 ||
+  fail "promtool check metrics: $(cat "$TEST_TMP/lint.txt")"
 
 # --- Drift from another process: corrected within ~2 checks, logged, counted. ---
 gpuclk --sim --direct set -i 2 --power-limit 500
