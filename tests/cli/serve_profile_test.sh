@@ -144,6 +144,21 @@ check; [ "$(journal_gpus)" == "1" ] || fail "read-only mode journaled (only the 
 gpuclk --sim restore
 settings; check; [ "$OUT" == "$ORIGINAL" ] || fail "read-only mode wrote: $OUT"
 
+# --- A write that fails at start (GPU 2 cannot lock clocks): undone, apply's exit code. ---
+export GPUCLK_SIM_STATE="$TEST_TMP/faults-sim.state" GPUCLK_STATE_DIR="$TEST_TMP/faults-state"
+fsettings() {
+  GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=100 "$GPUCLK_BIN" --sim control-faults --direct query \
+    --query-gpu=index,clocks.applications.graphics,power.limit --format=csv,noheader
+}
+FAULTS_ORIGINAL=$(fsettings)
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=100 gpuclk --sim control-faults --socket "$SOCK" serve \
+  --listen off --profile "$PROFILE"
+expect_exit 255; expect_err "applying profile $PROFILE failed"
+check; [ ! -e "$SOCK" ] || fail "a failed start left its socket"
+check; [ "$(fsettings)" == "$FAULTS_ORIGINAL" ] || fail "a failed start left changes: $(fsettings)"
+check; [ "$("$GPUCLK_BIN" --sim control-faults --format json journal 2>/dev/null | jq -r '.gpus | length')" == "0" ] ||
+  fail "a failed start left GPUs in the journal"
+
 # --- With --govern (-i 0,1): the governor owns the clock lock, the profile keeps the rest. ---
 export GPUCLK_SIM_STATE="$TEST_TMP/gov-sim.state" GPUCLK_STATE_DIR="$TEST_TMP/gov-state" GPUCLK_SIM_SPEED=4
 GOV="$(cd "$(dirname "$0")" && pwd)/fixtures/govern-4gpu.toml"
