@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include "control/validate.h"
-#include "telemetry/interval.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/thread_name.h"
@@ -13,13 +15,20 @@
 namespace gpuclk::cli {
 
 std::chrono::milliseconds parse_profile_check(const std::string& text) {
-  const auto d = telemetry::parse_interval(text);
-  const auto ms =
-      d ? std::chrono::duration_cast<std::chrono::milliseconds>(*d) : std::chrono::milliseconds(0);
-  if (!d || ms < std::chrono::seconds(1) || ms > std::chrono::hours(1))
+  // A number with an optional unit: ms, s (the default), m, h.
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  const double scale = unit.empty() || unit == "s" ? 1
+                       : unit == "ms"              ? 1e-3
+                       : unit == "m"               ? 60
+                       : unit == "h"               ? 3600
+                                                   : 0;
+  const double seconds = value * scale;
+  if (text.empty() || ec != std::errc() || scale == 0 || !(seconds >= 1 && seconds <= 3600))
     throw bad_argument(fmt::format("bad --profile-check '{}'", parse::quote(text)),
                        "give a duration from 1s to 1h, e.g. 5s, 30s, 10m");
-  return ms;
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
 }
 
 ProfileKeeper::ProfileKeeper(Context& ctx, const std::string& path, std::chrono::milliseconds every,

@@ -53,6 +53,8 @@ gpuclk --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-
 expect_exit 2; expect_err "bad --profile-check '500ms'"
 gpuclk --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-check 2h
 expect_exit 2; expect_err "bad --profile-check '2h'"
+gpuclk --sim --socket "$SOCK" serve --listen off --profile "$PROFILE" --profile-check 61m
+expect_exit 2; expect_err "bad --profile-check '61m'"
 gpuclk --sim --socket "$SOCK" serve --listen off --profile-check 5s
 expect_exit 2; expect_err "--profile-check requires --profile"
 gpuclk --sim --socket "$SOCK" serve --listen off --profile "$TEST_TMP/missing.toml"
