@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpuclk serve --profile on the simulator (4x H100): a bad profile or --profile-check stops it
 # before any GPU is written; the profile is applied at start (journaled); drift made by another
-# process is corrected within ~2 checks, logged and counted on /metrics; SIGTERM leaves the
+# process (and a simulated driver reload) is corrected within ~2 checks, logged and counted on
+# /metrics; SIGTERM leaves the
 # profile applied; kill -9 then `gpuclk restore` returns the original settings; read-only mode
 # reports drift and writes nothing. With --govern the governor owns the SM clock lock: the
 # profile neither writes nor keeps it, and stopping puts back the lock only. The Kubernetes variant (deploy/kubernetes/
@@ -102,6 +103,14 @@ check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="2"')" == "1" ] 
   fail "corrections_total for GPU 2 is '$(metric 'gpuclk_profile_drift_corrections_total\{gpu="2"')'"
 check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="0"')" == "0" ] || fail "GPU 0 counted a correction"
 check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="3"')" == "1" ] || fail "GPU 3 not in sync after correction"
+# A driver reload: the simulator powered on again by another process (its settings back to the
+# driver's defaults) is corrected like any other drift.
+check; python3 -c "import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.nvmlInit_v2(); sys.exit(l.gpuclk_sim_reset())" \
+  "$GPUCLK_BIN_DIR/libnvml-sim.so" || fail "gpuclk_sim_reset failed"
+LAST_CMD="drift after a simulated driver reload"
+check; wait_for 4 'grep -q "profile drift corrected on GPU 1: power limit was 700 W, restored 600 W" "$TEST_TMP/serve.log"' ||
+  fail "the reload's defaults not corrected: $(cat "$TEST_TMP/serve.log")"
+check; wait_for 2 '[ "$(settings; echo "$OUT")" == "$APPLIED" ]' || fail "after the reload: $OUT"
 
 # --- SIGTERM leaves the profile applied; `gpuclk restore` undoes it. ---
 stop_serve
