@@ -111,6 +111,12 @@ LAST_CMD="drift after a simulated driver reload"
 check; wait_for 4 'grep -q "profile drift corrected on GPU 1: power limit was 700 W, restored 600 W" "$TEST_TMP/serve.log"' ||
   fail "the reload's defaults not corrected: $(cat "$TEST_TMP/serve.log")"
 check; wait_for 2 '[ "$(settings; echo "$OUT")" == "$APPLIED" ]' || fail "after the reload: $OUT"
+# While the service runs, `gpuclk restore` is one more drift: the profile comes back.
+gpuclk --sim restore
+expect_exit 0
+LAST_CMD="restore while serving"
+check; wait_for 4 '[ "$(settings; echo "$OUT")" == "$APPLIED" ] && [ "$(locked 0)" == "1755" ]' ||
+  fail "the profile did not come back after a restore: $(settings; echo "$OUT")"
 
 # --- SIGTERM leaves the profile applied; `gpuclk restore` undoes it. ---
 stop_serve
