@@ -182,6 +182,9 @@ void ProfileKeeper::start() {
         check(false);
       } catch (const std::exception& e) {
         std::cerr << fmt::format("gpuclk serve: checking profile {} failed: {}\n", path_, e.what());
+        // Not known to match: the series say so until a check goes through.
+        std::lock_guard guard(mutex_);
+        for (auto& [uuid, g] : state_) g.in_sync = false;
       }
       lock.lock();
     }
