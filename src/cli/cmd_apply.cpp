@@ -41,6 +41,13 @@ std::vector<std::size_t> positions(const std::string& spec,
 int run_apply(Context& ctx, const ApplyOptions& o) {
   ControlSession session(ctx, "apply " + o.profile, o.dry_run);
   const auto profile = control::load_profile(o.profile);
+  return run_change(session, profile_requests(ctx, profile), profile.snap,
+                    fmt::format("nothing to change: every GPU already matches {}", o.profile));
+}
+
+}  // namespace
+
+std::vector<DeviceRequest> profile_requests(Context& ctx, const control::Profile& profile) {
   auto& set = ctx.devices();
   const auto keys = keys_of(set);
   const auto covered = positions(profile.gpus, keys);
@@ -61,11 +68,8 @@ int run_apply(Context& ctx, const ApplyOptions& o) {
     }
     if (!r.empty()) requests.push_back({&set[p], r});
   }
-  return run_change(session, requests, profile.snap,
-                    fmt::format("nothing to change: every GPU already matches {}", o.profile));
+  return requests;
 }
-
-}  // namespace
 
 void add_apply_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ApplyOptions>();

@@ -13,6 +13,7 @@
 #include "cli/context.h"
 #include "control/journal_store.h"
 #include "control/nvml_gpu_control.h"
+#include "control/profile.h"
 #include "control/report.h"
 #include "control/request.h"
 #include "control/signals.h"
@@ -91,6 +92,10 @@ struct DeviceRequest {
   gpu::Device* device = nullptr;
   control::Request request;
 };
+
+// What a profile asks of each GPU it covers among the selected ones (-i narrows it), overrides
+// merged; GPUs it asks nothing of are left out. `apply` and `serve --profile` share it.
+std::vector<DeviceRequest> profile_requests(Context& ctx, const control::Profile& profile);
 
 // Validates every request against its GPU (all problems before any write), then applies them
 // as one transaction and prints the report. Returns 0 or throws Error.

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/governor_run.h"
+#include "cli/serve_profile.h"
 #include "cli/service_views.h"
 #include "control/journal_store.h"
 #include "control/restore.h"
@@ -48,6 +49,9 @@ struct ServeOptions {
   std::string govern_max_slowdown = "3%";
   std::string govern_log;
   bool govern_dry_run = false;
+  // --profile FILE: the desired state, applied at start and kept (serve_profile.h).
+  std::string profile;
+  std::string profile_check = "5s";
 };
 
 // `serve --govern POLICY`: the governor on the selected GPUs (all without -i), on a thread of
@@ -56,9 +60,12 @@ struct ServeOptions {
 // is taken for each write only (ResidentSession), so a `gpuclk set` from a shell is not kept
 // waiting, and a GPU whose clocks such a command takes over is left to it until released.
 // SIGTERM/SIGINT stop it first and restore its clocks; after kill -9 `gpuclk restore` does.
+// With --profile the profile's locked_gpu_clocks is left to the governor (serve_profile.h).
 class ServeGovernor {
  public:
-  ServeGovernor(Context& ctx, const ServeOptions& o, const gpu::DeviceSet& all) {
+  // `keep_profile`: serve --profile keeps the GPUs' other settings, so stopping puts back only
+  // the clock lock instead of restoring the GPUs whole.
+  ServeGovernor(Context& ctx, const ServeOptions& o, const gpu::DeviceSet& all, bool keep_profile) {
     GovernSetup setup;
     setup.policy = o.govern;
     setup.policy_options.max_slowdown =
@@ -115,13 +122,25 @@ class ServeGovernor {
           });
           return result;
         },
-        [this, stop_command](const std::vector<control::GpuControl*>& gpus,
-                             const std::vector<std::string>& uuids) {
+        [this, stop_command, keep_profile](const std::vector<control::GpuControl*>& gpus,
+                                           const std::vector<std::string>& uuids) {
           return session_->with_journal(
               [&](control::Journal& journal, const control::PersistJournal& persist) {
                 auto options = session_->options();
                 options.command = stop_command;
-                return control::restore(gpus, journal, persist, options, uuids);
+                if (!keep_profile) return control::restore(gpus, journal, persist, options, uuids);
+                // With --profile the GPUs' other settings are the profile's, which stays applied:
+                // only the clock lock goes back to what it was before the governor.
+                std::vector<control::GpuChange> changes;
+                for (auto* gpu : gpus) {
+                  control::Settings target;
+                  const auto* entry = journal.find(gpu->facts().uuid);
+                  target.locked_gpu_clocks = entry && entry->original.locked_gpu_clocks
+                                                 ? *entry->original.locked_gpu_clocks
+                                                 : control::ClockLock::none();
+                  changes.push_back({gpu, target});
+                }
+                return control::apply_changes(changes, journal, persist, options);
               });
         });
   }
@@ -371,16 +390,25 @@ int run_serve(Context& ctx, const ServeOptions& o) {
     return service->answer(request, p);
   });
   auto views = service_views(ctx);
+  // The profile before the governor: applied (or refused) before anything else starts.
+  const auto profile_check = parse_profile_check(o.profile_check);
+  std::unique_ptr<ProfileKeeper> keeper;
+  if (!o.profile.empty())
+    keeper =
+        std::make_unique<ProfileKeeper>(ctx, o.profile, profile_check, !o.govern.empty(), devices);
   // The governor's checks (policy, journal, held clocks) before anything starts.
   std::unique_ptr<ServeGovernor> governor;
-  if (!o.govern.empty()) governor = std::make_unique<ServeGovernor>(ctx, o, devices);
+  if (!o.govern.empty())
+    governor = std::make_unique<ServeGovernor>(ctx, o, devices, keeper != nullptr);
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
   JournalLocks locks(ctx, *service);
   service->add_series([&locks] { return locks.series(); });
   if (governor) service->add_series([&governor] { return governor->series(); });
+  if (keeper) service->add_series([&keeper] { return keeper->series(); });
   service->start();
   locks.start();
+  if (keeper) keeper->start();
   if (governor) governor->start();
   if (o.listen != "off") {
     http = std::make_unique<serve::HttpExporter>(*service, o.listen);
@@ -403,6 +431,13 @@ int run_serve(Context& ctx, const ServeOptions& o) {
             << std::endl;
   // The governor first: its clocks go back while the service still answers.
   const auto governed = governor ? governor->stop() : ExitCode::ok;
+  // The profile stays applied: it is the node's desired state (`gpuclk restore` undoes it).
+  if (keeper) {
+    keeper->stop();
+    std::cerr << "gpuclk serve: profile " << o.profile
+              << " stays applied; `gpuclk restore` returns the GPUs to their original settings"
+              << std::endl;
+  }
   http.reset();
   socket.stop();
   locks.stop();
@@ -435,6 +470,12 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "governor's slowdown budget (default 3%)");
   sub->add_option("--govern-log", o->govern_log, "governor's decision log (JSON Lines)");
   sub->add_flag("--govern-dry-run", o->govern_dry_run, "governor decides and logs, writes nothing");
+  auto* profile = sub->add_option(
+      "--profile", o->profile,
+      "apply this profile (as `gpuclk apply`) at start and re-apply it when a GPU drifts");
+  sub->add_option("--profile-check", o->profile_check,
+                  "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
+      ->needs(profile);
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 

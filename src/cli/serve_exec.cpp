@@ -59,6 +59,12 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--govern-max-slowdown", *ignored, "governor's slowdown budget (default 3%)");
   sub->add_option("--govern-log", *ignored, "governor's decision log (JSON Lines)");
   sub->add_flag("--govern-dry-run", *ignored_flag, "governor decides and logs, writes nothing");
+  auto* profile = sub->add_option(
+      "--profile", *ignored,
+      "apply this profile (as `gpuclk apply`) at start and re-apply it when a GPU drifts");
+  sub->add_option("--profile-check", *ignored,
+                  "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
+      ->needs(profile);
   sub->callback([&ctx, ignored, ignored_flag] {
     ctx.run = [] {
       exec_serve();

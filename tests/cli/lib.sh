@@ -19,7 +19,10 @@ trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
 # (<= 20 s) until it says it is ready; SERVE_PID, and PORT when it serves HTTP. Its stderr goes to
 # $TEST_TMP/serve.log.
 start_serve() {
-  "$GPUCLK_BIN" "$@" 2>"$TEST_TMP/serve.log" &
+  # Emptied here, not by the background job's redirection: that may run after the first grep
+  # below, which would then find the previous service's "sampling every" line.
+  : >"$TEST_TMP/serve.log"
+  "$GPUCLK_BIN" "$@" 2>>"$TEST_TMP/serve.log" &
   SERVE_PID=$!
   for _ in $(seq 200); do
     if grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null; then
