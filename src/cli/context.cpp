@@ -64,6 +64,7 @@ std::string Context::nvml_library_path() { return nvml().path(); }
 
 nvml::Api& Context::nvml() {
   if (api_) return *api_;
+  effect("load NVML");
   const std::string sim_lib = (std::filesystem::path(executable_dir()) / "libnvml-sim.so").string();
   if (!options.sim.empty()) {
     ::setenv("GPUCLK_SIM_SCENARIO", scenario_for(options.sim, executable_dir()).c_str(), 1);
@@ -94,6 +95,7 @@ gpu::DeviceSet& Context::devices() {
 std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
   if (options.direct) return std::nullopt;
   if (!service_tried_) {
+    effect("connect to the service");
     service_tried_ = true;
     service_ = serve::Client::connect(serve::socket_path(options.socket));
     // The node kind is checked once, on the service's hello: only some answers (status, views)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/device.h"
@@ -39,6 +40,12 @@ struct GlobalOptions {
   bool direct = false;     // --direct: read the GPUs through NVML even when a service runs
 };
 
+// What Context::effect throws when a fuzz target's before_effect hook stops a command before it
+// acts on the world. Not an Error (nor a std::exception): no command reports or swallows it.
+struct EffectStopped {
+  std::string what;  // "load NVML", "run gpuclk-serve", "write FILE", …
+};
+
 class Context {
  public:
   Context();
@@ -46,6 +53,16 @@ class Context {
 
   GlobalOptions options;
   std::function<int()> run;  // set by the chosen subcommand
+
+  // Called (when set) at the first point a command would act on the world: load NVML or touch a
+  // GPU, exec or spawn a process, connect to the service or a network address, write a file
+  // other than stdout/stderr, sleep, wait or take the terminal. The fuzz target sets it to throw
+  // EffectStopped, so every option of every command is parsed and validated for real and nothing
+  // happens (docs/hardening.md lists the points). Commands call effect(), never the hook.
+  std::function<void(std::string_view what)> before_effect;
+  void effect(std::string_view what) {
+    if (before_effect) before_effect(what);
+  }
 
   // NVML, loaded on first use (the simulator with --sim). Throws Error (exit 12/9) with a hint.
   nvml::Api& nvml();

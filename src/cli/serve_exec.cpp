@@ -60,7 +60,8 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--govern-log", *ignored, "governor's decision log (JSON Lines)");
   sub->add_flag("--govern-dry-run", *ignored_flag, "governor decides and logs, writes nothing");
   sub->callback([&ctx, ignored, ignored_flag] {
-    ctx.run = [] {
+    ctx.run = [&ctx] {
+      ctx.effect("run gpuclk-serve");
       exec_serve();
       return 0;
     };
