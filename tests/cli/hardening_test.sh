@@ -118,6 +118,9 @@ for input in /dev/zero "$TEST_TMP/fifo" "$TEST_TMP"; do
   expect_exit 2; expect_err "not a regular file"
   gpuclk bench compare "$input" "$input"
   expect_exit 2; expect_err "not a regular file"
+  # found by fuzz_argv: --report read /dev/zero for 47 s and a FIFO forever
+  gpuclk govern --report "$input"
+  expect_exit 2; expect_err "not a regular file"
 done
 head -c $((5 * 1024 * 1024)) /dev/zero > "$TEST_TMP/big.toml"
 gpuclk --sim apply "$TEST_TMP/big.toml"
