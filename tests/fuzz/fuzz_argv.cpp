@@ -6,6 +6,9 @@
 // nothing happens to the machine. Pure commands (occupancy with --arch, doctor --explain, --help,
 // bench compare of two files) run to the end. Output goes nowhere. Asserted: no crash or UB
 // (ASan/UBSan), and the exit code is one README documents.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -69,13 +72,14 @@ std::vector<std::string> split_arguments(const std::uint8_t* data, std::size_t s
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static NullBuffer null;
-  static const bool quiet = [] {
-    std::cout.rdbuf(&null);
-    std::cerr.rdbuf(&null);
-    // fmt::print and printf write to stdout: it goes to /dev/null (libFuzzer reports on stderr).
-    return std::freopen("/dev/null", "w", stdout) != nullptr;
-  }();
-  (void)quiet;
+  static const int dev_null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  // fmt::print and printf write to stdout: fd 1 is /dev/null while the command runs (the replay
+  // and libFuzzer print on stdout/stderr between inputs).
+  std::fflush(stdout);
+  const int saved_stdout = ::dup(STDOUT_FILENO);
+  ::dup2(dev_null, STDOUT_FILENO);
+  auto* const cout_buf = std::cout.rdbuf(&null);
+  auto* const cerr_buf = std::cerr.rdbuf(&null);
 
   gpuclk::cli::Context ctx;
   ctx.before_effect = [](std::string_view what) {
@@ -89,6 +93,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::cout.clear();  // a command may leave the stream failed; the next input starts clean
   std::cerr.clear();
+  std::cout.rdbuf(cout_buf);
+  std::cerr.rdbuf(cerr_buf);
+  std::fflush(stdout);
+  ::dup2(saved_stdout, STDOUT_FILENO);
+  ::close(saved_stdout);
   if (!documented(code)) __builtin_trap();  // an exit code README does not list
   return 0;
 }
