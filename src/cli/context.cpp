@@ -60,6 +60,20 @@ std::string Context::executable_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+void Context::effect(std::string_view what) {
+  // Checked until it passes: a caller that swallows an Error (journal_dir's "no NVML") must not
+  // let the next effect through with a bad -i.
+  if (options.devices_given && !selection_checked_) {
+    try {
+      gpu::check_selection(options.devices);
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
+    }
+    selection_checked_ = true;
+  }
+  if (before_effect) before_effect(what);
+}
+
 std::string Context::nvml_library_path() { return nvml().path(); }
 
 nvml::Api& Context::nvml() {

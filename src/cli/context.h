@@ -60,9 +60,9 @@ class Context {
   // EffectStopped, so every option of every command is parsed and validated for real and nothing
   // happens (docs/hardening.md lists the points). Commands call effect(), never the hook.
   std::function<void(std::string_view what)> before_effect;
-  void effect(std::string_view what) {
-    if (before_effect) before_effect(what);
-  }
+  // Checks -i's syntax (an empty or malformed -i is exit 2 before anything happens), then calls
+  // before_effect.
+  void effect(std::string_view what);
 
   // NVML, loaded on first use (the simulator with --sim). Throws Error (exit 12/9) with a hint.
   nvml::Api& nvml();
@@ -107,6 +107,7 @@ class Context {
 
   std::unique_ptr<serve::Client> service_;
   bool service_tried_ = false;
+  bool selection_checked_ = false;
   std::optional<bool> service_simulated_;  // what the service that answered runs on
 };
 

@@ -25,6 +25,10 @@ gpuclk --sim -i "" set --power-limit 600
 expect_exit 2; expect_err "the GPU selection is empty"; unchanged
 gpuclk --sim -i " , " set --power-limit 600
 expect_exit 2; unchanged
+# refused before the journal is locked (its directory is not even created; found by fuzz_argv)
+gpuclk --sim -i "0,x" --state-dir "$TEST_TMP/never" set --power-limit 600
+expect_exit 2; expect_err "-i: 'x' is not a GPU index"; unchanged
+[ ! -e "$TEST_TMP/never" ] || fail "a bad -i created the journal directory"
 gpuclk --sim set -i "" --power-limit 600
 expect_exit 2; unchanged
 gpuclk --sim -i "" query --query-gpu=index
