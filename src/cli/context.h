@@ -1,8 +1,9 @@
 // What every subcommand gets: the global options, and lazily opened NVML, devices, printer.
 //
 // A command file defines `void add_NAME_command(CLI::App& app, Context& ctx)`: it adds its
-// subcommand and options, and a callback that stores the work in ctx.run. main() parses, then
-// calls ctx.run() and turns a thrown gpuclk::Error into its message and exit code.
+// subcommand and options, and a callback that stores the work in ctx.run. run_command_line()
+// (command_line.h; main() calls it) parses, then calls ctx.run() and turns a thrown
+// gpuclk::Error into its message and exit code.
 #pragma once
 
 #include <functional>
