@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_PER_TARGET=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(values profile scenario batch journal bench_compare tool_output)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(values profile scenario batch journal bench_compare tool_output argv)
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}   # one input may take at most this long (a hang)
 FUZZ_RSS_MB=${FUZZ_RSS_MB:-1024}       # and at most this much memory
 

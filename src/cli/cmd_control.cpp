@@ -133,6 +133,7 @@ ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
     journal_ = store_.try_load().value_or(control::Journal{});
     return;
   }
+  ctx.effect("lock the journal");
   lock_.emplace(store_.lock([&](long pid) {
     std::cerr << "gpuclk: waiting for another gpuclk"
               << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
@@ -229,6 +230,7 @@ ResidentSession::ResidentSession(Context& ctx, std::string command)
       command_(std::move(command)),
       access_(control::allow_writes(ctx.read_only(), command_)),
       store_(journal_dir(ctx)) {
+  ctx.effect("lock the journal");
   auto lock = store_.lock();
   load_current(ctx_, store_);
 }

@@ -440,6 +440,7 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   }
   std::ofstream file;
   if (!o.file.empty()) {
+    ctx.effect("write -f FILE");
     file.open(o.file);
     if (!file) throw Error(ExitCode::other, fmt::format("cannot write {}", o.file));
   }

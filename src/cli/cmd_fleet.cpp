@@ -244,6 +244,7 @@ int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selec
   while (!g_stop) {
     const auto started = std::chrono::steady_clock::now();
     fleet::Prometheus prometheus(o.prometheus, timeout);  // a fresh deadline per refresh
+    ctx.effect("ask Prometheus");
     const auto nodes = fleet::collect_nodes(prometheus, selector);
     const auto time = fmt::format(
         "{:%H:%M:%S}",
@@ -299,6 +300,7 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
     throw bad_argument("--interval and --count go with --dmon",
                        "add --dmon for one line per node every --interval");
   fleet::Prometheus prometheus(o.prometheus, timeout_ms);
+  ctx.effect("ask Prometheus");
   const auto snap = fleet::collect(prometheus, selector, std::lround(std::ceil(range)));
   if (snap.nodes.empty() && snap.gpus.empty())
     throw Error(ExitCode::gpu_not_found,

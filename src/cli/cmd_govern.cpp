@@ -105,6 +105,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
   if (isatty(STDERR_FILENO) == 1) {
     e.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
   }
+  ctx.effect("run the policies on the simulator model");  // seconds of work per scenario
   const auto results = govern::evaluate(e);
   if (e.progress) std::cerr << "\r\033[K" << std::flush;
 

@@ -246,6 +246,7 @@ int run_sweep(Context& ctx, const Options& o) {
 // Streams: a row is read, evaluated and printed before the next is read, so a batch of any
 // length runs in bounded memory (CSV and JSON; the text table holds its rows for the widths).
 int run_batch(Context& ctx, const Options& o) {
+  if (o.batch == "-") ctx.effect("read stdin");
   file::LineReader lines(o.batch, "batch file", occ::kMaxBatchLine);
   occ::BatchParser parser;
   // Machine-readable CSV unless --format says otherwise: a tool reads plain numbers.
@@ -291,6 +292,7 @@ int run_batch(Context& ctx, const Options& o) {
 // ---------------------------------------------------------------------------------------------
 int run_kernels(Context& ctx, const Options& o) {
   const Target target = resolve_target(ctx, o, false);
+  if (!o.binary.empty()) ctx.effect("run cuobjdump");
   const auto resources =
       o.binary.empty() ? occ::read_ptxas_log(o.ptxas_log) : occ::read_binary_kernels(o.binary);
   occ::KernelReportOptions options;

@@ -332,6 +332,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
   // surprise after an hour of training.
   std::ofstream json_file;
   if (!o.json_file.empty()) {
+    ctx.effect("write --json FILE");
     json_file.open(o.json_file);
     if (!json_file) throw bad_argument(fmt::format("cannot write --json {}", o.json_file));
   }

@@ -274,6 +274,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   std::optional<fs::path> out_dir;
   if (!o.out.empty()) {
     out_dir = fs::path(o.out);
+    ctx.effect("create --out DIR");
     std::error_code ec;
     fs::create_directories(*out_dir, ec);
     if (ec || !fs::is_directory(*out_dir)) {

@@ -1,9 +1,10 @@
-// The command line around the subcommands: the global options in every subcommand's help, and
-// "unknown command" with the subcommand a typo probably meant.
+// The command line: parsing it into a subcommand and running that, the global options in every
+// subcommand's help, and "unknown command" with the subcommand a typo probably meant.
 #pragma once
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 
@@ -12,6 +13,14 @@ class App;
 }
 
 namespace gpuclk::cli {
+
+class Context;
+
+// What main() does: parses `args` (argv without the program name) into ctx.options and a
+// subcommand, runs it (`status` when none is given), prints an error and its hint on stderr.
+// Returns the exit code (README: 0, 2, 3, 4, 6, 9, 10, 11, 12, 15, 16, 255; `stat -- CMD` the
+// command's own). The fuzz target tests/fuzz/fuzz_argv.cpp calls it with ctx.before_effect set.
+int run_command_line(Context& ctx, const std::vector<std::string>& args);
 
 // Appends the global options (those `app` itself takes: -i, --format, --sim, --read-only, …) to
 // the help of every subcommand, so `gpuclk set --help` shows them too. Call after every

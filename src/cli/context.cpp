@@ -60,10 +60,25 @@ std::string Context::executable_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+void Context::effect(std::string_view what) {
+  // Checked until it passes: a caller that swallows an Error (journal_dir's "no NVML") must not
+  // let the next effect through with a bad -i.
+  if (options.devices_given && !selection_checked_) {
+    try {
+      gpu::check_selection(options.devices);
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
+    }
+    selection_checked_ = true;
+  }
+  if (before_effect) before_effect(what);
+}
+
 std::string Context::nvml_library_path() { return nvml().path(); }
 
 nvml::Api& Context::nvml() {
   if (api_) return *api_;
+  effect("load NVML");
   const std::string sim_lib = (std::filesystem::path(executable_dir()) / "libnvml-sim.so").string();
   if (!options.sim.empty()) {
     ::setenv("GPUCLK_SIM_SCENARIO", scenario_for(options.sim, executable_dir()).c_str(), 1);
@@ -94,6 +109,7 @@ gpu::DeviceSet& Context::devices() {
 std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
   if (options.direct) return std::nullopt;
   if (!service_tried_) {
+    effect("connect to the service");
     service_tried_ = true;
     service_ = serve::Client::connect(serve::socket_path(options.socket));
     // The node kind is checked once, on the service's hello: only some answers (status, views)

@@ -1,8 +1,9 @@
 // What every subcommand gets: the global options, and lazily opened NVML, devices, printer.
 //
 // A command file defines `void add_NAME_command(CLI::App& app, Context& ctx)`: it adds its
-// subcommand and options, and a callback that stores the work in ctx.run. main() parses, then
-// calls ctx.run() and turns a thrown gpuclk::Error into its message and exit code.
+// subcommand and options, and a callback that stores the work in ctx.run. run_command_line()
+// (command_line.h; main() calls it) parses, then calls ctx.run() and turns a thrown
+// gpuclk::Error into its message and exit code.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/device.h"
@@ -39,6 +41,12 @@ struct GlobalOptions {
   bool direct = false;     // --direct: read the GPUs through NVML even when a service runs
 };
 
+// What Context::effect throws when a fuzz target's before_effect hook stops a command before it
+// acts on the world. Not an Error (nor a std::exception): no command reports or swallows it.
+struct EffectStopped {
+  std::string what;  // "load NVML", "run gpuclk-serve", "write FILE", …
+};
+
 class Context {
  public:
   Context();
@@ -46,6 +54,16 @@ class Context {
 
   GlobalOptions options;
   std::function<int()> run;  // set by the chosen subcommand
+
+  // Called (when set) at the first point a command would act on the world: load NVML or touch a
+  // GPU, exec or spawn a process, connect to the service or a network address, write a file
+  // other than stdout/stderr, sleep, wait or take the terminal. The fuzz target sets it to throw
+  // EffectStopped, so every option of every command is parsed and validated for real and nothing
+  // happens (docs/hardening.md lists the points). Commands call effect(), never the hook.
+  std::function<void(std::string_view what)> before_effect;
+  // Checks -i's syntax (an empty or malformed -i is exit 2 before anything happens), then calls
+  // before_effect.
+  void effect(std::string_view what);
 
   // NVML, loaded on first use (the simulator with --sim). Throws Error (exit 12/9) with a hint.
   nvml::Api& nvml();
@@ -90,6 +108,7 @@ class Context {
 
   std::unique_ptr<serve::Client> service_;
   bool service_tried_ = false;
+  bool selection_checked_ = false;
   std::optional<bool> service_simulated_;  // what the service that answered runs on
 };
 

@@ -66,7 +66,8 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
       ->needs(profile);
   sub->callback([&ctx, ignored, ignored_flag] {
-    ctx.run = [] {
+    ctx.run = [&ctx] {
+      ctx.effect("run gpuclk-serve");
       exec_serve();
       return 0;
     };

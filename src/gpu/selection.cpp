@@ -64,6 +64,42 @@ std::string normalize_bus_id(std::string_view text) {
   return fmt::format("{:08X}:{:02X}:{:02X}.{:X}", domain, bus, device, function);
 }
 
+void check_selection(std::string_view spec) {
+  if (trim(spec).empty()) {
+    throw bad_argument("the GPU selection is empty",
+                       "give indexes, UUIDs or PCI bus ids separated by commas (e.g. -i 0,2); "
+                       "leave -i out to mean every GPU");
+  }
+  if (spec.size() > 4096) {
+    throw bad_argument(fmt::format("the GPU selection '{}' is too long", parse::quote(spec)),
+                       "give indexes, UUIDs or PCI bus ids separated by commas");
+  }
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    auto comma = spec.find(',', start);
+    auto item =
+        trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
+    start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) {
+      throw bad_argument(fmt::format("empty item in device list '{}'", parse::quote(spec)),
+                         "use indexes, UUIDs or PCI bus ids separated by commas, e.g. -i 0,2");
+    }
+    if (std::all_of(item.begin(), item.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      if (!parse::try_unsigned(item, 0, kMaxGpuIndex)) {
+        throw bad_argument(fmt::format("GPU index '{}' is out of range", parse::quote(item)),
+                           fmt::format("indexes run from 0 to {} at most", kMaxGpuIndex));
+      }
+      continue;
+    }
+    if (iequals_prefix("GPU-", item) || iequals_prefix("MIG-", item)) continue;
+    if (!normalize_bus_id(item).empty()) continue;
+    throw bad_argument(
+        fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(item)),
+        "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
+  }
+}
+
 std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys) {
   std::vector<std::size_t> chosen;
   auto add = [&](std::size_t pos) {

@@ -25,6 +25,11 @@ inline constexpr unsigned kMaxGpuIndex = 4095;
 // lists what is there).
 std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys);
 
+// The checks of select_devices that need no GPU: throws Error (exit 2) for an empty or too long
+// spec, an empty or malformed item, an index beyond kMaxGpuIndex. Context runs it on -i before a
+// command's first effect, so a bad -i is refused before the journal is locked or NVML loaded.
+void check_selection(std::string_view spec);
+
 // Normalizes a PCI bus id to "DDDDDDDD:BB:DD.F" (upper-case hex); empty if not a bus id.
 std::string normalize_bus_id(std::string_view text);
 

@@ -25,6 +25,10 @@ gpuclk --sim -i "" set --power-limit 600
 expect_exit 2; expect_err "the GPU selection is empty"; unchanged
 gpuclk --sim -i " , " set --power-limit 600
 expect_exit 2; unchanged
+# refused before the journal is locked (its directory is not even created; found by fuzz_argv)
+gpuclk --sim -i "0,x" --state-dir "$TEST_TMP/never" set --power-limit 600
+expect_exit 2; expect_err "-i: 'x' is not a GPU index"; unchanged
+[ ! -e "$TEST_TMP/never" ] || fail "a bad -i created the journal directory"
 gpuclk --sim set -i "" --power-limit 600
 expect_exit 2; unchanged
 gpuclk --sim -i "" query --query-gpu=index
@@ -117,6 +121,9 @@ for input in /dev/zero "$TEST_TMP/fifo" "$TEST_TMP"; do
   gpuclk occupancy --ptxas-log "$input" --arch sm_90
   expect_exit 2; expect_err "not a regular file"
   gpuclk bench compare "$input" "$input"
+  expect_exit 2; expect_err "not a regular file"
+  # found by fuzz_argv: --report read /dev/zero for 47 s and a FIFO forever
+  gpuclk govern --report "$input"
   expect_exit 2; expect_err "not a regular file"
 done
 head -c $((5 * 1024 * 1024)) /dev/zero > "$TEST_TMP/big.toml"

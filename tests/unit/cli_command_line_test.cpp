@@ -1,0 +1,77 @@
+// run_command_line with Context::before_effect (what fuzz_argv relies on): a command is stopped
+// at its first effect, after every option was checked; a pure command runs to its end.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/context.h"
+
+namespace gpuclk::cli {
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string stopped_at;  // empty when no effect was reached
+  std::string out, err;
+};
+
+Outcome run(const std::vector<std::string>& args) {
+  Outcome o;
+  std::ostringstream out, err;
+  auto* cout_buf = std::cout.rdbuf(out.rdbuf());
+  auto* cerr_buf = std::cerr.rdbuf(err.rdbuf());
+  Context ctx;
+  ctx.before_effect = [](std::string_view what) { throw EffectStopped{std::string(what)}; };
+  try {
+    o.code = run_command_line(ctx, args);
+  } catch (const EffectStopped& e) {
+    o.stopped_at = e.what;
+  }
+  std::cout.rdbuf(cout_buf);
+  std::cerr.rdbuf(cerr_buf);
+  o.out = out.str();
+  o.err = err.str();
+  return o;
+}
+
+TEST(cli_command_line_test, a_change_stops_before_the_journal_and_nvml) {
+  const auto o = run({"--sim", "set", "--power-limit", "300", "--state-dir", "/nonexistent/x"});
+  EXPECT_EQ(o.stopped_at, "lock the journal");
+  EXPECT_EQ(run({"--sim", "status", "--direct"}).stopped_at, "load NVML");
+  EXPECT_EQ(run({"status"}).stopped_at, "connect to the service");
+  EXPECT_EQ(run({"serve", "--listen", "off"}).stopped_at, "run gpuclk-serve");
+  EXPECT_EQ(run({"stat", "--json", "/nonexistent/x.json", "--", "true"}).stopped_at,
+            "write --json FILE");
+  EXPECT_EQ(run({"fleet", "--prometheus", "http://127.0.0.1:1"}).stopped_at, "ask Prometheus");
+}
+
+TEST(cli_command_line_test, bad_options_are_refused_before_any_effect) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-i", "", "set", "--power-limit", "600"},
+        {"set", "--power-limit", "nan"},
+        {"fleet", "--prometheus", "ftp://x"},
+        {"govern", "--report", "/dev/zero"},
+        {"stauts"}}) {
+    const auto o = run(args);
+    EXPECT_EQ(o.stopped_at, "") << args.front();
+    EXPECT_EQ(o.code, 2) << args.front();
+  }
+}
+
+TEST(cli_command_line_test, pure_commands_run_to_their_end) {
+  auto o = run({"occupancy", "--arch", "sm_90", "--threads", "256", "--regs", "64"});
+  EXPECT_EQ(o.stopped_at, "");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("sm_90"), std::string::npos);
+  o = run({"doctor", "--explain", "power_capped"});
+  EXPECT_EQ(o.stopped_at, "");
+  EXPECT_EQ(o.code, 0);
+  EXPECT_EQ(run({"--version"}).code, 0);
+}
+
+}  // namespace
+}  // namespace gpuclk::cli
