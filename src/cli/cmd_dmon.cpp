@@ -368,7 +368,7 @@ void read_stream_line(const nlohmann::json& line, std::vector<GpuSnapshot>& gpus
 // NVML. nullopt when the service cannot serve these options (an interval shorter than its
 // own, a field it does not sample): the caller reads NVML itself, before anything is printed.
 std::optional<int> dmon_through_service(Context& ctx, const DmonOptions& o, const DmonPlan& plan) {
-  auto hello = ctx.ask_service({{"request", "hello"}});
+  auto hello = ctx.service_hello();
   if (!hello) return std::nullopt;
   const double seconds = std::chrono::duration<double>(plan.interval).count();
   if (hello->value("interval_seconds", 1e9) > seconds + 1e-6) return std::nullopt;

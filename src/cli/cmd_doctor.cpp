@@ -225,7 +225,7 @@ struct LookBack {
 
 std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
                                   const std::vector<gpu::Device*>& devices) {
-  const auto hello = ctx.ask_service({{"request", "hello"}});
+  const auto hello = ctx.service_hello();
   if (!hello) return std::nullopt;
   LookBack out;
   out.interval_seconds = hello->value("interval_seconds", 0.1);

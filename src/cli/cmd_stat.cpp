@@ -182,7 +182,7 @@ telemetry::TimePoint time_point_of(double seconds) {
 // another interval than --interval.
 std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
                                         telemetry::Duration interval, std::ofstream& json_file) {
-  auto hello = ctx.ask_service({{"request", "hello"}});
+  auto hello = ctx.service_hello();
   if (!hello) return std::nullopt;
   const double sampling = hello->value("interval_seconds", 0.0);
   if (std::abs(sampling - std::chrono::duration<double>(interval).count()) > 1e-6)

@@ -96,7 +96,7 @@ int run_top(Context& ctx, const TopOptions& o) {
   };
   std::size_t count = 0;
   std::string simulated;
-  if (auto hello = ctx.ask_service({{"request", "hello"}})) {
+  if (auto hello = ctx.service_hello()) {
     // The service's sampler and history; this process loads no NVML.
     auto positions = ctx.select_from(hello->at("gpus"));
     count = positions.size();

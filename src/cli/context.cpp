@@ -106,7 +106,7 @@ gpu::DeviceSet& Context::devices() {
   return *devices_;
 }
 
-std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
+std::optional<nlohmann::json> Context::service_hello() {
   if (options.direct) return std::nullopt;
   if (!service_tried_) {
     effect("connect to the service");
@@ -114,10 +114,17 @@ std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request
     service_ = serve::Client::connect(serve::socket_path(options.socket));
     // The node kind is checked once, on the service's hello: only some answers (status, views)
     // name it, and a history or summary must not be taken from the wrong node either.
-    if (service_ && !service_serves_this_node(service_->request({{"request", "hello"}})))
-      service_.reset();
+    if (service_) {
+      service_hello_ = service_->request({{"request", "hello"}});
+      if (!service_serves_this_node(*service_hello_)) service_.reset();
+    }
   }
   if (!service_) return std::nullopt;
+  return service_hello_;
+}
+
+std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
+  if (!service_hello()) return std::nullopt;
   return service_->request(request);
 }
 

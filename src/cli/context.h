@@ -93,6 +93,8 @@ class Context {
   // nullopt means "read NVML yourself". A service on another node kind (simulated or not, another
   // scenario) than this command asks for is not used. Throws the service's errors.
   std::optional<nlohmann::json> ask_service(const nlohmann::json& request);
+  // The service's hello (interval, history, GPUs), asked once on connecting; nullopt as above.
+  std::optional<nlohmann::json> service_hello();
   // Positions in a service response's "gpus" (DeviceKeys) that -i selects.
   std::vector<std::size_t> select_from(const nlohmann::json& gpus) const;
   // The process ends after this Context: NVML need not be shut down (Api::skip_shutdown_at_exit).
@@ -107,6 +109,7 @@ class Context {
   bool service_serves_this_node(const nlohmann::json& hello);
 
   std::unique_ptr<serve::Client> service_;
+  std::optional<nlohmann::json> service_hello_;
   bool service_tried_ = false;
   bool selection_checked_ = false;
   std::optional<bool> service_simulated_;  // what the service that answered runs on

@@ -64,47 +64,19 @@ std::string normalize_bus_id(std::string_view text) {
   return fmt::format("{:08X}:{:02X}:{:02X}.{:X}", domain, bus, device, function);
 }
 
-void check_selection(std::string_view spec) {
-  if (trim(spec).empty()) {
-    throw bad_argument("the GPU selection is empty",
-                       "give indexes, UUIDs or PCI bus ids separated by commas (e.g. -i 0,2); "
-                       "leave -i out to mean every GPU");
-  }
-  if (spec.size() > 4096) {
-    throw bad_argument(fmt::format("the GPU selection '{}' is too long", parse::quote(spec)),
-                       "give indexes, UUIDs or PCI bus ids separated by commas");
-  }
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    auto comma = spec.find(',', start);
-    auto item =
-        trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
-    start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
-    if (item.empty()) {
-      throw bad_argument(fmt::format("empty item in device list '{}'", parse::quote(spec)),
-                         "use indexes, UUIDs or PCI bus ids separated by commas, e.g. -i 0,2");
-    }
-    if (std::all_of(item.begin(), item.end(),
-                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      if (!parse::try_unsigned(item, 0, kMaxGpuIndex)) {
-        throw bad_argument(fmt::format("GPU index '{}' is out of range", parse::quote(item)),
-                           fmt::format("indexes run from 0 to {} at most", kMaxGpuIndex));
-      }
-      continue;
-    }
-    if (iequals_prefix("GPU-", item) || iequals_prefix("MIG-", item)) continue;
-    if (!normalize_bus_id(item).empty()) continue;
-    throw bad_argument(
-        fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(item)),
-        "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
-  }
-}
+namespace {
 
-std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys) {
-  std::vector<std::size_t> chosen;
-  auto add = [&](std::size_t pos) {
-    if (std::find(chosen.begin(), chosen.end(), pos) == chosen.end()) chosen.push_back(pos);
-  };
+// One item of a selection, classified without looking at any GPU.
+struct Item {
+  enum class Kind { index, uuid, bus_id } kind;
+  std::string_view text;
+  unsigned index = 0;  // kind index
+  std::string bus;     // kind bus_id, normalized
+};
+
+// The checks that need no GPU (exit 2): empty or too long spec, empty or malformed item, index
+// beyond kMaxGpuIndex. `hint` ends the out-of-range message (what GPUs there are, when known).
+std::vector<Item> parse_items(std::string_view spec, const std::string& hint) {
   // Empty is never "all": `gpuclk -i "$GPU" set …` with $GPU unset must not change every GPU.
   if (trim(spec).empty()) {
     throw bad_argument("the GPU selection is empty",
@@ -116,72 +88,97 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
     throw bad_argument(fmt::format("the GPU selection '{}' is too long", parse::quote(spec)),
                        "give indexes, UUIDs or PCI bus ids separated by commas");
   }
-
+  std::vector<Item> items;
   std::size_t start = 0;
   while (start <= spec.size()) {
     auto comma = spec.find(',', start);
-    auto item =
+    auto text =
         trim(spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start));
     start = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
-    if (item.empty()) {
+    if (text.empty()) {
       throw bad_argument(fmt::format("empty item in device list '{}'", parse::quote(spec)),
                          "use indexes, UUIDs or PCI bus ids separated by commas, e.g. -i 0,2");
     }
-
-    // An index: all digits.
-    if (std::all_of(item.begin(), item.end(),
+    // An index: all digits. Checked: one that overflows is a bad argument, never GPU 0.
+    if (std::all_of(text.begin(), text.end(),
                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      // Checked: an index that overflows is a bad argument, never a wrapped-around GPU 0.
-      const auto index = parse::try_unsigned(item, 0, kMaxGpuIndex);
+      const auto index = parse::try_unsigned(text, 0, kMaxGpuIndex);
       if (!index) {
-        throw bad_argument(
-            fmt::format("GPU index '{}' is out of range", parse::quote(item)),
-            fmt::format("indexes run from 0 to {} at most; {}", kMaxGpuIndex, available(keys)));
+        throw bad_argument(fmt::format("GPU index '{}' is out of range", parse::quote(text)),
+                           fmt::format("indexes run from 0 to {} at most{}", kMaxGpuIndex, hint));
       }
-      auto it = std::find_if(keys.begin(), keys.end(),
-                             [&](const DeviceKey& k) { return k.index == *index; });
-      if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", *index),
-                    available(keys));
-      }
-      add(std::size_t(it - keys.begin()));
+      items.push_back({Item::Kind::index, text, static_cast<unsigned>(*index), {}});
       continue;
     }
-
     // A UUID (or unique prefix of at least "GPU-" plus 4 characters).
-    if (iequals_prefix("GPU-", item) || iequals_prefix("MIG-", item)) {
-      std::vector<std::size_t> matches;
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (iequals_prefix(item, keys[i].uuid)) matches.push_back(i);
-      }
-      if (matches.empty()) {
-        throw Error(ExitCode::gpu_not_found,
-                    fmt::format("no GPU with UUID '{}'", parse::quote(item)), available(keys));
-      }
-      if (matches.size() > 1) {
-        throw bad_argument(
-            fmt::format("UUID prefix '{}' matches {} GPUs", parse::quote(item), matches.size()),
-            "give more characters of the UUID");
-      }
-      add(matches.front());
+    if (iequals_prefix("GPU-", text) || iequals_prefix("MIG-", text)) {
+      items.push_back({Item::Kind::uuid, text, 0, {}});
       continue;
     }
-
     // A PCI bus id.
-    if (auto bus = normalize_bus_id(item); !bus.empty()) {
-      auto it = std::find_if(keys.begin(), keys.end(),
-                             [&](const DeviceKey& k) { return normalize_bus_id(k.bus_id) == bus; });
-      if (it == keys.end()) {
-        throw Error(ExitCode::gpu_not_found,
-                    fmt::format("no GPU at PCI bus id '{}'", parse::quote(item)), available(keys));
-      }
-      add(std::size_t(it - keys.begin()));
+    if (auto bus = normalize_bus_id(text); !bus.empty()) {
+      items.push_back({Item::Kind::bus_id, text, 0, std::move(bus)});
       continue;
     }
-
     throw bad_argument(
-        fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(item)),
+        fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(text)),
         "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
+  }
+  return items;
+}
+
+}  // namespace
+
+void check_selection(std::string_view spec) { parse_items(spec, ""); }
+
+std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys) {
+  std::vector<std::size_t> chosen;
+  auto add = [&](std::size_t pos) {
+    if (std::find(chosen.begin(), chosen.end(), pos) == chosen.end()) chosen.push_back(pos);
+  };
+  for (const auto& item : parse_items(spec, "; " + available(keys))) {
+    switch (item.kind) {
+      case Item::Kind::index: {
+        auto it = std::find_if(keys.begin(), keys.end(),
+                               [&](const DeviceKey& k) { return k.index == item.index; });
+        if (it == keys.end()) {
+          throw Error(ExitCode::gpu_not_found, fmt::format("no GPU with index {}", item.index),
+                      available(keys));
+        }
+        add(std::size_t(it - keys.begin()));
+        break;
+      }
+      case Item::Kind::uuid: {
+        std::vector<std::size_t> matches;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          if (iequals_prefix(item.text, keys[i].uuid)) matches.push_back(i);
+        }
+        if (matches.empty()) {
+          throw Error(ExitCode::gpu_not_found,
+                      fmt::format("no GPU with UUID '{}'", parse::quote(item.text)),
+                      available(keys));
+        }
+        if (matches.size() > 1) {
+          throw bad_argument(fmt::format("UUID prefix '{}' matches {} GPUs",
+                                         parse::quote(item.text), matches.size()),
+                             "give more characters of the UUID");
+        }
+        add(matches.front());
+        break;
+      }
+      case Item::Kind::bus_id: {
+        auto it = std::find_if(keys.begin(), keys.end(), [&](const DeviceKey& k) {
+          return normalize_bus_id(k.bus_id) == item.bus;
+        });
+        if (it == keys.end()) {
+          throw Error(ExitCode::gpu_not_found,
+                      fmt::format("no GPU at PCI bus id '{}'", parse::quote(item.text)),
+                      available(keys));
+        }
+        add(std::size_t(it - keys.begin()));
+        break;
+      }
+    }
   }
   return chosen;
 }

@@ -15,6 +15,25 @@ stop_serve() {
   SERVE_PID=""
 }
 trap 'stop_serve; rm -rf "$TEST_TMP"' EXIT
+# ask JSON [LINES]: sends JSON (raw request lines) to the service's socket $SOCK, prints what comes
+# back: LINES lines (default: one per request line), or what came within 5 s.
+ask() {
+  python3 - "$SOCK" "$1" "${2:-}" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+want = int(sys.argv[3]) if sys.argv[3] else sys.argv[2].count("\n")
+data = b""
+try:
+    while not data.endswith(b"\n") or data.count(b"\n") < want:
+        chunk = s.recv(1 << 20)
+        if not chunk: break
+        data += chunk
+except socket.timeout:
+    pass
+sys.stdout.write(data.decode())
+PY
+}
 # start_serve ARGS...: starts `gpuclk ARGS` (ARGS include `serve`) in the background, waits
 # (<= 20 s) until it says it is ready; SERVE_PID, and PORT when it serves HTTP. Its stderr goes to
 # $TEST_TMP/serve.log.

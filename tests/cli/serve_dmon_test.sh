@@ -95,24 +95,8 @@ gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" stat -- true
 expect_exit 12
 
 # --- the protocol ---
-stream() {
-  python3 - "$SOCK" "$1" "$2" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode())
-data = b""
-try:
-    while data.count(b"\n") < int(sys.argv[3]):
-        chunk = s.recv(1 << 20)
-        if not chunk: break
-        data += chunk
-except socket.timeout:
-    pass
-sys.stdout.write(data.decode())
-PY
-}
 # three lines, the final one, then the connection takes requests again
-OUT=$(stream '{"v":1,"request":"stream","gpus":[1],"interval_seconds":0.1,"count":3}
+OUT=$(ask '{"v":1,"request":"stream","gpus":[1],"interval_seconds":0.1,"count":3}
 {"v":1,"request":"hello"}
 ' 5); LAST_CMD="stream count 3"
 expect_lines 5
@@ -120,7 +104,7 @@ check; [ "$(jq -c '.line' <<<"$OUT" | head -3 | tr '\n' ' ')" == "1 2 3 " ] || f
 check; [ "$(sed -n 1p <<<"$OUT" | jq -c '[.gpus[0].index, .gpus[0].lost, (.gpus[0].fast.power_watts > 0), .gpus[0].energy_joules]')" == '[1,false,true,0]' ] || fail "first line"
 check; [ "$(sed -n 4p <<<"$OUT" | jq -c '[.end, .lines]')" == '[true,3]' ] || fail "final line"
 check; [ "$(sed -n 5p <<<"$OUT" | jq -r .service)" == "gpuclk serve" ] || fail "no hello after the stream"
-OUT=$(stream '{"v":1,"request":"stream","interval_seconds":0.01}
+OUT=$(ask '{"v":1,"request":"stream","interval_seconds":0.01}
 {"v":1,"request":"stream","fields":["nope"]}
 {"v":1,"request":"stream","count":-1}
 {"v":1,"request":"stream","gpus":[9]}

@@ -6,23 +6,6 @@ source "$(dirname "$0")/lib.sh" "$1"
 export GPUCLK_SIM_SPEED=0  # frozen: both ways read the same instant
 SOCK="$TEST_TMP/gpuclk.sock"
 
-# ask JSON: sends raw lines to the socket, prints what comes back (≤ 5 s).
-ask() {
-  python3 - "$SOCK" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode())
-data = b""
-try:
-    while not data.endswith(b"\n") or data.count(b"\n") < sys.argv[2].count("\n"):
-        chunk = s.recv(1 << 20)
-        if not chunk: break
-        data += chunk
-except socket.timeout:
-    pass
-sys.stdout.write(data.decode())
-PY
-}
 
 start_serve --sim --socket "$SOCK" serve --listen off --interval 50ms || exit 1
 check; [ -S "$SOCK" ] || fail "no socket at $SOCK"

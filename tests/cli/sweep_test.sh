@@ -265,7 +265,9 @@ fresh_node
 gpuclk --sim set -i 3 --power-limit 650   # an original that is not the default
 expect_exit 0
 settings; BEFORE=$OUT
-"$GPUCLK_BIN" --sim sweep -i 3 --sm-clocks 990:1980:90 --workload gemm-bf16 --warmup 1 --duration 3 \
+# 13 points of 31 simulated seconds: ~10 s of wall time at 40x, so the SIGTERM at 2 s always
+# lands mid-sweep (with 4 s points the sweep could end first on an idle machine: exit 0).
+"$GPUCLK_BIN" --sim sweep -i 3 --sm-clocks 990:1980:90 --workload gemm-bf16 --warmup 1 --duration 30 \
   >"$TEST_TMP/term.out" 2>"$TEST_TMP/term.err" &
 pid=$!
 sleep 2; kill -TERM $pid; wait $pid; RC=$?
