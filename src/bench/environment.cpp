@@ -48,13 +48,14 @@ output::Value text(const std::optional<std::string>& s) {
 
 GpuFacts gpu_facts(const gpu::Device& device) {
   const gpu::Identity& id = device.identity();
+  const auto& limits = device.clock_limits();
   GpuFacts f;
   f.index = device.index();
   f.name = device.name();
   f.uuid = device.uuid();
   if (id.pci) f.pci_bus_id = id.pci->bus_id;
-  f.max_sm_clock = optional(id.max(gpu::ClockDomain::sm));
-  f.max_memory_clock = optional(id.max(gpu::ClockDomain::memory));
+  f.max_sm_clock = optional(limits.max(gpu::ClockDomain::sm));
+  f.max_memory_clock = optional(limits.max(gpu::ClockDomain::memory));
   f.memory_bus_width_bits = optional(id.memory_bus_width);
   f.power_limit = optional(device.enforced_power_limit());
   if (!f.power_limit) f.power_limit = optional(device.power_limit());
@@ -63,17 +64,19 @@ GpuFacts gpu_facts(const gpu::Device& device) {
 
 GpuSettings gpu_settings(const gpu::Device& device) {
   const gpu::Identity& id = device.identity();
+  const auto& limits = device.clock_limits();
+  const auto& ratings = device.ratings();
   GpuSettings s;
   s.facts = gpu_facts(device);
   if (id.compute_capability) {
     s.compute_capability =
         fmt::format("{}.{}", id.compute_capability->major, id.compute_capability->minor);
   }
-  s.default_power_limit = optional(id.default_power_limit);
+  s.default_power_limit = optional(ratings.default_power_limit);
   s.app_sm_clock = optional(device.app_clock(gpu::ClockDomain::graphics));
   s.app_memory_clock = optional(device.app_clock(gpu::ClockDomain::memory));
-  s.default_app_sm_clock = optional(id.default_app_clock[int(gpu::ClockDomain::graphics)]);
-  s.default_app_memory_clock = optional(id.default_app_clock[int(gpu::ClockDomain::memory)]);
+  s.default_app_sm_clock = optional(limits.default_app_clock[int(gpu::ClockDomain::graphics)]);
+  s.default_app_memory_clock = optional(limits.default_app_clock[int(gpu::ClockDomain::memory)]);
   s.persistence_mode = optional(device.persistence_mode());
   s.temperature_at_start = optional(device.temperature());
   return s;

@@ -74,8 +74,9 @@ void add_applied_section(out::Node& n, const AppliedView& view) {
 
 }  // namespace
 
-out::Node clocks_tree(const gpu::Device& d) {
+out::Node clocks_tree(const gpu::Device& d, const control::Settings& settings) {
   const auto& id = d.identity();
+  const auto& limits = d.clock_limits();
   out::Node n;
   n.key = "gpu";
   n.label = fmt::format("GPU {}: {} ({})", d.index(), d.name(), id.pci ? id.pci->bus_id : d.uuid());
@@ -89,16 +90,22 @@ out::Node clocks_tree(const gpu::Device& d) {
                     ClockDomain::video};
   clock_section(
       n, "clocks", "Clocks", [&](ClockDomain c) { return d.clock(c); }, all);
-  clock_section(n, "applications_clocks", "Applications Clocks",
-                [&](ClockDomain c) { return d.app_clock(c); },
-                {ClockDomain::graphics, ClockDomain::memory});
+  // From the settings already read: on an H100 each application-clock read takes ~1 ms.
+  const auto& app = settings.application_clocks;
+  clock_section(
+      n, "applications_clocks", "Applications Clocks",
+      [&](ClockDomain c) -> gpu::Reading<units::Megahertz> {
+        if (!app) return gpu::Reading<units::Megahertz>::not_supported();
+        return units::Megahertz(c == ClockDomain::memory ? app->memory_mhz : app->graphics_mhz);
+      },
+      {ClockDomain::graphics, ClockDomain::memory});
   clock_section(n, "default_applications_clocks", "Default Applications Clocks",
-                [&](ClockDomain c) { return id.default_app_clock[int(c)]; },
+                [&](ClockDomain c) { return limits.default_app_clock[int(c)]; },
                 {ClockDomain::graphics, ClockDomain::memory});
   clock_section(
-      n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return id.max(c); }, all);
+      n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return limits.max(c); }, all);
   clock_section(n, "max_customer_boost_clocks", "Max Customer Boost Clocks",
-                [&](ClockDomain c) { return id.max_boost_clock[int(c)]; },
+                [&](ClockDomain c) { return limits.max_boost_clock[int(c)]; },
                 {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory});
 
   if (pstate) {
@@ -142,14 +149,15 @@ out::Node clocks_tree(const gpu::Device& d) {
       {gpu::ViolationPolicy::low_utilization, "low_utilization", "Low Utilization"},
       {gpu::ViolationPolicy::reliability, "reliability", "Board Reliability"}};
   auto& times = n.section("clock_event_reason_counters", "Clock Event Reason Counters");
+  const auto all_times = d.violation_times();
   for (const auto& c : counters) {
-    auto t = d.violation_time(c.policy);
+    const auto& t = all_times[static_cast<std::size_t>(c.policy)];
     times.add(c.key, c.label, t ? out::integer(t->count() / 1000, "us") : out::na());
   }
 
   auto& sup = n.section("supported_clocks", "Supported Clocks", true);
-  if (id.supported_clocks) {
-    for (const auto& entry : *id.supported_clocks) {
+  if (limits.supported_clocks) {
+    for (const auto& entry : *limits.supported_clocks) {
       auto& m = sup.section("memory", fmt::format("Memory {:.0f} MHz", entry.memory.value()));
       m.add("memory", "Memory", out::integer((long long)entry.memory.value(), "MHz"));
       m.add("graphics", "Graphics", out::text(gpu::describe_clocks(entry.graphics)));
@@ -167,9 +175,10 @@ out::Node clocks_tree(const gpu::Device& d) {
 }
 
 nlohmann::json clocks_view_row(const gpu::Device& d) {
-  return {{"tree", serve::to_json(clocks_tree(d))},
+  const auto settings = control::read_settings(d);
+  return {{"tree", serve::to_json(clocks_tree(d, settings))},
           {"name", d.name()},
-          {"settings", control::settings_to_json(control::read_settings(d))}};
+          {"settings", control::settings_to_json(settings)}};
 }
 
 namespace {
@@ -198,7 +207,7 @@ int run_clocks(Context& ctx) {
     for (const auto* d : all) {
       views.push_back({d->index(), d->uuid(), d->name(), control::read_settings(*d)});
       const bool wanted = std::find(chosen.begin(), chosen.end(), d) != chosen.end();
-      trees.push_back(wanted ? clocks_tree(*d) : out::Node{});
+      trees.push_back(wanted ? clocks_tree(*d, views.back().settings) : out::Node{});
     }
     for (const auto* d : chosen) {
       selected.push_back(

@@ -50,6 +50,8 @@ out::Node info_host_tree(Context& ctx, const host::CpuInfo& cpu) {
 
 out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   const auto& id = d.identity();
+  const auto& limits = d.clock_limits();
+  const auto& ratings = d.ratings();
   out::Node n;
   n.key = "gpu";
   n.label = fmt::format("GPU {}: {}", d.index(), d.name());
@@ -72,21 +74,22 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   auto& mem = n.section("memory", "Memory");
   mem.add("total", "Total", out::mebibytes(id.memory_total));
   mem.add("bus_width", "Bus Width", out::from(id.memory_bus_width, "bit"));
-  mem.add("max_clock", "Max Clock", out::mhz(id.max(ClockDomain::memory)));
-  if (id.memory_bus_width && id.max(ClockDomain::memory)) {
-    auto bw = gpu::peak_memory_bandwidth(*id.max(ClockDomain::memory), *id.memory_bus_width);
+  mem.add("max_clock", "Max Clock", out::mhz(limits.max(ClockDomain::memory)));
+  if (id.memory_bus_width && limits.max(ClockDomain::memory)) {
+    auto bw = gpu::peak_memory_bandwidth(*limits.max(ClockDomain::memory), *id.memory_bus_width);
     mem.add("peak_bandwidth", "Peak Bandwidth", out::number(bw.value() / 1e9, "GB/s", 0));
   } else {
     mem.add("peak_bandwidth", "Peak Bandwidth", out::na());
   }
 
   auto& clocks = n.section("clocks", "Clocks");
-  clocks.add("max_sm", "Max SM", out::mhz(id.max(ClockDomain::sm)));
-  clocks.add("max_boost_sm", "Max Boost SM", out::mhz(id.max_boost_clock[int(ClockDomain::sm)]));
+  clocks.add("max_sm", "Max SM", out::mhz(limits.max(ClockDomain::sm)));
+  clocks.add("max_boost_sm", "Max Boost SM",
+             out::mhz(limits.max_boost_clock[int(ClockDomain::sm)]));
   clocks.add("default_applications_graphics", "Default Applications Graphics",
-             out::mhz(id.default_app_clock[int(ClockDomain::graphics)]));
+             out::mhz(limits.default_app_clock[int(ClockDomain::graphics)]));
   clocks.add("default_applications_memory", "Default Applications Memory",
-             out::mhz(id.default_app_clock[int(ClockDomain::memory)]));
+             out::mhz(limits.default_app_clock[int(ClockDomain::memory)]));
   auto current_sm = d.clock(ClockDomain::sm);
   clocks.add("current_sm", "Current SM", out::mhz(current_sm));
 
@@ -97,10 +100,12 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
     bool known = id.arch && id.sm_count && id.arch->flop_per_clock(t) > 0;
     p.add("flop_per_clock_per_sm", "FLOP/clock/SM",
           known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
-    p.add("at_max_clock", "At Max Clock",
-          known && id.max(ClockDomain::sm)
-              ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *id.max(ClockDomain::sm)).value())
-              : out::na());
+    p.add(
+        "at_max_clock", "At Max Clock",
+        known && limits.max(ClockDomain::sm)
+            ? tflops(
+                  gpu::peak_flops(*id.arch, t, *id.sm_count, *limits.max(ClockDomain::sm)).value())
+            : out::na());
     p.add("at_current_clock", "At Current Clock",
           known && current_sm
               ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value())
@@ -108,31 +113,31 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   }
 
   auto& power = n.section("power", "Power");
-  power.add("default_limit", "Default Limit", out::watts(id.default_power_limit));
+  power.add("default_limit", "Default Limit", out::watts(ratings.default_power_limit));
   power.add("limit", "Current Limit", out::watts(d.power_limit()));
-  power.add(
-      "min_limit", "Min Limit",
-      id.power_constraints ? out::number(id.power_constraints->min.value(), "W", 2) : out::na());
-  power.add(
-      "max_limit", "Max Limit",
-      id.power_constraints ? out::number(id.power_constraints->max.value(), "W", 2) : out::na());
+  power.add("min_limit", "Min Limit",
+            ratings.power_constraints ? out::number(ratings.power_constraints->min.value(), "W", 2)
+                                      : out::na());
+  power.add("max_limit", "Max Limit",
+            ratings.power_constraints ? out::number(ratings.power_constraints->max.value(), "W", 2)
+                                      : out::na());
 
   auto& temp = n.section("temperature_limits", "Temperature Limits");
-  temp.add("slowdown", "Slowdown", out::celsius(id.thresholds.slowdown));
-  temp.add("shutdown", "Shutdown", out::celsius(id.thresholds.shutdown));
-  temp.add("gpu_max", "GPU Max Operating", out::celsius(id.thresholds.gpu_max));
-  temp.add("memory_max", "Memory Max Operating", out::celsius(id.thresholds.memory_max));
+  temp.add("slowdown", "Slowdown", out::celsius(ratings.thresholds.slowdown));
+  temp.add("shutdown", "Shutdown", out::celsius(ratings.thresholds.shutdown));
+  temp.add("gpu_max", "GPU Max Operating", out::celsius(ratings.thresholds.gpu_max));
+  temp.add("memory_max", "Memory Max Operating", out::celsius(ratings.thresholds.memory_max));
 
   auto& pcie = n.section("pcie", "PCIe");
   auto link = d.pcie_link();
   pcie.add("generation_current", "Generation Current",
            link ? out::integer(link->generation) : out::na());
   pcie.add("generation_max", "Generation Max",
-           id.pcie_max ? out::integer(id.pcie_max->generation) : out::na());
-  pcie.add("generation_gpu_max", "Generation GPU Max", out::from(id.pcie_gpu_max_generation));
+           ratings.pcie_max ? out::integer(ratings.pcie_max->generation) : out::na());
+  pcie.add("generation_gpu_max", "Generation GPU Max", out::from(ratings.pcie_gpu_max_generation));
   pcie.add("width_current", "Width Current", link ? out::integer(link->width, "x") : out::na());
   pcie.add("width_max", "Width Max",
-           id.pcie_max ? out::integer(id.pcie_max->width, "x") : out::na());
+           ratings.pcie_max ? out::integer(ratings.pcie_max->width, "x") : out::na());
 
   auto& aff = n.section("affinity", "Affinity");
   const auto& aff_of = d.affinity();

@@ -292,25 +292,26 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   report.max_slowdown = max_slowdown;
   std::vector<double> values;
   for (auto* g : gpus) {
-    const auto& id = g->identity();
+    const auto& limits = g->clock_limits();
+    const auto& ratings = g->ratings();
     sweep::CheckedPoints checked;
     if (axis == sweep::Axis::sm_clock) {
       std::vector<units::Megahertz> clocks;
-      if (id.supported_clocks) {
-        for (const auto& per_memory : *id.supported_clocks) {
+      if (limits.supported_clocks) {
+        for (const auto& per_memory : *limits.supported_clocks) {
           clocks.insert(clocks.end(), per_memory.graphics.begin(), per_memory.graphics.end());
           break;  // the highest memory clock (NVML lists it first): the one the GPU runs at
         }
       }
       checked = sweep::check_sm_clocks(raw, clocks, o.snap, g->index());
     } else {
-      if (!id.power_constraints) {
+      if (!ratings.power_constraints) {
         throw Error(ExitCode::not_supported,
                     fmt::format("GPU {} does not report its power limit range", g->index()),
                     "sweep --sm-clocks instead");
       }
-      checked = sweep::check_power_limits(raw, id.power_constraints->min, id.power_constraints->max,
-                                          o.snap, g->index());
+      checked = sweep::check_power_limits(raw, ratings.power_constraints->min,
+                                          ratings.power_constraints->max, o.snap, g->index());
     }
     if (values.empty()) values = checked.values;
     report.notes.insert(report.notes.end(), checked.notes.begin(), checked.notes.end());

@@ -25,8 +25,9 @@ out::Value reason_state(const Device& d, std::uint64_t bit) {
 
 out::Value peak(const Device& d, gpu::DataType t, bool at_current_clock) {
   const auto& id = d.identity();
+  const auto& limits = d.clock_limits();
   if (!id.arch || !id.sm_count) return out::na();
-  auto clock = at_current_clock ? d.clock(ClockDomain::sm) : id.max(ClockDomain::sm);
+  auto clock = at_current_clock ? d.clock(ClockDomain::sm) : limits.max(ClockDomain::sm);
   if (!clock || id.arch->flop_per_clock(t) == 0) return out::na();
   return out::number(gpu::peak_flops(*id.arch, t, *id.sm_count, *clock).value() / 1e12, "TFLOP/s",
                      1);
@@ -102,13 +103,14 @@ std::vector<QueryField> build() {
         fmt::format("current {} clock", c.key),
         [domain](const Device& d, const DeviceSet&) { return out::mhz(d.clock(domain)); });
     add(fmt::format("clocks.max.{}", c.nick), {fmt::format("clocks.max.{}", c.key)}, "MHz",
-        fmt::format("maximum {} clock", c.key),
-        [domain](const Device& d, const DeviceSet&) { return out::mhz(d.identity().max(domain)); });
+        fmt::format("maximum {} clock", c.key), [domain](const Device& d, const DeviceSet&) {
+          return out::mhz(d.clock_limits().max(domain));
+        });
     if (domain == ClockDomain::video) continue;
     add(fmt::format("clocks.max_boost.{}", c.nick), {fmt::format("clocks.max_boost.{}", c.key)},
         "MHz", fmt::format("maximum customer boost {} clock (gpuclk)", c.key),
         [domain](const Device& d, const DeviceSet&) {
-          return out::mhz(d.identity().max_boost_clock[int(domain)]);
+          return out::mhz(d.clock_limits().max_boost_clock[int(domain)]);
         });
     if (domain == ClockDomain::sm) continue;
     add(fmt::format("clocks.applications.{}", c.key),
@@ -119,7 +121,7 @@ std::vector<QueryField> build() {
         {fmt::format("clocks.default_applications.{}", c.nick)}, "MHz",
         fmt::format("default application {} clock", c.key),
         [domain](const Device& d, const DeviceSet&) {
-          return out::mhz(d.identity().default_app_clock[int(domain)]);
+          return out::mhz(d.clock_limits().default_app_clock[int(domain)]);
         });
   }
 
@@ -153,16 +155,16 @@ std::vector<QueryField> build() {
   add("enforced.power.limit", {}, "W", "power limit in force",
       [](const Device& d, const DeviceSet&) { return out::watts(d.enforced_power_limit()); });
   add("power.default_limit", {}, "W", "default power limit", [](const Device& d, const DeviceSet&) {
-    return out::watts(d.identity().default_power_limit);
+    return out::watts(d.ratings().default_power_limit);
   });
   add("power.min_limit", {}, "W", "lowest power limit allowed",
       [](const Device& d, const DeviceSet&) {
-        const auto& c = d.identity().power_constraints;
+        const auto& c = d.ratings().power_constraints;
         return c ? out::number(c->min.value(), "W", 2) : out::na();
       });
   add("power.max_limit", {}, "W", "highest power limit allowed",
       [](const Device& d, const DeviceSet&) {
-        const auto& c = d.identity().power_constraints;
+        const auto& c = d.ratings().power_constraints;
         return c ? out::number(c->max.value(), "W", 2) : out::na();
       });
   add("energy.total", {"total_energy_consumption"}, "J",
@@ -177,7 +179,7 @@ std::vector<QueryField> build() {
       });
   add("temperature.gpu.tlimit.slowdown", {}, "", "slowdown temperature, degrees C (gpuclk)",
       [](const Device& d, const DeviceSet&) {
-        const auto& t = d.identity().thresholds.slowdown;
+        const auto& t = d.ratings().thresholds.slowdown;
         return t ? out::integer((long long)t->value()) : out::na();
       });
   add("fan.speed", {}, "%", "fan speed",
@@ -211,7 +213,7 @@ std::vector<QueryField> build() {
       });
   add("pcie.link.gen.max", {}, "", "maximum PCIe generation of GPU and slot",
       [](const Device& d, const DeviceSet&) {
-        const auto& l = d.identity().pcie_max;
+        const auto& l = d.ratings().pcie_max;
         return l ? out::integer(l->generation) : out::na();
       });
   add("pcie.link.width.current", {}, "", "current PCIe lanes",
@@ -220,7 +222,7 @@ std::vector<QueryField> build() {
         return l ? out::integer(l->width) : out::na();
       });
   add("pcie.link.width.max", {}, "", "maximum PCIe lanes", [](const Device& d, const DeviceSet&) {
-    const auto& l = d.identity().pcie_max;
+    const auto& l = d.ratings().pcie_max;
     return l ? out::integer(l->width) : out::na();
   });
   add("ecc.mode.current", {}, "", "Enabled or Disabled", [](const Device& d, const DeviceSet&) {

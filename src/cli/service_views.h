@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "control/settings.h"
 #include "gpu/device.h"
 #include "host/cpu.h"
 #include "output/value.h"
@@ -15,8 +16,9 @@
 namespace gpuclk::cli {
 
 // `gpuclk clocks` of one GPU, without the "Set by gpuclk" section (that one comes from the
-// journal of the command's own state directory).
-output::Node clocks_tree(const gpu::Device& d);
+// journal of the command's own state directory). `settings` is control::read_settings(d): the
+// tree shows its application clocks rather than reading them again.
+output::Node clocks_tree(const gpu::Device& d, const control::Settings& settings);
 // The clocks view's row: the tree, the GPU's name and its settings (compared across GPUs).
 nlohmann::json clocks_view_row(const gpu::Device& d);
 // `gpuclk info`: the host section and one GPU's block.

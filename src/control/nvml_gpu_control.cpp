@@ -39,6 +39,8 @@ WriteAccess allow_writes(bool read_only, std::string_view command) {
 
 GpuFacts facts_of(const gpu::Device& device) {
   const auto& id = device.identity();
+  const auto& limits = device.clock_limits();
+  const auto& ratings = device.ratings();
   GpuFacts f;
   f.index = device.index();
   f.uuid = device.uuid();
@@ -49,16 +51,16 @@ GpuFacts facts_of(const gpu::Device& device) {
   if (id.arch) f.architecture = std::string(id.arch->family);
   f.hopper = id.architecture && *id.architecture == NVML_DEVICE_ARCH_HOPPER;
   if (f.hopper && f.architecture.empty()) f.architecture = "Hopper";
-  f.supported_clocks = id.supported_clocks;
-  f.power_constraints = id.power_constraints;
-  f.default_power_limit_mw = id.default_power_limit_mw;
+  f.supported_clocks = limits.supported_clocks;
+  f.power_constraints = ratings.power_constraints;
+  f.default_power_limit_mw = ratings.default_power_limit_mw;
   // Lost after it was opened: its reads say so.
-  for (int code : {id.power_constraints.error_code(), id.supported_clocks.error_code(),
-                   id.default_power_limit_mw.error_code()}) {
+  for (int code : {ratings.power_constraints.error_code(), limits.supported_clocks.error_code(),
+                   ratings.default_power_limit_mw.error_code()}) {
     if (code != 0 && gpu::Device::is_lost_error(code)) f.lost = true;
   }
-  const auto& gfx = id.default_app_clock[int(gpu::ClockDomain::graphics)];
-  const auto& mem = id.default_app_clock[int(gpu::ClockDomain::memory)];
+  const auto& gfx = limits.default_app_clock[int(gpu::ClockDomain::graphics)];
+  const auto& mem = limits.default_app_clock[int(gpu::ClockDomain::memory)];
   if (gfx && mem)
     f.default_application_clocks = ApplicationClocks{whole_mhz(*mem), whole_mhz(*gfx)};
   return f;

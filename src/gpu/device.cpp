@@ -52,6 +52,46 @@ std::vector<unsigned> cpu_ids(const unsigned long* words, unsigned count) {
   return ids;
 }
 
+// A field value as an unsigned integer (every field gpuclk reads is a count, a time or °C).
+nvmlReturn_t unsigned_value(const nvmlFieldValue_t& fv, unsigned long long& out) {
+  if (fv.nvmlReturn != NVML_SUCCESS) return fv.nvmlReturn;
+  switch (fv.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE:
+      out = static_cast<unsigned long long>(fv.value.dVal);
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      out = fv.value.uiVal;
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      out = fv.value.ulVal;
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      out = fv.value.ullVal;
+      break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      out = static_cast<unsigned long long>(fv.value.sllVal);
+      break;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      out = static_cast<unsigned long long>(fv.value.siVal);
+      break;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      out = fv.value.usVal;
+      break;
+    default:
+      return NVML_ERROR_UNKNOWN;
+  }
+  return NVML_SUCCESS;
+}
+
+// One field value as an unsigned integer.
+nvmlReturn_t field_value(const Api& api, nvmlDevice_t h, unsigned field, unsigned long long& out) {
+  nvmlFieldValue_t fv{};
+  fv.fieldId = field;
+  auto rc = Api::call(api.nvmlDeviceGetFieldValues, h, 1, &fv);
+  if (rc != NVML_SUCCESS) return rc;
+  return unsigned_value(fv, out);
+}
+
 }  // namespace
 
 Device::Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int open_error)
@@ -119,16 +159,38 @@ void Device::probe_identity() const {
     return rc;
   });
 
+  id.supported_clock_reasons = probe<ClockReasons>([&](ClockReasons& r) {
+    unsigned long long bits = 0;
+    auto rc = Api::call(api_.nvmlDeviceGetSupportedClocksEventReasons, h, &bits);
+    r = ClockReasons(bits);
+    return rc;
+  });
+}
+
+void Device::probe_clock_limits() const {
+  auto& id = clock_limits_;
+  if (!handle_ || identity_.unavailable_code != 0) return;
+  const auto h = handle_;
+  // Only the domains something shows: no command shows a video boost clock or an SM or video
+  // default applications clock (application clocks are set for graphics and memory), and each
+  // read costs ~1 ms on an H100.
   for (int d = 0; d < 4; ++d) {
-    auto type = static_cast<nvmlClockType_t>(d);
+    const auto domain = static_cast<ClockDomain>(d);
+    const auto type = to_nvml(domain);
     id.max_clock[d] = mhz(probe<unsigned>(
         [&](unsigned& v) { return Api::call(api_.nvmlDeviceGetMaxClockInfo, h, type, &v); }));
-    id.max_boost_clock[d] = mhz(probe<unsigned>([&](unsigned& v) {
-      return Api::call(api_.nvmlDeviceGetMaxCustomerBoostClock, h, type, &v);
-    }));
-    id.default_app_clock[d] = mhz(probe<unsigned>([&](unsigned& v) {
-      return Api::call(api_.nvmlDeviceGetDefaultApplicationsClock, h, type, &v);
-    }));
+    id.max_boost_clock[d] =
+        domain == ClockDomain::video
+            ? Reading<Megahertz>::not_supported()
+            : mhz(probe<unsigned>([&](unsigned& v) {
+                return Api::call(api_.nvmlDeviceGetMaxCustomerBoostClock, h, type, &v);
+              }));
+    id.default_app_clock[d] =
+        domain != ClockDomain::graphics && domain != ClockDomain::memory
+            ? Reading<Megahertz>::not_supported()
+            : mhz(probe<unsigned>([&](unsigned& v) {
+                return Api::call(api_.nvmlDeviceGetDefaultApplicationsClock, h, type, &v);
+              }));
   }
 
   id.supported_clocks = probe<std::vector<SupportedClocks>>([&](std::vector<SupportedClocks>& out) {
@@ -147,7 +209,12 @@ void Device::probe_identity() const {
     }
     return NVML_SUCCESS;
   });
+}
 
+void Device::probe_ratings() const {
+  auto& id = ratings_;
+  if (!handle_ || identity_.unavailable_code != 0) return;
+  const auto h = handle_;
   id.power_constraints = probe<PowerConstraints>([&](PowerConstraints& c) {
     unsigned lo = 0, hi = 0;
     auto rc = Api::call(api_.nvmlDeviceGetPowerManagementLimitConstraints, h, &lo, &hi);
@@ -178,12 +245,6 @@ void Device::probe_identity() const {
   });
   id.pcie_gpu_max_generation = probe<unsigned>(
       [&](unsigned& g) { return Api::call(api_.nvmlDeviceGetGpuMaxPcieLinkGeneration, h, &g); });
-  id.supported_clock_reasons = probe<ClockReasons>([&](ClockReasons& r) {
-    unsigned long long bits = 0;
-    auto rc = Api::call(api_.nvmlDeviceGetSupportedClocksEventReasons, h, &bits);
-    r = ClockReasons(bits);
-    return rc;
-  });
 }
 
 void Device::probe_affinity() const {
@@ -280,6 +341,29 @@ Reading<std::chrono::nanoseconds> Device::violation_time(ViolationPolicy policy)
     t = std::chrono::nanoseconds(v.violationTime);
     return rc;
   });
+}
+
+std::array<Reading<std::chrono::nanoseconds>, 6> Device::violation_times() const {
+  // NVML_FI_DEV_PERF_POLICY_* are in ViolationPolicy's order and count nanoseconds, as
+  // nvmlDeviceGetViolationStatus does (the same counter, checked on an H100; the field can lag it
+  // by up to ~0.1 s). A field the driver refuses is read the slow way.
+  std::array<Reading<std::chrono::nanoseconds>, 6> out;
+  std::array<nvmlFieldValue_t, 6> fields{};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    fields[i].fieldId = NVML_FI_DEV_PERF_POLICY_POWER + unsigned(i);
+  }
+  const auto rc =
+      handle_ ? Api::call(api_.nvmlDeviceGetFieldValues, handle_, int(fields.size()), fields.data())
+              : NVML_ERROR_UNINITIALIZED;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    unsigned long long ns = 0;
+    if (rc == NVML_SUCCESS && unsigned_value(fields[i], ns) == NVML_SUCCESS) {
+      out[i] = std::chrono::nanoseconds(ns);
+    } else {
+      out[i] = violation_time(static_cast<ViolationPolicy>(i));
+    }
+  }
+  return out;
 }
 
 Reading<Watts> Device::power_draw() const {
@@ -451,45 +535,6 @@ Reading<std::vector<ProcessInfo>> Device::processes() const {
     return rc;
   });
 }
-
-namespace {
-
-// One field value as an unsigned integer (every field gpuclk reads is a count or °C).
-nvmlReturn_t field_value(const Api& api, nvmlDevice_t h, unsigned field, unsigned long long& out) {
-  nvmlFieldValue_t fv{};
-  fv.fieldId = field;
-  auto rc = Api::call(api.nvmlDeviceGetFieldValues, h, 1, &fv);
-  if (rc != NVML_SUCCESS) return rc;
-  if (fv.nvmlReturn != NVML_SUCCESS) return fv.nvmlReturn;
-  switch (fv.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE:
-      out = static_cast<unsigned long long>(fv.value.dVal);
-      break;
-    case NVML_VALUE_TYPE_UNSIGNED_INT:
-      out = fv.value.uiVal;
-      break;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG:
-      out = fv.value.ulVal;
-      break;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-      out = fv.value.ullVal;
-      break;
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-      out = static_cast<unsigned long long>(fv.value.sllVal);
-      break;
-    case NVML_VALUE_TYPE_SIGNED_INT:
-      out = static_cast<unsigned long long>(fv.value.siVal);
-      break;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
-      out = fv.value.usVal;
-      break;
-    default:
-      return NVML_ERROR_UNKNOWN;
-  }
-  return NVML_SUCCESS;
-}
-
-}  // namespace
 
 Reading<Celsius> Device::memory_temperature() const {
   return read<Celsius>(kMemoryTemperature, [&](Celsius& c) {

@@ -1,8 +1,8 @@
 // Device: one GPU, read through NVML into unit types. DeviceSet: every GPU NVML sees.
 //
-// Static facts (name, UUID, limits, supported clocks, …) are read once into Identity when the
-// device is opened. Dynamic getters return Reading<T>; a getter that answered NOT_SUPPORTED once
-// is not called again (capabilities are probed once, docs/architecture.md). Getters are
+// Static facts are read once, on first use, in three groups: Identity (what the GPU is),
+// ClockLimits and Ratings. Dynamic getters return Reading<T>; a getter that answered NOT_SUPPORTED
+// once is not called again (capabilities are probed once, docs/architecture.md). Getters are
 // thread-safe: NVML is, and the capability cache uses atomics.
 #pragma once
 
@@ -109,7 +109,7 @@ struct MediaUtilization {
   Reading<Ratio> encoder, decoder, jpeg, ofa;
 };
 
-// Read once when the device is opened.
+// What the GPU is. Read on first use, once: each read is cheap (< 0.5 ms on an H100).
 struct Identity {
   unsigned index = 0;
   // Non-zero when the GPU could not be opened (NVML code, e.g. 15 = GPU is lost): the rest of
@@ -125,20 +125,31 @@ struct Identity {
   Reading<unsigned> cuda_cores;
   Reading<unsigned> sm_count;  // cuda_cores / cores per SM of the arch
   Reading<Bytes> memory_total;
-  Reading<unsigned> memory_bus_width;                 // bits
-  std::array<Reading<Megahertz>, 4> max_clock;        // by ClockDomain
-  std::array<Reading<Megahertz>, 4> max_boost_clock;  // max customer boost
-  std::array<Reading<Megahertz>, 4> default_app_clock;
+  Reading<unsigned> memory_bus_width;  // bits
+  Reading<ClockReasons> supported_clock_reasons;
+};
+
+// The clocks the GPU can run at. Apart from Identity: on an H100 every max, boost and default
+// applications clock read takes ~1 ms each time it is made (NVML does not cache them; perf/
+// nvml_concurrency.cpp), ~14 ms for the 12 of them, and only some commands show them.
+struct ClockLimits {
+  std::array<Reading<Megahertz>, 4> max_clock;          // by ClockDomain
+  std::array<Reading<Megahertz>, 4> max_boost_clock;    // max customer boost; not video
+  std::array<Reading<Megahertz>, 4> default_app_clock;  // graphics and memory only
   Reading<std::vector<SupportedClocks>> supported_clocks;
+
+  const Reading<Megahertz>& max(ClockDomain d) const { return max_clock[int(d)]; }
+};
+
+// The board's ratings: power limit range, temperature thresholds, the fastest PCIe link. Apart
+// from Identity: the first read of each kind costs 1-2.5 ms on an H100 (GPUCLK_NVML_TRACE).
+struct Ratings {
   Reading<PowerConstraints> power_constraints;
   Reading<Watts> default_power_limit;
   Reading<units::Milliwatts> default_power_limit_mw;  // exactly as NVML gives it
   TemperatureThresholds thresholds;
   Reading<PcieLink> pcie_max;                 // what the link can reach (GPU and slot together)
   Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
-  Reading<ClockReasons> supported_clock_reasons;
-
-  const Reading<Megahertz>& max(ClockDomain d) const { return max_clock[int(d)]; }
 };
 
 // Where the GPU sits relative to the CPUs. Apart from Identity: nvmlDeviceGetCpuAffinity alone
@@ -154,12 +165,20 @@ class Device {
   // `open_error`: the NVML code when no handle could be had (handle is then nullptr).
   Device(const nvml::Api& api, nvmlDevice_st* handle, unsigned index, int open_error = 0);
 
-  // Everything static about the GPU. Read on first use (once, thread-safe): on an H100 the ~40
-  // reads take ~14 ms — each max/boost/default clock read ~1 ms — as long as nvmlInit itself,
-  // and most commands need none of it (perf/nvml_open_costs.py).
+  // The static facts, in three groups each read on first use (once, thread-safe), so that a
+  // command pays only for what it shows: on an H100 the clock limits and ratings cost ~20 ms,
+  // as much as nvmlInit and the first handle together (perf/nvml_open_costs.py).
   const Identity& identity() const {
     std::call_once(identity_probed_, [this] { probe_identity(); });
     return identity_;
+  }
+  const ClockLimits& clock_limits() const {
+    std::call_once(clock_limits_probed_, [this] { probe_clock_limits(); });
+    return clock_limits_;
+  }
+  const Ratings& ratings() const {
+    std::call_once(ratings_probed_, [this] { probe_ratings(); });
+    return ratings_;
   }
   // Read on first use, once, thread-safe (see Affinity).
   const Affinity& affinity() const {
@@ -183,6 +202,9 @@ class Device {
   Reading<ClockReasons> clock_reasons() const;
   // Time the given policy held clocks down since the driver loaded.
   Reading<std::chrono::nanoseconds> violation_time(ViolationPolicy policy) const;
+  // All six counters, in ViolationPolicy's order, in one field-value read where the driver has
+  // them (0.6 ms on an H100 against 0.65 ms for each violation_time()).
+  std::array<Reading<std::chrono::nanoseconds>, 6> violation_times() const;
 
   Reading<Watts> power_draw() const;   // the driver's power reading (1 s average on Hopper)
   Reading<Watts> power_limit() const;  // the limit currently set
@@ -254,6 +276,8 @@ class Device {
   Reading<T> read(Field field, Call&& call) const;
   void open_core();                                      // name, UUID, bus id; throws NvmlError
   void probe_identity() const;                           // the rest of Identity; never throws
+  void probe_clock_limits() const;                       // never throws
+  void probe_ratings() const;                            // never throws
   void probe_affinity() const;                           // never throws
   Reading<Ratio> engine_utilization(Field field) const;  // kEncoder, kDecoder, kJpeg or kOfa
 
@@ -263,6 +287,10 @@ class Device {
   nvmlDevice_st* handle_;
   mutable Identity identity_;
   mutable std::once_flag identity_probed_;
+  mutable ClockLimits clock_limits_;
+  mutable std::once_flag clock_limits_probed_;
+  mutable Ratings ratings_;
+  mutable std::once_flag ratings_probed_;
   mutable Affinity affinity_;
   mutable std::once_flag affinity_probed_;
   std::string bus_id_;

@@ -4,6 +4,8 @@ namespace gpuclk::gpu {
 
 StatusSnapshot take_status_readings(const Device& d) {
   const auto& id = d.identity();
+  const auto& limits = d.clock_limits();
+  const auto& ratings = d.ratings();
   StatusSnapshot s;
   s.index = d.index();
   s.name = d.name();
@@ -11,19 +13,19 @@ StatusSnapshot take_status_readings(const Device& d) {
   s.unavailable_code = id.unavailable_code;
   s.pstate = d.pstate();
   s.sm_clock = d.clock(ClockDomain::sm);
-  s.sm_max = id.max(ClockDomain::sm);
+  s.sm_max = limits.max(ClockDomain::sm);
   s.memory_clock = d.clock(ClockDomain::memory);
-  s.memory_max = id.max(ClockDomain::memory);
-  s.default_app_sm_clock = id.default_app_clock[int(ClockDomain::graphics)];
-  s.default_app_memory_clock = id.default_app_clock[int(ClockDomain::memory)];
+  s.memory_max = limits.max(ClockDomain::memory);
+  s.default_app_sm_clock = limits.default_app_clock[int(ClockDomain::graphics)];
+  s.default_app_memory_clock = limits.default_app_clock[int(ClockDomain::memory)];
   s.power_draw = d.power_draw();
-  s.default_power_limit = id.default_power_limit;
+  s.default_power_limit = ratings.default_power_limit;
   s.temperature = d.temperature();
-  s.slowdown_temperature = id.thresholds.slowdown;
+  s.slowdown_temperature = ratings.thresholds.slowdown;
   s.utilization = d.utilization();
   s.clock_reasons = d.clock_reasons();
   s.pcie_link = d.pcie_link();
-  s.pcie_max = id.pcie_max;
+  s.pcie_max = ratings.pcie_max;
   return s;
 }
 

@@ -67,6 +67,8 @@ void Service::start() {
   driver_version_ = devices_.driver_version().value_or("");
   for (const auto& d : devices_) {
     const auto& id = d->identity();
+    const auto& limits = d->clock_limits();
+    const auto& ratings = d->ratings();
     GpuFacts f;
     f.key = {d->index(), d->uuid(), d->bus_id()};
     f.name = d->name();
@@ -75,13 +77,13 @@ void Service::start() {
           fmt::format("{}.{}", id.compute_capability->major, id.compute_capability->minor);
     if (id.arch) f.architecture = std::string(id.arch->family);
     f.memory_total = opt(id.memory_total);
-    if (id.power_constraints) {
-      f.min_power_limit = id.power_constraints->min;
-      f.max_power_limit = id.power_constraints->max;
+    if (ratings.power_constraints) {
+      f.min_power_limit = ratings.power_constraints->min;
+      f.max_power_limit = ratings.power_constraints->max;
     }
-    f.default_power_limit = opt(id.default_power_limit);
-    f.max_sm_clock = opt(id.max(gpu::ClockDomain::sm));
-    f.max_memory_clock = opt(id.max(gpu::ClockDomain::memory));
+    f.default_power_limit = opt(ratings.default_power_limit);
+    f.max_sm_clock = opt(limits.max(gpu::ClockDomain::sm));
+    f.max_memory_clock = opt(limits.max(gpu::ClockDomain::memory));
     facts_.push_back(std::move(f));
   }
   refresh();

@@ -38,12 +38,13 @@ class DeviceSource final : public GpuSource {
 
   GpuInfo info() const override {
     const auto& id = device_.identity();
+    const auto& limits = device_.clock_limits();
     GpuInfo info;
     info.index = id.index;
     info.uuid = id.uuid;
     info.name = id.name;
-    info.max_sm_clock = id.max(ClockDomain::sm).optional();
-    info.max_memory_clock = id.max(ClockDomain::memory).optional();
+    info.max_sm_clock = limits.max(ClockDomain::sm).optional();
+    info.max_memory_clock = limits.max(ClockDomain::memory).optional();
     info.power_limit = device_.enforced_power_limit().optional();
     return info;
   }

@@ -68,8 +68,8 @@ void SamplerFeed::refresh_slow_parts(telemetry::TimePoint now) {
     w.fast = sampler_->fast_samples(i, input.from, input.to);
     w.slow = sampler_->slow_samples(i, input.from, input.to);
     w.health = sampler_->health(i);
-    const auto& id = devices_[i]->identity();
-    w.facts.max_operating_temperature = opt(id.thresholds.gpu_max);
+    const auto& ratings = devices_[i]->ratings();
+    w.facts.max_operating_temperature = opt(ratings.thresholds.gpu_max);
     if (auto list = devices_[i]->processes()) {
       std::vector<ProcessTable::Entry> entries;
       w.facts.processes.emplace();
