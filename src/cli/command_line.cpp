@@ -100,75 +100,118 @@ Error unknown_command(const std::string& word, const std::string& near) {
       "`gpuclk --help` lists the commands");
 }
 
-int run_command_line(Context& ctx, const std::vector<std::string>& argv) {
-  CLI::App app{"gpuclk: clocks, power and performance of every NVIDIA GPU in the host", "gpuclk"};
-  app.fallthrough();
-  app.require_subcommand(0, 1);
-  app.set_version_flag("--version", "gpuclk 0.1.0");
+namespace {
+
+struct Command {
+  const char* name;
+  void (*add)(CLI::App&, Context&);
+};
+// In the order `gpuclk --help` lists them.
+constexpr Command kCommands[] = {
+    {"status", add_status_command},   {"info", add_info_command},
+    {"topo", add_topo_command},       {"clocks", add_clocks_command},
+    {"query", add_query_command},     {"occupancy", add_occupancy_command},
+    {"set", add_set_command},         {"reset", add_reset_command},
+    {"restore", add_restore_command}, {"journal", add_journal_command},
+    {"apply", add_apply_command},     {"dmon", add_dmon_command},
+    {"stat", add_stat_command},       {"bench", add_bench_command},
+    {"sweep", add_sweep_command},     {"sim-job", add_sim_job_command},
+    {"govern", add_govern_command},   {"serve", add_serve_command},
+    {"doctor", add_doctor_command},   {"top", add_top_command},
+    {"fleet", add_fleet_command}};
+
+// The command the line names: its first word that is a command's name, or null.
+const Command* named_command(const std::vector<std::string>& argv) {
+  for (const auto& arg : argv) {
+    if (arg == "--") break;
+    for (const auto& c : kCommands) {
+      if (arg == c.name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+// The parser with the global options and `only` (every command when null). Building all 21
+// commands' options is most of gpuclk's own start-up (~2 M of its ~3 M instructions before
+// main's work, callgrind), which is most of what a command answered by the service costs.
+std::unique_ptr<CLI::App> make_parser(Context& ctx, const Command* only, CLI::Option*& id_option) {
+  auto app = std::make_unique<CLI::App>(
+      "gpuclk: clocks, power and performance of every NVIDIA GPU in the host", "gpuclk");
+  app->fallthrough();
+  app->require_subcommand(0, 1);
+  app->set_version_flag("--version", "gpuclk 0.1.0");
   auto& o = ctx.options;
-  auto* id_option = app.add_option(
+  id_option = app->add_option(
       "-i,--id", o.devices, "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
-  app.add_option("--format", o.format, "table | csv[,noheader][,nounits] | json");
-  app.add_option("--nvml-lib", o.nvml_lib,
-                 "NVML library to load (default: libnvidia-ml.so.1; env GPUCLK_NVML_LIB)");
-  app.add_option("--sim", o.sim,
-                 "run on the simulated node: --sim, --sim=SCENARIO (name or .toml path)");
-  app.add_flag("--read-only", o.read_only, "refuse every change to a GPU (env GPUCLK_READ_ONLY=1)");
-  app.add_option("--state-dir", o.state_dir,
-                 "journal directory (default /var/lib/gpuclk; env GPUCLK_STATE_DIR)");
-  app.add_option("--socket", o.socket,
-                 "the service (gpuclk serve) to ask (default: /run/gpuclk/gpuclk.sock as root, "
-                 "else $XDG_RUNTIME_DIR/gpuclk.sock; env GPUCLK_SOCKET)");
-  app.add_flag("--direct", o.direct, "read the GPUs through NVML even when a service answers");
+  app->add_option("--format", o.format, "table | csv[,noheader][,nounits] | json");
+  app->add_option("--nvml-lib", o.nvml_lib,
+                  "NVML library to load (default: libnvidia-ml.so.1; env GPUCLK_NVML_LIB)");
+  app->add_option("--sim", o.sim,
+                  "run on the simulated node: --sim, --sim=SCENARIO (name or .toml path)");
+  app->add_flag("--read-only", o.read_only,
+                "refuse every change to a GPU (env GPUCLK_READ_ONLY=1)");
+  app->add_option("--state-dir", o.state_dir,
+                  "journal directory (default /var/lib/gpuclk; env GPUCLK_STATE_DIR)");
+  app->add_option("--socket", o.socket,
+                  "the service (gpuclk serve) to ask (default: /run/gpuclk/gpuclk.sock as root, "
+                  "else $XDG_RUNTIME_DIR/gpuclk.sock; env GPUCLK_SOCKET)");
+  app->add_flag("--direct", o.direct, "read the GPUs through NVML even when a service answers");
+  for (const auto& c : kCommands) {
+    if (!only || only == &c) c.add(*app, ctx);
+  }
+  show_global_options_in_subcommand_help(*app);
+  return app;
+}
 
-  add_status_command(app, ctx);
-  add_info_command(app, ctx);
-  add_topo_command(app, ctx);
-  add_clocks_command(app, ctx);
-  add_query_command(app, ctx);
-  add_occupancy_command(app, ctx);
-  add_set_command(app, ctx);
-  add_reset_command(app, ctx);
-  add_restore_command(app, ctx);
-  add_journal_command(app, ctx);
-  add_apply_command(app, ctx);
-  add_dmon_command(app, ctx);
-  add_stat_command(app, ctx);
-  add_bench_command(app, ctx);
-  add_sweep_command(app, ctx);
-  add_sim_job_command(app, ctx);
-  add_govern_command(app, ctx);
-  add_serve_command(app, ctx);
-  add_doctor_command(app, ctx);
-  add_top_command(app, ctx);
-  add_fleet_command(app, ctx);
+}  // namespace
 
-  show_global_options_in_subcommand_help(app);
-
+int run_command_line(Context& ctx, const std::vector<std::string>& argv) {
   std::set<std::string> names;
-  for (const auto* sub : app.get_subcommands({})) names.insert(sub->get_name());
+  for (const auto& c : kCommands) names.insert(c.name);
+  // Only the named command is built, unless the line does not parse with it alone (a global
+  // option's value that happens to be a command's name): then everything, for the same error
+  // or result as always.
+  const Command* only = named_command(argv);
+  const GlobalOptions defaults = ctx.options;
+  CLI::Option* id_option = nullptr;
+  auto app = make_parser(ctx, only, id_option);
   try {
     auto args = normalize_sim_flag(argv, names);
     std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
-    app.parse(args);
-    o.devices_given = id_option->count() > 0;
+    try {
+      app->parse(args);
+    } catch (const CLI::CallForHelp&) {
+      throw;
+    } catch (const CLI::CallForVersion&) {
+      throw;
+    } catch (const CLI::ParseError&) {
+      if (!only) throw;
+      only = nullptr;
+      ctx.options = defaults;
+      ctx.run = nullptr;
+      app = make_parser(ctx, nullptr, id_option);
+      args = normalize_sim_flag(argv, names);
+      std::reverse(args.begin(), args.end());
+      app->parse(args);
+    }
+    ctx.options.devices_given = id_option->count() > 0;
   } catch (const gpuclk::Error& e) {
     return report(e);
   } catch (const CLI::ExtrasError& e) {
     // `gpuclk stauts`: a word where a command should be.
-    const auto rest = app.remaining();
-    if (app.get_subcommands().empty() && !rest.empty() && rest.front()[0] != '-') {
+    const auto rest = app->remaining();
+    if (app->get_subcommands().empty() && !rest.empty() && rest.front()[0] != '-') {
       const auto near = near_subcommand(rest.front(), names);
       if (!near.empty()) return report(unknown_command(rest.front(), near));
     }
-    app.exit(e);
+    app->exit(e);
     return static_cast<int>(gpuclk::ExitCode::bad_argument);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    app->exit(e);
     return static_cast<int>(gpuclk::ExitCode::bad_argument);
   }
 
