@@ -151,6 +151,20 @@ expect_json '[.scenarios[0].results[] | keys_unsorted | join(",")] | unique | jo
 expect_json '.scenarios[0].results[0].energy_saved_ratio' "0"
 expect_json '.scenarios[0].results[0].slowdown_ratio' "0"
 expect_json '[.scenarios[0].results[] | .energy_joules > 0 and .time_seconds > 0] | all' "true"
+# --phases: energy, time and SM clock of every workload phase under every policy.
+gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --phases --format json
+expect_exit 0
+expect_json '[.scenarios[0].results[] | .phases | length] | unique | join(",")' "3"
+expect_json '.scenarios[0].results[0].phases[0] | keys_unsorted | join(",")' \
+  "gpu,index,name,kind,energy_joules,time_seconds,mean_sm_clock_mhz"
+expect_json '[.scenarios[0].results[0].phases[] | .kind] | join(",")' "memory,idle,compute"
+# Under none the sweep runs at the top clock; the per-phase energies add up to the total.
+expect_json '.scenarios[0].results[0].phases[0].mean_sm_clock_mhz' "1980"
+expect_json '.scenarios[0].results[] | select(.policy == "phase") | ([.phases[].energy_joules] | add) - .energy_joules | fabs < 1' "true"
+gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --phases
+expect_exit 0; expect_out "stencil sweep"; expect_out "SM MHz"
+gpuclk --sim "$NODE" govern --policy phase --phases
+expect_exit 2; expect_err "--phases goes with --evaluate"
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --knee steep
 expect_exit 2; expect_err "bad --knee 'steep'"
 
