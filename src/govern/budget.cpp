@@ -10,7 +10,7 @@ namespace gpuclk::govern {
 void SlowdownBudget::account(double time_s, Kind kind, double lost) {
   if (last_time_s_ >= 0 && time_s > last_time_s_) {
     const double dt = time_s - last_time_s_;
-    if (kind == Kind::earns) earned_s_ += kEarnShare * budget_ * dt;
+    if (kind == Kind::earns) earned_s_ += budget_ * dt;
     if (kind == Kind::capped) capped_s_ += dt;
     spent_s_ += dt * std::clamp(lost, 0.0, 1.0);
   }

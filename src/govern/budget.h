@@ -8,7 +8,7 @@
 // of theirs. So the budget that idle and memory-bound intervals earn (budget × their time) and
 // do not spend (the slowdown their clock is predicted to cost, as the policy books it) may be
 // spent on power-capped phases: locked below the controller's clock by the spare seconds over
-// the power-capped seconds so far, at most `kCappedShare` of the budget. A job with nothing
+// the power-capped seconds so far, at most `kCappedShare` × the budget. A job with nothing
 // but compute never gets a lock under the cap (the compute-bound goal: ≤ 1 % slowdown).
 // Held under the cap, the phase no longer reads as power-capped (the lock, not the controller,
 // holds the clock): while the lock is below the clock the controller chose in the same busy
@@ -26,8 +26,7 @@ namespace gpuclk::govern {
 
 class SlowdownBudget {
  public:
-  static constexpr double kCappedShare = 2.0;  // of the budget a power-capped phase may use
-  static constexpr double kEarnShare = 1.0;    // of the budget an earning interval earns
+  static constexpr double kCappedShare = 2.0;  // × the budget: the most a capped phase is slowed
   static constexpr int kProbeIntervals = 50;   // a release every 1 s at 20 ms
   static constexpr double kSamePipe = 0.8;     // held: pipe activity ≥ this × the capped one
 
