@@ -292,6 +292,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
     return dry_signals ? dry_signals->interrupted() : session.options().interrupted();
   };
   std::vector<control::GpuControl*> raw;
+  raw.reserve(controls.size());
   for (auto& c : controls) raw.push_back(c.get());
   GovernorRun governor(
       devices, raw, ctx.clock(), setup,
