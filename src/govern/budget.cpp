@@ -8,8 +8,10 @@
 namespace gpuclk::govern {
 
 void SlowdownBudget::account(double time_s, Kind kind, double lost) {
-  if (last_time_s_ >= 0 && time_s > last_time_s_) {
-    const double dt = time_s - last_time_s_;
+  if (time_s <= last_time_s_) return;  // a reading without time (missing data) books nothing
+  if (last_time_s_ >= 0) {
+    // A gap in the readings is not all of this interval's kind: book at most kMaxBookedS.
+    const double dt = std::min(time_s - last_time_s_, kMaxBookedS);
     if (kind == Kind::earns) earned_s_ += budget_ * dt;
     if (kind == Kind::capped) capped_s_ += dt;
     spent_s_ += dt * std::clamp(lost, 0.0, 1.0);

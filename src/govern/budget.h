@@ -29,6 +29,7 @@ class SlowdownBudget {
   static constexpr double kCappedShare = 2.0;  // × the budget: the most a capped phase is slowed
   static constexpr int kProbeIntervals = 50;   // a release every 1 s at 20 ms
   static constexpr double kSamePipe = 0.8;     // held: pipe activity ≥ this × the capped one
+  static constexpr double kMaxBookedS = 0.25;  // the longest interval the ledger books
 
   explicit SlowdownBudget(double max_slowdown) : budget_(max_slowdown) {}
 

@@ -39,6 +39,14 @@ TEST(govern_budget_test, idle_time_earns_what_a_capped_phase_may_spend) {
   EXPECT_LT(b.capped_allowance(), 0.03 / 3.0 - 0.005);
 }
 
+TEST(govern_budget_test, a_gap_in_the_readings_books_no_more_than_one_long_interval) {
+  SlowdownBudget b(0.03);
+  for (int i = 0; i <= 50; ++i) b.account(i * 0.02, Kind::capped, 0);  // 1 s power-capped
+  b.account(0, Kind::neutral, 0);  // missing readings: no time, nothing booked
+  b.account(60, Kind::earns, 0);   // a minute later: at most kMaxBookedS of it earns
+  EXPECT_NEAR(b.capped_allowance(), 0.03 * SlowdownBudget::kMaxBookedS / 1.0, 1e-9);
+}
+
 TEST(govern_budget_test, a_capped_phase_is_held_under_the_cap_and_probed) {
   SlowdownBudget b(0.03);
   const auto ladder = h100_ladder();
