@@ -50,6 +50,7 @@ struct GovernOptions {
   std::vector<std::string> scenarios;
   std::string knee = "default";
   int iterations = 3;
+  bool phases = false;  // --phases: energy, time and SM clock per workload phase
   // --report
   std::string report;
 };
@@ -124,6 +125,18 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
         row.add("time_seconds", "", output::number(r.time_seconds, "", 3));
         row.add("energy_saved_ratio", "", output::number(r.energy_saved_ratio, "", 4));
         row.add("slowdown_ratio", "", output::number(r.slowdown_ratio, "", 4));
+        if (!o.phases) continue;
+        auto& phases = row.section("phases", "", true);
+        for (const auto& p : r.phases) {
+          auto& ph = phases.section("phase", "");
+          ph.add("gpu", "", output::integer(p.gpu));
+          ph.add("index", "", output::integer(static_cast<long long>(p.index)));
+          ph.add("name", "", output::text(p.name));
+          ph.add("kind", "", output::text(p.kind));
+          ph.add("energy_joules", "", output::number(p.energy_joules, "", 3));
+          ph.add("time_seconds", "", output::number(p.time_seconds, "", 3));
+          ph.add("mean_sm_clock_mhz", "", output::number(p.mean_sm_mhz, "", 1));
+        }
       }
     }
     printer->print_tree(root);
@@ -154,6 +167,37 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
     }
   }
   printer->print_table(t);
+  if (!o.phases) return 0;
+  // Per phase: where each policy spends the energy, against none's energy in the same phase.
+  output::Table p;
+  p.columns = {{"scenario", "Scenario", true},
+               {"policy", "Policy", true},
+               {"gpu", "GPU"},
+               {"phase", "Phase", true},
+               {"kind", "Kind", true},
+               {"sm_clock", "SM MHz", false, "MHz"},
+               {"energy", "Energy J", false, "J"},
+               {"time", "Time s", false, "s"},
+               {"saved", "Saved", false, "%"},
+               {"slowdown", "Slowdown", false, "%"}};
+  for (const auto& s : results) {
+    const auto& none = s.results.front().phases;
+    for (const auto& r : s.results) {
+      for (std::size_t i = 0; i < r.phases.size(); ++i) {
+        const auto& ph = r.phases[i];
+        const auto& ref = none[i];
+        p.rows.push_back(
+            {output::text(fs::path(s.scenario).stem().string()), output::text(r.policy),
+             output::integer(ph.gpu), output::text(ph.name), output::text(ph.kind),
+             output::number(ph.mean_sm_mhz, "MHz", 0), output::number(ph.energy_joules, "J", 1),
+             output::number(ph.time_seconds, "s", 3),
+             ref.energy_joules > 0 ? pct(1 - ph.energy_joules / ref.energy_joules) : output::na(),
+             ref.time_seconds > 0 ? pct(ph.time_seconds / ref.time_seconds - 1) : output::na()});
+      }
+    }
+  }
+  if (ctx.format().kind == output::Format::Kind::table) std::cout << '\n';
+  printer->print_table(p);
   return 0;
 }
 
@@ -248,6 +292,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
     return dry_signals ? dry_signals->interrupted() : session.options().interrupted();
   };
   std::vector<control::GpuControl*> raw;
+  raw.reserve(controls.size());
   for (auto& c : controls) raw.push_back(c.get());
   GovernorRun governor(
       devices, raw, ctx.clock(), setup,
@@ -274,6 +319,7 @@ int run_govern(Context& ctx, const GovernOptions& o) {
   if (o.evaluate) return run_evaluate(ctx, o);
   if (!o.report.empty()) return run_report(ctx, o);
   if (!o.scenarios.empty()) throw bad_argument("--scenario goes with --evaluate");
+  if (o.phases) throw bad_argument("--phases goes with --evaluate");
   return run_governor(ctx, o);
 }
 
@@ -301,6 +347,8 @@ void add_govern_command(CLI::App& app, Context& ctx) {
   sub->add_option("--knee", o->knee, "--evaluate's memory knee: default | pessimistic");
   sub->add_option("--iterations", o->iterations,
                   "--evaluate: passes of a repeating workload (default 3)");
+  sub->add_flag("--phases", o->phases,
+                "--evaluate: also energy, time and SM clock per workload phase and policy");
   sub->add_option("--report", o->report, "summarise a decision log written by --log");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_govern(ctx, *o); }; });
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gpuclk::govern {
 
 std::string Decision::text() const {
@@ -13,8 +15,8 @@ std::string Decision::text() const {
 control::ClockLock Decision::clock_lock() const {
   if (!locked) return control::ClockLock::none();
   return control::ClockLock::range(
-      control::ClockBound::megahertz(static_cast<unsigned>(min.value() + 0.5)),
-      control::ClockBound::megahertz(static_cast<unsigned>(max.value() + 0.5)));
+      control::ClockBound::megahertz(static_cast<unsigned>(std::lround(min.value()))),
+      control::ClockBound::megahertz(static_cast<unsigned>(std::lround(max.value()))));
 }
 
 }  // namespace gpuclk::govern

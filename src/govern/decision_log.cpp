@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "util/error.h"
 #include "util/file.h"
@@ -25,6 +27,19 @@ template <class Q>
 std::optional<Q> quantity(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   return Q(j[key].get<double>());
+}
+
+// The controller's clock in a "held under the cap" reason ("… under the controller's 1305 MHz
+// …", budget.h); 0 for any other reason.
+double held_cap_mhz(const std::string& reason) {
+  static constexpr std::string_view kMark = "under the controller's ";
+  const auto at = reason.find(kMark);
+  if (at == std::string::npos) return 0;
+  try {
+    return std::stod(reason.substr(at + kMark.size()));
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 }  // namespace
@@ -172,7 +187,14 @@ LogSummary summarize(const std::filesystem::path& file) {
       }
       if (top > 0 && ceiling > 0) {
         const double ratio = top / ceiling;
-        if (e.phase_class == PhaseClass::compute_bound) a.extra += dt * (1 - 1 / ratio);
+        // A power-capped phase held under the cap reads compute-bound; it lost time against
+        // the controller's clock (named in the reason, budget.h), not against the top clock.
+        const double cap = held_cap_mhz(e.reason);
+        if (e.phase_class == PhaseClass::compute_bound && cap > 0) {
+          a.extra += dt * std::max(0.0, 1 - ceiling / cap);
+        } else if (e.phase_class == PhaseClass::compute_bound) {
+          a.extra += dt * (1 - 1 / ratio);
+        }
         if (e.phase_class == PhaseClass::memory_bound)
           a.extra += dt * (1 - 1 / std::pow(ratio, 0.3));
       }

@@ -25,6 +25,7 @@ struct RunStats {
   double energy = 0;
   double time = 0;
   std::vector<double> phase_energy, phase_time;
+  std::vector<double> phase_clock_time;  // Σ SM clock × dt, MHz·s
   std::uint64_t writes = 0;
 };
 
@@ -93,6 +94,7 @@ RunStats run_gpu(const sim::GpuConfig& config, const ClockDriver& driver, const 
   RunStats out;
   out.phase_energy.assign(phases.size(), 0);
   out.phase_time.assign(phases.size(), 0);
+  out.phase_clock_time.assign(phases.size(), 0);
   sim::GpuState state = sim::initial_gpu_state(config);
   auto& d = state.dynamics;
   if (driver.fixed_mhz > 0) lock(state.settings, config.spec->sm_min_mhz, driver.fixed_mhz);
@@ -125,6 +127,7 @@ RunStats run_gpu(const sim::GpuConfig& config, const ClockDriver& driver, const 
     if (phase != kNoPhase) {
       out.phase_energy[phase] += d.energy_j - energy_before;
       out.phase_time[phase] += dt;
+      out.phase_clock_time[phase] += d.sm_mhz * dt;
     }
     if (finished(config, d, o.iterations)) break;
     if (driver.governor && (tick + 1) % ticks_per_decision == 0) {
@@ -203,6 +206,22 @@ sim::Scenario load(const fs::path& file, const EvaluateOptions& o) {
   return scenario;
 }
 
+std::string kind_name(sim::PhaseKind k) {
+  switch (k) {
+    case sim::PhaseKind::compute:
+      return "compute";
+    case sim::PhaseKind::memory:
+      return "memory";
+    case sim::PhaseKind::transfer:
+      return "transfer";
+    case sim::PhaseKind::idle:
+      return "idle";
+    case sim::PhaseKind::off:
+      return "off";
+  }
+  return "unknown";
+}
+
 PolicyResult total(std::string policy, const std::vector<RunStats>& runs,
                    const sim::Scenario& scenario) {
   PolicyResult r;
@@ -212,6 +231,15 @@ PolicyResult total(std::string policy, const std::vector<RunStats>& runs,
     const auto& phases = scenario.gpus[g].workload.phases;
     for (std::size_t i = 0; i < phases.size(); ++i) {
       if (phases[i].kind == sim::PhaseKind::idle) r.idle_energy_joules += run.phase_energy[i];
+      PhaseResult p;
+      p.gpu = scenario.gpus[g].index;
+      p.index = i;
+      p.name = phases[i].name;
+      p.kind = kind_name(phases[i].kind);
+      p.energy_joules = run.phase_energy[i];
+      p.time_seconds = run.phase_time[i];
+      p.mean_sm_mhz = run.phase_time[i] > 0 ? run.phase_clock_time[i] / run.phase_time[i] : 0;
+      r.phases.push_back(std::move(p));
     }
     r.energy_joules += run.energy;
     r.time_seconds = std::max(r.time_seconds, run.time);

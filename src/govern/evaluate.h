@@ -38,6 +38,17 @@ struct EvaluateOptions {
   std::function<void(const std::string&)> progress;  // one line per run (may be empty)
 };
 
+// One workload phase of one GPU under one policy, summed over the passes: where the energy goes.
+struct PhaseResult {
+  unsigned gpu = 0;
+  std::size_t index = 0;  // in the workload
+  std::string name;
+  std::string kind;  // compute, memory, transfer, idle, off
+  double energy_joules = 0;
+  double time_seconds = 0;
+  double mean_sm_mhz = 0;  // time-weighted SM clock while the phase ran
+};
+
 struct PolicyResult {
   std::string policy;  // none, threshold, geopm, phase, bandit, oracle
   double energy_joules = 0;
@@ -47,6 +58,7 @@ struct PolicyResult {
   std::uint64_t writes = 0;            // clock writes the governor made (all GPUs)
   double idle_energy_joules = 0;       // spent in the workload's idle phases (context held)
   double idle_energy_saved_ratio = 0;  // 1 − idle energy / idle energy(none); 0 without idle phases
+  std::vector<PhaseResult> phases;     // every GPU's phases, in workload order
 };
 
 struct ScenarioResult {

@@ -12,7 +12,9 @@ Step Governor::step(const Signals& signals) {
   Step out;
   out.phase_class = classify(signals, options_.thresholds);
   if (out.phase_class != run_class_) {
-    if (run_ticks_ > 0) {
+    // A run of one interval is a transition (its GPM window straddles two phases), not a
+    // phase: it neither makes the workload unstable nor stable.
+    if (run_ticks_ > 1) {
       recent_runs_.push_back(run_ticks_);
       if (recent_runs_.size() > static_cast<std::size_t>(options_.stable_runs)) {
         recent_runs_.erase(recent_runs_.begin());

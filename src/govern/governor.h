@@ -7,8 +7,10 @@
 // consecutive lowering proposals, and then the highest of them. A workload that changes class
 // every interval therefore does not make the governor write every interval. Where the classes
 // have been stable — each of the last `stable_runs` class runs lasted at least `stable_ticks`
-// intervals — a lowering is written at the first proposal: a phase of a few hundred ms does not
-// spend its first intervals at the top clock.
+// intervals; a run of one interval is a transition between two phases (its GPM window
+// straddles them) and is not counted — a lowering is written at the first proposal: a phase of
+// 60 ms and more does not spend its first intervals at the top clock. A class flapping every
+// interval or two never looks stable.
 // Missing readings classify as unknown, which every policy answers with "release": never a low
 // clock on missing data. Not thread-safe.
 #pragma once
@@ -24,7 +26,7 @@ namespace gpuclk::govern {
 
 struct GovernorOptions {
   int hold_ticks = 3;
-  int stable_ticks = 10;
+  int stable_ticks = 3;
   int stable_runs = 4;
   ClassifierThresholds thresholds;
 };

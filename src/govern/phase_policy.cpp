@@ -23,10 +23,45 @@ double throughput_proxy(const Signals& s, PhaseClass c) {
 PhasePolicy::PhasePolicy(double max_slowdown)
     : max_slowdown_(max_slowdown),
       sensitivity_{ClockSensitivity(1.0), ClockSensitivity(0.3), ClockSensitivity(0.0),
-                   ClockSensitivity(1.0), ClockSensitivity(1.0)} {}
+                   ClockSensitivity(1.0), ClockSensitivity(1.0)},
+      budget_(max_slowdown) {}
+
+void PhasePolicy::book(const PolicyInput& in) {
+  using Kind = SlowdownBudget::Kind;
+  const auto c = in.phase_class;
+  // The share of the interval's work lost to the lock in force: time(top) / time(f) = 1/(1+s).
+  // Also in the intervals a lock chosen for the previous phase still holds (a transition).
+  const auto lost = [](double s) { return s / (1 + s); };
+  const double held = budget_.held_slowdown(in.current);
+  double s = 0;
+  if (in.current.locked && (c == PhaseClass::compute_bound || c == PhaseClass::memory_bound)) {
+    s = sensitivity_[static_cast<std::size_t>(c)].slowdown(in.current.max, in.ladder.max());
+  }
+  switch (c) {
+    case PhaseClass::idle:
+      return budget_.account(in.signals.time_s, Kind::earns, 0);
+    case PhaseClass::memory_bound:
+      return budget_.account(in.signals.time_s, Kind::earns, lost(s));
+    case PhaseClass::power_capped:
+      return budget_.account(in.signals.time_s, Kind::capped, 0);
+    case PhaseClass::compute_bound:
+      if (held > 0) return budget_.account(in.signals.time_s, Kind::capped, lost(held));
+      return budget_.account(in.signals.time_s, Kind::neutral, lost(s));
+    case PhaseClass::unknown:
+      break;
+  }
+  budget_.account(in.signals.time_s, Kind::neutral, 0);
+}
 
 Proposal PhasePolicy::decide(const PolicyInput& in) {
+  Proposal p = decide_class(in);
+  last_proposal_ = p.decision;
+  return p;
+}
+
+Proposal PhasePolicy::decide_class(const PolicyInput& in) {
   const auto c = in.phase_class;
+  book(in);
   if (c != last_class_) ++run_;
   last_class_ = c;
   // Learn from intervals whose clock held since the last one (a GPM window that straddles a
@@ -41,14 +76,19 @@ Proposal PhasePolicy::decide(const PolicyInput& in) {
   }
   switch (c) {
     case PhaseClass::unknown:
+      budget_.end_stretch();
       return {Decision::release(), "readings missing: max clock"};
     case PhaseClass::power_capped:
-      return {Decision::release(), "power-capped: the power controller sets the clock"};
+      return budget_.capped(in);
     case PhaseClass::idle:
+      budget_.end_stretch();
       return {Decision::lock(in.ladder.min(), in.ladder.min()),
               "idle with nothing running: lowest clock"};
     case PhaseClass::compute_bound:
+      if (auto held = budget_.held(in)) return *held;
+      return throughput_class(in);
     case PhaseClass::memory_bound:
+      budget_.end_stretch();
       return throughput_class(in);
   }
   return {Decision::release(), "unhandled class"};

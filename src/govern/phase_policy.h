@@ -5,13 +5,15 @@
 //     one for one. Otherwise the lowest clock within the budget, descending at most
 //     `kExploreStep` below the lowest clock the class was seen at, so a wrong prior costs a step.
 //   idle (context held, nothing runs): the lowest clock — there is no work to slow.
-//   power-capped: released — the power controller sets the clock; never fight it.
+//   power-capped: the power controller sets the clock; never above it, and below it only by
+//     the budget the other phases left (budget.h); released when none is left.
 //   unknown (missing readings): released — never a low clock on missing data.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include "govern/budget.h"
 #include "govern/policy.h"
 #include "govern/sensitivity.h"
 
@@ -37,10 +39,16 @@ class PhasePolicy final : public Policy {
   }
 
  private:
+  Proposal decide_class(const PolicyInput& in);
   Proposal throughput_class(const PolicyInput& in);
+
+  // Books the interval that ended in the budget's ledger.
+  void book(const PolicyInput& in);
 
   double max_slowdown_;
   std::array<ClockSensitivity, kPhaseClassCount> sensitivity_;
+  SlowdownBudget budget_;
+  Decision last_proposal_;
   PhaseClass last_class_ = PhaseClass::unknown;
   std::uint64_t run_ = 0;
   double last_clock_ = 0;

@@ -73,6 +73,37 @@ TEST(govern_decision_log_test, summary_adds_time_per_class) {
   EXPECT_DOUBLE_EQ(s.classes[0].energy_j, 3 * 400);
 }
 
+TEST(govern_decision_log_test, a_phase_held_under_the_cap_is_estimated_against_the_cap) {
+  // A BF16 GEMM held at 1290 MHz under the controller's 1305 MHz logs as compute-bound; it lost
+  // 1 − 1290/1305 of its time, not 1 − 1290/1980.
+  const auto file = temp_file("govern-log-held");
+  fs::remove(file);
+  {
+    DecisionLog log(file);
+    LogEntry e;
+    e.time = "t";
+    e.elapsed_s = 0;
+    e.signals = compute_bound(1290);
+    e.phase_class = PhaseClass::compute_bound;
+    e.decision = Decision::lock(Megahertz(345), Megahertz(1290));
+    e.reason =
+        "power-capped phase held under the cap: 1290 MHz, 1.2 % under the controller's 1305 MHz "
+        "(budget left)";
+    log.write(e);
+    e.elapsed_s = 10;
+    e.signals = compute_bound(1980);
+    e.decision = Decision::release();
+    e.reason = "compute_bound: throughput follows the clock (elasticity 1.00)";
+    log.write(e);
+    e.elapsed_s = 11;
+    log.write(e);
+  }
+  const auto s = summarize(file);
+  fs::remove(file);
+  ASSERT_EQ(s.classes.size(), 1u);
+  EXPECT_NEAR(s.classes[0].estimated_extra_seconds, 10 * (1 - 1290.0 / 1305), 1e-9);
+}
+
 TEST(govern_decision_log_test, malformed_line_names_the_line) {
   const auto file = temp_file("govern-bad-log");
   std::ofstream(file) << "{\"time\": \"t\"}\n";

@@ -70,5 +70,19 @@ TEST(govern_governor_test, stable_classes_lower_at_the_first_proposal) {
   EXPECT_EQ(first_idle.decision, Decision::lock(Megahertz(345), Megahertz(345)));
 }
 
+TEST(govern_governor_test, one_interval_transitions_do_not_make_a_workload_unstable) {
+  // Phases of 8 intervals, each entered through a one-interval transition (the GPM window
+  // that straddles two phases reads another class): still stable, so a lowering is written
+  // at the first proposal.
+  auto g = phase_governor(3);
+  for (int run = 0; run < 5; ++run) {
+    g.step(memory_bound(1980, 0.3));  // classifies compute-bound: a transition
+    for (int i = 0; i < 8; ++i) g.step(run % 2 ? idle(1980) : compute_bound(1980));
+  }
+  const auto first_idle = g.step(idle(1980));
+  EXPECT_TRUE(first_idle.write);
+  EXPECT_EQ(first_idle.decision, Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
 }  // namespace
 }  // namespace gpuclk::govern

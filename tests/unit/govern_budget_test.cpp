@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "govern/budget.h"
+#include "govern/phase_policy.h"
+#include "govern_test_support.h"
+
+namespace gpuclk::govern {
+namespace {
+
+using namespace testing;
+using Kind = SlowdownBudget::Kind;
+
+Signals at(Signals s, double time_s) {
+  s.time_s = time_s;
+  return s;
+}
+
+TEST(govern_budget_test, only_compute_earns_nothing_to_spend_under_the_cap) {
+  // The compute-bound goal: a job of nothing but compute is never held under the cap.
+  SlowdownBudget b(0.03);
+  const auto ladder = h100_ladder();
+  for (int i = 0; i < 500; ++i) b.account(i * 0.02, i % 2 ? Kind::capped : Kind::neutral, 0);
+  EXPECT_EQ(b.capped_allowance(), 0);
+  const auto s = at(power_capped(1410), 10);
+  EXPECT_EQ(b.capped({s, PhaseClass::power_capped, ladder, Decision::release()}).decision,
+            Decision::release());
+}
+
+TEST(govern_budget_test, idle_time_earns_what_a_capped_phase_may_spend) {
+  SlowdownBudget b(0.03);
+  // 1 s idle earns 0.03 s; 0.5 s power-capped: 6 %, but never more than twice the budget.
+  for (int i = 0; i <= 50; ++i) b.account(i * 0.02, Kind::earns, 0);
+  for (int i = 51; i <= 75; ++i) b.account(i * 0.02, Kind::capped, 0);
+  EXPECT_NEAR(b.capped_allowance(), 0.06, 1e-9);
+  for (int i = 76; i <= 200; ++i) b.account(i * 0.02, Kind::capped, 0);
+  EXPECT_NEAR(b.capped_allowance(), 0.03 / 3.0, 1e-9);
+  // What memory-bound intervals lose is spent from the same account.
+  b.account(4.02, Kind::earns, 1.0);
+  EXPECT_LT(b.capped_allowance(), 0.03 / 3.0 - 0.005);
+}
+
+TEST(govern_budget_test, a_gap_in_the_readings_books_no_more_than_one_long_interval) {
+  SlowdownBudget b(0.03);
+  for (int i = 0; i <= 50; ++i) b.account(i * 0.02, Kind::capped, 0);  // 1 s power-capped
+  b.account(0, Kind::neutral, 0);  // missing readings: no time, nothing booked
+  b.account(60, Kind::earns, 0);   // a minute later: at most kMaxBookedS of it earns
+  EXPECT_NEAR(b.capped_allowance(), 0.03 * SlowdownBudget::kMaxBookedS / 1.0, 1e-9);
+}
+
+TEST(govern_budget_test, a_capped_phase_is_held_under_the_cap_and_probed) {
+  SlowdownBudget b(0.03);
+  const auto ladder = h100_ladder();
+  for (int i = 0; i <= 100; ++i) b.account(i * 0.02, Kind::earns, 0);
+  auto p = b.capped(
+      {at(power_capped(1410), 2.02), PhaseClass::power_capped, ladder, Decision::release()});
+  ASSERT_TRUE(p.decision.locked);
+  // Below the controller's 1410 MHz by no more than the allowance (twice the budget: 6 %).
+  EXPECT_LT(p.decision.max.value(), 1410);
+  EXPECT_GE(p.decision.max.value(), 1410 / 1.06);
+  EXPECT_NE(p.reason.find("under the controller's 1410 MHz"), std::string::npos);
+  // Under the lock the GEMM no longer reads power-capped; the same kernel keeps the lock.
+  Decision current = p.decision;
+  const double f = current.max.value();
+  int probe = -1;
+  for (int i = 0; i < SlowdownBudget::kProbeIntervals + 5; ++i) {
+    auto held =
+        b.held({at(compute_bound(f), 2.04 + i * 0.02), PhaseClass::compute_bound, ladder, current});
+    ASSERT_TRUE(held.has_value());
+    if (!held->decision.locked) {
+      probe = i;
+      break;
+    }
+    EXPECT_EQ(held->decision, current);
+  }
+  // Every kProbeIntervals the lock is released once, to see whether the controller still caps.
+  EXPECT_EQ(probe, SlowdownBudget::kProbeIntervals - 1);
+}
+
+TEST(govern_budget_test, another_kernel_after_the_capped_one_is_not_held) {
+  SlowdownBudget b(0.03);
+  const auto ladder = h100_ladder();
+  for (int i = 0; i <= 100; ++i) b.account(i * 0.02, Kind::earns, 0);
+  const auto p = b.capped(
+      {at(power_capped(1410), 2.02), PhaseClass::power_capped, ladder, Decision::release()});
+  ASSERT_TRUE(p.decision.locked);
+  // A compute-bound kernel with another mix (FP32, no tensor activity) under the lock.
+  auto fp32 = busy(p.decision.max.value(), 0.96, 0, 0.1);
+  fp32.fp32_active = Ratio(0.5);
+  EXPECT_FALSE(b.held({at(fp32, 2.04), PhaseClass::compute_bound, ladder, p.decision}));
+}
+
+TEST(govern_budget_test, phase_spends_idle_budget_under_the_cap_not_on_pure_compute) {
+  const auto ladder = h100_ladder();
+  PhasePolicy idle_then_capped(0.03);
+  Decision current = Decision::release();
+  double t = 0;
+  for (int i = 0; i < 100; ++i, t += 0.02) {
+    current =
+        idle_then_capped.decide({at(idle(345), t), PhaseClass::idle, ladder, current}).decision;
+  }
+  current = idle_then_capped
+                .decide({at(power_capped(1410), t), PhaseClass::power_capped, ladder, current})
+                .decision;
+  EXPECT_TRUE(current.locked);
+  EXPECT_LT(current.max.value(), 1410);
+
+  PhasePolicy only_capped(0.03);
+  current = Decision::release();
+  t = 0;
+  for (int i = 0; i < 100; ++i, t += 0.02) {
+    current =
+        only_capped.decide({at(power_capped(1410), t), PhaseClass::power_capped, ladder, current})
+            .decision;
+    EXPECT_EQ(current, Decision::release());
+  }
+}
+
+}  // namespace
+}  // namespace gpuclk::govern
