@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "gpu/limits_cache.h"
 #include "gpu/selection.h"
 #include "nvml/api.h"
 #include "serve/client.h"
@@ -102,7 +103,10 @@ nvml::Api& Context::nvml() {
 }
 
 gpu::DeviceSet& Context::devices() {
-  if (!devices_) devices_ = std::make_unique<gpu::DeviceSet>(nvml());
+  if (!devices_) {
+    devices_ = std::make_unique<gpu::DeviceSet>(nvml());
+    devices_->cache_clock_limits(gpu::LimitsCache::default_dir(nvml().simulated()));
+  }
   return *devices_;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpu/limits_cache.h"
 #include "nvml/api.h"
 
 namespace gpuclk::gpu {
@@ -170,6 +171,12 @@ void Device::probe_identity() const {
 void Device::probe_clock_limits() const {
   auto& id = clock_limits_;
   if (!handle_ || identity_.unavailable_code != 0) return;
+  if (limits_cache_) {
+    if (auto cached = limits_cache_->load(uuid())) {
+      id = std::move(*cached);
+      return;
+    }
+  }
   const auto h = handle_;
   // Only the domains something shows: no command shows a video boost clock or an SM or video
   // default applications clock (application clocks are set for graphics and memory), and each
@@ -209,6 +216,7 @@ void Device::probe_clock_limits() const {
     }
     return NVML_SUCCESS;
   });
+  if (limits_cache_) limits_cache_->store(uuid(), id);
 }
 
 void Device::probe_ratings() const {
@@ -618,6 +626,15 @@ DeviceSet::DeviceSet(const nvml::Api& api) : api_(api) {
   });
   cuda_driver_version_ =
       probe<int>([&](int& v) { return Api::call(api.nvmlSystemGetCudaDriverVersion_v2, &v); });
+}
+
+DeviceSet::~DeviceSet() = default;
+
+void DeviceSet::cache_clock_limits(const std::filesystem::path& dir) {
+  limits_cache_ = dir.empty() || !driver_version_
+                      ? nullptr
+                      : std::make_unique<LimitsCache>(dir, *driver_version_);
+  for (auto& d : devices_) d->use_limits_cache(limits_cache_.get());
 }
 
 Reading<std::string> DeviceSet::process_name(unsigned pid) const {

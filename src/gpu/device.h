@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +28,8 @@ class Api;
 }
 
 namespace gpuclk::gpu {
+
+class LimitsCache;
 
 using units::Bytes;
 using units::Celsius;
@@ -193,6 +196,9 @@ class Device {
   const std::string& bus_id() const { return bus_id_; }  // "" when unknown
   nvmlDevice_st* handle() const { return handle_; }
   const nvml::Api& api() const { return api_; }
+  // Where clock_limits() is kept between processes (src/gpu/limits_cache.h); null: not kept.
+  // Set before the first clock_limits().
+  void use_limits_cache(const LimitsCache* cache) { limits_cache_ = cache; }
 
   // Current clocks and settings (MHz).
   Reading<Megahertz> clock(ClockDomain d) const;
@@ -294,6 +300,7 @@ class Device {
   mutable Affinity affinity_;
   mutable std::once_flag affinity_probed_;
   std::string bus_id_;
+  const LimitsCache* limits_cache_ = nullptr;
   mutable std::array<std::atomic<bool>, kFieldCount> unsupported_{};
 };
 
@@ -301,6 +308,7 @@ class Device {
 class DeviceSet {
  public:
   explicit DeviceSet(const nvml::Api& api);
+  ~DeviceSet();
 
   std::size_t size() const { return devices_.size(); }
   Device& operator[](std::size_t i) { return *devices_[i]; }
@@ -315,10 +323,14 @@ class DeviceSet {
   // The name the driver knows for process `pid` (its command; the simulator's job name).
   Reading<std::string> process_name(unsigned pid) const;
   const nvml::Api& api() const { return api_; }
+  // Keeps every GPU's clock limits in `dir` between processes, under this driver's version (see
+  // src/gpu/limits_cache.h; empty `dir`: not kept). Call before reading any.
+  void cache_clock_limits(const std::filesystem::path& dir);
 
  private:
   const nvml::Api& api_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<LimitsCache> limits_cache_;
   Reading<std::string> driver_version_, nvml_version_;
   Reading<int> cuda_driver_version_;
 };

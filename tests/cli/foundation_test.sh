@@ -85,6 +85,31 @@ expect_exit 0; expect_out "GPU0"; expect_out "Legend:"; expect_out "NV#"
 gpuclk --sim topo --format json
 expect_exit 0; expect_json '.[0].GPU0' X; expect_json 'length' 4
 
+# --- clock limits kept between processes (src/gpu/limits_cache.h) ---
+# Off on the simulator unless named: nothing lands in the runtime directory.
+XDG_RUNTIME_DIR="$TEST_TMP/xdg" gpuclk --sim --direct clocks -i 0
+expect_exit 0; check; [ ! -e "$TEST_TMP/xdg/gpuclk" ] || fail "the simulator wrote a limits cache"
+export GPUCLK_LIMITS_CACHE="$TEST_TMP/limits"
+GPUCLK_NVML_TRACE="$TEST_TMP/trace1" gpuclk --sim --direct clocks -i 0
+expect_exit 0; first=$OUT
+check; [ "$(find "$TEST_TMP/limits" -name 'limits-GPU-*.json' | wc -l)" -eq 1 ] || fail "no limits file"
+check; grep -q nvmlDeviceGetMaxClockInfo "$TEST_TMP/trace1" || fail "first run did not read NVML"
+GPUCLK_NVML_TRACE="$TEST_TMP/trace2" gpuclk --sim --direct clocks -i 0
+expect_exit 0
+check; ! grep -qE "nvmlDeviceGet(MaxClockInfo|MaxCustomerBoostClock|DefaultApplicationsClock|SupportedMemoryClocks)" "$TEST_TMP/trace2" || fail "second run read the limits again"
+limits_of() { sed -n '/Default Applications Clocks/,/Clock Range/p' <<<"$1"; }
+check; [ "$(limits_of "$OUT" | grep -c MHz)" -eq 8 ] || fail "limits section: $(limits_of "$OUT")"
+check; [ "$(limits_of "$OUT")" = "$(limits_of "$first")" ] || fail "cached limits differ"
+check; [ "$(sed -n '/Supported Clocks/,$p' <<<"$OUT")" = "$(sed -n '/Supported Clocks/,$p' <<<"$first")" ] || fail "cached supported clocks differ"
+# A damaged file is read past and written again.
+limits_file=$(find "$TEST_TMP/limits" -name 'limits-GPU-*.json')
+printf '{"format": 1, "max": [19' > "$limits_file"
+GPUCLK_NVML_TRACE="$TEST_TMP/trace3" gpuclk --sim --direct clocks -i 0
+expect_exit 0; expect_out "Max Clocks"
+check; grep -q nvmlDeviceGetMaxClockInfo "$TEST_TMP/trace3" || fail "a damaged file was trusted"
+check; jq -e '.max[1] == 1980' "$limits_file" >/dev/null || fail "the damaged file was not written again"
+unset GPUCLK_LIMITS_CACHE
+
 # --- simulator scenarios ---
 gpuclk --sim=nosuchscenario status
 expect_exit 2; expect_err "unknown simulator scenario 'nosuchscenario'"
