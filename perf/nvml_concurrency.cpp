@@ -169,10 +169,15 @@ int main(int argc, char** argv) {
       {"GetTemperatureThreshold(slowdown)", [&] { threshold(dev, 1, &u); }},
       {"GetViolationStatus(power)", [&] { violation(dev, 0, ull); }},
       {"GetFieldValues(6 PERF_POLICY)",
-       [&] { std::printf("%s", read_fields({74, 75, 76, 77, 78, 79}) ? "(fields failed) " : ""); }},
+       [&] {
+         std::printf("%s", read_fields({74, 75, 76, 77, 78, 79}) ? "(fields failed) " : "");
+       }},
       {"GetFieldValues(1 PERF_POLICY)", [&] { read_fields({74}); }},
       {"GetPowerManagementLimitConstraints", [&] { constraints(dev, &u, &w); }},
-      {"GetFieldValues(4 POWER limits)", [&] { read_fields({187, 188, 189, 190}); }},
+      {"GetFieldValues(4 POWER limits)",
+       [&] {
+         read_fields({187, 188, 189, 190});
+       }},
       {"GetPerformanceState", [&] { pstate(dev, &u); }},
       {"GetMinMaxClockOfPState(SM, P0)", [&] { minmax(dev, 1, 0, &u, &w); }},
       {"GetMaxPcieLinkGeneration", [&] { pcie_gen(dev, &u); }},
@@ -190,9 +195,10 @@ int main(int argc, char** argv) {
     std::vector<FieldValue> f(1);
     f[0].field_id = 74 + unsigned(policy);
     const int frc = fields(dev, 1, f.data());
-    std::printf("policy %d: GetViolationStatus rc %d violationTime %llu | field rc %d/%d type %d "
-                "value %llu\n",
-                policy, rc, v[1], frc, f[0].nvml_return, f[0].value_type, f[0].value);
+    std::printf(
+        "policy %d: GetViolationStatus rc %d violationTime %llu | field rc %d/%d type %d "
+        "value %llu\n",
+        policy, rc, v[1], frc, f[0].nvml_return, f[0].value_type, f[0].value);
   }
   std::printf("each read alone, median of 7 (us):\n");
   for (const auto& p : probes) {
