@@ -72,8 +72,15 @@ row "query, 5 fields" "query --fields $FIELDS --format csv,noheader" "--query-gp
 row "status (default view)" "status" ""
 row "status --format json" "status --format json" ""
 row "clocks" "clocks" "-q -d CLOCK"
+# clocks shows what these three sections of nvidia-smi -q show, and more (violation counters).
+[ $HAVE_SMI -eq 1 ] && row "clocks vs smi's 3 sections" "clocks" "-q -d CLOCK,PERFORMANCE,SUPPORTED_CLOCKS"
+# A fresh runtime directory each call: the clock limits read from NVML (src/gpu/limits_cache.h).
+[ -z "$SIM" ] && GPUCLK_LIMITS_CACHE=off row "clocks, limits not kept" "clocks" "-q -d CLOCK"
 row "info" "info" "-q"
 row "topo" "topo" "topo -m"
 v=$(ms_per_call "$BIN" --version)
+q=$(ms_per_call "$BIN" query --help)
+read -r qm qa <<<"$q"
 read -r vm va <<<"$v"
-echo "| gpuclk --version (start-up alone) | $vm | $va | | | | | | | |"
+echo "| gpuclk --version (start-up alone, every command's parser) | $vm | $va | | | | | | | |"
+echo "| gpuclk query --help (start-up alone, one command's parser) | $qm | $qa | | | | | | | |"
