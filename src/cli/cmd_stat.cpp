@@ -51,6 +51,7 @@ struct RunReport {
   std::set<unsigned> gpus_used;  // by the command's processes, as NVML lists them
   bool attributed = false;
   telemetry::SamplerOptions sampling;
+  std::string sampled_by = "this process";  // or "gpuclk serve" (its socket's stream)
   telemetry::TimingStats timing;
   std::vector<GpuReport> gpus;
 };
@@ -139,6 +140,7 @@ Node report_tree(const RunReport& r) {
   root.add("gpus_used_by_command", "GPUs used by the command",
            r.attributed ? output::text(used) : output::na());
   auto& sampling = root.section("sampling", "Sampling");
+  sampling.add("sampled_by", "Sampled by", output::text(r.sampled_by));
   sampling.add("interval_ms", "Interval", output::number(ms(r.sampling.fast_interval), "ms", 0));
   sampling.add("slow_interval_ms", "Slow fields every",
                output::number(ms(r.sampling.slow_interval), "ms", 0));
@@ -204,10 +206,14 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     infos.push_back(std::move(info));
     indexes.push_back(st.index);
   }
-  auto timing_now = [&ctx] {
-    return ctx.ask_service({{"request", "snapshot"}, {"gpus", nlohmann::json::array()}})
-        .value()
-        .at("timing");
+  // The sampler's timing, and on the simulator each GPU's exact energy (in `indexes` order).
+  auto snapshot_now = [&ctx, &indexes] {
+    return ctx.ask_service({{"request", "snapshot"}, {"gpus", indexes}}).value();
+  };
+  auto truth_of = [](const nlohmann::json& snapshot, std::size_t k) -> std::optional<double> {
+    const auto& g = snapshot.at("gpus").at(k);
+    if (!g.contains("simulator_energy_j")) return std::nullopt;
+    return g.at("simulator_energy_j").get<double>();
   };
   // Which GPUs the command uses: the processes in the service's `top` view (asked once now,
   // so that the service reads it while the command runs).
@@ -222,10 +228,10 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
                 {"gpus", indexes},
                 {"interval_seconds", line_seconds},
                 {"samples", "all"}});
-  const auto timing_start = timing_now();
 
   RunReport report;
   report.command = o.command;
+  report.sampled_by = "gpuclk serve";
   report.sampling.fast_interval = interval;
   report.sampling.slow_interval = std::chrono::duration_cast<telemetry::Duration>(
       std::chrono::duration<double>(hello->value("slow_interval_seconds", 1.0)));
@@ -235,9 +241,17 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   std::vector<std::size_t> samples(infos.size());
   auto consume = [&](const nlohmann::json& line) {
     const auto now = time_point_of(line.at("time").get<double>());
-    if (!start) start = now;
-    last = now;
     const auto& gpus = line.at("gpus");
+    if (!start) {
+      // The first line comes after a counter read the service made for this stream: the window
+      // starts there, so that the energy counter covers it from its first moment.
+      start = now;
+      for (const auto& g : gpus) {
+        for (const auto& sl : g.at("slow_samples"))
+          start = std::min(*start, serve::slow_sample_from_json(sl, now).time);
+      }
+    }
+    last = now;
     for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) {
       const auto& g = gpus[k];
       if (!builders[k]) builders[k].emplace(*start);
@@ -259,6 +273,10 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   auto first = client->read_line(10000ms);
   if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
   consume(*first);
+  // After the first line (which waits for the service's next slow read, up to a second): the
+  // window starts here, and so do the ticks and the simulator's energy counted for it.
+  const auto snapshot_start = snapshot_now();
+  const auto& timing_start = snapshot_start.at("timing");
   auto drain = [&] {
     while (auto line = client->read_line(0ms)) consume(*line);
   };
@@ -285,15 +303,16 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     }
   };
   report.exit = child.wait(attribute, 500ms);
-  nlohmann::json timing_end;
+  nlohmann::json snapshot_end;
   try {
     if (failed) throw *failed;
-    // The samples up to the command's end come with the next line.
+    // The samples up to the command's end come with the next line. The counters are read once
+    // a second: the window's last part, after the last read, comes from the power readings.
     drain();
     if (auto line = client->read_line(
             std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000)))
       consume(*line);
-    timing_end = timing_now();
+    snapshot_end = snapshot_now();
   } catch (const Error& e) {
     std::cerr << fmt::format(
         "gpuclk: stat: no report: {} (during the run; --direct samples the "
@@ -302,6 +321,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     return report.exit.exit_code;
   }
   report.attributed = !report.gpus_used.empty();
+  const auto& timing_end = snapshot_end.at("timing");
   report.timing.ticks =
       timing_end.value("ticks", std::uint64_t{0}) - timing_start.value("ticks", std::uint64_t{0});
   report.timing.missed_ticks = timing_end.value("missed_ticks", std::uint64_t{0}) -
@@ -313,6 +333,8 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
     GpuReport g{infos[k], builders[k] ? builders[k]->finish(*last) : Summary{}, health[k],
                 std::nullopt};
+    const auto truth_start = truth_of(snapshot_start, k), truth_end = truth_of(snapshot_end, k);
+    if (truth_start && truth_end && !g.summary.lost) g.truth_energy_j = *truth_end - *truth_start;
     report.gpus.push_back(std::move(g));
   }
   return print_report(ctx, report, json_file, o.json_file);

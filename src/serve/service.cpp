@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gpu/simulator.h"
 #include "serve/findings.h"
 #include "serve/protocol.h"
 #include "util/error.h"
@@ -298,6 +299,12 @@ json Service::snapshot_response(const json& request) const {
     if (g.slow) j["slow"] = to_json(*g.slow, snap.time);
     j["lost"] = g.health.lost;
     j["read_errors"] = g.health.read_errors;
+    // The simulator's exact energy counter, which only a process that loads the simulator can
+    // read: `stat` through the service shows it beside NVML's (its "simulator truth").
+    if (!options_.simulated.empty()) {
+      if (const auto truth = gpu::simulator_energy(devices_[pos]))
+        j["simulator_energy_j"] = truth->value();
+    }
     r["gpus"].push_back(j);
   }
   auto t = sampler_->timing();

@@ -116,7 +116,9 @@ double SummaryBuilder::power_integral_at(TimePoint t) const {
 }
 
 void SummaryBuilder::add(const SlowSample& s) {
-  if (lost_at_) return;
+  // A counter read before the window would count the energy and held-back time from then on: the
+  // service's stream hands `gpuclk stat` reads up to a slow interval (1 s) older than its start.
+  if (lost_at_ || s.time < start_) return;
   ++slow_samples_;
   auto record = [&](std::optional<CounterRead>& first, std::optional<CounterRead>& last,
                     double value) {

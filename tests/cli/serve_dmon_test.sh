@@ -87,6 +87,9 @@ expect_json '.sampling.interval_ms' 50
 expect_json '.gpus[0].duration_s >= 0.95 and .gpus[0].duration_s <= 1.6' true
 expect_json '.gpus[0].samples >= 18' true  # ~20 at 50 ms
 expect_json '.gpus[2].sm_clock_mhz.median' 345
+# the simulator's exact energy over the run (0 J: the clock is frozen), from the service
+expect_json '.gpus[0].simulator_energy_j | type' number
+expect_json '.sampling.sampled_by' "gpuclk serve"
 expect_json '.sampling.ticks >= 18' true
 gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" -i 1 stat --interval 50ms -- true
 expect_exit 0; expect_err "GPU 1 (NVIDIA H100"; check; ! grep -q "GPU 0 (" <<<"$ERR" || fail "GPU 0 reported under -i 1"

@@ -32,7 +32,7 @@ expect_json '.gpus | length' 1
 expect_json '.gpus[0].energy_source' "energy counter"
 expect_json '.gpus[0].sm_clock_mhz.max' 1980
 expect_json '.gpus[0].lost' false
-expect_json '.sampling.interval_ms' 100
+expect_json '.sampling.interval_ms' 100; expect_json '.sampling.sampled_by' 'this process'
 
 # --- steady BF16 GEMM (from t = 62 s): the verdict the H100 calibration predicts (docs/calibration.md) ---
 fresh_node

@@ -60,6 +60,23 @@ TEST(telemetry_summary_test, energy_comes_from_the_counter_when_it_is_read) {
   EXPECT_NEAR(s.power_mean->value(), 580, 1e-9);
 }
 
+TEST(telemetry_summary_test, a_counter_read_before_the_window_is_not_its_base) {
+  // The service's stream gives `gpuclk stat` the last slow read before the command started: it
+  // would have counted 0.6 s of energy the window never saw (stat through the service on the
+  // simulator said 965 J where the simulator's truth was 778 J).
+  SummaryBuilder b(t0);
+  b.add(energy_at(-600ms, 0));
+  for (int i = 0; i <= 20; ++i) {
+    b.add(fast_at(i * 100ms, 400));
+    if (i == 4) b.add(energy_at(400ms, 400));  // 400 W since -0.6 s
+    if (i == 14) b.add(energy_at(1400ms, 800));
+  }
+  auto s = b.finish(t0 + 2s);
+  EXPECT_EQ(s.energy_source, EnergySource::counter);
+  EXPECT_EQ(s.slow_samples, 2u);
+  EXPECT_NEAR(s.energy->value(), 800, 1e-6);  // 2 s at 400 W, not 2.6 s
+}
+
 TEST(telemetry_summary_test, one_counter_read_falls_back_to_integrated_power) {
   SummaryBuilder b(t0);
   b.add(energy_at(0s, 50));
