@@ -126,6 +126,15 @@ typedef enum nvmlEccCounterType_enum {
   NVML_AGGREGATE_ECC = 1
 } nvmlEccCounterType_t;
 
+// nvmlDeviceGetRetiredPages filters by cause. An integer with named values (not an enum type), so
+// a caller's out-of-range cause is a value to refuse, not undefined behaviour.
+typedef unsigned int nvmlPageRetirementCause_t;
+enum : unsigned int {
+  NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+  NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+  NVML_PAGE_RETIREMENT_CAUSE_COUNT = 2
+};
+
 // nvmlDeviceGetArchitecture values.
 typedef unsigned int nvmlDeviceArchitecture_t;
 enum {
@@ -367,6 +376,12 @@ const char* nvmlErrorString(nvmlReturn_t result);
     (nvmlDevice_t device, unsigned int* corrected_rows, unsigned int* uncorrected_rows,            \
      unsigned int* is_pending, unsigned int* failure_occurred),                                    \
     (device, corrected_rows, uncorrected_rows, is_pending, failure_occurred))                      \
+  X(nvmlDeviceGetRetiredPages,                                                                     \
+    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* page_count,               \
+     unsigned long long* addresses),                                                               \
+    (device, cause, page_count, addresses))                                                        \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, (nvmlDevice_t device, nvmlEnableState_t * is_pending), \
+    (device, is_pending))                                                                          \
   X(nvmlDeviceGetTotalEccErrors,                                                                   \
     (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,                \
      unsigned long long* count),                                                                   \
