@@ -66,4 +66,16 @@ expect_exit 0
 expect_json '[.findings[] | select(.severity != "info")] | length' 0
 expect_json '[.findings[] | select(.rule == "retired_pages" or .rule == "row_remapping")] | length' 0
 
+# nvidia-smi's retired_pages fields: the V100s of doctor/retired-pages; N/A on an H100.
+gpuclk --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" query \
+  --fields index,retired_pages.sbe,retired_pages.dbe,retired_pages.pending --format csv,noheader
+expect_exit 0
+expect_out "0, 0, 2, Yes"
+expect_out "1, 44, 6, No"
+gpuclk --sim default query -i 0 --format json \
+  --fields retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending
+expect_exit 0
+expect_json '.[0] | to_entries | map("\(.key)=\(.value)") | join(" ")' \
+  "retired_pages.sbe=null retired_pages.dbe=null retired_pages.pending=null"
+
 finish
