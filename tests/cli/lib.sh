@@ -10,7 +10,11 @@ GPUCLK_BIN=${1:?usage: test.sh /path/to/gpuclk}
 # to happen scales with it (`scaled N`). Bounds a test asserts as behaviour stay as they are.
 TIME_SCALE=${GPUCLK_TEST_TIME_SCALE:-1}
 case "$TIME_SCALE" in '' | *[!0-9]* | 0) TIME_SCALE=1 ;; esac
-scaled() { echo $(($1 * TIME_SCALE)); }
+# scaled N: N (seconds, a count of polls) stretched by the scale; slowed SPEED: a simulated-time
+# speed divided by it, so a window of simulated seconds keeps its wall-time margin over a
+# process's start-up.
+scaled() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { v = n * s; if (v == int(v)) print v; else print v }'; }
+slowed() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { printf "%.4g\n", n / s }'; }
 GPUCLK_BIN_DIR=$(cd "$(dirname "$GPUCLK_BIN")" && pwd)
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-cli.XXXXXX")
 # A `gpuclk serve` a test starts (start_serve) is stopped on exit too.
