@@ -1,7 +1,9 @@
-// Memory and link health as nvidia-smi -q's "Remapped Rows" and "Replays Since Reset" read it,
-// and the driver's sample buffers (nvmlDeviceGetSamples). The counters come from the scenario's
-// ECC and PCIe replay settings (sim/model/faults.cpp), so a fault scenario shows in every client.
+// Memory and link health as nvidia-smi -q's "Retired Pages", "Remapped Rows" and "Replays Since
+// Reset" read it, and the driver's sample buffers (nvmlDeviceGetSamples). The counters come from
+// the scenario's ECC, retired-page and PCIe replay settings (sim/model/faults.cpp), so a fault
+// scenario shows in every client.
 #include "abi_common.h"
+#include "faults.h"
 #include "gpu_model.h"
 
 using namespace gpuclk::sim;
@@ -9,7 +11,8 @@ using namespace gpuclk::sim::abi;
 
 namespace {
 
-const GpuSpec& spec_of(std::size_t i) { return *Context::get().model().config(i).spec; }
+const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
+const GpuSpec& spec_of(std::size_t i) { return *config_of(i).spec; }
 const GpuDynamics& dynamics_of(std::size_t i) { return Context::get().model().gpu(i).dynamics; }
 
 // Rows remapped after uncorrectable DRAM errors: one row per error (HBM remaps the failing row
@@ -19,9 +22,58 @@ unsigned remapped_uncorrectable_rows(std::size_t i) {
                                                        spec_of(i).row_remapper_banks));
 }
 
+// nvmlDeviceGetRetiredPages(_v2): the pages of one cause. NOT_SUPPORTED on GPUs that remap rows
+// (Ampere and later), checked before the arguments as the real library does for an unsupported
+// family. A page_count of 0 asks for the size (addresses may be NULL then, as pynvml calls it).
+nvmlReturn_t list_retired_pages(std::size_t i, nvmlPageRetirementCause_t cause,
+                                unsigned int* page_count, unsigned long long* addresses,
+                                unsigned long long* timestamps) {
+  if (!spec_of(i).page_retirement) return NVML_ERROR_NOT_SUPPORTED;
+  if (!page_count || cause >= NVML_PAGE_RETIREMENT_CAUSE_COUNT) return NVML_ERROR_INVALID_ARGUMENT;
+  const RetiredPages pages = gpuclk::sim::retired_pages(config_of(i), dynamics_of(i));
+  const std::vector<RetiredPage>& list =
+      cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? pages.dbe : pages.multiple_sbe;
+  const unsigned int room = *page_count;
+  *page_count = static_cast<unsigned int>(list.size());
+  if (room < list.size()) return NVML_ERROR_INSUFFICIENT_SIZE;
+  if (list.empty()) return NVML_SUCCESS;
+  if (!addresses) return NVML_ERROR_INVALID_ARGUMENT;
+  const Context& context = Context::get();
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    addresses[k] = list[k].address;
+    // ASSUMPTION: microseconds since the epoch, like the sample buffers' timestamps; no
+    // recording of a real card's retirement times exists here.
+    if (timestamps)
+      timestamps[k] = static_cast<unsigned long long>(context.timestamp_us(list[k].retired_at_s));
+  }
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 namespace gpuclk::sim::abi::get {
+
+nvmlReturn_t retired_pages(std::size_t i, nvmlPageRetirementCause_t cause, unsigned int* page_count,
+                           unsigned long long* addresses) {
+  return list_retired_pages(i, cause, page_count, addresses, nullptr);
+}
+
+nvmlReturn_t retired_pages_v2(std::size_t i, nvmlPageRetirementCause_t cause,
+                              unsigned int* page_count, unsigned long long* addresses,
+                              unsigned long long* timestamps) {
+  return list_retired_pages(i, cause, page_count, addresses, timestamps);
+}
+
+// A retirement takes effect when the GPU is next reset (the driver reloads, the GPU is
+// reattached); until then the page stays in use.
+nvmlReturn_t retired_pages_pending(std::size_t i, nvmlEnableState_t* is_pending) {
+  if (!spec_of(i).page_retirement) return NVML_ERROR_NOT_SUPPORTED;
+  if (!is_pending) return NVML_ERROR_INVALID_ARGUMENT;
+  *is_pending = gpuclk::sim::retired_pages(config_of(i), dynamics_of(i)).pending
+                    ? NVML_FEATURE_ENABLED
+                    : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t remapped_rows(std::size_t i, unsigned int* corrected_rows,
                            unsigned int* uncorrected_rows, unsigned int* is_pending,

@@ -85,11 +85,23 @@ std::filesystem::path resolve_scenario(const std::string& value, bool& by_name) 
                       "libnvml-sim.so; set GPUCLK_SIM_SCENARIO to a name or a .toml path)");
 }
 
+// The library's one context, created on first use. It outlives every atexit handler (NVML calls
+// may come from those) and is freed when the library is unloaded: by dlclose (gpuclk unloads the
+// simulator when its Api goes), or at the end of the process, after the atexit handlers. Without
+// that, dlclose unmaps the only pointer to it and LeakSanitizer reports the whole model.
+Context* g_context = nullptr;
+
+__attribute__((destructor)) void free_context() {
+  delete g_context;
+  g_context = nullptr;
+}
+
 }  // namespace
 
 Context& Context::get() {
-  static Context* context = new Context();  // never destroyed: NVML calls may come from atexit
-  return *context;
+  static std::once_flag created;
+  std::call_once(created, [] { g_context = new Context(); });
+  return *g_context;
 }
 
 bool Context::ensure_loaded() {

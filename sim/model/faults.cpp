@@ -17,6 +17,17 @@ double unit_noise(std::uint64_t gpu, std::uint64_t slot) {
 }
 
 constexpr double kJitterSlotS = 0.3;
+constexpr std::uint64_t kRetiredPageBytes = 4096;
+
+// A page-aligned address inside the GPU's memory, the same for a GPU, cause and page number in
+// every process.
+std::uint64_t retired_page_address(const GpuConfig& config, std::uint64_t cause, std::uint64_t n) {
+  const std::uint64_t pages =
+      std::max<std::uint64_t>(1, config.spec->memory_total_bytes / kRetiredPageBytes);
+  const double noise = unit_noise(config.index, 0x5e7a11edULL + cause * 1000 + n);
+  return std::min(pages - 1, static_cast<std::uint64_t>(noise * static_cast<double>(pages))) *
+         kRetiredPageBytes;
+}
 
 }  // namespace
 
@@ -58,6 +69,31 @@ void accrue_fault_counters(const GpuConfig& config, GpuDynamics& d, double dt) {
     d.pcie_replays_accrued -= static_cast<double>(whole);
     d.pcie_replays += whole;
   }
+}
+
+RetiredPages retired_pages(const GpuConfig& config, const GpuDynamics& d) {
+  RetiredPages out;
+  if (!config.spec->page_retirement) return out;
+  for (std::uint32_t n = 0; n < config.retired_sbe_pages; ++n) {
+    out.multiple_sbe.push_back(
+        {retired_page_address(config, 0, n), -3600.0 * (config.retired_sbe_pages - n)});
+  }
+  for (std::uint32_t n = 0; n < config.retired_dbe_pages; ++n) {
+    out.dbe.push_back(
+        {retired_page_address(config, 1, n), -3600.0 * (config.retired_dbe_pages - n)});
+  }
+  // Uncorrected errors since power-on, at the scenario's rate: the k-th came at k / rate.
+  const std::uint64_t room =
+      kMaxRetiredPages -
+      std::min<std::uint64_t>(kMaxRetiredPages, out.multiple_sbe.size() + out.dbe.size());
+  const std::uint64_t fresh = std::min(d.ecc_uncorrected_volatile, room);
+  const double per_s = config.ecc_uncorrected_per_hour / 3600.0;
+  for (std::uint64_t k = 1; k <= fresh; ++k) {
+    out.dbe.push_back({retired_page_address(config, 1, config.retired_dbe_pages + k - 1),
+                       per_s > 0 ? static_cast<double>(k) / per_s : 0.0});
+  }
+  out.pending = config.retired_pages_pending || d.ecc_uncorrected_volatile > 0;
+  return out;
 }
 
 }  // namespace gpuclk::sim

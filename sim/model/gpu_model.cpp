@@ -76,15 +76,15 @@ double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mh
 std::uint32_t power_capped_clock(const GpuConfig& config, const Phase& phase, const GpuDynamics& d,
                                  std::uint32_t ceiling, double limit_w) {
   const GpuSpec& spec = *config.spec;
-  std::uint32_t f = std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling);
+  std::uint32_t f = spec.floor_sm_clock(std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling));
   if (power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
     while (f > spec.sm_min_mhz && power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
-      f -= spec.sm_step_mhz;
+      f = spec.lower_sm_clock(f);
     }
   } else {
-    while (f + spec.sm_step_mhz <= ceiling &&
-           power_at(config, phase, f + spec.sm_step_mhz, d.memory_mhz, d.die_c) <= limit_w) {
-      f += spec.sm_step_mhz;
+    while (f < spec.sm_max_mhz && spec.higher_sm_clock(f) <= ceiling &&
+           power_at(config, phase, spec.higher_sm_clock(f), d.memory_mhz, d.die_c) <= limit_w) {
+      f = spec.higher_sm_clock(f);
     }
   }
   return f;
@@ -340,10 +340,9 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   }
 
   if (d.die_c > spec.gpu_max_c) {
-    d.thermal_cap_mhz =
-        std::max(spec.sm_min_mhz, std::min(d.thermal_cap_mhz, f) - spec.sm_step_mhz);
+    d.thermal_cap_mhz = spec.lower_sm_clock(spec.floor_sm_clock(std::min(d.thermal_cap_mhz, f)));
   } else if (d.die_c < spec.gpu_max_c - kSwThermalReleaseC) {
-    d.thermal_cap_mhz = std::min(spec.sm_max_mhz, d.thermal_cap_mhz + spec.sm_step_mhz);
+    d.thermal_cap_mhz = spec.higher_sm_clock(spec.floor_sm_clock(d.thermal_cap_mhz));
   }
   if (d.die_c >= spec.slowdown_c) {
     d.hw_slowdown = 1;

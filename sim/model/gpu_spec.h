@@ -45,11 +45,14 @@ struct GpuSpec {
   std::string inforom_oem_version;
   std::string inforom_ecc_version;
 
-  // Clocks. SM clocks run from sm_min to sm_max in sm_step, for every memory clock.
+  // Clocks. SM clocks run from sm_max down to sm_min in steps of sm_step_half_mhz / 2 MHz, each
+  // rounded down to a whole MHz, for every memory clock: 15 MHz on Ampere and later; 7.5 MHz on
+  // Volta (1530, 1522, 1515, 1507, … : steps of 8 and 7 MHz in turn, as NVML lists them).
   std::uint32_t sm_min_mhz = 0;
   std::uint32_t sm_max_mhz = 0;
-  std::uint32_t sm_step_mhz = 15;
-  std::uint32_t sm_base_mhz = 0;                 // the "TDP" clock NVML_CLOCK_LIMIT_ID_TDP locks to
+  std::uint32_t sm_step_half_mhz = 30;
+  std::uint32_t sm_step_mhz = 15;  // the step rounded up to a whole MHz (a nominal grid spacing)
+  std::uint32_t sm_base_mhz = 0;   // the "TDP" clock NVML_CLOCK_LIMIT_ID_TDP locks to
   std::vector<std::uint32_t> memory_clocks_mhz;  // supported memory clocks, descending
   std::uint32_t default_app_sm_mhz = 0;
   std::uint32_t default_app_memory_mhz = 0;
@@ -107,18 +110,32 @@ struct GpuSpec {
   // DRAM banks with spare rows for row remapping (nvidia-smi's "Bank Remap Availability
   // Histogram" max); 0: no row remapping (nvmlDeviceGetRemappedRows answers NOT_SUPPORTED).
   std::uint32_t row_remapper_banks = 0;
+  // Dynamic page retirement (Kepler to Turing: a 4 KiB page is retired after a double-bit ECC
+  // error or a second single-bit one at its address); false: the nvmlDeviceGetRetiredPages
+  // family answers NOT_SUPPORTED, as on Ampere and later, which remap rows instead.
+  bool page_retirement = false;
 
+  // The k-th supported SM clock from the top (k = 0: sm_max); no bound check.
+  std::uint32_t sm_clock_at(std::uint32_t k) const {
+    return sm_max_mhz -
+           static_cast<std::uint32_t>((static_cast<std::uint64_t>(k) * sm_step_half_mhz + 1) / 2);
+  }
+  // How many SM clocks the GPU supports.
+  std::uint32_t sm_clock_count() const {
+    if (sm_step_half_mhz == 0 || sm_min_mhz > sm_max_mhz) return 0;
+    return 2 * (sm_max_mhz - sm_min_mhz) / sm_step_half_mhz + 1;
+  }
   // Every SM clock the GPU supports, descending (NVML's order).
   std::vector<std::uint32_t> supported_sm_clocks() const {
     std::vector<std::uint32_t> clocks;
-    for (std::uint32_t f = sm_max_mhz; f >= sm_min_mhz && f <= sm_max_mhz; f -= sm_step_mhz) {
-      clocks.push_back(f);
-      if (f < sm_min_mhz + sm_step_mhz) break;
-    }
+    const std::uint32_t count = sm_clock_count();
+    clocks.reserve(count);
+    for (std::uint32_t k = 0; k < count; ++k) clocks.push_back(sm_clock_at(k));
     return clocks;
   }
   bool is_supported_sm_clock(std::uint32_t mhz) const {
-    return mhz >= sm_min_mhz && mhz <= sm_max_mhz && (sm_max_mhz - mhz) % sm_step_mhz == 0;
+    if (mhz < sm_min_mhz || mhz > sm_max_mhz) return false;
+    return sm_clock_at(2 * (sm_max_mhz - mhz) / sm_step_half_mhz) == mhz;
   }
   bool is_supported_memory_clock(std::uint32_t mhz) const {
     for (auto m : memory_clocks_mhz) {
@@ -136,13 +153,23 @@ struct GpuSpec {
   std::uint32_t floor_sm_clock(std::uint32_t mhz) const {
     if (mhz >= sm_max_mhz) return sm_max_mhz;
     if (mhz <= sm_min_mhz) return sm_min_mhz;
-    return sm_max_mhz - ((sm_max_mhz - mhz + sm_step_mhz - 1) / sm_step_mhz) * sm_step_mhz;
+    // The first k whose clock is ≤ mhz: (k·step2 + 1) / 2 ≥ max − mhz.
+    const std::uint32_t twice_below = 2 * (sm_max_mhz - mhz);
+    return sm_clock_at((twice_below - 1 + sm_step_half_mhz - 1) / sm_step_half_mhz);
   }
   // Lowest supported SM clock ≥ mhz (sm_max if none).
   std::uint32_t ceil_sm_clock(std::uint32_t mhz) const {
     if (mhz <= sm_min_mhz) return sm_min_mhz;
     if (mhz >= sm_max_mhz) return sm_max_mhz;
-    return sm_max_mhz - ((sm_max_mhz - mhz) / sm_step_mhz) * sm_step_mhz;
+    return sm_clock_at(2 * (sm_max_mhz - mhz) / sm_step_half_mhz);
+  }
+  // The supported SM clock one step below / above mhz (a supported clock); sm_min / sm_max at
+  // the ends.
+  std::uint32_t lower_sm_clock(std::uint32_t mhz) const {
+    return mhz <= sm_min_mhz ? sm_min_mhz : floor_sm_clock(mhz - 1);
+  }
+  std::uint32_t higher_sm_clock(std::uint32_t mhz) const {
+    return mhz >= sm_max_mhz ? sm_max_mhz : ceil_sm_clock(mhz + 1);
   }
 };
 

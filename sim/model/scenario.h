@@ -24,6 +24,10 @@ struct InjectedError {
   double until_s = std::numeric_limits<double>::infinity();
 };
 
+// The pages of device memory a GPU can retire in its life (the InfoROM's table: 64 pages of
+// 4 KiB, NVIDIA's "~256 KB over a product lifetime").
+inline constexpr std::uint32_t kMaxRetiredPages = 64;
+
 struct GpuConfig {
   std::shared_ptr<const GpuSpec> spec;
   std::uint32_t index = 0;
@@ -62,6 +66,11 @@ struct GpuConfig {
   double power_brake_period_s = 0;
   double power_brake_seconds = 0;
   double clock_jitter_mhz = 0;
+  // Pages retired before power-on (GPU models with page retirement): after repeated single-bit
+  // errors and after double-bit errors, and whether a retirement waits for the next reset.
+  std::uint32_t retired_sbe_pages = 0;
+  std::uint32_t retired_dbe_pages = 0;
+  bool retired_pages_pending = false;
 
   Workload workload;
 

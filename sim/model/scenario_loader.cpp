@@ -171,6 +171,20 @@ std::shared_ptr<const GpuSpec> find_spec(
 void apply_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
   gpu.pcie_replays_per_hour = t.number_or("pcie_replays_per_hour", gpu.pcie_replays_per_hour);
   gpu.clock_jitter_mhz = t.number_or("clock_jitter_mhz", gpu.clock_jitter_mhz);
+  if (auto pages = t.optional_sub("retired_pages")) {
+    if (!gpu.spec->page_retirement)
+      pages->fail("sbe", gpu.spec->key + " does not retire pages (it remaps rows, or has no ECC)");
+    const std::uint64_t sbe =
+        pages->has("sbe") ? pages->integer_in("sbe", 0, kMaxRetiredPages) : gpu.retired_sbe_pages;
+    const std::uint64_t dbe =
+        pages->has("dbe") ? pages->integer_in("dbe", 0, kMaxRetiredPages) : gpu.retired_dbe_pages;
+    if (sbe + dbe > kMaxRetiredPages)
+      pages->fail("dbe", "sbe + dbe must be at most " + std::to_string(kMaxRetiredPages) +
+                             " (the pages a GPU can retire)");
+    gpu.retired_sbe_pages = static_cast<std::uint32_t>(sbe);
+    gpu.retired_dbe_pages = static_cast<std::uint32_t>(dbe);
+    gpu.retired_pages_pending = pages->boolean_or("pending", gpu.retired_pages_pending);
+  }
   if (auto brake = t.optional_sub("power_brake")) {
     gpu.power_brake_period_s = brake->number("period_s");
     gpu.power_brake_seconds = brake->number("seconds");

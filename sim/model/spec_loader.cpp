@@ -1,6 +1,7 @@
 // GPU model files: sim/scenarios/models/<key>.toml. Every physics parameter is required, so a
 // new model cannot silently inherit the H100's numbers.
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -70,7 +71,11 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   TomlAccess clocks = top.sub("clocks");
   s.sm_min_mhz = static_cast<std::uint32_t>(clocks.integer("sm_min_mhz"));
   s.sm_max_mhz = static_cast<std::uint32_t>(clocks.integer("sm_max_mhz"));
-  s.sm_step_mhz = static_cast<std::uint32_t>(clocks.integer("sm_step_mhz"));
+  const double step_mhz = clocks.number("sm_step_mhz");
+  if (!(step_mhz > 0 && step_mhz <= 1000) || std::nearbyint(step_mhz * 2) != step_mhz * 2)
+    clocks.fail("sm_step_mhz", "must be a positive multiple of 0.5 MHz");
+  s.sm_step_half_mhz = static_cast<std::uint32_t>(step_mhz * 2);
+  s.sm_step_mhz = (s.sm_step_half_mhz + 1) / 2;
   s.sm_base_mhz = static_cast<std::uint32_t>(clocks.integer("sm_base_mhz"));
   for (auto m : clocks.integers("memory_mhz"))
     s.memory_clocks_mhz.push_back(static_cast<std::uint32_t>(m));
@@ -81,9 +86,8 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.video_idle_mhz = static_cast<std::uint32_t>(clocks.integer("video_idle_mhz"));
   s.video_max_mhz = static_cast<std::uint32_t>(clocks.integer("video_max_mhz"));
   s.memory_locked_clocks_supported = clocks.boolean_or("memory_locked_clocks", false);
-  if (s.sm_step_mhz == 0 || s.sm_min_mhz > s.sm_max_mhz ||
-      (s.sm_max_mhz - s.sm_min_mhz) % s.sm_step_mhz != 0) {
-    clocks.fail("sm_min_mhz", "sm_max_mhz - sm_min_mhz must be a multiple of sm_step_mhz");
+  if (s.sm_min_mhz > s.sm_max_mhz || s.sm_clock_at(s.sm_clock_count() - 1) != s.sm_min_mhz) {
+    clocks.fail("sm_min_mhz", "sm_min_mhz must be sm_max_mhz less a whole number of sm_step_mhz");
   }
   if (s.memory_clocks_mhz.empty()) clocks.fail("memory_mhz", "needs at least one clock");
   if (!s.is_supported_sm_clock(s.default_app_sm_mhz) ||
@@ -155,6 +159,9 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.power_average_supported = features->boolean_or("power_average", true);
     s.row_remapper_banks =
         static_cast<std::uint32_t>(features->integer_or("row_remapper_banks", 0));
+    s.page_retirement = features->boolean_or("page_retirement", false);
+    if (s.page_retirement && s.row_remapper_banks > 0)
+      features->fail("page_retirement", "a GPU retires pages or remaps rows, not both");
   }
   return spec;
 }

@@ -100,6 +100,7 @@ rules::GpuFacts read_facts(const gpu::Device& d) {
   f.ecc_corrected_aggregate = opt(d.ecc_errors(false, true));
   f.ecc_uncorrected_aggregate = opt(d.ecc_errors(true, true));
   f.remapped_rows = opt(d.remapped_rows());
+  f.retired_pages = opt(d.retired_pages());
   f.cpu_affinity = opt(d.affinity().cpu_affinity);
   f.numa_node = opt(d.affinity().numa_node);
   if (auto processes = d.processes()) {

@@ -234,6 +234,22 @@ std::vector<QueryField> build() {
         auto e = d.ecc_errors(true);
         return e ? out::integer((long long)*e) : out::na();
       });
+  // Page retirement (pre-Ampere; N/A on GPUs that remap rows), with nvidia-smi's names.
+  add("retired_pages.sbe", {"retired_pages.single_bit_ecc.count"}, "",
+      "pages retired after repeated single-bit ECC errors", [](const Device& d, const DeviceSet&) {
+        auto p = d.retired_pages();
+        return p ? out::integer(p->multiple_sbe) : out::na();
+      });
+  add("retired_pages.dbe", {"retired_pages.double_bit.count"}, "",
+      "pages retired after double-bit ECC errors", [](const Device& d, const DeviceSet&) {
+        auto p = d.retired_pages();
+        return p ? out::integer(p->dbe) : out::na();
+      });
+  add("retired_pages.pending", {}, "", "Yes: a retired page is still in use until the GPU resets",
+      [](const Device& d, const DeviceSet&) {
+        auto p = d.retired_pages();
+        return p ? out::text(p->pending ? "Yes" : "No") : out::na();
+      });
   for (auto t : gpu::kAllDataTypes) {
     auto name = std::string(gpu::to_string(t));
     add(fmt::format("peak.{}.max", name), {}, "TFLOP/s",

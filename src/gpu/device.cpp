@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "gpu/limits_cache.h"
 #include "nvml/api.h"
@@ -501,6 +502,28 @@ Reading<RemappedRows> Device::remapped_rows() const {
                         &pending, &failure);
     r.pending = pending != 0;
     r.failure = failure != 0;
+    return rc;
+  });
+}
+
+Reading<RetiredPages> Device::retired_pages() const {
+  return read<RetiredPages>(kRetiredPages, [&](RetiredPages& r) {
+    // A GPU retires at most 64 pages; a longer list still gives its count (INSUFFICIENT_SIZE
+    // sets it).
+    std::array<unsigned long long, 64> addresses{};
+    const auto count = [&](nvmlPageRetirementCause_t cause, unsigned& n) {
+      n = static_cast<unsigned>(addresses.size());
+      const auto rc =
+          Api::call(api_.nvmlDeviceGetRetiredPages, handle_, cause, &n, addresses.data());
+      return rc == NVML_ERROR_INSUFFICIENT_SIZE ? NVML_SUCCESS : rc;
+    };
+    auto rc = count(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, r.multiple_sbe);
+    if (rc != NVML_SUCCESS) return rc;
+    rc = count(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, r.dbe);
+    if (rc != NVML_SUCCESS) return rc;
+    nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
+    rc = Api::call(api_.nvmlDeviceGetRetiredPagesPendingStatus, handle_, &pending);
+    r.pending = pending == NVML_FEATURE_ENABLED;
     return rc;
   });
 }

@@ -65,6 +65,15 @@ struct RemappedRows {
   bool failure = false;      // a remap failed: no spare row left
 };
 
+// Dynamic page retirement (Kepler to Turing; Ampere and later remap rows instead and answer
+// NOT_SUPPORTED): 4 KiB pages of device memory the driver retired after ECC errors.
+struct RetiredPages {
+  unsigned multiple_sbe = 0;  // after repeated single-bit errors at one address
+  unsigned dbe = 0;           // after a double-bit error
+  bool pending = false;       // a retirement takes effect only when the GPU is next reset
+  unsigned total() const { return multiple_sbe + dbe; }
+};
+
 struct PcieLink {
   unsigned generation = 0;
   unsigned width = 0;  // lanes
@@ -229,6 +238,7 @@ class Device {
   // Since the driver loaded (volatile) or over the GPU's life (`aggregate`).
   Reading<std::uint64_t> ecc_errors(bool uncorrected, bool aggregate = false) const;
   Reading<RemappedRows> remapped_rows() const;
+  Reading<RetiredPages> retired_pages() const;
   Reading<PcieLink> pcie_link() const;              // current generation and width
   Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
@@ -276,6 +286,7 @@ class Device {
     kJpeg,
     kOfa,
     kRemappedRows,
+    kRetiredPages,
     kFieldCount
   };
   template <class T, class Call>

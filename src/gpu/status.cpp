@@ -34,6 +34,7 @@ void read_status_settings(const Device& d, StatusSnapshot& s) {
   s.app_memory_clock = d.app_clock(ClockDomain::memory);
   s.power_limit = d.power_limit();
   s.persistence_mode = d.persistence_mode();
+  s.retired_pages = d.retired_pages();
 }
 
 void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to) {
@@ -41,6 +42,7 @@ void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to) {
   to.app_memory_clock = from.app_memory_clock;
   to.power_limit = from.power_limit;
   to.persistence_mode = from.persistence_mode;
+  to.retired_pages = from.retired_pages;
 }
 
 StatusSnapshot take_status(const Device& d) {

@@ -23,6 +23,9 @@ struct StatusSnapshot {
   Reading<ClockReasons> clock_reasons;
   Reading<bool> persistence_mode;
   Reading<PcieLink> pcie_link, pcie_max;
+  // Read with the settings (it changes as rarely). Not carried by the service's protocol yet:
+  // a snapshot from gpuclk serve leaves it unread.
+  Reading<RetiredPages> retired_pages;
 };
 
 // Reads the snapshot (about 20 NVML calls).

@@ -10,10 +10,15 @@
 
 extern "C" {
 
+// Every enum below has a fixed underlying type (int, the size a C enum has in the driver's ABI),
+// so any value a C caller passes is a value of the type: the simulator checks it and answers
+// INVALID_ARGUMENT, instead of loading a value the enum cannot hold (undefined behaviour, which
+// UBSan reported for nvmlDeviceSetPersistenceMode(device, 7)).
+
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 
-typedef enum nvmlReturn_enum {
+typedef enum nvmlReturn_enum : int {
   NVML_SUCCESS = 0,
   NVML_ERROR_UNINITIALIZED = 1,
   NVML_ERROR_INVALID_ARGUMENT = 2,
@@ -47,35 +52,37 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
-typedef enum nvmlClockType_enum {
+typedef enum nvmlClockType_enum : int {
   NVML_CLOCK_GRAPHICS = 0,
   NVML_CLOCK_SM = 1,
   NVML_CLOCK_MEM = 2,
   NVML_CLOCK_VIDEO = 3
 } nvmlClockType_t;
 
-typedef enum nvmlClockId_enum {
+typedef enum nvmlClockId_enum : int {
   NVML_CLOCK_ID_CURRENT = 0,
   NVML_CLOCK_ID_APP_CLOCK_TARGET = 1,
   NVML_CLOCK_ID_APP_CLOCK_DEFAULT = 2,
   NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3
 } nvmlClockId_t;
 
-typedef enum nvmlEnableState_enum {
+typedef enum nvmlEnableState_enum : int {
   NVML_FEATURE_DISABLED = 0,
   NVML_FEATURE_ENABLED = 1
 } nvmlEnableState_t;
 
 // P0 (max performance) .. P15 (min); 32 = unknown.
-typedef enum nvmlPStates_enum {
+typedef enum nvmlPStates_enum : int {
   NVML_PSTATE_0 = 0,
   NVML_PSTATE_15 = 15,
   NVML_PSTATE_UNKNOWN = 32
 } nvmlPstates_t;
 
-typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+typedef enum nvmlTemperatureSensors_enum : int {
+  NVML_TEMPERATURE_GPU = 0
+} nvmlTemperatureSensors_t;
 
-typedef enum nvmlTemperatureThresholds_enum {
+typedef enum nvmlTemperatureThresholds_enum : int {
   NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
   NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
   NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
@@ -85,19 +92,19 @@ typedef enum nvmlTemperatureThresholds_enum {
   NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6
 } nvmlTemperatureThresholds_t;
 
-typedef enum nvmlComputeMode_enum {
+typedef enum nvmlComputeMode_enum : int {
   NVML_COMPUTEMODE_DEFAULT = 0,
   NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
   NVML_COMPUTEMODE_PROHIBITED = 2,
   NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
 } nvmlComputeMode_t;
 
-typedef enum nvmlPcieUtilCounter_enum {
+typedef enum nvmlPcieUtilCounter_enum : int {
   NVML_PCIE_UTIL_TX_BYTES = 0,
   NVML_PCIE_UTIL_RX_BYTES = 1
 } nvmlPcieUtilCounter_t;
 
-typedef enum nvmlPerfPolicyType_enum {
+typedef enum nvmlPerfPolicyType_enum : int {
   NVML_PERF_POLICY_POWER = 0,
   NVML_PERF_POLICY_THERMAL = 1,
   NVML_PERF_POLICY_SYNC_BOOST = 2,
@@ -108,7 +115,7 @@ typedef enum nvmlPerfPolicyType_enum {
   NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11
 } nvmlPerfPolicyType_t;
 
-typedef enum nvmlGpuTopologyLevel_enum {
+typedef enum nvmlGpuTopologyLevel_enum : int {
   NVML_TOPOLOGY_INTERNAL = 0,
   NVML_TOPOLOGY_SINGLE = 10,
   NVML_TOPOLOGY_MULTIPLE = 20,
@@ -117,14 +124,23 @@ typedef enum nvmlGpuTopologyLevel_enum {
   NVML_TOPOLOGY_SYSTEM = 50
 } nvmlGpuTopologyLevel_t;
 
-typedef enum nvmlMemoryErrorType_enum {
+typedef enum nvmlMemoryErrorType_enum : int {
   NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
   NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
 } nvmlMemoryErrorType_t;
-typedef enum nvmlEccCounterType_enum {
+typedef enum nvmlEccCounterType_enum : int {
   NVML_VOLATILE_ECC = 0,
   NVML_AGGREGATE_ECC = 1
 } nvmlEccCounterType_t;
+
+// nvmlDeviceGetRetiredPages filters by cause. An integer with named values (not an enum type), so
+// a caller's out-of-range cause is a value to refuse, not undefined behaviour.
+typedef unsigned int nvmlPageRetirementCause_t;
+enum : unsigned int {
+  NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+  NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+  NVML_PAGE_RETIREMENT_CAUSE_COUNT = 2
+};
 
 // nvmlDeviceGetArchitecture values.
 typedef unsigned int nvmlDeviceArchitecture_t;
@@ -195,7 +211,7 @@ typedef struct nvmlProcessInfo_st {
   unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
-typedef enum nvmlValueType_enum {
+typedef enum nvmlValueType_enum : int {
   NVML_VALUE_TYPE_DOUBLE = 0,
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,
   NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
@@ -231,7 +247,7 @@ typedef struct nvmlFieldValue_st {
 // The library reads numMetrics entries; our array only has to hold as many as we ask for.
 #define GPUCLK_GPM_METRICS_CAPACITY 32
 
-typedef enum nvmlGpmMetricId_enum {
+typedef enum nvmlGpmMetricId_enum : int {
   NVML_GPM_METRIC_GRAPHICS_UTIL = 1,
   NVML_GPM_METRIC_SM_UTIL = 2,
   NVML_GPM_METRIC_SM_OCCUPANCY = 3,
@@ -367,6 +383,12 @@ const char* nvmlErrorString(nvmlReturn_t result);
     (nvmlDevice_t device, unsigned int* corrected_rows, unsigned int* uncorrected_rows,            \
      unsigned int* is_pending, unsigned int* failure_occurred),                                    \
     (device, corrected_rows, uncorrected_rows, is_pending, failure_occurred))                      \
+  X(nvmlDeviceGetRetiredPages,                                                                     \
+    (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* page_count,               \
+     unsigned long long* addresses),                                                               \
+    (device, cause, page_count, addresses))                                                        \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, (nvmlDevice_t device, nvmlEnableState_t * is_pending), \
+    (device, is_pending))                                                                          \
   X(nvmlDeviceGetTotalEccErrors,                                                                   \
     (nvmlDevice_t device, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,                \
      unsigned long long* count),                                                                   \
@@ -499,41 +521,41 @@ typedef struct nvmlBAR1Memory_st {
 // answers (sim/abi/entry_points.txt). gpuclk's own loader does not call these. Values are NVML's.
 extern "C" {
 
-typedef enum nvmlBrandType_enum {
+typedef enum nvmlBrandType_enum : int {
   NVML_BRAND_UNKNOWN = 0,
   NVML_BRAND_TESLA = 2,
   NVML_BRAND_NVIDIA = 14
 } nvmlBrandType_t;
 
-typedef enum nvmlInforomObject_enum {
+typedef enum nvmlInforomObject_enum : int {
   NVML_INFOROM_OEM = 0,
   NVML_INFOROM_ECC = 1,
   NVML_INFOROM_POWER = 2
 } nvmlInforomObject_t;
 
-typedef enum nvmlBusType_enum {
+typedef enum nvmlBusType_enum : int {
   NVML_BUS_TYPE_UNKNOWN = 0,
   NVML_BUS_TYPE_PCI = 1,
   NVML_BUS_TYPE_PCIE = 2
 } nvmlBusType_t;
 
-typedef enum nvmlGpuVirtualizationMode_enum {
+typedef enum nvmlGpuVirtualizationMode_enum : int {
   NVML_GPU_VIRTUALIZATION_MODE_NONE = 0,
   NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1
 } nvmlGpuVirtualizationMode_t;
 
-typedef enum nvmlEncoderQueryType_enum {
+typedef enum nvmlEncoderQueryType_enum : int {
   NVML_ENCODER_QUERY_H264 = 0,
   NVML_ENCODER_QUERY_HEVC = 1,
   NVML_ENCODER_QUERY_AV1 = 2
 } nvmlEncoderType_t;
 
-typedef enum nvmlAffinityScope_enum {
+typedef enum nvmlAffinityScope_enum : int {
   NVML_AFFINITY_SCOPE_NODE = 0,   // the NUMA node of the GPU
   NVML_AFFINITY_SCOPE_SOCKET = 1  // the CPU socket of the GPU
 } nvmlAffinityScope_t;
 
-typedef enum nvmlGpuP2PCapsIndex_enum {
+typedef enum nvmlGpuP2PCapsIndex_enum : int {
   NVML_P2P_CAPS_INDEX_READ = 0,
   NVML_P2P_CAPS_INDEX_WRITE = 1,
   NVML_P2P_CAPS_INDEX_NVLINK = 2,
@@ -542,7 +564,7 @@ typedef enum nvmlGpuP2PCapsIndex_enum {
   NVML_P2P_CAPS_INDEX_UNKNOWN = 5
 } nvmlGpuP2PCapsIndex_t;
 
-typedef enum nvmlGpuP2PStatus_enum {
+typedef enum nvmlGpuP2PStatus_enum : int {
   NVML_P2P_STATUS_OK = 0,
   NVML_P2P_STATUS_NOT_SUPPORTED = 5
 } nvmlGpuP2PStatus_t;
@@ -612,7 +634,7 @@ typedef struct nvmlEncoderSessionInfo_st nvmlEncoderSessionInfo_t;
 typedef struct nvmlFBCSessionInfo_st nvmlFBCSessionInfo_t;
 
 // Samples the driver keeps per device (nvmlDeviceGetSamples).
-typedef enum nvmlSamplingType_enum {
+typedef enum nvmlSamplingType_enum : int {
   NVML_TOTAL_POWER_SAMPLES = 0,         // mW
   NVML_GPU_UTILIZATION_SAMPLES = 1,     // percent
   NVML_MEMORY_UTILIZATION_SAMPLES = 2,  // percent
@@ -649,7 +671,7 @@ typedef struct nvmlEventSet_st* nvmlEventSet_t;
 #define nvmlEventMigConfigChange 0x0000000000000100ULL
 
 // Where a memory error happened (nvmlDeviceGetMemoryErrorCounter).
-typedef enum nvmlMemoryLocation_enum {
+typedef enum nvmlMemoryLocation_enum : int {
   NVML_MEMORY_LOCATION_L1_CACHE = 0,
   NVML_MEMORY_LOCATION_L2_CACHE = 1,
   NVML_MEMORY_LOCATION_DRAM = 2,  // also NVML_MEMORY_LOCATION_DEVICE_MEMORY
@@ -661,7 +683,7 @@ typedef enum nvmlMemoryLocation_enum {
 } nvmlMemoryLocation_t;
 
 // NvLink reads (nvmlDeviceGetNvLinkVersion/Capability/ErrorCounter/RemoteDeviceType).
-typedef enum nvmlNvlinkVersion_enum {
+typedef enum nvmlNvlinkVersion_enum : int {
   NVML_NVLINK_VERSION_INVALID = 0,
   NVML_NVLINK_VERSION_1_0 = 1,
   NVML_NVLINK_VERSION_2_0 = 2,
@@ -672,7 +694,7 @@ typedef enum nvmlNvlinkVersion_enum {
   NVML_NVLINK_VERSION_5_0 = 7
 } nvmlNvlinkVersion_t;
 
-typedef enum nvmlNvLinkCapability_enum {
+typedef enum nvmlNvLinkCapability_enum : int {
   NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
   NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
   NVML_NVLINK_CAP_P2P_ATOMICS = 2,
@@ -681,7 +703,7 @@ typedef enum nvmlNvLinkCapability_enum {
   NVML_NVLINK_CAP_VALID = 5
 } nvmlNvLinkCapability_t;
 
-typedef enum nvmlNvLinkErrorCounter_enum {
+typedef enum nvmlNvLinkErrorCounter_enum : int {
   NVML_NVLINK_ERROR_DL_REPLAY = 0,
   NVML_NVLINK_ERROR_DL_RECOVERY = 1,
   NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
@@ -689,7 +711,7 @@ typedef enum nvmlNvLinkErrorCounter_enum {
   NVML_NVLINK_ERROR_DL_ECC_DATA = 4
 } nvmlNvLinkErrorCounter_t;
 
-typedef enum nvmlIntNvLinkDeviceType_enum {
+typedef enum nvmlIntNvLinkDeviceType_enum : int {
   NVML_NVLINK_DEVICE_TYPE_GPU = 0,
   NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
   NVML_NVLINK_DEVICE_TYPE_SWITCH = 2,

@@ -39,6 +39,7 @@ struct GpuFacts {
   std::string locked_gpu_clocks, locked_memory_clocks;
   std::optional<std::uint64_t> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
   std::optional<gpu::RemappedRows> remapped_rows;
+  std::optional<gpu::RetiredPages> retired_pages;  // pre-Ampere GPUs (Ampere+ remap rows)
   // Processes holding a context on the GPU (pids), when NVML lists them.
   std::optional<std::vector<unsigned>> processes;
   // The CPUs close to the GPU (NVML's CPU affinity) and its NUMA node; per process (by pid) the

@@ -78,6 +78,17 @@ const std::vector<Rule>& all_rules() {
        "Cause: failing device memory repaired with spare rows.\n"
        "Fix: pending: drain the GPU and reset it (nvidia-smi -r -i N); failed: replace the GPU.",
        row_remapping},
+      {"retired_pages", "Pages of device memory retired, pending or near the limit",
+       "Checks: NVML's retired pages (Kepler to Turing, e.g. V100; A100 and later remap rows "
+       "instead). A retirement pending until the GPU is next reset (critical), 63 or more pages "
+       "retired, NVIDIA's replacement (RMA) limit (critical), pages retired after double-bit "
+       "errors, 48 or more pages in all, or more than 15 after double-bit errors (warning), pages "
+       "retired after repeated single-bit errors only (info).\n"
+       "Cause: failing device memory; the driver retires a page after a double-bit error or a "
+       "second single-bit error at one address.\n"
+       "Fix: pending: drain the GPU and reset it (nvidia-smi -r -i N) or reboot, so the driver "
+       "reloads and stops using the page; at the limit: replace the GPU (RMA).",
+       retired_pages},
       {"hw_slowdown", "Hardware slowdown or power brake",
        "Checks: HW slowdown or HW power brake clock event reasons active in at least 1 % of the "
        "samples without HW thermal slowdown (thermal_slowdown covers that).\n"

@@ -34,6 +34,12 @@ struct Thresholds {
   double straggler_clock = 0.90;          // straggler: busy median clock below this × peers'
   double straggler_utilization = 0.20;    // straggler: mean utilization this far below peers'
   double straggler_peer_utilization = 0.30;  // straggler: peers at least this busy
+  // retired_pages: NVIDIA's field diagnostic and DCGM's health check fail a GPU at 63 retired
+  // pages (DCGM_LIMIT_MAX_RETIRED_PAGES; the InfoROM holds 64); warn from three quarters of the
+  // 64, or beyond DCGM's soft limit of 15 pages retired after double-bit errors.
+  unsigned retired_pages_limit = 63;
+  unsigned retired_pages_near = 48;
+  unsigned retired_dbe_pages_soft = 15;
 };
 
 // One rule. `explanation` is what `gpuclk doctor --explain NAME` prints: what it checks, its

@@ -1,5 +1,6 @@
-// Rules on the GPU's health and settings: lost GPUs, ECC errors, PCIe link and replays,
-// persistence mode, settings that differ across GPUs of one model, Xid errors (NVML events).
+// Rules on the GPU's health and settings: lost GPUs, ECC errors, remapped rows and retired
+// pages, PCIe link and replays, persistence mode, settings that differ across GPUs of one model,
+// Xid errors (NVML events).
 #include <cmath>
 #include <map>
 
@@ -135,6 +136,76 @@ void row_remapping(const Input& in, const Thresholds&, std::vector<Finding>& out
     add(*f, "remapped_uncorrected", static_cast<double>(r.uncorrected));
     add(*f, "pending", r.pending ? 1.0 : 0.0);
     add(*f, "failure", r.failure ? 1.0 : 0.0);
+    out.push_back(std::move(*f));
+  }
+}
+
+void retired_pages(const Input& in, const Thresholds& t, std::vector<Finding>& out) {
+  for (const auto& w : in.gpus) {
+    const auto& g = w.facts;
+    if (!g.retired_pages) continue;
+    const auto& p = *g.retired_pages;
+    const unsigned total = p.total();
+    if (total == 0 && !p.pending) continue;
+    const std::string counts = fmt::format(
+        "{} after double-bit errors, {} after repeated "
+        "single-bit errors",
+        p.dbe, p.multiple_sbe);
+    const std::string reset = fmt::format(
+        "drain GPU {0}, then reset it (nvidia-smi -r -i {0}) or reboot so the driver reloads "
+        "and stops using the page; gpuclk never resets a GPU",
+        g.index);
+    const std::string rma = fmt::format(
+        "drain GPU {} and have it replaced (RMA; NVIDIA's field diagnostic confirms it)", g.index);
+    std::optional<Finding> f;
+    if (total >= t.retired_pages_limit) {
+      f = make("retired_pages", Severity::critical, {g.index},
+               fmt::format("GPU {}: {} pages of device memory retired ({}){}: at NVIDIA's limit "
+                           "of {} for replacing the GPU",
+                           g.index, total, counts, p.pending ? ", one pending" : "",
+                           t.retired_pages_limit),
+               "device memory keeps failing; the GPU can retire only 64 pages in its life",
+               p.pending ? rma + "; until then reset it so the pending page is retired" : rma);
+    } else if (p.pending) {
+      f = make("retired_pages", Severity::critical, {g.index},
+               fmt::format("GPU {}: a page retirement is pending: the failing page stays in use "
+                           "until the GPU is reset ({} pages retired: {})",
+                           g.index, total, counts),
+               "an ECC error retired a page of device memory; the retirement takes effect when "
+               "the driver next attaches the GPU",
+               reset);
+    } else if (p.dbe > 0 || total >= t.retired_pages_near) {
+      std::string why;
+      if (total >= t.retired_pages_near)
+        why = fmt::format(": within {} of the {} at which NVIDIA replaces a GPU",
+                          t.retired_pages_limit - total, t.retired_pages_limit);
+      else if (p.dbe > t.retired_dbe_pages_soft)
+        why = fmt::format(
+            ": more than {} after double-bit errors, NVIDIA's health check fails "
+            "the GPU if more follow within a week",
+            t.retired_dbe_pages_soft);
+      f = make("retired_pages", Severity::warning, {g.index},
+               fmt::format("GPU {}: {} pages of device memory retired ({}){}", g.index, total,
+                           counts, why),
+               p.dbe > 0 ? "double-bit ECC errors: the data in those pages was lost when they "
+                           "happened; the pages are no longer used"
+                         : "device memory degrading: single-bit errors repeat at addresses",
+               fmt::format("watch the count (gpuclk doctor --rules retired_pages,ecc_errors); "
+                           "plan to replace GPU {} as it nears {} pages",
+                           g.index, t.retired_pages_limit));
+    } else {
+      f = make("retired_pages", Severity::info, {g.index},
+               fmt::format("GPU {}: {} pages of device memory retired after repeated single-bit "
+                           "errors, none pending",
+                           g.index, total),
+               "single-bit errors the memory corrected; the driver stopped using those pages",
+               "watch: gpuclk doctor --rules retired_pages,ecc_errors");
+    }
+    add(*f, "retired_dbe", static_cast<double>(p.dbe));
+    add(*f, "retired_sbe", static_cast<double>(p.multiple_sbe));
+    add(*f, "retired_total", static_cast<double>(total));
+    add(*f, "pending", p.pending ? 1.0 : 0.0);
+    add(*f, "limit", static_cast<double>(t.retired_pages_limit));
     out.push_back(std::move(*f));
   }
 }

@@ -31,6 +31,7 @@ Input status_input(const std::vector<gpu::StatusSnapshot>& gpus) {
     f.persistence_mode = opt(g.persistence_mode);
     f.pcie_link = opt(g.pcie_link);
     f.pcie_max = opt(g.pcie_max);
+    f.retired_pages = opt(g.retired_pages);
     if (g.unavailable_code == 0) {
       telemetry::FastSample s;
       s.sm_clock = opt(g.sm_clock);

@@ -70,6 +70,7 @@ void straggler(const Input&, const Thresholds&, std::vector<Finding>&);
 void numa_affinity(const Input&, const Thresholds&, std::vector<Finding>&);
 void ecc_errors(const Input&, const Thresholds&, std::vector<Finding>&);
 void row_remapping(const Input&, const Thresholds&, std::vector<Finding>&);
+void retired_pages(const Input&, const Thresholds&, std::vector<Finding>&);
 void gpu_lost(const Input&, const Thresholds&, std::vector<Finding>&);
 void xid_errors(const Input&, const Thresholds&, std::vector<Finding>&);
 

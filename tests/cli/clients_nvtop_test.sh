@@ -31,7 +31,7 @@ screen() {
     "env LD_LIBRARY_PATH='$COMPAT' GPUCLK_SIM_SCENARIO=$scenario GPUCLK_SIM_SPEED=$speed \
        GPUCLK_SIM_START=$start GPUCLK_SIM_STATE='$TEST_TMP/$scenario-$speed.state' HOME='$HOME' \
        TERM=xterm-256color nvtop -d 5; sleep 30"
-  for _ in $(seq 1 50); do
+  for _ in $(seq "$(scaled 50)"); do
     pane=$(tmux -L "$SOCKET" capture-pane -p 2>/dev/null)
     grep -q "PID" <<<"$pane" && grep -q "POW" <<<"$pane" && break
     sleep 0.2

@@ -4,7 +4,7 @@
 # `8xh100` give nothing above info, --rules / --explain / --format json / exit codes (0, 10, 11)
 # and bad arguments. Simulated time runs 40x faster: a 20 s window takes ~0.5 s.
 source "$(dirname "$0")/lib.sh" "$1"
-export GPUCLK_SIM_SPEED=40
+export GPUCLK_SIM_SPEED=$(slowed 40)
 SCEN="$GPUCLK_BIN_DIR/scenarios/doctor"
 fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_SIM_STATE.lock"; }
 
@@ -138,6 +138,36 @@ expect_between ecc_errors 1 corrected_per_hour 2700 4500  # 3600/h, counted once
 expect_between row_remapping 0 pending 1 1
 expect_between row_remapping 0 remapped_uncorrected 6 12
 
+# retired_pages: V100s retire pages instead of remapping rows. GPU 0: a retirement pending
+# (critical); GPU 1: 50 pages retired, within 13 of NVIDIA's limit of 63 (warning).
+doctor_on "$SCEN/retired-pages.toml" 30
+expect_exit 11
+expect_serious "retired_pages:critical:0 retired_pages:warning:1"
+expect_between retired_pages 0 pending 1 1
+expect_between retired_pages 0 retired_dbe 2 2
+expect_between retired_pages 1 pending 0 0
+expect_between retired_pages 1 retired_total 50 50
+expect_between retired_pages 1 retired_sbe 44 44
+expect_json '[.findings[] | select(.rule == "retired_pages")][0].fix | test("nvidia-smi -r -i 0")' "true"
+expect_json '[.findings[] | select(.rule == "row_remapping")] | length' 0  # Volta: no remapping
+# GPU 1 alone: a warning, exit 10.
+doctor_on "$SCEN/retired-pages.toml" 30 --rules retired_pages -i 1
+expect_exit 10
+expect_serious "retired_pages:warning:1"
+# The H100 node with uncorrected errors remaps rows; it retires no pages.
+doctor_on "$SCEN/ecc.toml" 30 --rules retired_pages,row_remapping
+expect_exit 11
+expect_serious "row_remapping:critical:0"
+# status shows the same finding from its one snapshot.
+fresh_node
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30 gpuclk --sim "$SCEN/retired-pages.toml"
+expect_exit 0
+expect_out "CRITICAL: GPU 0: a page retirement is pending"
+gpuclk doctor --explain retired_pages
+expect_exit 0
+expect_out "retired_pages: Pages of device memory retired, pending or near the limit"
+expect_out "63 or more pages retired"
+
 doctor_on "$SCEN/gpu-lost.toml" 0
 expect_exit 11
 expect_serious "gpu_lost:critical:1 xid_errors:critical:1"  # the loss raises Xid 79
@@ -154,7 +184,8 @@ check
 expect_json '[.findings[] | select(.rule == "xid_errors")] | length' 1
 expect_json '[.findings[] | select(.rule == "xid_errors")][0].evidence.xids' "79"
 expect_between xid_errors 2 xid_79_count 1 1
-expect_between xid_errors 2 first_after_s 3.5 6.5
+# (A sanitized build starts slower: the window opens later in simulated time.)
+expect_between xid_errors 2 first_after_s "$(slowed 3.5)" 6.5
 expect_json '.xid_watched | length' 4
 expect_json '[.findings[] | select(.rule == "xid_errors")][0].fix | test("nvidia-smi -r -i 2")' "true"
 # Started after the loss: the Xid came before the window; gpu_lost only.

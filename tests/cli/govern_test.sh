@@ -69,7 +69,7 @@ expect_exit 0; expect_out "memory_bound"; expect_out "idle"; expect_out_re "log 
 # --- kill -9 mid-run with 4 GPUs, then gpuclk restore → the exact original settings. ---
 "$GPUCLK_BIN" --sim "$NODE" -i 0,1,2,3 govern --policy phase >"$TEST_TMP/killed.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 150); do [ "$(journal_gpus)" == "4" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 150)"); do [ "$(journal_gpus)" == "4" ] && break; sleep 0.1; done
 LAST_CMD="govern before kill -9"
 check; [ "$(journal_gpus)" == "4" ] || fail "govern never wrote to all 4 GPUs: $(cat "$TEST_TMP/killed.out")"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
@@ -91,7 +91,7 @@ expect_no_out " 345"
 # --- SIGTERM: restore, exit 0. ---
 "$GPUCLK_BIN" --sim "$NODE" -i 0 govern --policy bandit >"$TEST_TMP/term.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 150); do [ "$(journal_gpus)" == "1" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 150)"); do [ "$(journal_gpus)" == "1" ] && break; sleep 0.1; done
 kill -TERM "$pid"; wait "$pid"; rc=$?
 LAST_CMD="govern after SIGTERM"
 check; [ "$rc" -eq 0 ] || fail "exit $rc after SIGTERM: $(cat "$TEST_TMP/term.out")"

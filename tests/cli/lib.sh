@@ -5,6 +5,16 @@
 # Each script gets its own simulator state file, so tests run in parallel without sharing GPUs.
 set -u
 GPUCLK_BIN=${1:?usage: test.sh /path/to/gpuclk}
+# Sanitized builds (ASan/UBSan, TSan) run several times slower: CMake sets
+# GPUCLK_TEST_TIME_SCALE=3 on their tests (and triples ctest's timeout); every wait for something
+# to happen scales with it (`scaled N`). Bounds a test asserts as behaviour stay as they are.
+TIME_SCALE=${GPUCLK_TEST_TIME_SCALE:-1}
+case "$TIME_SCALE" in '' | *[!0-9]* | 0) TIME_SCALE=1 ;; esac
+# scaled N: N (seconds, a count of polls) stretched by the scale; slowed SPEED: a simulated-time
+# speed divided by it, so a window of simulated seconds keeps its wall-time margin over a
+# process's start-up.
+scaled() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { v = n * s; if (v == int(v)) print v; else print v }'; }
+slowed() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { printf "%.4g\n", n / s }'; }
 GPUCLK_BIN_DIR=$(cd "$(dirname "$GPUCLK_BIN")" && pwd)
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-cli.XXXXXX")
 # A `gpuclk serve` a test starts (start_serve) is stopped on exit too.
@@ -43,7 +53,7 @@ start_serve() {
   : >"$TEST_TMP/serve.log"
   "$GPUCLK_BIN" "$@" 2>>"$TEST_TMP/serve.log" &
   SERVE_PID=$!
-  for _ in $(seq 200); do
+  for _ in $(seq "$(scaled 200)"); do
     if grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null; then
       PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TEST_TMP/serve.log" | head -1 | sed 's/.*://')
       return 0

@@ -11,7 +11,7 @@ if [ "$GPUCLK_BIN_DIR" != "$SRC/build/$preset" ] || command -v nvidia-smi >/dev/
   exit 0
 fi
 
-OUT=$(cd "$SRC" && timeout 250 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory run \
+OUT=$(cd "$SRC" && timeout "$(scaled 250)" env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory run \
   PRESET="$preset" JOBS=1 2>&1)
 RC=$?
 LAST_CMD="make run PRESET=$preset"

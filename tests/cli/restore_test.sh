@@ -65,7 +65,7 @@ marker="$TEST_TMP/paused"
 GPUCLK_TEST_PAUSE_AFTER_WRITES=5 GPUCLK_TEST_PAUSE_MARKER="$marker" \
   "$GPUCLK_BIN" --sim set --app-clocks 2619,1605 --lock-gpu-clocks 1005 --power-limit 550 >"$TEST_TMP/killed.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$marker" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 100)"); do [ -s "$marker" ] && break; sleep 0.1; done
 check; [ -s "$marker" ] || fail "the set never reached its 5th write"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 LAST_CMD="kill -9 mid-set"
@@ -97,7 +97,7 @@ expect_exit 0; expect_out "nothing to restore"
 GPUCLK_TEST_PAUSE_AFTER_WRITES=1 GPUCLK_TEST_PAUSE_MARKER="$marker.2" \
   "$GPUCLK_BIN" --sim set -i 0 --power-limit 550 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$marker.2" ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 100)"); do [ -s "$marker.2" ] && break; sleep 0.1; done
 timeout 2 "$GPUCLK_BIN" --sim set -i 0 --power-limit 560 >/dev/null 2>"$TEST_TMP/waiter.err"
 rc=$?
 LAST_CMD="second gpuclk while the first holds the lock"

@@ -67,7 +67,7 @@ check; grep -q "slow fields are read every 1000 ms" "$TEST_TMP/b.txt" || fail "n
 : >"$TEST_TMP/killed.txt"
 "$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" dmon -s pucvmet -d 0.05 >"$TEST_TMP/killed.txt" 2>&1 &
 K=$!
-for _ in $(seq 50); do [ "$(wc -l <"$TEST_TMP/killed.txt")" -ge 10 ] && break; sleep 0.1; done
+for _ in $(seq "$(scaled 50)"); do [ "$(wc -l <"$TEST_TMP/killed.txt")" -ge 10 ] && break; sleep 0.1; done
 kill -9 $K; wait $K 2>/dev/null
 LAST_CMD="dmon killed mid-stream"
 check; [ "$(wc -l <"$TEST_TMP/killed.txt")" -ge 10 ] || fail "it streamed no rows: $(cat "$TEST_TMP/killed.txt")"

@@ -19,7 +19,7 @@ metric() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep -E "^$1"
 # wait_for SECONDS CONDITION...: polls the shell condition every 0.2 s.
 wait_for() {
   local n=$(($1 * 5)); shift
-  for _ in $(seq "$n"); do eval "$*" && return 0; sleep 0.2; done
+  for _ in $(seq "$(scaled "$n")"); do eval "$*" && return 0; sleep 0.2; done
   return 1
 }
 
@@ -61,7 +61,7 @@ SECONDS=0
 timeout 10 "$GPUCLK_BIN" --sim "$NODE" set -i 1 --lock-gpu-clocks 1200 >/dev/null 2>"$TEST_TMP/set.err"; rc=$?
 LAST_CMD="gpuclk set -i 1 --lock-gpu-clocks 1200 while serve governs"
 check; [ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$TEST_TMP/set.err")"
-check; [ "$SECONDS" -le 3 ] || fail "set waited ${SECONDS}s for the service"
+check; [ "$SECONDS" -le "$(scaled 3)" ] || fail "set waited ${SECONDS}s for the service"
 check; wait_for 15 'grep -q "GPU 1: clocks held by \`gpuclk set\`" "$TEST_TMP/serve.log"' ||
   fail "the governor did not stand aside: $(tail -5 "$TEST_TMP/serve.log")"
 check; [ "$(metric 'gpuclk_governor_standing_aside\{gpu="1"')" == "1" ] || fail "gpuclk_governor_standing_aside{gpu=1} is not 1"

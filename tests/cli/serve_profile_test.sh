@@ -35,7 +35,7 @@ locked() { # locked GPU clocks the journal records for GPU $1
 metric() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep -E "^$1" | head -1 | awk '{print $NF}'; }
 wait_for() {
   local n=$(($1 * 5)); shift
-  for _ in $(seq "$n"); do eval "$*" && return 0; sleep 0.2; done
+  for _ in $(seq "$(scaled "$n")"); do eval "$*" && return 0; sleep 0.2; done
   return 1
 }
 APPLIED="0, Enabled, 1755 MHz, 650.00 W

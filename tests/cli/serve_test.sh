@@ -39,14 +39,14 @@ same_both_ways topo --format csv
 gpuclk --sim --direct -i 1 set --app-clocks 2619,1410
 expect_exit 0
 # The service sees it at its next refresh after the simulator notices the state file changed.
-for _ in $(seq 50); do
+for _ in $(seq "$(scaled 50)"); do
   gpuclk --sim --socket "$SOCK" -i 1 query --fields clocks.applications.graphics --format csv,noheader,nounits
   [ "$OUT" == 1410 ] && break
   sleep 0.1
 done
 # status's settings are cached (read every 10 refreshes) but re-read as soon as gpuclk's journal
 # changes: the new application clock shows within a couple of refreshes, not 10 s.
-for _ in $(seq 30); do
+for _ in $(seq "$(scaled 30)"); do
   gpuclk --sim --socket "$SOCK" -i 1 --format json status
   [ "$(jq '.gpus[0]["clocks.applications.graphics"]' <<<"$OUT")" == 1410 ] && break
   sleep 0.1

@@ -136,7 +136,7 @@ expect_json_file '.stat' 9 null
 expect_json_file '.restored' 9 true
 check; [ "$(limits)" == "700 700 700 700" ] || fail "limits $(limits) after job 9"
 placeholder_gone() { ! pgrep -f -- "--pid=$stat_pid /dev/null" >/dev/null; }
-for _ in $(seq 30); do placeholder_gone && break; sleep 0.1; done
+for _ in $(seq "$(scaled 30)"); do placeholder_gone && break; sleep 0.1; done
 check; placeholder_gone || fail "job 9: the measurement's placeholder outlived it: $(pgrep -af -- "--pid=$stat_pid")"
 
 # --- a restore that fails: the epilog fails (Slurm drains the node), the journal stays ---

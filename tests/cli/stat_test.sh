@@ -74,7 +74,8 @@ expect_exit 0; check; jq -e '.gpus[0].verdict' <<<"$ERR" >/dev/null || fail "--f
 
 # --- a GPU lost mid-run (faults: GPU 2 at t = 60 s); the others are measured to the end ---
 fresh_node
-GPUCLK_SIM_START=57 GPUCLK_SIM_SPEED=10 gpuclk --sim faults stat --json "$JSON" -- sleep 0.8
+GPUCLK_SIM_START=57 GPUCLK_SIM_SPEED=$(slowed 10) gpuclk --sim faults stat --json "$JSON" -- \
+  sleep "$(scaled 0.8)"
 expect_exit 0
 expect_err "GPU lost after"
 OUT=$(cat "$JSON")

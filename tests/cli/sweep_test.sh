@@ -288,7 +288,7 @@ expect_json "$LOCK" none   # no lock before (the SIGTERM run put it back to the 
 pid=$!
 # Kill it mid-sweep: once the journal shows a point's lock applied (at most 10 s).
 locked=none
-for _ in $(seq 100); do
+for _ in $(seq "$(scaled 100)"); do
   locked=$("$GPUCLK_BIN" --sim --format json journal 2>/dev/null | jq -r "$LOCK")
   [ "$locked" != none ] && break
   sleep 0.1

@@ -37,7 +37,7 @@ start() {
 
 # wait_screen TEXT: captures the pane into $OUT until it shows TEXT (≤ 15 s).
 wait_screen() {
-  for _ in $(seq 1 75); do
+  for _ in $(seq "$(scaled 75)"); do
     OUT=$(tmux -L "$SOCKET" capture-pane -p 2>/dev/null)
     grep -qF -- "$1" <<<"$OUT" && return 0
     sleep 0.2
@@ -165,7 +165,7 @@ SOCK="$TEST_TMP/gpuclk.sock"
 GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE="$TEST_TMP/serve.state" \
   "$GPUCLK_BIN" --sim=8xh100 --socket "$SOCK" serve --listen off 2>"$TEST_TMP/serve.log" &
 SERVE_PID=$!
-for _ in $(seq 200); do grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq "$(scaled 200)"); do grep -q "sampling every" "$TEST_TMP/serve.log" 2>/dev/null && break; sleep 0.1; done
 SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_STATE=$TEST_TMP/serve.state"
 start 120 40 "$SIM" "--sim=8xh100 --socket $SOCK --nvml-lib /nonexistent/libnvidia-ml.so.1 -i 2,5"
 wait_screen "persistence"

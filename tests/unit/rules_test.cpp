@@ -302,4 +302,53 @@ TEST(rules_test, no_xid_events_no_finding) {
   EXPECT_EQ(find(check({healthy(0)}), "xid_errors", 0), nullptr);
 }
 
+StatusSnapshot v100(unsigned index, unsigned sbe, unsigned dbe, bool pending) {
+  auto s = healthy(index);
+  s.name = "Tesla V100-SXM2-32GB";
+  s.retired_pages = gpu::RetiredPages{sbe, dbe, pending};
+  return s;
+}
+
+TEST(rules_test, a_pending_page_retirement_needs_a_reset_and_is_critical) {
+  const auto f = check({v100(0, 0, 2, true), v100(1, 0, 0, false)});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "retired_pages");
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{0});
+  EXPECT_EQ(f[0].severity, Severity::critical);
+  EXPECT_NE(f[0].summary.find("pending"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[0].fix.find("nvidia-smi -r -i 0"), std::string::npos) << f[0].fix;
+  EXPECT_EQ(evidence(f[0], "pending"), 1);
+  EXPECT_EQ(evidence(f[0], "retired_dbe"), 2);
+  EXPECT_EQ(evidence(f[0], "retired_sbe"), 0);
+  EXPECT_EQ(exit_code(f), kExitCritical);
+}
+
+TEST(rules_test, retired_pages_severity_follows_cause_and_count) {
+  // Single-bit retirements only, well below the limit: info.
+  auto f = check({v100(0, 3, 0, false)});
+  ASSERT_NE(find(f, "retired_pages", 0), nullptr);
+  EXPECT_EQ(find(f, "retired_pages", 0)->severity, Severity::info);
+  EXPECT_EQ(exit_code(f), 0);
+  // A page retired after a double-bit error: warning.
+  f = check({v100(0, 3, 1, false)});
+  EXPECT_EQ(find(f, "retired_pages", 0)->severity, Severity::warning);
+  // Near the limit (48 of 64) with single-bit retirements only: warning, naming the distance.
+  f = check({v100(0, 50, 0, false)});
+  ASSERT_NE(find(f, "retired_pages", 0), nullptr);
+  EXPECT_EQ(find(f, "retired_pages", 0)->severity, Severity::warning);
+  EXPECT_TRUE(mentions(f, "within 13 of the 63", 0)) << f[0].summary;
+  // More than 15 after double-bit errors: DCGM's soft limit is named.
+  f = check({v100(0, 0, 16, false)});
+  EXPECT_TRUE(mentions(f, "more than 15 after double-bit errors", 0)) << f[0].summary;
+  // At NVIDIA's replacement limit: critical, the fix is an RMA.
+  f = check({v100(0, 40, 23, false)});
+  ASSERT_NE(find(f, "retired_pages", 0), nullptr);
+  EXPECT_EQ(find(f, "retired_pages", 0)->severity, Severity::critical);
+  EXPECT_NE(find(f, "retired_pages", 0)->fix.find("RMA"), std::string::npos);
+  EXPECT_EQ(evidence(*find(f, "retired_pages", 0), "retired_total"), 63);
+  // Nothing retired, nothing pending; and a GPU that remaps rows (not supported): no finding.
+  EXPECT_EQ(find(check({v100(0, 0, 0, false)}), "retired_pages", 0), nullptr);
+  EXPECT_EQ(find(check({healthy(0)}), "retired_pages", 0), nullptr);
+}
+
 }  // namespace gpuclk::rules

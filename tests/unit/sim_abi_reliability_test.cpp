@@ -1,8 +1,10 @@
 // libnvml-sim.so's health entry points follow the scenario: events (Xid 79 when a GPU falls off
-// the bus, ECC error events as the counters grow), remapped rows after uncorrectable errors, the
-// PCIe replay counter, the driver's sample buffers, and NvLink where the node has NVSwitches.
+// the bus, ECC error events as the counters grow), remapped rows after uncorrectable errors (and
+// retired pages on the pre-Ampere V100), the PCIe replay counter, the driver's sample buffers,
+// and NvLink where the node has NVSwitches.
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -133,6 +135,102 @@ TEST_F(sim_abi_reliability_test, uncorrectable_errors_are_in_dram_and_remap_rows
     ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
     unsigned v[4] = {};
     EXPECT_EQ(SIM_FN(nvmlDeviceGetRemappedRows)(n.handle(0), &v[0], &v[1], &v[2], &v[3]),
+              NVML_ERROR_NOT_SUPPORTED);
+  }));
+}
+
+TEST_F(sim_abi_reliability_test, v100_retires_pages_per_cause_with_the_pending_flag) {
+  // doctor/retired-pages: GPU 0 retired 2 pages after double-bit errors, a retirement pending;
+  // GPU 1 retired 44 after repeated single-bit errors and 6 after double-bit ones.
+  expect_passed(in_child(frozen_file("doctor/retired-pages.toml", "10"), [](Nvml& n) {
+    ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+    const auto sbe = NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS;
+    const auto dbe = NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR;
+    // Size queries first (count 0, no buffer: how pynvml asks).
+    unsigned count = 0;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(0), sbe, &count, nullptr), NVML_SUCCESS);
+    EXPECT_EQ(count, 0u);
+    count = 0;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(0), dbe, &count, nullptr),
+              NVML_ERROR_INSUFFICIENT_SIZE);
+    EXPECT_EQ(count, 2u);
+    unsigned long long addresses[64] = {}, times[64] = {};
+    count = 64;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(0), dbe, &count, addresses), NVML_SUCCESS);
+    ASSERT_EQ(count, 2u);
+    EXPECT_NE(addresses[0], addresses[1]);
+    for (unsigned k = 0; k < count; ++k) {
+      EXPECT_EQ(addresses[k] % 4096, 0u);       // 4 KiB pages
+      EXPECT_LT(addresses[k], 34089730048ULL);  // inside the 32510 MiB
+    }
+    // _v2 adds when each was retired: before power-on, in order, the same addresses.
+    unsigned long long again[64] = {};
+    count = 64;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetRetiredPages_v2)(n.handle(0), dbe, &count, again, times),
+              NVML_SUCCESS);
+    EXPECT_EQ(again[0], addresses[0]);
+    EXPECT_EQ(again[1], addresses[1]);
+    EXPECT_LT(times[0], times[1]);
+    nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPagesPendingStatus(n.handle(0), &pending), NVML_SUCCESS);
+    EXPECT_EQ(pending, NVML_FEATURE_ENABLED);
+    count = 64;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), sbe, &count, addresses), NVML_SUCCESS);
+    EXPECT_EQ(count, 44u);
+    count = 64;
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), dbe, &count, addresses), NVML_SUCCESS);
+    EXPECT_EQ(count, 6u);
+    ASSERT_EQ(n.nvmlDeviceGetRetiredPagesPendingStatus(n.handle(1), &pending), NVML_SUCCESS);
+    EXPECT_EQ(pending, NVML_FEATURE_DISABLED);
+    // The real library's argument checks.
+    count = 1;
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), dbe, &count, addresses),
+              NVML_ERROR_INSUFFICIENT_SIZE);
+    EXPECT_EQ(count, 6u);
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), 7, &count, addresses),
+              NVML_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), dbe, nullptr, addresses),
+              NVML_ERROR_INVALID_ARGUMENT);
+    count = 64;
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPages(n.handle(1), dbe, &count, nullptr),
+              NVML_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPagesPendingStatus(n.handle(1), nullptr),
+              NVML_ERROR_INVALID_ARGUMENT);
+    // Volta has no row remapping.
+    unsigned v[4] = {};
+    EXPECT_EQ(n.nvmlDeviceGetRemappedRows(n.handle(0), &v[0], &v[1], &v[2], &v[3]),
+              NVML_ERROR_NOT_SUPPORTED);
+  }));
+  // An uncorrected error on a V100 retires a page after a double-bit error, pending until the
+  // next reset; the H100 of doctor/ecc remaps a row instead and answers NOT_SUPPORTED here.
+  const std::string scenario = ::testing::TempDir() + "/v100-dbe.toml";
+  std::ofstream(scenario) << "[node]\ngpu_model = \"v100-sxm2-32gb\"\ngpu_count = 1\n"
+                             "[[gpu]]\nindex = 0\necc = { uncorrected_per_hour = 720 }\n";
+  expect_passed(in_child(
+      {{"GPUCLK_SIM_SCENARIO", scenario},
+       {"GPUCLK_SIM_SCENARIO_DIR", std::string(GPUCLK_SOURCE_DIR) + "/sim/scenarios"},
+       {"GPUCLK_SIM_SPEED", "0"},
+       {"GPUCLK_SIM_START", "31"}},
+      [](Nvml& n) {
+        ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+        unsigned count = 0;
+        EXPECT_EQ(
+            n.nvmlDeviceGetRetiredPages(
+                n.handle(0), NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &count, nullptr),
+            NVML_ERROR_INSUFFICIENT_SIZE);
+        EXPECT_EQ(count, 6u);  // 720 per hour over 31 s
+        nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
+        ASSERT_EQ(n.nvmlDeviceGetRetiredPagesPendingStatus(n.handle(0), &pending), NVML_SUCCESS);
+        EXPECT_EQ(pending, NVML_FEATURE_ENABLED);
+      }));
+  expect_passed(in_child(frozen_file("doctor/ecc.toml", "31"), [](Nvml& n) {
+    ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
+    unsigned count = 0;
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPages(
+                  n.handle(0), NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &count, nullptr),
+              NVML_ERROR_NOT_SUPPORTED);
+    nvmlEnableState_t pending{};
+    EXPECT_EQ(n.nvmlDeviceGetRetiredPagesPendingStatus(n.handle(0), &pending),
               NVML_ERROR_NOT_SUPPORTED);
   }));
 }

@@ -184,5 +184,56 @@ TEST_F(sim_scenario_errors_test, a_busy_pipe_part_above_the_full_pipe_is_refused
   for (double w : a100->pipe_busy_w) EXPECT_EQ(w, 0);
 }
 
+TEST(sim_scenario_test, v100_clocks_step_by_seven_and_a_half_mhz_rounded_down) {
+  const auto v100 = load_gpu_spec(testing::scenarios_dir() / "models" / "v100-sxm2-32gb.toml");
+  EXPECT_EQ(v100->architecture, Architecture::volta);
+  EXPECT_FALSE(v100->gpm_supported);
+  EXPECT_EQ(v100->row_remapper_banks, 0u);
+  EXPECT_TRUE(v100->page_retirement);
+  const auto clocks = v100->supported_sm_clocks();
+  ASSERT_EQ(clocks.size(), 187u);  // what nvidia-smi -q lists on the board
+  EXPECT_EQ(std::vector<std::uint32_t>(clocks.begin(), clocks.begin() + 5),
+            (std::vector<std::uint32_t>{1530, 1522, 1515, 1507, 1500}));
+  EXPECT_EQ(clocks[29], 1312u);  // the default application clock
+  EXPECT_EQ(clocks.back(), 135u);
+  for (std::size_t k = 0; k + 1 < clocks.size(); ++k) {
+    ASSERT_TRUE(v100->is_supported_sm_clock(clocks[k]));
+    EXPECT_EQ(v100->lower_sm_clock(clocks[k]), clocks[k + 1]);
+    EXPECT_EQ(v100->higher_sm_clock(clocks[k + 1]), clocks[k]);
+    for (std::uint32_t f = clocks[k + 1] + 1; f < clocks[k]; ++f) {
+      EXPECT_FALSE(v100->is_supported_sm_clock(f)) << f;
+      EXPECT_EQ(v100->floor_sm_clock(f), clocks[k + 1]) << f;
+      EXPECT_EQ(v100->ceil_sm_clock(f), clocks[k]) << f;
+    }
+  }
+  // Ampere and later keep their 15 MHz grid.
+  EXPECT_EQ(testing::h100()->supported_sm_clocks().size(), 110u);
+  EXPECT_EQ(testing::h100()->lower_sm_clock(1980), 1965u);
+  // The V100 nodes load, and a busy V100 settles on one of its clocks under a lowered cap.
+  Scenario s = testing::load("v100");
+  ASSERT_EQ(s.gpus.size(), 4u);
+  s.gpus[0].power_limit_mw = 150000;
+  NodeModel model(std::make_shared<const Scenario>(s));
+  model.advance_to(20);
+  EXPECT_TRUE(v100->is_supported_sm_clock(model.gpu(0).dynamics.sm_mhz))
+      << model.gpu(0).dynamics.sm_mhz;
+}
+
+TEST_F(sim_scenario_errors_test, retired_pages_only_on_gpus_that_retire_pages) {
+  EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n[[gpu]]\nindex = 0\n"
+                     "retired_pages = { dbe = 1 }\n")
+                .find("does not retire pages"),
+            std::string::npos);
+  EXPECT_NE(error_of("[node]\ngpu_model = \"v100-sxm2-32gb\"\ngpu_count = 1\n[[gpu]]\nindex = 0\n"
+                     "retired_pages = { sbe = 60, dbe = 5 }\n")
+                .find("at most 64"),
+            std::string::npos);
+  const Scenario s = testing::load("doctor/retired-pages");
+  EXPECT_EQ(s.gpus[0].retired_dbe_pages, 2u);
+  EXPECT_TRUE(s.gpus[0].retired_pages_pending);
+  EXPECT_EQ(s.gpus[1].retired_sbe_pages, 44u);
+  EXPECT_FALSE(s.gpus[1].retired_pages_pending);
+}
+
 }  // namespace
 }  // namespace gpuclk::sim

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The pre-Ampere V100 model (sim/scenarios/v100.toml, models/v100-sxm2-32gb.toml) through every
+# read command: no GPM, no row remapping, no memory clock locks, 7.5 MHz clock steps. Nothing may
+# crash or fail where the H100 paths have data; what is not supported reads N/A (null in JSON).
+source "$(dirname "$0")/lib.sh" "$1"
+export GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30
+
+gpuclk --sim v100
+expect_exit 0
+expect_out "Tesla V100-SXM2-32GB"
+expect_out_re "^  3  Tesla V100-SXM2-32GB +P0 +1530 +1530 +877 +877 "
+expect_no_out "warning:"
+expect_no_out "CRITICAL:"
+
+gpuclk --sim v100 --format json
+expect_exit 0
+expect_json '.gpus | length' 4
+expect_json '.findings | length' 0
+
+gpuclk --sim v100 info -i 0
+expect_exit 0
+expect_out_re "Architecture +: Volta"
+expect_out_re "Compute Capability +: 7.0"
+expect_out_re "SMs +: 80"
+expect_out_re "Total +: 32510 MiB"
+expect_out_re "At Max Clock +: 125.3 TFLOP/s"  # FP16 tensor, 80 SMs at 1530 MHz
+
+gpuclk --sim v100 clocks -i 0
+expect_exit 0
+expect_out "135, 142, 150, 157, 165"  # steps of 7.5 MHz rounded down, as NVML lists them
+expect_out "1500, 1507, 1515, 1522, 1530 MHz"
+expect_out_re "Memory +: 877 MHz"
+
+gpuclk --sim v100 query --fields index,name,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.limit,temperature.gpu --format csv,noheader
+expect_exit 0
+expect_lines 4
+expect_out "0, Tesla V100-SXM2-32GB, 1530 MHz, 1530 MHz, 1530 MHz, 300.00 W"
+
+# dmon with every group: the GPM columns (g) read "-" on a GPU without GPM.
+gpuclk --sim v100 dmon -c 2 -s pucvmetrgx
+expect_exit 0
+expect_lines 10
+expect_out_re "^ +0 +[0-9]+ "
+gpuclk --sim v100 dmon -c 1 -s g --format csv
+expect_exit 0
+expect_out "0, -, -, -"
+
+gpuclk --sim v100 topo
+expect_exit 0
+expect_out "GPU0"
+
+# A write on the 7.5 MHz grid: 1522 MHz is a V100 clock, 1523 is not (nearest named).
+gpuclk --sim v100 set -i 0 --app-clocks 877,1522
+expect_exit 0
+gpuclk --sim v100 query -i 0 --fields clocks.applications.graphics --format csv,noheader
+expect_out "1522 MHz"
+gpuclk --sim v100 set -i 0 --app-clocks 877,1523
+expect_exit 2
+expect_err "1522"
+gpuclk --sim v100 restore
+expect_exit 0
+
+# doctor on the healthy V100 node: nothing above info; no row remapping, no retired pages.
+GPUCLK_SIM_SPEED=40 gpuclk --sim v100 --format json doctor --duration 5s
+expect_exit 0
+expect_json '[.findings[] | select(.severity != "info")] | length' 0
+expect_json '[.findings[] | select(.rule == "retired_pages" or .rule == "row_remapping")] | length' 0
+
+# nvidia-smi's retired_pages fields: the V100s of doctor/retired-pages; N/A on an H100.
+gpuclk --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" query \
+  --fields index,retired_pages.sbe,retired_pages.dbe,retired_pages.pending --format csv,noheader
+expect_exit 0
+expect_out "0, 0, 2, Yes"
+expect_out "1, 44, 6, No"
+gpuclk --sim default query -i 0 --format json \
+  --fields retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending
+expect_exit 0
+expect_json '.[0] | to_entries | map("\(.key)=\(.value)") | join(" ")' \
+  "retired_pages.sbe=null retired_pages.dbe=null retired_pages.pending=null"
+
+finish
