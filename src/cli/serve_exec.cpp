@@ -65,6 +65,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--profile-check", *ignored,
                   "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
       ->needs(profile);
+  sub->add_option("--policy", *ignored,
+                  "who may change which settings through the socket (default "
+                  "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
   sub->callback([&ctx, ignored, ignored_flag] {
     ctx.run = [&ctx] {
       ctx.effect("run gpuclk-serve");

@@ -239,4 +239,12 @@ std::vector<serve::ExtraSeries> ProfileKeeper::series() const {
   return out;
 }
 
+std::set<control::Setting> ProfileKeeper::settings() const {
+  std::set<control::Setting> out;
+  for (const auto& c : changes_)
+    for (auto s : control::kWriteOrder)
+      if (c.target.has(s)) out.insert(s);
+  return out;
+}
+
 }  // namespace gpuclk::cli

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "control/report.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "output/value.h"
@@ -53,5 +54,9 @@ json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
 // The inverse of the two above: a sample read back with its time `now` + t.
 telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now);
 telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now);
+
+// A change or restore report (delegated `set`/`restore`): what the CLI prints, either way.
+json to_json(const control::ChangeReport& r);
+control::ChangeReport change_report_from_json(const json& j);
 
 }  // namespace gpuclk::serve

@@ -169,6 +169,11 @@ void SocketServer::stop() {
   ::unlink(path_.c_str());
 }
 
+void SocketServer::wake() {
+  char c = 0;
+  [[maybe_unused]] auto n = ::write(wake_pipe_[1], &c, 1);
+}
+
 void SocketServer::loop() {
   std::list<Client> clients;
   std::vector<pollfd> fds;
@@ -196,6 +201,11 @@ void SocketServer::loop() {
     if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR)
       break;
     if (!running_) break;
+    if (fds[0].revents & POLLIN) {
+      char drain[64];
+      while (::read(wake_pipe_[0], drain, sizeof drain) > 0) {
+      }
+    }
     const auto now = std::chrono::steady_clock::now();
     for (auto& c : clients) step_stream(c, handler_, now);
     if (fds[1].revents & POLLIN) {
@@ -215,7 +225,15 @@ void SocketServer::loop() {
         ucred cred{};
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-          c.peer = {cred.pid, cred.uid, cred.gid};
+          c.peer = {cred.pid, cred.uid, cred.gid, {}};
+        std::vector<gid_t> groups(64);
+        len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+        int got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+        if (got != 0 && errno == ERANGE) {
+          groups.resize(len / sizeof(gid_t));
+          got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+        }
+        if (got == 0) c.peer.groups.assign(groups.begin(), groups.begin() + len / sizeof(gid_t));
         clients.push_back(std::move(c));
       }
     }
