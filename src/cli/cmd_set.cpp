@@ -52,9 +52,22 @@ int run_set(Context& ctx, const SetOptions& o) {
                        "give one or more of --persistence, --app-clocks, --lock-gpu-clocks, "
                        "--lock-memory-clocks, --power-limit (gpuclk set --help)");
   }
+  const std::string nothing = "nothing to change: the GPUs already have these settings";
+  // Not root: a service that takes delegated settings applies it (docs/serve.md).
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [key, text] : {std::pair{"persistence_mode", &o.persistence},
+                                  std::pair{"application_clocks", &o.app_clocks},
+                                  std::pair{"locked_gpu_clocks", &o.lock_gpu_clocks},
+                                  std::pair{"locked_memory_clocks", &o.lock_memory_clocks},
+                                  std::pair{"power_limit", &o.power_limit}})
+    if (!text->empty()) settings[key] = *text;
+  if (auto rc = run_delegated(
+          ctx,
+          {{"request", "set"}, {"settings", settings}, {"snap", o.snap}, {"dry_run", o.dry_run}},
+          nothing, o.dry_run))
+    return *rc;
   ControlSession session(ctx, "set", o.dry_run);
-  return run_change(session, same_for_each(ctx, r), o.snap,
-                    "nothing to change: the GPUs already have these settings");
+  return run_change(session, same_for_each(ctx, r), o.snap, nothing);
 }
 
 int run_reset(Context& ctx, const ResetOptions& o) {
