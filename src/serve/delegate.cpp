@@ -247,6 +247,9 @@ json Delegation::run(const Job& job) {
   const auto prefix = fmt::format("{} pid {}", who_text(who), job.peer.pid);
   try {
     if (!job.request.is_object()) throw bad_argument("a request is a JSON object");
+    if (job.request.value("v", kProtocolVersion) != kProtocolVersion)
+      throw bad_argument("protocol version not spoken",
+                         fmt::format("this service speaks version {}", kProtocolVersion));
     const auto what = job.request.value("request", std::string());
     auto response = what == "set" ? run_set(job.request, job.peer, who)
                                   : run_restore(job.request, job.peer, who);
@@ -305,7 +308,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
   }
   if (control::rules_for(policy_, who).empty()) {
     const auto v = control::check(policy_, who, {});
-    throw Refusal{ExitCode::no_permission, v.rule, "refused by the service's policy: " + v.reason,
+    throw Refusal{ExitCode::no_permission, v.rule, "refused (rule 'none'): " + v.reason,
                   "ask the node's admin to add a [[rule]] for you to " + policy_.source};
   }
   // The session the grant is tied to: the requesting process's, while its leader lives.
