@@ -19,6 +19,7 @@ DelegateWriter::DelegateWriter(Context& ctx)
 
 serve::DelegateBackend DelegateWriter::backend() {
   serve::DelegateBackend b;
+  b.journal = journal_;
   b.validate = [this](const std::vector<std::size_t>& positions, const control::Request& request,
                       bool snap) {
     serve::DelegateBackend::Checked out;
@@ -42,7 +43,6 @@ serve::DelegateBackend DelegateWriter::backend() {
                    const std::vector<control::Settings>& targets, const std::string& command,
                    bool dry_run) {
     serve::DelegateBackend::Applied out;
-    out.journal = journal_;
     out.report = session_.with_journal(
         [&](control::Journal& journal, const control::PersistJournal& persist) {
           std::vector<control::GpuChange> changes;

@@ -408,7 +408,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
   auto r = json{{"v", kProtocolVersion}, {"ok", true}};
   r["rule"] = verdict.rule;
   r["session"] = session;
-  r["journal"] = applied.journal;
+  r["journal"] = backend_.journal;
   r["report"] = to_json(report);
   return r;
 }
@@ -440,6 +440,7 @@ json Delegation::run_restore(const json& request, const Peer& peer, const contro
                   static_cast<int>(all.exit)));
   auto r = json{{"v", kProtocolVersion}, {"ok", true}};
   r["rule"] = "owner";
+  r["journal"] = backend_.journal;
   r["report"] = to_json(all);
   return r;
 }

@@ -42,7 +42,6 @@ struct DelegateBackend {
     control::ChangeReport report;
     std::vector<control::Settings> before;  // per position: the targeted settings as they were
     std::vector<bool> journaled;            // the journal listed the GPU before this change
-    std::string journal;                    // the journal file
   };
   struct PutBack {
     std::size_t position = 0;
@@ -58,6 +57,7 @@ struct DelegateBackend {
       apply;
   std::function<control::ChangeReport(const std::vector<PutBack>&, const std::string& command)>
       put_back;
+  std::string journal;  // the journal file, for the answers
 };
 
 class Delegation {

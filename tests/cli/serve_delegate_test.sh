@@ -257,7 +257,8 @@ wait "$LEADER" 2>/dev/null
 check
 wait_for 10 '[ "$(limits)" == "600.00 700.00 700.00 700.00" ]' || fail "session ended: $(limits)"
 check
-grep -q "session $LEADER: the session ended: GPUs 1 put back" "$TEST_TMP/serve.log" ||
+# (the log line comes right after the write, so it may trail the read-back by a moment)
+wait_for 5 'grep -q "session $LEADER: the session ended: GPUs 1 put back" "$TEST_TMP/serve.log"' ||
   fail "no put-back line: $(tail -5 "$TEST_TMP/serve.log")"
 
 # --- `gpuclk restore` by the user puts back what it holds; then the GPU is free for others. ---
@@ -267,6 +268,7 @@ expect_out "nothing to restore: you hold no GPU settings through the service"
 as nobody restore
 expect_exit 0
 expect_out_re "0 +power limit +600 W +700 W +700 W +changed"
+expect_out "changed 1 setting(s) on 1 GPU(s); journal $GPUCLK_STATE_DIR/journal.json"
 expect_limits "$INITIAL"
 check
 [ "$("$GPUCLK_BIN" --sim --format json journal | jq '.gpus | length')" == 0 ] || fail "journal not clean"
