@@ -400,6 +400,11 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   }
   // The policy before anything: a policy others could change, or a malformed one, stops here.
   auto policy = load_policy(o);
+  if (policy && ctx.read_only()) {
+    std::cerr << "gpuclk serve: read-only mode: no delegated settings (" << policy->source
+              << " is not used)" << std::endl;
+    policy.reset();
+  }
   if (policy) so.delegation_policy = policy->source;
   // The socket first: a second service on the same path stops here, before touching a GPU.
   const auto socket_path = serve::socket_path(ctx.options.socket);

@@ -122,6 +122,13 @@ expect_limits "600.00 700.00 700.00 700.00"
 check
 grep -q "delegated: uid 65534 (nobody)" "$TEST_TMP/journal.txt" || fail "journal: $(cat "$TEST_TMP/journal.txt")"
 
+# A dry run through the service: what would change, nothing written, nothing held.
+as nobody --format json set -i 1 --power-limit 400 --dry-run
+expect_exit 0
+expect_json '.settings[0].result' "would change"
+expect_json '.settings[0].target' "400 W"
+expect_limits "600.00 700.00 700.00 700.00"
+
 # Outside the policy's bounds (4), the GPU's range (2), a GPU or setting not granted (4).
 as nobody set -i 0 --power-limit 700
 expect_exit 4
@@ -298,6 +305,12 @@ expect_limits "$INITIAL"
 check
 grep -q "uid 1 (daemon) session [0-9]*: the service stops: GPUs 0,3 put back" "$TEST_TMP/serve.log" ||
   fail "no stop put-back line: $(tail -5 "$TEST_TMP/serve.log")"
+
+# Read-only: the policy is checked, then not used.
+start_serve --sim --read-only --socket "$SOCK" serve --listen off --policy "$POLICY" || exit 1
+check
+grep -q "read-only mode: no delegated settings" "$TEST_TMP/serve.log" || fail "read-only: $(cat "$TEST_TMP/serve.log")"
+stop_serve
 
 # A service without a policy takes no settings from users: the user's set goes to NVML (refused).
 start_serve --sim --socket "$SOCK" serve --listen off || exit 1
