@@ -42,6 +42,7 @@ int run_restore(Context& ctx, const RestoreOptions& o) {
   }
   auto gpus = session.open(ctx.devices().all());
   std::vector<control::GpuControl*> present;
+  present.reserve(gpus.size());
   for (auto& g : gpus) present.push_back(g.get());
   auto report =
       control::restore(present, session.journal(), session.persist(), session.options(), only);
