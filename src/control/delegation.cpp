@@ -109,10 +109,10 @@ void gpus_of(const toml::node& node, const std::string& source, DelegationRule& 
     rule.all_gpus = true;
     return;
   }
-  if (text == "job")
-    throw bad_argument(fmt::format("{}: gpus = \"job\" is not supported yet", where(source, node)),
-                       "give \"all\" or GPU indexes (\"0,1\"); a job's own GPUs are its Slurm "
-                       "prolog's to set (docs/slurm.md)");
+  if (text == "job") {
+    rule.job_gpus = true;
+    return;
+  }
   std::size_t start = 0;
   bool any = false;
   while (start <= text.size() && !text.empty()) {
@@ -293,9 +293,15 @@ std::string clock_problem(unsigned mhz, const ClockBounds& bounds, std::string_v
 }
 
 // Why `rule` refuses `t`, or "" when it allows it.
-std::string refusal(const DelegationRule& rule, const DelegatedTarget& t) {
-  if (!rule.all_gpus && !rule.gpus.count(t.gpu))
+std::string refusal(const DelegationRule& rule, const Identity& who, const DelegatedTarget& t) {
+  if (rule.job_gpus) {
+    if (!who.job_gpus)
+      return who.job_problem.empty() ? "the request comes from no Slurm job" : who.job_problem;
+    if (!who.job_gpus->count(t.gpu))
+      return fmt::format("GPU {} is not among the GPUs of Slurm job {}", t.gpu, who.job);
+  } else if (!rule.all_gpus && !rule.gpus.count(t.gpu)) {
     return fmt::format("GPU {} is not among its GPUs", t.gpu);
+  }
   for (auto s : kWriteOrder) {
     if (!t.target.has(s)) continue;
     if (!rule.settings.count(s)) return fmt::format("it does not allow {}", label_of(s));
@@ -400,6 +406,12 @@ std::vector<const DelegationRule*> rules_for(const DelegationPolicy& policy, con
   return out;
 }
 
+bool needs_job(const DelegationPolicy& policy, const Identity& who) {
+  for (const auto* r : rules_for(policy, who))
+    if (r->job_gpus) return true;
+  return false;
+}
+
 Verdict check(const DelegationPolicy& policy, const Identity& who,
               const std::vector<DelegatedTarget>& targets) {
   const auto rules = rules_for(policy, who);
@@ -410,11 +422,11 @@ Verdict check(const DelegationPolicy& policy, const Identity& who,
   }
   for (const auto* r : rules) {
     bool all = true;
-    for (const auto& t : targets) all = all && refusal(*r, t).empty();
+    for (const auto& t : targets) all = all && refusal(*r, who, t).empty();
     if (all) return {true, r->name, {}};
   }
   for (const auto& t : targets) {
-    auto why = refusal(*rules.front(), t);
+    auto why = refusal(*rules.front(), who, t);
     if (!why.empty()) return {false, rules.front()->name, why};
   }
   return {false, rules.front()->name, "refused"};  // not reached: some target failed above

@@ -8,7 +8,8 @@
 //   name = "ml-team"                 # named in refusals and the service's log
 //   users = ["alice", 1001]          # user names or uids
 //   groups = ["gpu-users"]           # group names or gids (primary or supplementary)
-//   gpus = "all"                     # or "0,1": GPU indexes
+//   gpus = "all"                     # or "0,1": GPU indexes; or "job": the GPUs Slurm gave the
+//                                    # requesting process's job (found by the service)
 //   settings = ["power_limit", "locked_gpu_clocks"]
 //   power_limit_min_w = 300          # bounds; a bound not given is the GPU's own range
 //   power_limit_max_w = 700
@@ -37,7 +38,8 @@ struct DelegationRule {
   std::string name;  // `name`, else "rule N (line L)"
   std::set<unsigned> uids, gids;
   bool all_gpus = false;
-  std::set<unsigned> gpus;  // indexes, when not all_gpus
+  bool job_gpus = false;    // the GPUs of the requester's Slurm job (Identity::job_gpus)
+  std::set<unsigned> gpus;  // indexes, when neither
   std::set<Setting> settings;
   std::optional<units::Milliwatts> power_min, power_max;
   ClockBounds locked_gpu, locked_memory, application_graphics, application_memory;
@@ -53,6 +55,12 @@ struct Identity {
   unsigned uid = 0, gid = 0;
   std::vector<unsigned> groups;  // supplementary
   std::string user;              // the name, for messages; may be empty
+  // For rules with gpus = "job": the GPU indexes of the Slurm job the requesting process runs
+  // in, as the service found them (its cgroup, then scontrol); nullopt with `job_problem` when
+  // it runs in none, or they could not be found.
+  std::optional<std::set<unsigned>> job_gpus;
+  std::string job;  // the job id, for messages
+  std::string job_problem;
 };
 
 // One GPU of a request with the exact settings it would get (validate()'s target).
@@ -89,6 +97,9 @@ DelegationPolicy load_delegation_policy(const std::filesystem::path& path);
 
 // The rules that name this user (by uid, primary gid or a supplementary group), in file order.
 std::vector<const DelegationRule*> rules_for(const DelegationPolicy& policy, const Identity& who);
+
+// Whether a rule naming this user has gpus = "job" (then the service looks up the job's GPUs).
+bool needs_job(const DelegationPolicy& policy, const Identity& who);
 
 // Granted when one rule naming the user allows every setting of every target on its GPU within
 // its bounds; refused otherwise, naming the first rule that names the user and why it refused

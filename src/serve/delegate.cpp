@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "serve/protocol.h"
+#include "serve/slurm_job.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/thread_name.h"
@@ -141,7 +142,8 @@ Delegation::Delegation(control::DelegationPolicy policy, std::vector<gpu::Device
       gpus_(std::move(gpus)),
       backend_(std::move(backend)),
       reserved_(std::move(reserved)),
-      reserved_by_(std::move(reserved_by)) {
+      reserved_by_(std::move(reserved_by)),
+      job_lookup_(job_gpus_of) {
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0)
     throw Error(ExitCode::other, fmt::format("eventfd(): {}", std::strerror(errno)));
@@ -332,11 +334,20 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
           {}};
     }
   }
+  // Rules with gpus = "job": the GPUs of the Slurm job the requester runs in, as the service
+  // can verify them (slurm_job.h).
+  control::Identity asker = who;
+  if (control::needs_job(policy_, who)) {
+    auto job = job_lookup_(peer.pid, who.uid);
+    asker.job = job.job;
+    asker.job_gpus = job.gpus;
+    asker.job_problem = job.problem;
+  }
   auto checked = backend_.validate(asked, settings, snap);
   std::vector<control::DelegatedTarget> targets;
   for (std::size_t i = 0; i < asked.size(); ++i)
     targets.push_back({gpus_[asked[i]].index, checked.targets[i]});
-  const auto verdict = control::check(policy_, who, targets);
+  const auto verdict = control::check(policy_, asker, targets);
   if (!verdict.granted)
     throw Refusal{
         ExitCode::no_permission,

@@ -29,6 +29,7 @@
 #include "control/settings.h"
 #include "gpu/selection.h"
 #include "serve/service.h"
+#include "serve/slurm_job.h"
 
 namespace gpuclk::serve {
 
@@ -75,6 +76,10 @@ class Delegation {
 
   // Called when an answer is ready (the socket server's wake()); set before start().
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // How a requester's Slurm job GPUs are found (slurm_job.h's job_gpus_of; tests replace it).
+  void set_job_lookup(std::function<JobGpus(pid_t, unsigned)> lookup) {
+    job_lookup_ = std::move(lookup);
+  }
   void start();
   // Puts back every GPU a session still holds, then stops the worker. Idempotent.
   void stop();
@@ -124,6 +129,7 @@ class Delegation {
   std::set<control::Setting> reserved_;
   std::string reserved_by_;
   std::function<void()> wake_;
+  std::function<JobGpus(pid_t, unsigned)> job_lookup_;
 
   std::mutex mutex_;  // the queue and stopping_
   std::deque<Job> queue_;

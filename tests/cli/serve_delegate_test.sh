@@ -319,5 +319,64 @@ check
 [ "$RC" -ne 0 ] || fail "a user's set without a policy succeeded"
 expect_limits "$INITIAL"
 stop_serve
+# --- gpus = "job": the GPUs of the requester's Slurm job, found from its cgroup (a real one the
+# test makes, as slurmstepd would: .../slurm/uid_U/job_J/step_S) and scontrol (a stand-in on the
+# service's PATH). The client's environment plays no part. Skipped without a writable cgroup. ---
+CGROUP=""
+for root in /sys/fs/cgroup/freezer /sys/fs/cgroup/unified /sys/fs/cgroup; do
+  dir="$root/gpuclk-test-$$/slurm/uid_65534/job_4242/step_0"
+  if mkdir -p "$dir" 2>/dev/null && [ -e "$dir/cgroup.procs" ]; then
+    CGROUP="$root/gpuclk-test-$$"
+    break
+  fi
+  rmdir -p "$dir" 2>/dev/null
+done
+remove_cgroup() { [ -n "$CGROUP" ] && find "$CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null; }
+trap 'stop_serve; remove_cgroup; rm -rf "$TEST_TMP"' EXIT
+if [ -z "$CGROUP" ]; then
+  echo "gpus = \"job\" skipped: no cgroup hierarchy to make a job's cgroup in"
+else
+  mkdir -m 755 "$TEST_TMP/bin"
+  cat >"$TEST_TMP/bin/scontrol" <<SH
+#!/bin/sh
+[ "\$*" = "show job -d --oneliner 4242" ] || exit 1
+echo "JobId=4242 JobName=train UserId=nobody(65534) GroupId=nogroup(65534) JobState=RUNNING NodeList=$(hostname -s) Nodes=$(hostname -s) CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:2-3)"
+SH
+  chmod 755 "$TEST_TMP/bin/scontrol"
+  cat >"$ETC/jobs.toml" <<'TOML'
+version = 1
+[[rule]]
+name = "job-gpus"
+users = ["nobody"]
+gpus = "job"
+settings = ["power_limit"]
+TOML
+  PATH="$TEST_TMP/bin:$PATH" start_serve --sim --socket "$SOCK" serve --listen off --policy "$ETC/jobs.toml" || exit 1
+  as nobody set -i 2 --power-limit 600 # not in a job: refused
+  expect_exit 4
+  expect_err "runs in no Slurm job"
+  rm -f "$TEST_TMP/nobody/"*
+  setpriv --reuid=nobody --regid=nogroup --clear-groups setsid bash -c "
+    while [ ! -e '$TEST_TMP/nobody/go' ]; do sleep 0.05; done
+    '$GPUCLK_BIN' --sim --socket '$SOCK' set -i 2 --power-limit 600 >'$TEST_TMP/nobody/out2' 2>&1; echo \$? >'$TEST_TMP/nobody/rc2'
+    '$GPUCLK_BIN' --sim --socket '$SOCK' set -i 1 --power-limit 600 >'$TEST_TMP/nobody/out1' 2>&1; echo \$? >'$TEST_TMP/nobody/rc1'
+    exec sleep 60" &
+  LEADER=$!
+  echo "$LEADER" >"$CGROUP/slurm/uid_65534/job_4242/step_0/cgroup.procs"
+  touch "$TEST_TMP/nobody/go"
+  check
+  wait_for 10 '[ -s "$TEST_TMP/nobody/rc1" ]' || fail "the job's requests did not finish"
+  check
+  [ "$(cat "$TEST_TMP/nobody/rc2")" == 0 ] || fail "job GPU 2: $(cat "$TEST_TMP/nobody/out2")"
+  check
+  [ "$(cat "$TEST_TMP/nobody/rc1")" == 4 ] && grep -q "GPU 1 is not among the GPUs of Slurm job 4242" "$TEST_TMP/nobody/out1" ||
+    fail "job GPU 1: $(cat "$TEST_TMP/nobody/out1")"
+  expect_limits "700.00 700.00 600.00 700.00"
+  kill "$LEADER"
+  wait "$LEADER" 2>/dev/null
+  check
+  wait_for 10 '[ "$(limits)" == "$INITIAL" ]' || fail "job session ended: $(limits)"
+  stop_serve
+fi
 echo "serve_delegate: $(($(date +%s) - T0)) s with the service"
 finish

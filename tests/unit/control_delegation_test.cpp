@@ -141,6 +141,27 @@ TEST(control_delegation_test, users_match_by_uid_or_group) {
   EXPECT_EQ(check(p, both, {app}).rule, "rule 2 (p.toml:11)");
 }
 
+TEST(control_delegation_test, job_rules_take_the_gpus_of_the_requesters_slurm_job) {
+  const auto p = parse_delegation_policy(
+      "[[rule]]\nname = \"jobs\"\ngroups = [500]\ngpus = \"job\"\nsettings = [\"power_limit\"]\n",
+      "p.toml", fake_names());
+  ASSERT_TRUE(p.rules[0].job_gpus);
+  Identity who{1001, 500, {}, "alice"};
+  EXPECT_TRUE(needs_job(p, who));
+  EXPECT_FALSE(needs_job(p, Identity{1001, 1001, {}, "alice"}));
+  auto v = check(p, who, {power(1, 600000)});
+  EXPECT_FALSE(v.granted);
+  EXPECT_EQ(v.reason, "the request comes from no Slurm job");
+  who.job_problem = "scontrol: no such job";
+  EXPECT_EQ(check(p, who, {power(1, 600000)}).reason, "scontrol: no such job");
+  who.job_gpus = std::set<unsigned>{1, 3};
+  who.job = "42";
+  EXPECT_TRUE(check(p, who, {power(1, 600000), power(3, 600000)}).granted);
+  v = check(p, who, {power(2, 600000)});
+  EXPECT_FALSE(v.granted);
+  EXPECT_EQ(v.reason, "GPU 2 is not among the GPUs of Slurm job 42");
+}
+
 TEST(control_delegation_test, malformed_policies_name_the_line_and_key) {
   EXPECT_EQ(code_of("[[rule]]\nusers = [\"alice\"]\ngpus = \"all\"\nsettings = [\"power\"]\n"), 2);
   EXPECT_NE(message_of("[[rule]]\nusers = [\"alice\"]\ngpus = \"all\"\nsettings = [\"power\"]\n")
@@ -158,9 +179,6 @@ TEST(control_delegation_test, malformed_policies_name_the_line_and_key) {
             std::string::npos);
   EXPECT_NE(message_of("[[rule]]\nusers = [1]\ngpus = \"0,x\"\nsettings = [\"power_limit\"]\n")
                 .find("p.toml:3: gpus must be"),
-            std::string::npos);
-  EXPECT_NE(message_of("[[rule]]\nusers = [1]\ngpus = \"job\"\nsettings = [\"power_limit\"]\n")
-                .find("not supported yet"),
             std::string::npos);
   EXPECT_NE(message_of("[[rule]]\nusers = [1]\ngpus = \"all\"\nsettings = [\"power_limit\"]\n"
                        "locked_gpu_clocks_max_mhz = 99999999999\n")

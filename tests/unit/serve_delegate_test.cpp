@@ -219,5 +219,71 @@ TEST(serve_delegate, a_gone_requester_is_refused_and_a_full_queue_is_busy) {
   EXPECT_EQ(node.at(0), 700000u);
 }
 
+TEST(serve_delegate, slurm_jobs_come_from_the_cgroup_and_scontrol) {
+  EXPECT_EQ(job_of_cgroup("6:freezer:/slurm/uid_1000/job_42/step_0\n4:memory:/\n"), "42");
+  EXPECT_EQ(job_of_cgroup("0::/system.slice/slurmstepd.scope/job_7/step_batch/user/task_0\n"), "7");
+  EXPECT_FALSE(job_of_cgroup("0::/user.slice/user-1000.slice/session-3.scope\n"));
+  EXPECT_FALSE(job_of_cgroup("0::/x/job_abc/step_0\n"));
+  EXPECT_FALSE(job_of_cgroup("0::/x/job_\n"));
+
+  EXPECT_TRUE(hostlist_has("node1", "node1"));
+  EXPECT_FALSE(hostlist_has("node1", "node10"));
+  EXPECT_TRUE(hostlist_has("node[1-3,7]", "node2"));
+  EXPECT_TRUE(hostlist_has("node[1-3,7]", "node7"));
+  EXPECT_FALSE(hostlist_has("node[1-3,7]", "node5"));
+  EXPECT_TRUE(hostlist_has("a1,b[2-4]", "b3"));
+  EXPECT_TRUE(hostlist_has("node[01-03]", "node02"));
+  EXPECT_FALSE(hostlist_has("node[01-03]", "node2"));
+
+  const std::string line =
+      "JobId=42 JobName=train UserId=alice(1001) GroupId=alice(1001) JobState=RUNNING "
+      "NodeList=gpu[1-2] JOB_GRES=gpu:4 Nodes=gpu1 CPU_IDs=0-3 Mem=0 "
+      "GRES=gpu:h100:2(S:0-1)(IDX:0,2) "
+      "Nodes=gpu2 CPU_IDs=0-3 Mem=0 GRES=gpu:h100:2(IDX:1-2) MinCPUsNode=1\n";
+  auto j = gpus_of_scontrol("42", line, 1001, "gpu2");
+  ASSERT_TRUE(j.gpus) << j.problem;
+  EXPECT_EQ(*j.gpus, (std::set<unsigned>{1, 2}));
+  j = gpus_of_scontrol("42", line, 1001, "gpu1");
+  ASSERT_TRUE(j.gpus) << j.problem;
+  EXPECT_EQ(*j.gpus, (std::set<unsigned>{0, 2}));
+  EXPECT_EQ(gpus_of_scontrol("42", line, 1002, "gpu1").problem, "Slurm job 42 is not yours");
+  EXPECT_EQ(gpus_of_scontrol("42", line, 1001, "gpu3").problem,
+            "Slurm job 42 has no GPUs on this node (gpu3)");
+  auto pending = line;
+  pending.replace(pending.find("RUNNING"), 7, "PENDING");
+  EXPECT_EQ(gpus_of_scontrol("42", pending, 1001, "gpu1").problem,
+            "Slurm job 42 is PENDING, not running");
+  EXPECT_FALSE(gpus_of_scontrol("42",
+                                "JobId=42 UserId=alice(1001) JobState=RUNNING Nodes=gpu1 "
+                                "GRES=gpu:2(IDX:9-1)",
+                                1001, "gpu1")
+                   .gpus);
+}
+
+TEST(serve_delegate, a_job_rule_grants_the_jobs_gpus_only) {
+  FakeNode node;
+  auto p = policy();
+  p.rules[0].all_gpus = false;
+  p.rules[0].job_gpus = true;
+  Delegation d(p, keys(), node.backend());
+  d.set_job_lookup([](pid_t, unsigned uid) {
+    JobGpus j;
+    j.job = "42";
+    if (uid == 1001) j.gpus = std::set<unsigned>{1, 3};
+    return j;
+  });
+  d.start();
+  Session a;
+  auto r = ask(d, set_power(3, "600"), a.peer(1001));
+  EXPECT_TRUE(r.value("ok", false)) << r.dump();
+  r = ask(d, set_power(2, "600"), a.peer(1001));
+  EXPECT_EQ(r["code"], 4);
+  EXPECT_NE(r["error"].get<std::string>().find("GPU 2 is not among the GPUs of Slurm job 42"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_EQ(node.at(3), 600000u);
+  EXPECT_EQ(node.at(2), 700000u);
+}
+
 }  // namespace
 }  // namespace gpuclk::serve
