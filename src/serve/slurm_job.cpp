@@ -71,6 +71,7 @@ std::optional<std::string> run_scontrol(const std::string& job, std::string& pro
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   std::vector<std::string> args = {"scontrol", "show", "job", "-d", "--oneliner", job};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
