@@ -122,6 +122,18 @@ expect_limits "600.00 700.00 700.00 700.00"
 check
 grep -q "delegated: uid 65534 (nobody)" "$TEST_TMP/journal.txt" || fail "journal: $(cat "$TEST_TMP/journal.txt")"
 
+# A clock lock within the bounds, then `reset` of it through the service; a reset to the default
+# power limit (700 W) is above this user's maximum.
+as nobody set -i 0 --lock-gpu-clocks 1410,1755
+expect_exit 0
+expect_out_re "0 +locked GPU clocks +unknown +1410.+1755 MHz .*changed"
+as nobody reset -i 0 --gpu-clocks
+expect_exit 0
+expect_out_re "0 +locked GPU clocks +1410.+1755 MHz +unlocked .*changed"
+as nobody reset -i 0 --power-limit
+expect_exit 4
+expect_err "power limit 700 W is above the maximum 650 W"
+
 # A dry run through the service: what would change, nothing written, nothing held.
 as nobody --format json set -i 1 --power-limit 400 --dry-run
 expect_exit 0
