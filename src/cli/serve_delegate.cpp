@@ -84,13 +84,32 @@ serve::DelegateBackend DelegateWriter::backend() {
       std::vector<control::GpuControl*> whole;
       std::vector<std::string> uuids;
       std::vector<control::GpuChange> changes;
+      std::vector<std::string> notes;
       for (const auto& item : back) {
         auto* gpu = controls_.at(item.position).get();
-        if (item.drop_from_journal && journal.find(gpu->facts().uuid)) {
+        const auto& uuid = gpu->facts().uuid;
+        // A setting someone else changed since the session set it is theirs now: left alone.
+        const auto now = control::known_settings(*gpu, journal);
+        auto target = item.settings;
+        for (auto s : control::kWriteOrder) {
+          if (!target.has(s) || !item.expected.has(s) || !now.has(s) || now.same(item.expected, s))
+            continue;
+          notes.push_back(fmt::format("GPU {}: {} was changed since to {}; left as it is",
+                                      gpu->facts().index, control::label_of(s),
+                                      control::describe(now, s)));
+          target.clear(s);
+        }
+        // Restored whole (it leaves the journal) only when the session's settings are all the
+        // journal lists for it, so nobody else's change is undone with them.
+        const auto* entry = journal.find(uuid);
+        bool whole_gpu = item.drop_from_journal && entry != nullptr;
+        for (auto s : control::kWriteOrder)
+          whole_gpu = whole_gpu && (!entry->touched.count(s) || target.has(s));
+        if (whole_gpu) {
           whole.push_back(gpu);
-          uuids.push_back(gpu->facts().uuid);
-        } else {
-          changes.push_back({gpu, item.settings});
+          uuids.push_back(uuid);
+        } else if (!target.empty()) {
+          changes.push_back({gpu, target});
         }
       }
       control::ChangeReport report;
@@ -105,6 +124,7 @@ serve::DelegateBackend DelegateWriter::backend() {
           report.hint = more.hint;
         }
       }
+      report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
       return report;
     });
   };

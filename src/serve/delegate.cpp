@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -130,6 +131,12 @@ json refusal_response(const Refusal& r) {
   return j;
 }
 
+std::optional<unsigned> owner_of(pid_t pid) {
+  struct stat st {};
+  if (::stat(fmt::format("/proc/{}", pid).c_str(), &st) != 0) return std::nullopt;
+  return st.st_uid;
+}
+
 // A pidfd for `pid`; -1 with errno when it cannot be opened.
 int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
@@ -143,7 +150,8 @@ Delegation::Delegation(control::DelegationPolicy policy, std::vector<gpu::Device
       backend_(std::move(backend)),
       reserved_(std::move(reserved)),
       reserved_by_(std::move(reserved_by)),
-      job_lookup_(job_gpus_of) {
+      job_lookup_(job_gpus_of),
+      process_owner_(owner_of) {
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0)
     throw Error(ExitCode::other, fmt::format("eventfd(): {}", std::strerror(errno)));
@@ -320,6 +328,12 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
                   "session",
                   fmt::format("the requesting process (pid {}) is gone", peer.pid),
                   {}};
+  if (process_owner_ && process_owner_(peer.pid) != std::optional<unsigned>(peer.uid))
+    throw Refusal{
+        ExitCode::no_permission,
+        "session",
+        fmt::format("the requesting process (pid {}) is no longer uid {}'s", peer.pid, peer.uid),
+        {}};
   const HoldKey key{session, who.uid};
   for (auto pos : asked) {
     for (const auto& [other, hold] : holds_) {
@@ -400,9 +414,11 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
       if (!written) continue;
       auto [it, fresh] = hold->gpus.try_emplace(asked[i]);
       if (fresh) it->second.drop_from_journal = !applied.journaled[i];
-      for (auto s : control::kWriteOrder)  // the first value this session found is the one
+      for (auto s : control::kWriteOrder) {  // the first value this session found goes back
         if (applied.before[i].has(s) && !it->second.before.has(s))
           it->second.before.copy_from(applied.before[i], s);
+        if (checked.targets[i].has(s)) it->second.applied.copy_from(checked.targets[i], s);
+      }
     }
     if (hold->gpus.empty()) {
       ::close(hold->pidfd);
@@ -464,7 +480,8 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
       ++it;
       continue;
     }
-    back.push_back({it->first, it->second.before, it->second.drop_from_journal});
+    back.push_back(
+        {it->first, it->second.before, it->second.applied, it->second.drop_from_journal});
     it = hold.gpus.erase(it);
   }
   if (back.empty()) return {};
@@ -481,6 +498,7 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
   std::string gpus;
   for (const auto& b : back)
     gpus += (gpus.empty() ? "" : ",") + std::to_string(gpus_[b.position].index);
+  for (const auto& note : report.notes) log(fmt::format("uid {}: {}", hold.uid, note));
   log(fmt::format("uid {}{} session {}: {}: GPUs {} put back: {} setting(s) written, exit {}{}",
                   hold.uid, hold.user.empty() ? "" : " (" + hold.user + ")", hold.session, why,
                   gpus, report.count(control::Outcome::changed), static_cast<int>(report.exit),

@@ -46,7 +46,10 @@ struct DelegateBackend {
   };
   struct PutBack {
     std::size_t position = 0;
-    control::Settings settings;      // write these back
+    control::Settings settings;  // write these back…
+    // …where the GPU still has what the session set: a setting someone else changed since
+    // (root's `gpuclk set`) is left as it is.
+    control::Settings expected;
     bool drop_from_journal = false;  // the journal had no entry before: restore() it whole
   };
   // Checks the request against each GPU; throws Error (exit 2, 3) as `gpuclk set` does.
@@ -76,6 +79,11 @@ class Delegation {
 
   // Called when an answer is ready (the socket server's wake()); set before start().
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // The uid that owns a process (/proc/PID's owner; tests replace it): a requester whose pid no
+  // longer belongs to the uid that connected (it exited and the pid was reused) is refused.
+  void set_process_owner(std::function<std::optional<unsigned>(pid_t)> owner) {
+    process_owner_ = std::move(owner);
+  }
   // How a requester's Slurm job GPUs are found (slurm_job.h's job_gpus_of; tests replace it).
   void set_job_lookup(std::function<JobGpus(pid_t, unsigned)> lookup) {
     job_lookup_ = std::move(lookup);
@@ -99,7 +107,8 @@ class Delegation {
     std::shared_ptr<Pending> reply;
   };
   struct GpuHold {
-    control::Settings before;  // what to write back
+    control::Settings before;   // what to write back
+    control::Settings applied;  // what the session set last
     bool drop_from_journal = false;
   };
   struct Hold {  // one session's grants
@@ -130,6 +139,7 @@ class Delegation {
   std::string reserved_by_;
   std::function<void()> wake_;
   std::function<JobGpus(pid_t, unsigned)> job_lookup_;
+  std::function<std::optional<unsigned>(pid_t)> process_owner_;
 
   std::mutex mutex_;  // the queue and stopping_
   std::deque<Job> queue_;

@@ -291,6 +291,19 @@ expect_out "changed 1 setting(s) on 1 GPU(s); journal $GPUCLK_STATE_DIR/journal.
 expect_limits "$INITIAL"
 check
 [ "$("$GPUCLK_BIN" --sim --format json journal | jq '.gpus | length')" == 0 ] || fail "journal not clean"
+# Root changing a held setting since: the user's restore leaves root's value as it is.
+as nobody set -i 1 --power-limit 600
+expect_exit 0
+gpuclk --sim set -i 1 --power-limit 550
+expect_exit 0
+as nobody restore
+expect_exit 0
+expect_out "note: GPU 1: power limit was changed since to 550 W; left as it is"
+expect_limits "700.00 550.00 700.00 700.00"
+gpuclk --sim restore
+expect_exit 0
+expect_limits "$INITIAL"
+
 as daemon set -i 0,3 --power-limit 500
 expect_exit 0
 expect_limits "500.00 700.00 700.00 500.00"

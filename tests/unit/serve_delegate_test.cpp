@@ -144,6 +144,7 @@ bool eventually(const std::function<bool()>& condition) {
 TEST(serve_delegate, grants_refuses_and_names_the_holder) {
   FakeNode node;
   Delegation d(policy(), keys(), node.backend());
+  d.set_process_owner({});
   d.start();
   Session a, b;
   auto r = ask(d, set_power(0, "600"), a.peer(1001));
@@ -184,6 +185,7 @@ TEST(serve_delegate, grants_refuses_and_names_the_holder) {
 TEST(serve_delegate, the_session_ending_puts_its_gpus_back) {
   FakeNode node;
   Delegation d(policy(), keys(), node.backend());
+  d.set_process_owner({});
   d.start();
   Session a;
   ASSERT_TRUE(ask(d, set_power(2, "600"), a.peer(1001)).value("ok", false));
@@ -197,6 +199,7 @@ TEST(serve_delegate, the_session_ending_puts_its_gpus_back) {
 TEST(serve_delegate, a_gone_requester_is_refused_and_a_full_queue_is_busy) {
   FakeNode node;
   Delegation d(policy(), keys(), node.backend());
+  d.set_process_owner({});
   Session a;
   const auto peer = a.peer(1001);
   a.end();
@@ -266,6 +269,7 @@ TEST(serve_delegate, a_job_rule_grants_the_jobs_gpus_only) {
   p.rules[0].all_gpus = false;
   p.rules[0].job_gpus = true;
   Delegation d(p, keys(), node.backend());
+  d.set_process_owner({});  // the forked "users" run as the test's own uid
   d.set_job_lookup([](pid_t, unsigned uid) {
     JobGpus j;
     j.job = "42";
