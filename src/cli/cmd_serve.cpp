@@ -470,6 +470,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   service->add_series([&locks] { return locks.series(); });
   if (governor) service->add_series([&governor] { return governor->series(); });
   if (keeper) service->add_series([&keeper] { return keeper->series(); });
+  if (delegation) service->add_series([&delegation] { return delegation->series(); });
   service->start();
   locks.start();
   if (keeper) keeper->start();

@@ -223,7 +223,10 @@ void Delegation::loop() {
       [[maybe_unused]] auto n = ::read(event_fd_, &count, sizeof count);
     }
     for (std::size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) session_ended(sessions[i - 1]);
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        session_ended(sessions[i - 1]);
+        publish();
+      }
     std::deque<Job> jobs;
     bool stopping = false;
     {
@@ -236,6 +239,7 @@ void Delegation::loop() {
           stopping
               ? error_response("the service is stopping", static_cast<int>(ExitCode::other)).dump()
               : run(job).dump();
+      publish();
       {
         std::lock_guard lock(job.reply->mutex);
         job.reply->line = std::move(line);
@@ -250,6 +254,48 @@ void Delegation::loop() {
     if (hold.pidfd >= 0) ::close(hold.pidfd);
   }
   holds_.clear();
+  publish();
+}
+
+void Delegation::count(bool granted) {
+  std::lock_guard lock(published_mutex_);
+  ++(granted ? granted_ : refused_);
+}
+
+void Delegation::publish() {
+  std::vector<std::pair<std::size_t, unsigned>> held;
+  for (const auto& [key, hold] : holds_)
+    for (const auto& [pos, gpu] : hold.gpus) held.emplace_back(pos, hold.uid);
+  std::lock_guard lock(published_mutex_);
+  held_by_ = std::move(held);
+}
+
+std::vector<ExtraSeries> Delegation::series() const {
+  std::lock_guard lock(published_mutex_);
+  std::vector<ExtraSeries> out;
+  for (const auto& [verdict, n] : {std::pair{"granted", granted_}, std::pair{"refused", refused_}})
+    out.push_back({"gpuclk_delegated_requests_total",
+                   "Delegated set/restore requests from users who are not root, by verdict",
+                   true,
+                   std::nullopt,
+                   {{"verdict", verdict}},
+                   static_cast<double>(n)});
+  for (std::size_t pos = 0; pos < gpus_.size(); ++pos) {
+    double held = 0;
+    std::string uid;
+    for (const auto& [p, u] : held_by_)
+      if (p == pos) {
+        held = 1;
+        uid = std::to_string(u);
+      }
+    out.push_back({"gpuclk_delegated_held",
+                   "1 while a user who is not root holds settings of the GPU through the service",
+                   false,
+                   pos,
+                   {{"uid", uid}},
+                   held});
+  }
+  return out;
 }
 
 json Delegation::run(const Job& job) {
@@ -263,18 +309,22 @@ json Delegation::run(const Job& job) {
     const auto what = job.request.value("request", std::string());
     auto response = what == "set" ? run_set(job.request, job.peer, who)
                                   : run_restore(job.request, job.peer, who);
+    count(true);
     return response;
   } catch (const Refusal& r) {
+    count(false);
     log(fmt::format("{}: {}: refused (rule '{}', exit {}): {}", prefix, asked_text(job.request),
                     r.rule, static_cast<int>(r.code), r.message));
     return refusal_response(r);
   } catch (const Error& e) {
+    count(false);
     log(fmt::format("{}: {}: refused (exit {}): {}", prefix, asked_text(job.request),
                     static_cast<int>(e.code()), e.what()));
     auto r = error_response(e.what(), static_cast<int>(e.code()));
     if (!e.hint().empty()) r["hint"] = e.hint();
     return r;
   } catch (const std::exception& e) {
+    count(false);
     log(fmt::format("{}: {}: refused (exit 2): bad request: {}", prefix, asked_text(job.request),
                     e.what()));
     return error_response(std::string("bad request: ") + e.what(),

@@ -98,6 +98,8 @@ class Delegation {
     return request == "set" || request == "restore";
   }
   const std::string& policy_source() const { return policy_.source; }
+  // For /metrics (any thread): requests granted and refused, and who holds which GPU.
+  std::vector<ExtraSeries> series() const;
 
  private:
   struct Pending;
@@ -148,6 +150,12 @@ class Delegation {
   std::thread worker_;
 
   std::map<HoldKey, Hold> holds_;  // the worker's only
+  void publish();                  // copies who holds what for series()
+  void count(bool granted);
+
+  mutable std::mutex published_mutex_;
+  std::uint64_t granted_ = 0, refused_ = 0;                // under published_mutex_
+  std::vector<std::pair<std::size_t, unsigned>> held_by_;  // position, uid; under it too
 };
 
 }  // namespace gpuclk::serve

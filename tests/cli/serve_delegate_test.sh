@@ -64,7 +64,7 @@ wait_for() {
   for _ in $(seq "$n"); do eval "$*" && return 0; sleep 0.1; done
   return 1
 }
-serve() { start_serve --sim --socket "$SOCK" serve --listen off --policy "$POLICY"; }
+serve() { start_serve --sim --socket "$SOCK" serve --listen 127.0.0.1:0 --policy "$POLICY"; }
 INITIAL="700.00 700.00 700.00 700.00"
 
 # --- A policy others could change, or a malformed one: exit 2 at start, no socket. ---
@@ -307,6 +307,14 @@ expect_limits "$INITIAL"
 as daemon set -i 0,3 --power-limit 500
 expect_exit 0
 expect_limits "500.00 700.00 700.00 500.00"
+
+# --- /metrics: requests by verdict, and who holds which GPU. ---
+OUT=$(curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics" | grep '^gpuclk_delegated')
+LAST_CMD="curl /metrics"
+expect_out_re '^gpuclk_delegated_requests_total\{verdict="granted"\} [1-9][0-9]*'
+expect_out_re '^gpuclk_delegated_requests_total\{verdict="refused"\} [1-9][0-9]{3,}'
+expect_out_re '^gpuclk_delegated_held\{gpu="0",.*uid="1"\} 1'
+expect_out_re '^gpuclk_delegated_held\{gpu="1",.*uid=""\} 0'
 
 # --- The log has every grant and refusal with the uid. ---
 check
