@@ -40,13 +40,29 @@ void put(json& j, const char* key, const std::optional<Q>& q) {
 
 }  // namespace
 
-std::string socket_path(const std::string& explicit_path) {
+namespace {
+
+std::string socket_path_for(const std::string& explicit_path, unsigned euid) {
   if (!explicit_path.empty()) return explicit_path;
   if (const char* env = std::getenv("GPUCLK_SOCKET"); env && *env) return env;
-  if (::geteuid() == 0) return "/run/gpuclk/gpuclk.sock";
+  if (euid == 0) return kSystemSocket;
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
     return std::string(xdg) + "/gpuclk.sock";
-  return "/tmp/gpuclk-" + std::to_string(::geteuid()) + ".sock";
+  return "/tmp/gpuclk-" + std::to_string(euid) + ".sock";
+}
+
+}  // namespace
+
+std::string socket_path(const std::string& explicit_path) {
+  return socket_path_for(explicit_path, ::geteuid());
+}
+
+std::vector<std::string> client_socket_paths(const std::string& explicit_path, unsigned euid) {
+  std::vector<std::string> out{socket_path_for(explicit_path, euid)};
+  const char* env = std::getenv("GPUCLK_SOCKET");
+  const bool named = !explicit_path.empty() || (env && *env);
+  if (!named && euid != 0 && out.front() != kSystemSocket) out.emplace_back(kSystemSocket);
+  return out;
 }
 
 json error_response(const std::string& message, int exit_code) {

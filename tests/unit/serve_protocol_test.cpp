@@ -179,5 +179,20 @@ TEST(serve_protocol, socket_path_prefers_option_then_environment) {
   EXPECT_FALSE(socket_path().empty());
 }
 
+TEST(serve_protocol, users_who_named_no_socket_also_look_for_the_system_service) {
+  ::unsetenv("GPUCLK_SOCKET");
+  EXPECT_EQ(client_socket_paths("/tmp/given.sock", 1000),
+            std::vector<std::string>{"/tmp/given.sock"});
+  const auto user = client_socket_paths("", 1000);
+  ASSERT_EQ(user.size(), 2u);
+  EXPECT_EQ(user.back(), kSystemSocket);
+  ::setenv("GPUCLK_SOCKET", "/tmp/from-env.sock", 1);
+  EXPECT_EQ(client_socket_paths("", 1000), std::vector<std::string>{"/tmp/from-env.sock"});
+  ::unsetenv("GPUCLK_SOCKET");
+  if (::geteuid() == 0) {
+    EXPECT_EQ(client_socket_paths("", 0), std::vector<std::string>{kSystemSocket});
+  }
+}
+
 }  // namespace
 }  // namespace gpuclk::serve
