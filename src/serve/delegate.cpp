@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iostream>
+#include <thread>
 
 #include "serve/protocol.h"
 #include "serve/slurm_job.h"
@@ -217,7 +219,12 @@ void Delegation::loop() {
       fds.push_back({hold.pidfd, POLLIN, 0});
       sessions.push_back(key);
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      // Not expected (the fds are ours); keep serving rather than strand queued requests.
+      log(fmt::format("poll(): {}", std::strerror(errno)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     if (fds[0].revents & POLLIN) {
       std::uint64_t count = 0;
       [[maybe_unused]] auto n = ::read(event_fd_, &count, sizeof count);
@@ -544,6 +551,10 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
     report.exit = e.code();
     report.error = e.what();
     report.hint = e.hint();
+  } catch (const std::exception& e) {  // the worker must go on: the journal keeps the rest
+    report.exit = ExitCode::other;
+    report.error = e.what();
+    report.hint = "run `gpuclk restore` as root (the journal keeps the original settings)";
   }
   std::string gpus;
   for (const auto& b : back)
