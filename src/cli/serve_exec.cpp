@@ -30,6 +30,7 @@ namespace {
   if (args.empty()) args.push_back(program);
   args[0] = program;
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   ::execv(program.c_str(), argv.data());
