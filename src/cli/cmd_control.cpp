@@ -12,6 +12,7 @@
 
 #include "control/validate.h"
 #include "gpu/simulator.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -167,9 +168,15 @@ std::vector<std::unique_ptr<control::GpuControl>> ControlSession::open(
 }
 
 int ControlSession::finish(const control::ChangeReport& report, const std::string& nothing_to_do) {
-  const auto format = ctx_.format();
-  const auto line = summary(report, store_.file().string(), nothing_to_do, dry_run_);
-  auto printer = ctx_.printer();
+  return print_change_report(ctx_, report, store_.file().string(), nothing_to_do, dry_run_);
+}
+
+int print_change_report(Context& ctx, const control::ChangeReport& report,
+                        const std::string& journal_file, const std::string& nothing_to_do,
+                        bool dry_run) {
+  const auto format = ctx.format();
+  const auto line = summary(report, journal_file, nothing_to_do, dry_run);
+  auto printer = ctx.printer();
   if (format.kind == output::Format::Kind::json) {
     output::Node root;
     auto& rows = root.section("settings", "Settings", true);
@@ -187,7 +194,7 @@ int ControlSession::finish(const control::ChangeReport& report, const std::strin
     auto& notes = root.section("notes", "Notes", true);
     for (const auto& note : report.notes) notes.add("note", "", output::text(note));
     root.add("summary", "", line.empty() ? output::na() : output::text(line));
-    root.add("journal", "", output::text(store_.file().string()));
+    root.add("journal", "", output::text(journal_file));
     root.add("exit_code", "", output::integer(static_cast<int>(report.exit)));
     printer->print_tree(root);
   } else {
@@ -200,6 +207,31 @@ int ControlSession::finish(const control::ChangeReport& report, const std::strin
   std::cout.flush();
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
   return 0;
+}
+
+std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
+                                 const std::string& nothing_to_do, bool dry_run) {
+  if (::geteuid() == 0) return std::nullopt;
+  const auto hello = ctx.service_hello();
+  if (!hello || !hello->contains("delegation")) return std::nullopt;
+  if (!dry_run) control::allow_writes(ctx.read_only(), request.value("request", std::string()));
+  if (ctx.selection_given()) {
+    request["gpus"] = nlohmann::json::array();
+    const auto& keys = hello->at("gpus");
+    for (auto pos : ctx.select_from(keys)) request["gpus"].push_back(keys.at(pos).at("index"));
+  }
+  const auto response = *ctx.ask_service(request);
+  const auto report = serve::change_report_from_json(response.at("report"));
+  if (ctx.format().kind == output::Format::Kind::table && report.any_change() &&
+      request.value("request", std::string()) == "set") {
+    std::cerr << fmt::format(
+        "gpuclk: set by the service (rule '{}' of {}); put back when this session (leader pid "
+        "{}) ends, or by `gpuclk restore`\n",
+        response.value("rule", std::string()), hello->value("delegation", std::string()),
+        response.value("session", 0));
+  }
+  return print_change_report(ctx, report, response.value("journal", std::string()), nothing_to_do,
+                             dry_run);
 }
 
 int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,

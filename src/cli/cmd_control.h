@@ -97,6 +97,19 @@ struct DeviceRequest {
 // merged; GPUs it asks nothing of are left out. `apply` and `serve --profile` share it.
 std::vector<DeviceRequest> profile_requests(Context& ctx, const control::Profile& profile);
 
+// Prints a change report (table/csv/json), notes and a summary line naming `journal_file`;
+// returns 0 or throws the report's Error so main() prints it and exits with its code.
+int print_change_report(Context& ctx, const control::ChangeReport& report,
+                        const std::string& journal_file, const std::string& nothing_to_do,
+                        bool dry_run);
+
+// For a user who is not root: sends `request` (a `set` or `restore`, protocol.h) to a running
+// `gpuclk serve` that takes delegated settings (its hello names a policy), with -i's GPUs, and
+// prints what landed as a direct command does. nullopt: root, --direct, or no such service — do
+// it directly. Throws the service's refusal with its exit code (4 policy, 2 bad value, …).
+std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
+                                 const std::string& nothing_to_do, bool dry_run);
+
 // Validates every request against its GPU (all problems before any write), then applies them
 // as one transaction and prints the report. Returns 0 or throws Error.
 int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,

@@ -381,7 +381,7 @@ std::optional<int> dmon_through_service(Context& ctx, const DmonOptions& o, cons
       names.push_back(std::string(telemetry::field_name(static_cast<Field>(i))));
   }
   // A connection of its own: Context's answers one line per request.
-  auto client = serve::Client::connect(serve::socket_path(ctx.options.socket));
+  auto client = serve::Client::connect(ctx.service_socket());
   if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
   client->send({{"request", "stream"},
                 {"gpus", indexes},

@@ -22,6 +22,13 @@ struct JournalOptions {
 };
 
 int run_restore(Context& ctx, const RestoreOptions& o) {
+  // Not root: put back what this user holds through the service (docs/serve.md).
+  if (!o.dry_run) {
+    if (auto rc = run_delegated(ctx, {{"request", "restore"}},
+                                "nothing to restore: you hold no GPU settings through the service",
+                                false))
+      return *rc;
+  }
   ControlSession session(ctx, "restore", o.dry_run);
   std::vector<std::string> only;
   if (ctx.selection_given()) {
@@ -35,6 +42,7 @@ int run_restore(Context& ctx, const RestoreOptions& o) {
   }
   auto gpus = session.open(ctx.devices().all());
   std::vector<control::GpuControl*> present;
+  present.reserve(gpus.size());
   for (auto& g : gpus) present.push_back(g.get());
   auto report =
       control::restore(present, session.journal(), session.persist(), session.options(), only);

@@ -21,11 +21,14 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/governor_run.h"
+#include "cli/serve_delegate.h"
 #include "cli/serve_profile.h"
 #include "cli/service_views.h"
+#include "control/delegation.h"
 #include "control/journal_store.h"
 #include "control/restore.h"
 #include "control/transaction.h"
+#include "serve/delegate.h"
 #include "serve/http.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
@@ -52,7 +55,24 @@ struct ServeOptions {
   // --profile FILE: the desired state, applied at start and kept (serve_profile.h).
   std::string profile;
   std::string profile_check = "5s";
+  // --policy FILE: who may change what through the socket (control/delegation.h).
+  std::string policy;
 };
+
+constexpr const char* kDefaultPolicy = "/etc/gpuclk/policy.toml";
+
+// The delegation policy: --policy, else /etc/gpuclk/policy.toml when it exists; nullopt: none
+// (users who are not root change nothing through the service). Refused with exit 2 when others
+// than root could change it, or when it is malformed.
+std::optional<control::DelegationPolicy> load_policy(const ServeOptions& o) {
+  std::string path = o.policy;
+  if (path.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(kDefaultPolicy, ec)) return std::nullopt;
+    path = kDefaultPolicy;
+  }
+  return control::load_delegation_policy(path);
+}
 
 // `serve --govern POLICY`: the governor on the selected GPUs (all without -i), on a thread of
 // its own with its own sampler — it needs GPM every 20 ms and no energy reads, the service's
@@ -378,17 +398,37 @@ int run_serve(Context& ctx, const ServeOptions& o) {
     so.simulated = ctx.options.sim.empty() ? "default" : ctx.options.sim;
     if (const char* state = std::getenv("GPUCLK_SIM_STATE")) so.sim_state = state;
   }
+  // The policy before anything: a policy others could change, or a malformed one, stops here.
+  auto policy = load_policy(o);
+  if (policy && ctx.read_only()) {
+    std::cerr << "gpuclk serve: read-only mode: no delegated settings (" << policy->source
+              << " is not used)" << std::endl;
+    policy.reset();
+  }
+  if (policy) so.delegation_policy = policy->source;
   // The socket first: a second service on the same path stops here, before touching a GPU.
   const auto socket_path = serve::socket_path(ctx.options.socket);
   std::unique_ptr<serve::Service> service;
-  serve::SocketServer socket(socket_path, [&service](std::string_view line, const serve::Peer& p) {
-    auto request = nlohmann::json::parse(line, nullptr, false);
-    if (request.is_discarded())
-      return serve::Reply{serve::error_response("malformed request: not JSON",
-                                                static_cast<int>(ExitCode::bad_argument)),
-                          nullptr};
-    return service->answer(request, p);
-  });
+  std::unique_ptr<serve::Delegation> delegation;
+  serve::SocketServer socket(
+      socket_path, [&service, &delegation](std::string_view line, const serve::Peer& p) {
+        auto request = nlohmann::json::parse(line, nullptr, false);
+        if (request.is_discarded())
+          return serve::Reply{serve::error_response("malformed request: not JSON",
+                                                    static_cast<int>(ExitCode::bad_argument)),
+                              nullptr};
+        if (request.is_object() && request.contains("request") && request["request"].is_string() &&
+            serve::Delegation::handles(request["request"].get<std::string>())) {
+          if (!delegation)
+            return serve::Reply{
+                serve::error_response("this service takes no settings from users: it runs without "
+                                      "a delegation policy",
+                                      static_cast<int>(ExitCode::no_permission)),
+                nullptr};
+          return delegation->answer(request, p);
+        }
+        return service->answer(request, p);
+      });
   auto views = service_views(ctx);
   // The profile before the governor: applied (or refused) before anything else starts.
   const auto profile_check = parse_profile_check(o.profile_check);
@@ -400,16 +440,42 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   std::unique_ptr<ServeGovernor> governor;
   if (!o.govern.empty())
     governor = std::make_unique<ServeGovernor>(ctx, o, devices, keeper != nullptr);
+  // Delegated settings: the settings the service keeps itself are no user's to change.
+  std::unique_ptr<DelegateWriter> writer;
+  if (policy) {
+    std::set<control::Setting> reserved;
+    std::vector<std::string> by;
+    if (governor) {
+      reserved.insert(control::Setting::locked_gpu_clocks);
+      by.push_back("--govern holds the SM clock lock");
+    }
+    if (keeper) {
+      for (auto s : keeper->settings()) reserved.insert(s);
+      by.push_back("--profile keeps its settings");
+    }
+    std::string reserved_by;
+    for (const auto& b : by) reserved_by += (reserved_by.empty() ? "" : "; ") + b;
+    writer = std::make_unique<DelegateWriter>(ctx);
+    std::vector<gpu::DeviceKey> keys;
+    for (const auto& d : devices) keys.push_back({d->index(), d->uuid(), d->bus_id()});
+    delegation = std::make_unique<serve::Delegation>(*policy, keys, writer->backend(), reserved,
+                                                     reserved_by);
+    delegation->set_wake([&socket] { socket.wake(); });
+    std::cerr << "gpuclk serve: delegated settings under " << policy->source << " ("
+              << policy->rules.size() << " rules)" << std::endl;
+  }
   std::unique_ptr<serve::HttpExporter> http;
   service = std::make_unique<serve::Service>(devices, ctx.clock(), so, std::move(views));
   JournalLocks locks(ctx, *service);
   service->add_series([&locks] { return locks.series(); });
   if (governor) service->add_series([&governor] { return governor->series(); });
   if (keeper) service->add_series([&keeper] { return keeper->series(); });
+  if (delegation) service->add_series([&delegation] { return delegation->series(); });
   service->start();
   locks.start();
   if (keeper) keeper->start();
   if (governor) governor->start();
+  if (delegation) delegation->start();
   if (o.listen != "off") {
     http = std::make_unique<serve::HttpExporter>(*service, o.listen);
     service->set_http_address(http->address());
@@ -429,8 +495,10 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   serve::notify_stopping();
   std::cerr << "gpuclk serve: " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping"
             << std::endl;
-  // The governor first: its clocks go back while the service still answers.
+  // The governor first: its clocks go back while the service still answers; then what users
+  // hold through the service (no one watches their sessions any more).
   const auto governed = governor ? governor->stop() : ExitCode::ok;
+  if (delegation) delegation->stop();
   // The profile stays applied: it is the node's desired state (`gpuclk restore` undoes it).
   if (keeper) {
     keeper->stop();
@@ -476,6 +544,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--profile-check", o->profile_check,
                   "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
       ->needs(profile);
+  sub->add_option("--policy", o->policy,
+                  "who may change which settings through the socket (default "
+                  "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 

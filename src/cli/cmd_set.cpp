@@ -52,14 +52,39 @@ int run_set(Context& ctx, const SetOptions& o) {
                        "give one or more of --persistence, --app-clocks, --lock-gpu-clocks, "
                        "--lock-memory-clocks, --power-limit (gpuclk set --help)");
   }
+  const std::string nothing = "nothing to change: the GPUs already have these settings";
+  // Not root: a service that takes delegated settings applies it (docs/serve.md).
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [key, text] : {std::pair{"persistence_mode", &o.persistence},
+                                  std::pair{"application_clocks", &o.app_clocks},
+                                  std::pair{"locked_gpu_clocks", &o.lock_gpu_clocks},
+                                  std::pair{"locked_memory_clocks", &o.lock_memory_clocks},
+                                  std::pair{"power_limit", &o.power_limit}})
+    if (!text->empty()) settings[key] = *text;
+  if (auto rc = run_delegated(
+          ctx,
+          {{"request", "set"}, {"settings", settings}, {"snap", o.snap}, {"dry_run", o.dry_run}},
+          nothing, o.dry_run))
+    return *rc;
   ControlSession session(ctx, "set", o.dry_run);
-  return run_change(session, same_for_each(ctx, r), o.snap,
-                    "nothing to change: the GPUs already have these settings");
+  return run_change(session, same_for_each(ctx, r), o.snap, nothing);
 }
 
 int run_reset(Context& ctx, const ResetOptions& o) {
   check_all_flag(ctx, o.all);
   const bool every = !o.app_clocks && !o.gpu_clocks && !o.memory_clocks && !o.power_limit;
+  const std::string nothing = "nothing to reset: the GPUs already run the driver's defaults";
+  // Not root: the service resets within the policy (memory locks only when named: it cannot
+  // tell here which GPUs have none to reset).
+  nlohmann::json settings = nlohmann::json::object();
+  if (every || o.app_clocks) settings["application_clocks"] = "default";
+  if (every || o.gpu_clocks) settings["locked_gpu_clocks"] = "default";
+  if (o.memory_clocks) settings["locked_memory_clocks"] = "default";
+  if (every || o.power_limit) settings["power_limit"] = "default";
+  if (auto rc =
+          run_delegated(ctx, {{"request", "set"}, {"settings", settings}, {"dry_run", o.dry_run}},
+                        nothing, o.dry_run))
+    return *rc;
   ControlSession session(ctx, "reset", o.dry_run);
   std::vector<DeviceRequest> requests;
   for (auto* d : ctx.selected()) {
@@ -76,8 +101,7 @@ int run_reset(Context& ctx, const ResetOptions& o) {
       r.power_limit = control::Change<units::Milliwatts>::driver_default();
     requests.push_back({d, r});
   }
-  return run_change(session, requests, false,
-                    "nothing to reset: the GPUs already run the driver's defaults");
+  return run_change(session, requests, false, nothing);
 }
 
 }  // namespace

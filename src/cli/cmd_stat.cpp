@@ -220,7 +220,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   auto processes = [&ctx] { return ctx.ask_service({{"request", "view"}, {"name", "top"}}); };
   processes();
 
-  auto client = serve::Client::connect(serve::socket_path(ctx.options.socket));
+  auto client = serve::Client::connect(ctx.service_socket());
   if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
   // A line per sampling interval: the window ends at most one interval after the command.
   const double line_seconds = sampling;

@@ -103,8 +103,7 @@ int run_top(Context& ctx, const TopOptions& o) {
     simulated = hello->value("simulated", std::string());
     // Context checked that this is the node asked for (hello carries the scenario); the
     // feed's requests go over a connection of its own.
-    std::shared_ptr<serve::Client> client =
-        serve::Client::connect(serve::socket_path(ctx.options.socket));
+    std::shared_ptr<serve::Client> client = serve::Client::connect(ctx.service_socket());
     if (!client)
       throw gpuclk::Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
     auto ask = [client](const nlohmann::json& request) { return client->request(request); };

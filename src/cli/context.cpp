@@ -115,7 +115,10 @@ std::optional<nlohmann::json> Context::service_hello() {
   if (!service_tried_) {
     effect("connect to the service");
     service_tried_ = true;
-    service_ = serve::Client::connect(serve::socket_path(options.socket));
+    for (const auto& path : serve::client_socket_paths(options.socket, ::geteuid())) {
+      service_ = serve::Client::connect(path);
+      if (service_) break;
+    }
     // The node kind is checked once, on the service's hello: only some answers (status, views)
     // name it, and a history or summary must not be taken from the wrong node either.
     if (service_) {
@@ -126,6 +129,8 @@ std::optional<nlohmann::json> Context::service_hello() {
   if (!service_) return std::nullopt;
   return service_hello_;
 }
+
+std::string Context::service_socket() const { return service_ ? service_->path() : std::string(); }
 
 std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
   if (!service_hello()) return std::nullopt;

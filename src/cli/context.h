@@ -95,6 +95,9 @@ class Context {
   std::optional<nlohmann::json> ask_service(const nlohmann::json& request);
   // The service's hello (interval, history, GPUs), asked once on connecting; nullopt as above.
   std::optional<nlohmann::json> service_hello();
+  // The socket of the service that answered (for a command's own further connections); empty
+  // when none did.
+  std::string service_socket() const;
   // Positions in a service response's "gpus" (DeviceKeys) that -i selects.
   std::vector<std::size_t> select_from(const nlohmann::json& gpus) const;
   // The process ends after this Context: NVML need not be shut down (Api::skip_shutdown_at_exit).

@@ -30,6 +30,7 @@ namespace {
   if (args.empty()) args.push_back(program);
   args[0] = program;
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   ::execv(program.c_str(), argv.data());
@@ -65,6 +66,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--profile-check", *ignored,
                   "how often the GPUs are compared with --profile (default 5s; 1s to 1h)")
       ->needs(profile);
+  sub->add_option("--policy", *ignored,
+                  "who may change which settings through the socket (default "
+                  "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
   sub->callback([&ctx, ignored, ignored_flag] {
     ctx.run = [&ctx] {
       ctx.effect("run gpuclk-serve");

@@ -46,6 +46,7 @@ ProfileKeeper::ProfileKeeper(Context& ctx, const std::string& path, std::chrono:
     std::erase_if(requests, [](const DeviceRequest& r) { return r.request.empty(); });
   }
   std::vector<gpu::Device*> devices;
+  devices.reserve(requests.size());
   for (const auto& r : requests) devices.push_back(r.device);
   if (read_only_) {
     dry_session_.emplace(ctx, command_, true);
@@ -236,6 +237,14 @@ std::vector<serve::ExtraSeries> ProfileKeeper::series() const {
                    {},
                    g.corrections});
   }
+  return out;
+}
+
+std::set<control::Setting> ProfileKeeper::settings() const {
+  std::set<control::Setting> out;
+  for (const auto& c : changes_)
+    for (auto s : control::kWriteOrder)
+      if (c.target.has(s)) out.insert(s);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,8 @@ class ProfileKeeper {
   void start();
   void stop();
   std::vector<serve::ExtraSeries> series() const;
+  // The settings the profile keeps on some GPU (delegated requests may not change them).
+  std::set<control::Setting> settings() const;
 
  private:
   struct GpuState {

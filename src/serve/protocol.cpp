@@ -40,13 +40,29 @@ void put(json& j, const char* key, const std::optional<Q>& q) {
 
 }  // namespace
 
-std::string socket_path(const std::string& explicit_path) {
+namespace {
+
+std::string socket_path_for(const std::string& explicit_path, unsigned euid) {
   if (!explicit_path.empty()) return explicit_path;
   if (const char* env = std::getenv("GPUCLK_SOCKET"); env && *env) return env;
-  if (::geteuid() == 0) return "/run/gpuclk/gpuclk.sock";
+  if (euid == 0) return kSystemSocket;
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
     return std::string(xdg) + "/gpuclk.sock";
-  return "/tmp/gpuclk-" + std::to_string(::geteuid()) + ".sock";
+  return "/tmp/gpuclk-" + std::to_string(euid) + ".sock";
+}
+
+}  // namespace
+
+std::string socket_path(const std::string& explicit_path) {
+  return socket_path_for(explicit_path, ::geteuid());
+}
+
+std::vector<std::string> client_socket_paths(const std::string& explicit_path, unsigned euid) {
+  std::vector<std::string> out{socket_path_for(explicit_path, euid)};
+  const char* env = std::getenv("GPUCLK_SOCKET");
+  const bool named = !explicit_path.empty() || (env && *env);
+  if (!named && euid != 0 && out.front() != kSystemSocket) out.emplace_back(kSystemSocket);
+  return out;
 }
 
 json error_response(const std::string& message, int exit_code) {
@@ -372,6 +388,59 @@ json to_json(const telemetry::Summary& s, telemetry::TimePoint now) {
   put(j, "thermal_violation_ratio", s.thermal_violation);
   j["lost"] = s.lost;
   return j;
+}
+
+json to_json(const control::ChangeReport& r) {
+  json settings = json::array();
+  for (const auto& s : r.settings)
+    settings.push_back({{"gpu", s.gpu},
+                        {"uuid", s.uuid},
+                        {"setting", control::key_of(s.setting)},
+                        {"before", s.before},
+                        {"target", s.target},
+                        {"read_back", s.read_back},
+                        {"result", control::to_string(s.outcome)},
+                        {"error", s.error}});
+  return {{"settings", settings},
+          {"notes", r.notes},
+          {"exit", static_cast<int>(r.exit)},
+          {"error", r.error},
+          {"hint", r.hint}};
+}
+
+control::ChangeReport change_report_from_json(const json& j) {
+  control::ChangeReport r;
+  for (const auto& s : j.at("settings")) {
+    control::SettingReport x;
+    x.gpu = s.at("gpu").get<unsigned>();
+    x.uuid = s.at("uuid").get<std::string>();
+    const auto key = s.at("setting").get<std::string>();
+    const auto setting = control::setting_by_key(key);
+    if (!setting) throw std::runtime_error("unknown setting " + key);
+    x.setting = *setting;
+    x.before = s.at("before").get<std::string>();
+    x.target = s.at("target").get<std::string>();
+    x.read_back = s.at("read_back").get<std::string>();
+    const auto result = s.at("result").get<std::string>();
+    bool known = false;
+    for (auto o :
+         {control::Outcome::unchanged, control::Outcome::would_change, control::Outcome::changed,
+          control::Outcome::failed, control::Outcome::not_attempted, control::Outcome::rolled_back,
+          control::Outcome::rollback_failed}) {
+      if (control::to_string(o) == result) {
+        x.outcome = o;
+        known = true;
+      }
+    }
+    if (!known) throw std::runtime_error("unknown result " + result);
+    x.error = s.at("error").get<std::string>();
+    r.settings.push_back(std::move(x));
+  }
+  r.notes = j.at("notes").get<std::vector<std::string>>();
+  r.exit = static_cast<ExitCode>(j.at("exit").get<int>());
+  r.error = j.at("error").get<std::string>();
+  r.hint = j.at("hint").get<std::string>();
+  return r;
 }
 
 }  // namespace gpuclk::serve

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "control/report.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "output/value.h"
@@ -28,6 +30,13 @@ inline constexpr std::size_t kMaxRequestBytes = std::size_t{64} * 1024;
 // (/tmp/gpuclk-UID.sock without XDG_RUNTIME_DIR). `explicit_path` (--socket) and GPUCLK_SOCKET
 // win, in that order.
 std::string socket_path(const std::string& explicit_path = {});
+
+// The node's system service (`gpuclk serve` as root, as under systemd).
+inline constexpr const char* kSystemSocket = "/run/gpuclk/gpuclk.sock";
+// Where a client looks, in order: socket_path(); then, for a user who is not root and named no
+// socket (--socket, GPUCLK_SOCKET), the system service's — so users reach the node's service,
+// and its delegated settings, without configuring anything.
+std::vector<std::string> client_socket_paths(const std::string& explicit_path, unsigned euid);
 
 json error_response(const std::string& message, int exit_code);
 
@@ -53,5 +62,9 @@ json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
 // The inverse of the two above: a sample read back with its time `now` + t.
 telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now);
 telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now);
+
+// A change or restore report (delegated `set`/`restore`): what the CLI prints, either way.
+json to_json(const control::ChangeReport& r);
+control::ChangeReport change_report_from_json(const json& j);
 
 }  // namespace gpuclk::serve

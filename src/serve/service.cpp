@@ -243,6 +243,7 @@ json Service::hello(const Peer& peer) const {
   r["views"] = json::array();
   for (const auto& v : views_) r["views"].push_back(v.name);
   r["peer"] = {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}};
+  if (!options_.delegation_policy.empty()) r["delegation"] = options_.delegation_policy;
   return r;
 }
 

@@ -52,6 +52,7 @@ struct ServiceOptions {
   // records itself there first).
   unsigned settings_every = 10;
   std::string settings_watch;
+  std::string delegation_policy;  // the policy file when users may send `set` (hello says so)
 };
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
@@ -105,6 +106,7 @@ inline constexpr std::chrono::seconds kViewIdle{60};
 struct Peer {
   int pid = -1;
   unsigned uid = 0, gid = 0;
+  std::vector<unsigned> groups;  // supplementary (SO_PEERGROUPS)
 };
 
 // A request answered by one line per interval (`stream`) instead of one line. The socket

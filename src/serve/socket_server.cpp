@@ -62,6 +62,15 @@ void serve_lines(Client& c, const SocketServer::Handler& handler,
   std::size_t start = 0, nl;
   while (!c.stream && (nl = c.in.find('\n', start)) != std::string::npos) {
     std::string_view line(c.in.data() + start, nl - start);
+    if (line.size() > kMaxRequestBytes) {  // it came in one read with its newline
+      c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
+                              static_cast<int>(ExitCode::bad_argument))
+                   .dump();
+      c.out += '\n';
+      c.in.clear();
+      c.close_after_write = true;
+      return;
+    }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!line.empty()) {
       auto reply = handler(line, c.peer);
@@ -169,6 +178,11 @@ void SocketServer::stop() {
   ::unlink(path_.c_str());
 }
 
+void SocketServer::wake() {
+  char c = 0;
+  [[maybe_unused]] auto n = ::write(wake_pipe_[1], &c, 1);
+}
+
 void SocketServer::loop() {
   std::list<Client> clients;
   std::vector<pollfd> fds;
@@ -181,6 +195,10 @@ void SocketServer::loop() {
     fds.push_back({listen_fd_, POLLIN, 0});
     for (auto& c : clients) {
       short events = c.out.empty() ? POLLIN : static_cast<short>(POLLIN | POLLOUT);
+      // While a stream (or a deferred answer) runs, requests behind it wait in the kernel's
+      // socket buffer, not here: a client that pipelines thousands is slowed, not dropped.
+      if (c.stream && c.in.find('\n') != std::string::npos)
+        events = static_cast<short>(events & ~POLLIN);
       if (c.close_after_write) events = POLLOUT;
       fds.push_back({c.fd, events, 0});
       owners.push_back(&c);
@@ -196,6 +214,11 @@ void SocketServer::loop() {
     if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR)
       break;
     if (!running_) break;
+    if (fds[0].revents & POLLIN) {
+      char drain[64];
+      while (::read(wake_pipe_[0], drain, sizeof drain) > 0) {
+      }
+    }
     const auto now = std::chrono::steady_clock::now();
     for (auto& c : clients) step_stream(c, handler_, now);
     if (fds[1].revents & POLLIN) {
@@ -215,7 +238,15 @@ void SocketServer::loop() {
         ucred cred{};
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-          c.peer = {cred.pid, cred.uid, cred.gid};
+          c.peer = {cred.pid, cred.uid, cred.gid, {}};
+        std::vector<gid_t> groups(64);
+        len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+        int got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+        if (got != 0 && errno == ERANGE) {
+          groups.resize(len / sizeof(gid_t));
+          got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+        }
+        if (got == 0) c.peer.groups.assign(groups.begin(), groups.begin() + len / sizeof(gid_t));
         clients.push_back(std::move(c));
       }
     }
@@ -232,7 +263,10 @@ void SocketServer::loop() {
           c.last_active = now;
           c.in.append(buffer, static_cast<std::size_t>(n));
           serve_lines(c, handler_, now);
-          if (c.in.size() > kMaxRequestBytes) {
+          const auto last_newline = c.in.rfind('\n');
+          const auto unfinished =
+              last_newline == std::string::npos ? c.in.size() : c.in.size() - last_newline - 1;
+          if (!c.close_after_write && unfinished > kMaxRequestBytes) {
             c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
                                     static_cast<int>(ExitCode::bad_argument))
                          .dump();

@@ -31,6 +31,8 @@ class SocketServer {
 
   void start();
   void stop();  // idempotent; closes every client and removes the socket file
+  // Makes the poll thread look at the streams now (a deferred answer is ready); any thread.
+  void wake();
   const std::string& path() const { return path_; }
 
   static constexpr std::size_t kMaxClients = 1024;

@@ -135,6 +135,34 @@ TEST(serve_protocol, history_samples_round_trip_with_their_time) {
   EXPECT_FALSE(slow.thermal_violation);
 }
 
+TEST(serve_protocol, change_reports_round_trip_every_outcome) {
+  control::ChangeReport r;
+  for (auto o :
+       {control::Outcome::unchanged, control::Outcome::would_change, control::Outcome::changed,
+        control::Outcome::failed, control::Outcome::not_attempted, control::Outcome::rolled_back,
+        control::Outcome::rollback_failed})
+    r.settings.push_back({1, "GPU-x", control::Setting::locked_gpu_clocks, "unlocked", "1755 MHz",
+                          "SM 1755 MHz now", o, o == control::Outcome::failed ? "denied" : ""});
+  r.notes = {"GPU 1: snapped 1750 -> 1755 MHz"};
+  r.exit = ExitCode::partial;
+  r.error = "GPU 1 in between";
+  r.hint = "gpuclk restore";
+  const auto back = change_report_from_json(json::parse(to_json(r).dump()));
+  ASSERT_EQ(back.settings.size(), r.settings.size());
+  for (std::size_t i = 0; i < r.settings.size(); ++i) {
+    EXPECT_EQ(back.settings[i].outcome, r.settings[i].outcome);
+    EXPECT_EQ(back.settings[i].setting, r.settings[i].setting);
+    EXPECT_EQ(back.settings[i].read_back, r.settings[i].read_back);
+    EXPECT_EQ(back.settings[i].error, r.settings[i].error);
+  }
+  EXPECT_EQ(back.notes, r.notes);
+  EXPECT_EQ(back.exit, ExitCode::partial);
+  EXPECT_EQ(back.hint, "gpuclk restore");
+  auto bad = to_json(r);
+  bad["settings"][0]["result"] = "exploded";
+  EXPECT_ANY_THROW(change_report_from_json(bad));
+}
+
 TEST(serve_protocol, error_response_carries_message_and_exit_code) {
   auto r = error_response("no GPU with index 9", 6);
   EXPECT_EQ(r["v"], kProtocolVersion);
@@ -149,6 +177,21 @@ TEST(serve_protocol, socket_path_prefers_option_then_environment) {
   EXPECT_EQ(socket_path(), "/tmp/from-env.sock");
   ::unsetenv("GPUCLK_SOCKET");
   EXPECT_FALSE(socket_path().empty());
+}
+
+TEST(serve_protocol, users_who_named_no_socket_also_look_for_the_system_service) {
+  ::unsetenv("GPUCLK_SOCKET");
+  EXPECT_EQ(client_socket_paths("/tmp/given.sock", 1000),
+            std::vector<std::string>{"/tmp/given.sock"});
+  const auto user = client_socket_paths("", 1000);
+  ASSERT_EQ(user.size(), 2u);
+  EXPECT_EQ(user.back(), kSystemSocket);
+  ::setenv("GPUCLK_SOCKET", "/tmp/from-env.sock", 1);
+  EXPECT_EQ(client_socket_paths("", 1000), std::vector<std::string>{"/tmp/from-env.sock"});
+  ::unsetenv("GPUCLK_SOCKET");
+  if (::geteuid() == 0) {
+    EXPECT_EQ(client_socket_paths("", 0), std::vector<std::string>{kSystemSocket});
+  }
 }
 
 }  // namespace

@@ -1,0 +1,578 @@
+#include "serve/delegate.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "serve/protocol.h"
+#include "serve/slurm_job.h"
+#include "util/error.h"
+#include "util/parse.h"
+#include "util/thread_name.h"
+
+namespace gpuclk::serve {
+
+// One answer on its way: written by the worker, read by the socket's poll thread.
+struct Delegation::Pending {
+  std::mutex mutex;
+  std::optional<std::string> line;
+};
+
+namespace {
+
+using control::Setting;
+
+// The one line of a `set`/`restore` answer, when the worker has it.
+class PendingStream : public Stream {
+ public:
+  explicit PendingStream(std::shared_ptr<void> owner, std::mutex& mutex,
+                         std::optional<std::string>& line)
+      : owner_(std::move(owner)), mutex_(mutex), line_(line) {}
+  std::chrono::nanoseconds interval() const override { return std::chrono::milliseconds(1); }
+  std::optional<std::string> next(bool& last) override {
+    std::lock_guard lock(mutex_);
+    if (!line_) return std::nullopt;
+    last = true;
+    return *line_;
+  }
+
+ private:
+  std::shared_ptr<void> owner_;  // keeps the Pending alive
+  std::mutex& mutex_;
+  std::optional<std::string>& line_;
+};
+
+// A refusal: an Error with the rule that refused, for the log and the answer.
+struct Refusal {
+  ExitCode code = ExitCode::no_permission;
+  std::string rule, message, hint;
+};
+
+std::string user_name(unsigned uid) {
+  passwd pw{}, *out = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &out) != 0 || !out) return {};
+  return out->pw_name;
+}
+
+std::string who_text(const control::Identity& who) {
+  return who.user.empty() ? fmt::format("uid {}", who.uid)
+                          : fmt::format("uid {} ({})", who.uid, who.user);
+}
+
+control::Request request_of(const json& settings) {
+  if (!settings.is_object() || settings.empty())
+    throw bad_argument("settings must be an object naming one or more settings",
+                       "keys: persistence_mode, application_clocks, locked_gpu_clocks, "
+                       "locked_memory_clocks, power_limit");
+  control::Request r;
+  for (const auto& [key, value] : settings.items()) {
+    const auto s = control::setting_by_key(key);
+    if (!s)
+      throw bad_argument(fmt::format("unknown setting '{}'", parse::quote(key)),
+                         "keys: persistence_mode, application_clocks, locked_gpu_clocks, "
+                         "locked_memory_clocks, power_limit");
+    if (!value.is_string())
+      throw bad_argument(fmt::format("settings.{} must be a string, as gpuclk set takes it", key));
+    const auto text = value.get<std::string>();
+    const auto option = "settings." + key;
+    switch (*s) {
+      case Setting::persistence_mode:
+        r.persistence_mode = control::parse_on_off(text, option);
+        break;
+      case Setting::application_clocks:
+        r.application_clocks = control::parse_application_clocks(text, option);
+        break;
+      case Setting::locked_gpu_clocks:
+        r.locked_gpu_clocks = control::parse_clock_lock(text, option);
+        break;
+      case Setting::locked_memory_clocks:
+        r.locked_memory_clocks = control::parse_clock_lock(text, option);
+        break;
+      case Setting::power_limit:
+        r.power_limit = control::parse_power_limit(text, option);
+        break;
+    }
+  }
+  return r;
+}
+
+bool flag(const json& request, const char* key) {
+  if (!request.contains(key)) return false;
+  if (!request.at(key).is_boolean())
+    throw bad_argument(fmt::format("{} must be true or false", key));
+  return request.at(key).get<bool>();
+}
+
+// What was asked, for the log: "power_limit=600 on GPUs 0,1".
+std::string asked_text(const json& request) {
+  std::string out = request.value("request", std::string("?"));
+  if (request.contains("settings") && request.at("settings").is_object()) {
+    for (const auto& [k, v] : request.at("settings").items())
+      out += fmt::format(" {}={}", parse::quote(k, 40),
+                         parse::quote(v.is_string() ? v.get<std::string>() : v.dump(), 40));
+  }
+  if (request.contains("gpus")) out += " gpus=" + parse::quote(request.at("gpus").dump(), 60);
+  return out;
+}
+
+json refusal_response(const Refusal& r) {
+  auto j = error_response(r.message, static_cast<int>(r.code));
+  if (!r.hint.empty()) j["hint"] = r.hint;
+  j["rule"] = r.rule;
+  return j;
+}
+
+std::optional<unsigned> owner_of(pid_t pid) {
+  struct stat st {};
+  if (::stat(fmt::format("/proc/{}", pid).c_str(), &st) != 0) return std::nullopt;
+  return st.st_uid;
+}
+
+// A pidfd for `pid`; -1 with errno when it cannot be opened.
+int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+}  // namespace
+
+Delegation::Delegation(control::DelegationPolicy policy, std::vector<gpu::DeviceKey> gpus,
+                       DelegateBackend backend, std::set<control::Setting> reserved,
+                       std::string reserved_by)
+    : policy_(std::move(policy)),
+      gpus_(std::move(gpus)),
+      backend_(std::move(backend)),
+      reserved_(std::move(reserved)),
+      reserved_by_(std::move(reserved_by)),
+      job_lookup_(job_gpus_of),
+      process_owner_(owner_of) {
+  event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0)
+    throw Error(ExitCode::other, fmt::format("eventfd(): {}", std::strerror(errno)));
+}
+
+Delegation::~Delegation() {
+  stop();
+  if (event_fd_ >= 0) ::close(event_fd_);
+}
+
+void Delegation::start() {
+  worker_ = std::thread([this] {
+    util::name_this_thread("gpuclk-delegate");
+    loop();
+  });
+}
+
+void Delegation::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(event_fd_, &one, sizeof one);
+  if (worker_.joinable()) worker_.join();
+}
+
+Reply Delegation::answer(const json& request, const Peer& peer) {
+  auto pending = std::make_shared<Pending>();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_)
+      return {error_response("the service is stopping", static_cast<int>(ExitCode::other)),
+              nullptr};
+    if (queue_.size() >= kMaxQueued) {
+      log(fmt::format("uid {} pid {}: {}: refused: {} requests already queued", peer.uid, peer.pid,
+                      asked_text(request), queue_.size()));
+      return {error_response(
+                  fmt::format("busy: {} delegated requests are queued; try again", queue_.size()),
+                  static_cast<int>(ExitCode::other)),
+              nullptr};
+    }
+    queue_.push_back({request, peer, pending});
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(event_fd_, &one, sizeof one);
+  return {json(), std::make_unique<PendingStream>(pending, pending->mutex, pending->line)};
+}
+
+void Delegation::log(const std::string& line) const {
+  std::cerr << "gpuclk serve: delegated: " + line + "\n" << std::flush;
+}
+
+void Delegation::loop() {
+  std::vector<pollfd> fds;
+  std::vector<HoldKey> sessions;
+  while (true) {
+    fds.clear();
+    sessions.clear();
+    fds.push_back({event_fd_, POLLIN, 0});
+    for (const auto& [key, hold] : holds_) {
+      fds.push_back({hold.pidfd, POLLIN, 0});
+      sessions.push_back(key);
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      // Not expected (the fds are ours); keep serving rather than strand queued requests.
+      log(fmt::format("poll(): {}", std::strerror(errno)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (fds[0].revents & POLLIN) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] auto n = ::read(event_fd_, &count, sizeof count);
+    }
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        session_ended(sessions[i - 1]);
+        publish();
+      }
+    std::deque<Job> jobs;
+    bool stopping = false;
+    {
+      std::lock_guard lock(mutex_);
+      jobs.swap(queue_);
+      stopping = stopping_;
+    }
+    for (auto& job : jobs) {
+      auto line =
+          stopping
+              ? error_response("the service is stopping", static_cast<int>(ExitCode::other)).dump()
+              : run(job).dump();
+      publish();
+      {
+        std::lock_guard lock(job.reply->mutex);
+        job.reply->line = std::move(line);
+      }
+      if (wake_) wake_();
+    }
+    if (stopping) break;
+  }
+  // The service stops: nobody watches the sessions any more, so their settings go back now.
+  for (auto& [key, hold] : holds_) {
+    release(hold, {}, "the service stops");
+    if (hold.pidfd >= 0) ::close(hold.pidfd);
+  }
+  holds_.clear();
+  publish();
+}
+
+void Delegation::count(bool granted) {
+  std::lock_guard lock(published_mutex_);
+  ++(granted ? granted_ : refused_);
+}
+
+void Delegation::publish() {
+  std::vector<std::pair<std::size_t, unsigned>> held;
+  for (const auto& [key, hold] : holds_)
+    for (const auto& [pos, gpu] : hold.gpus) held.emplace_back(pos, hold.uid);
+  std::lock_guard lock(published_mutex_);
+  held_by_ = std::move(held);
+}
+
+std::vector<ExtraSeries> Delegation::series() const {
+  std::lock_guard lock(published_mutex_);
+  std::vector<ExtraSeries> out;
+  for (const auto& [verdict, n] : {std::pair{"granted", granted_}, std::pair{"refused", refused_}})
+    out.push_back({"gpuclk_delegated_requests_total",
+                   "Delegated set/restore requests from users who are not root, by verdict",
+                   true,
+                   std::nullopt,
+                   {{"verdict", verdict}},
+                   static_cast<double>(n)});
+  for (std::size_t pos = 0; pos < gpus_.size(); ++pos) {
+    double held = 0;
+    std::string uid;
+    for (const auto& [p, u] : held_by_)
+      if (p == pos) {
+        held = 1;
+        uid = std::to_string(u);
+      }
+    out.push_back({"gpuclk_delegated_held",
+                   "1 while a user who is not root holds settings of the GPU through the service",
+                   false,
+                   pos,
+                   {{"uid", uid}},
+                   held});
+  }
+  return out;
+}
+
+json Delegation::run(const Job& job) {
+  control::Identity who{job.peer.uid, job.peer.gid, job.peer.groups, user_name(job.peer.uid)};
+  const auto prefix = fmt::format("{} pid {}", who_text(who), job.peer.pid);
+  try {
+    if (!job.request.is_object()) throw bad_argument("a request is a JSON object");
+    if (job.request.value("v", kProtocolVersion) != kProtocolVersion)
+      throw bad_argument("protocol version not spoken",
+                         fmt::format("this service speaks version {}", kProtocolVersion));
+    const auto what = job.request.value("request", std::string());
+    auto response = what == "set" ? run_set(job.request, job.peer, who)
+                                  : run_restore(job.request, job.peer, who);
+    count(true);
+    return response;
+  } catch (const Refusal& r) {
+    count(false);
+    log(fmt::format("{}: {}: refused (rule '{}', exit {}): {}", prefix, asked_text(job.request),
+                    r.rule, static_cast<int>(r.code), r.message));
+    return refusal_response(r);
+  } catch (const Error& e) {
+    count(false);
+    log(fmt::format("{}: {}: refused (exit {}): {}", prefix, asked_text(job.request),
+                    static_cast<int>(e.code()), e.what()));
+    auto r = error_response(e.what(), static_cast<int>(e.code()));
+    if (!e.hint().empty()) r["hint"] = e.hint();
+    return r;
+  } catch (const std::exception& e) {
+    count(false);
+    log(fmt::format("{}: {}: refused (exit 2): bad request: {}", prefix, asked_text(job.request),
+                    e.what()));
+    return error_response(std::string("bad request: ") + e.what(),
+                          static_cast<int>(ExitCode::bad_argument));
+  }
+}
+
+std::vector<std::size_t> Delegation::positions(const json& request) const {
+  std::vector<std::size_t> out;
+  if (!request.contains("gpus")) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) out.push_back(i);
+    return out;
+  }
+  const auto& list = request.at("gpus");
+  if (!list.is_array() || list.empty())
+    throw bad_argument("gpus must be a list of GPU indexes (an empty list is never all)");
+  std::set<std::size_t> seen;
+  for (const auto& g : list) {
+    std::size_t pos = gpus_.size();
+    for (std::size_t i = 0; i < gpus_.size(); ++i)
+      if (g.is_number_unsigned() && g.get<std::uint64_t>() == gpus_[i].index) pos = i;
+    if (pos == gpus_.size())
+      throw Error(ExitCode::gpu_not_found, fmt::format("no GPU {} on this node ({} GPUs)",
+                                                       parse::quote(g.dump(), 40), gpus_.size()));
+    if (seen.insert(pos).second) out.push_back(pos);
+  }
+  return out;
+}
+
+json Delegation::run_set(const json& request, const Peer& peer, const control::Identity& who) {
+  const auto settings = request_of(request.contains("settings") ? request.at("settings") : json());
+  const bool snap = flag(request, "snap");
+  const bool dry_run = flag(request, "dry_run");
+  const auto asked = positions(request);
+  for (auto s : control::kWriteOrder) {
+    if (settings.has(s) && reserved_.count(s))
+      throw Refusal{
+          ExitCode::no_permission, "service",
+          fmt::format("{} is kept by the service itself ({})", control::label_of(s), reserved_by_),
+          "ask the node's admin"};
+  }
+  if (control::rules_for(policy_, who).empty()) {
+    const auto v = control::check(policy_, who, {});
+    throw Refusal{ExitCode::no_permission, v.rule, "refused (rule 'none'): " + v.reason,
+                  "ask the node's admin to add a [[rule]] for you to " + policy_.source};
+  }
+  // The session the grant is tied to: the requesting process's, while its leader lives.
+  const int session = peer.pid > 0 ? ::getsid(peer.pid) : -1;
+  if (session <= 0)
+    throw Refusal{ExitCode::no_permission,
+                  "session",
+                  fmt::format("the requesting process (pid {}) is gone", peer.pid),
+                  {}};
+  if (process_owner_ && process_owner_(peer.pid) != std::optional<unsigned>(peer.uid))
+    throw Refusal{
+        ExitCode::no_permission,
+        "session",
+        fmt::format("the requesting process (pid {}) is no longer uid {}'s", peer.pid, peer.uid),
+        {}};
+  const HoldKey key{session, who.uid};
+  for (auto pos : asked) {
+    for (const auto& [other, hold] : holds_) {
+      if (other == key || !hold.gpus.count(pos)) continue;
+      throw Refusal{
+          ExitCode::no_permission,
+          "holder",
+          fmt::format("GPU {} is held by {} (uid {}), session {}: refused until that session "
+                      "ends or its user runs `gpuclk restore`",
+                      gpus_[pos].index, hold.user.empty() ? "?" : hold.user, hold.uid,
+                      hold.session),
+          {}};
+    }
+  }
+  // Rules with gpus = "job": the GPUs of the Slurm job the requester runs in, as the service
+  // can verify them (slurm_job.h).
+  control::Identity asker = who;
+  if (control::needs_job(policy_, who)) {
+    auto job = job_lookup_(peer.pid, who.uid);
+    asker.job = job.job;
+    asker.job_gpus = job.gpus;
+    asker.job_problem = job.problem;
+  }
+  auto checked = backend_.validate(asked, settings, snap);
+  std::vector<control::DelegatedTarget> targets;
+  for (std::size_t i = 0; i < asked.size(); ++i)
+    targets.push_back({gpus_[asked[i]].index, checked.targets[i]});
+  const auto verdict = control::check(policy_, asker, targets);
+  if (!verdict.granted)
+    throw Refusal{
+        ExitCode::no_permission,
+        verdict.rule,
+        fmt::format("refused by rule '{}' of {}: {}", verdict.rule, policy_.source, verdict.reason),
+        {}};
+
+  Hold* hold = nullptr;
+  int new_pidfd = -1;
+  if (!dry_run) {
+    if (auto it = holds_.find(key); it != holds_.end()) {
+      hold = &it->second;
+    } else {
+      new_pidfd = pidfd_open(session);
+      // The leader must still lead that session (its pid not reused meanwhile).
+      if (new_pidfd < 0 || ::getsid(session) != session) {
+        const int err = errno;
+        if (new_pidfd >= 0) ::close(new_pidfd);
+        throw Refusal{ExitCode::no_permission, "session",
+                      fmt::format("the leader of session {} cannot be watched ({}): a grant "
+                                  "ends with its session",
+                                  session, new_pidfd < 0 ? std::strerror(err) : "not a leader"),
+                      "run gpuclk from a login shell or a job step (a session with a leader)"};
+      }
+    }
+  }
+  const auto command =
+      fmt::format("set (delegated: {}, pid {}, session {})", who_text(who), peer.pid, session);
+  DelegateBackend::Applied applied;
+  try {
+    applied = backend_.apply(asked, checked.targets, command, dry_run);
+  } catch (...) {
+    if (new_pidfd >= 0) ::close(new_pidfd);
+    throw;
+  }
+  if (new_pidfd >= 0) {
+    hold = &holds_[key];
+    hold->uid = who.uid;
+    hold->user = who.user;
+    hold->session = session;
+    hold->pidfd = new_pidfd;
+  }
+  if (hold) {
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      const auto& uuid = gpus_[asked[i]].uuid;
+      bool written = false;
+      for (const auto& s : applied.report.settings)
+        written = written || (s.uuid == uuid && (s.outcome == control::Outcome::changed ||
+                                                 s.outcome == control::Outcome::rollback_failed));
+      if (!written) continue;
+      auto [it, fresh] = hold->gpus.try_emplace(asked[i]);
+      if (fresh) it->second.drop_from_journal = !applied.journaled[i];
+      for (auto s : control::kWriteOrder) {  // the first value this session found goes back
+        if (applied.before[i].has(s) && !it->second.before.has(s))
+          it->second.before.copy_from(applied.before[i], s);
+        if (checked.targets[i].has(s)) it->second.applied.copy_from(checked.targets[i], s);
+      }
+    }
+    if (hold->gpus.empty()) {
+      ::close(hold->pidfd);
+      holds_.erase(key);
+    }
+  }
+  auto report = applied.report;
+  report.notes.insert(report.notes.begin(), checked.notes.begin(), checked.notes.end());
+  log(fmt::format(
+      "{} pid {} session {}: {}: granted by rule '{}'{}: {} setting(s) changed, exit {}",
+      who_text(who), peer.pid, session, asked_text(request), verdict.rule,
+      dry_run ? " (dry run)" : "", report.count(control::Outcome::changed),
+      static_cast<int>(report.exit)));
+  auto r = json{{"v", kProtocolVersion}, {"ok", true}};
+  r["rule"] = verdict.rule;
+  r["session"] = session;
+  r["journal"] = backend_.journal;
+  r["report"] = to_json(report);
+  return r;
+}
+
+json Delegation::run_restore(const json& request, const Peer& peer, const control::Identity& who) {
+  std::set<std::size_t> only;
+  if (request.contains("gpus"))
+    for (auto p : positions(request)) only.insert(p);
+  control::ChangeReport all;
+  std::vector<HoldKey> emptied;
+  for (auto& [key, hold] : holds_) {
+    if (hold.uid != who.uid) continue;
+    auto report = release(hold, only, fmt::format("gpuclk restore by pid {}", peer.pid));
+    all.settings.insert(all.settings.end(), report.settings.begin(), report.settings.end());
+    all.notes.insert(all.notes.end(), report.notes.begin(), report.notes.end());
+    if (report.exit != ExitCode::ok && all.exit == ExitCode::ok) {
+      all.exit = report.exit;
+      all.error = report.error;
+      all.hint = report.hint;
+    }
+    if (hold.gpus.empty()) emptied.push_back(key);
+  }
+  for (const auto& s : emptied) {
+    ::close(holds_[s].pidfd);
+    holds_.erase(s);
+  }
+  log(fmt::format("{} pid {}: {}: {} setting(s) put back, exit {}", who_text(who), peer.pid,
+                  asked_text(request), all.count(control::Outcome::changed),
+                  static_cast<int>(all.exit)));
+  auto r = json{{"v", kProtocolVersion}, {"ok", true}};
+  r["rule"] = "owner";
+  r["journal"] = backend_.journal;
+  r["report"] = to_json(all);
+  return r;
+}
+
+control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t>& only,
+                                          const std::string& why) {
+  std::vector<DelegateBackend::PutBack> back;
+  for (auto it = hold.gpus.begin(); it != hold.gpus.end();) {
+    if (!only.empty() && !only.count(it->first)) {
+      ++it;
+      continue;
+    }
+    back.push_back(
+        {it->first, it->second.before, it->second.applied, it->second.drop_from_journal});
+    it = hold.gpus.erase(it);
+  }
+  if (back.empty()) return {};
+  const auto command = fmt::format("restore (delegated: uid {}{}, session {}: {})", hold.uid,
+                                   hold.user.empty() ? "" : " " + hold.user, hold.session, why);
+  control::ChangeReport report;
+  try {
+    report = backend_.put_back(back, command);
+  } catch (const Error& e) {
+    report.exit = e.code();
+    report.error = e.what();
+    report.hint = e.hint();
+  } catch (const std::exception& e) {  // the worker must go on: the journal keeps the rest
+    report.exit = ExitCode::other;
+    report.error = e.what();
+    report.hint = "run `gpuclk restore` as root (the journal keeps the original settings)";
+  }
+  std::string gpus;
+  for (const auto& b : back)
+    gpus += (gpus.empty() ? "" : ",") + std::to_string(gpus_[b.position].index);
+  for (const auto& note : report.notes) log(fmt::format("uid {}: {}", hold.uid, note));
+  log(fmt::format("uid {}{} session {}: {}: GPUs {} put back: {} setting(s) written, exit {}{}",
+                  hold.uid, hold.user.empty() ? "" : " (" + hold.user + ")", hold.session, why,
+                  gpus, report.count(control::Outcome::changed), static_cast<int>(report.exit),
+                  report.error.empty() ? "" : ": " + report.error));
+  return report;
+}
+
+void Delegation::session_ended(const HoldKey& key) {
+  auto it = holds_.find(key);
+  if (it == holds_.end()) return;
+  release(it->second, {}, "the session ended");
+  if (it->second.pidfd >= 0) ::close(it->second.pidfd);
+  holds_.erase(it);
+}
+
+}  // namespace gpuclk::serve
