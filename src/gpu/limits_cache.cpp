@@ -101,7 +101,8 @@ std::filesystem::path LimitsCache::default_dir(bool simulated) {
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
     return std::filesystem::path(xdg) / "gpuclk";
   }
-  if (geteuid() == 0) return "/run/gpuclk";
+  // Below the service's socket folder, not in it: that one must stay searchable by every user.
+  if (geteuid() == 0) return "/run/gpuclk/limits";
   return {};
 }
 
@@ -171,6 +172,11 @@ void LimitsCache::store(const std::string& uuid, const ClockLimits& limits) cons
 
   std::error_code ec;
   if (!std::filesystem::is_directory(dir_, ec)) {
+    // A missing parent (/run/gpuclk before the service made it) as the service would make it.
+    if (const auto parent = dir_.parent_path(); !parent.empty() &&
+                                                !std::filesystem::exists(parent, ec) &&
+                                                ::mkdir(parent.c_str(), 0755) == 0)
+      ::chmod(parent.c_str(), 0755);  // whatever the umask
     if (::mkdir(dir_.c_str(), 0700) != 0) return;
   }
   if (!private_dir(dir_)) return;

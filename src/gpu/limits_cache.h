@@ -4,7 +4,7 @@
 // time it is asked (it keeps none of them; perf/nvml_concurrency.cpp): ~12 ms of every direct
 // `clocks`, `status` and `info`, a quarter of nvidia-smi's whole `-q -d CLOCK`. They are facts of
 // the board and its driver, so gpuclk keeps them per GPU UUID and driver version in a runtime
-// directory (a tmpfs emptied at boot): $XDG_RUNTIME_DIR/gpuclk, or /run/gpuclk as root.
+// directory (a tmpfs emptied at boot): $XDG_RUNTIME_DIR/gpuclk, or /run/gpuclk/limits as root.
 //
 // A cache file is an input like any other (docs/hardening.md): it is used only when it is a
 // regular file of at most 256 KiB owned by this user in a directory only this user may write,
@@ -32,8 +32,8 @@ class LimitsCache {
   void store(const std::string& uuid, const ClockLimits& limits) const;
 
   // $GPUCLK_LIMITS_CACHE if set ("off" or "" turns the cache off), else $XDG_RUNTIME_DIR/gpuclk,
-  // else /run/gpuclk as root; empty when there is none. On the simulator only the variable turns
-  // it on: a simulated GPU's limits change with the scenario, its UUID does not.
+  // else /run/gpuclk/limits as root; empty when there is none. On the simulator only the variable
+  // turns it on: a simulated GPU's limits change with the scenario, its UUID does not.
   static std::filesystem::path default_dir(bool simulated);
 
   // The file of GPU `uuid` (for tests and docs).

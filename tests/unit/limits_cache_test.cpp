@@ -79,6 +79,18 @@ TEST_F(LimitsCacheTest, what_is_stored_comes_back_equal_in_a_private_directory) 
   EXPECT_EQ((*back->supported_clocks)[1].graphics[0].value(), 1410);
 }
 
+TEST_F(LimitsCacheTest, a_missing_parent_is_made_searchable_the_cache_itself_private) {
+  const auto parent = root_ / "run-gpuclk";
+  const LimitsCache cache(parent / "limits", "580.159.04");
+  cache.store(kUuid, h100_limits());
+  struct stat st {};
+  ASSERT_EQ(::stat(parent.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u) << "the socket's folder: every user connects through it";
+  ASSERT_EQ(::stat((parent / "limits").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(cache.load(kUuid));
+}
+
 TEST_F(LimitsCacheTest, another_driver_or_gpu_is_not_answered) {
   LimitsCache(dir_, "580.159.04").store(kUuid, h100_limits());
   EXPECT_FALSE(LimitsCache(dir_, "590.10").load(kUuid));
@@ -174,6 +186,11 @@ TEST_F(LimitsCacheTest, the_default_place_follows_the_environment) {
   EXPECT_TRUE(LimitsCache::default_dir(true).empty()) << "the simulator: off unless named";
   ::setenv("XDG_RUNTIME_DIR", root_.c_str(), 1);
   EXPECT_EQ(LimitsCache::default_dir(false), root_ / "gpuclk");
+  ::unsetenv("XDG_RUNTIME_DIR");
+  if (::geteuid() == 0) {
+    // Below the service's socket folder, which every user must be able to search.
+    EXPECT_EQ(LimitsCache::default_dir(false), fs::path("/run/gpuclk/limits"));
+  }
   if (saved) ::setenv("GPUCLK_LIMITS_CACHE", keep.c_str(), 1);
   if (saved_xdg) ::setenv("XDG_RUNTIME_DIR", keep_xdg.c_str(), 1);
   if (!saved_xdg) ::unsetenv("XDG_RUNTIME_DIR");
