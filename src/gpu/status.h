@@ -23,8 +23,7 @@ struct StatusSnapshot {
   Reading<ClockReasons> clock_reasons;
   Reading<bool> persistence_mode;
   Reading<PcieLink> pcie_link, pcie_max;
-  // Read with the settings (it changes as rarely). Not carried by the service's protocol yet:
-  // a snapshot from gpuclk serve leaves it unread.
+  // Read with the settings (it changes as rarely).
   Reading<RetiredPages> retired_pages;
 };
 

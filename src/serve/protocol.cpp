@@ -100,6 +100,9 @@ json to_json(const gpu::StatusSnapshot& s) {
   };
   j["pcie_link"] = reading(s.pcie_link, link);
   j["pcie_max"] = reading(s.pcie_max, link);
+  j["retired_pages"] = reading(s.retired_pages, [](const gpu::RetiredPages& r) {
+    return json{{"multiple_sbe", r.multiple_sbe}, {"dbe", r.dbe}, {"pending", r.pending}};
+  });
   return j;
 }
 
@@ -140,6 +143,12 @@ gpu::StatusSnapshot status_from_json(const json& j) {
   };
   s.pcie_link = reading_from<gpu::PcieLink>(j.at("pcie_link"), link);
   s.pcie_max = reading_from<gpu::PcieLink>(j.at("pcie_max"), link);
+  if (j.contains("retired_pages")) {  // absent from a service of before pre-Ampere support
+    s.retired_pages = reading_from<gpu::RetiredPages>(j.at("retired_pages"), [](const json& v) {
+      return gpu::RetiredPages{v.at("multiple_sbe").get<unsigned>(), v.at("dbe").get<unsigned>(),
+                               v.at("pending").get<bool>()};
+    });
+  }
   return s;
 }
 

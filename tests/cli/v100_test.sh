@@ -72,6 +72,18 @@ gpuclk --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" query \
 expect_exit 0
 expect_out "0, 0, 2, Yes"
 expect_out "1, 44, 6, No"
+# status through gpuclk serve shows the same page-retirement findings as read directly.
+SOCK="$TEST_TMP/gpuclk.sock"
+start_serve --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" --socket "$SOCK" serve --listen off
+gpuclk --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" --direct status
+expect_exit 0; direct=$OUT
+gpuclk --sim "$GPUCLK_BIN_DIR/scenarios/doctor/retired-pages.toml" --socket "$SOCK" status
+expect_exit 0
+expect_out "CRITICAL: GPU 0: a page retirement is pending"
+expect_out "warning: GPU 1: 50 pages of device memory retired"
+check; [ "$(grep -E '^(CRITICAL|warning)' <<<"$OUT")" = "$(grep -E '^(CRITICAL|warning)' <<<"$direct")" ] ||
+  fail "findings through the service differ from direct ones"
+stop_serve
 gpuclk --sim default query -i 0 --format json \
   --fields retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending
 expect_exit 0

@@ -34,6 +34,7 @@ TEST(serve_protocol, status_snapshot_round_trips_every_kind_of_reading) {
   s.persistence_mode = false;
   s.pcie_link = gpu::PcieLink{3, 8};
   s.pcie_max = gpu::PcieLink{5, 16};
+  s.retired_pages = gpu::RetiredPages{2, 1, true};
 
   auto back = status_from_json(json::parse(to_json(s).dump()));
   EXPECT_EQ(back.index, 3u);
@@ -48,6 +49,10 @@ TEST(serve_protocol, status_snapshot_round_trips_every_kind_of_reading) {
   EXPECT_EQ(back.clock_reasons->bits(), gpu::ClockReasons::sw_power_cap | 0x1000);
   EXPECT_FALSE(*back.persistence_mode);
   EXPECT_EQ(back.pcie_link->width, 8u);
+  ASSERT_TRUE(back.retired_pages);
+  EXPECT_EQ(back.retired_pages->multiple_sbe, 2u);
+  EXPECT_EQ(back.retired_pages->dbe, 1u);
+  EXPECT_TRUE(back.retired_pages->pending);
   EXPECT_EQ(back.pcie_max->generation, 5u);
 }
 
