@@ -218,12 +218,14 @@ rules::Input watch(Context& ctx, const std::vector<gpu::Device*>& devices,
 // costs no waiting (the service has been sampling all along). Up to 10 min at the service's
 // interval with the slow tier (energy, violation, ECC and replay counters); longer, the 1 s
 // history of the fast fields only. A service that has run for less than `duration` is waited
-// for. Settings, ECC counts and processes are read once, as when watching. nullopt: no service
-// answers, or --direct.
+// for. Settings, ECC counts and processes are read once, as when watching. The Xid and ECC events
+// are the ones the service received over the window (it waits on them all along, as watching
+// does). nullopt: no service answers, or --direct.
 struct LookBack {
   rules::Input input;
   double interval_seconds = 0;
   bool slow_tier = true;
+  bool events_kept = true;  // false: a service that keeps no events (an older gpuclk serve)
 };
 
 std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
@@ -257,9 +259,12 @@ std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
   const double missing = want - covered(*reply) - 2 * out.interval_seconds;
   if (missing > 0) {
     Countdown countdown(devices.size());
+    // `missing` is in the GPUs' time base: as wall time (shorter under GPUCLK_SIM_SPEED).
+    const auto ahead =
+        std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(missing));
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(missing));
+                           ctx.clock().wall_time_until(ctx.clock().now() + ahead).value_or(ahead));
     while (std::chrono::steady_clock::now() < until) {
       countdown.show(
           std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count());
@@ -276,10 +281,26 @@ std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
     rules::GpuWindow w;
     w.facts = read_facts(*d);
     for (const auto& g : gpus) {
-      if (g.value("uuid", std::string()) != d->uuid()) continue;
+      // By UUID; a GPU lost since (no UUID read now) by its index.
+      const bool same = d->uuid().empty() ? g.value("index", ~0u) == d->index()
+                                          : g.value("uuid", std::string()) == d->uuid();
+      if (!same) continue;
       for (const auto& f : g.at("samples")) w.fast.push_back(serve::fast_sample_from_json(f, now));
       if (auto it = g.find("slow"); it != g.end()) {
         for (const auto& f : *it) w.slow.push_back(serve::slow_sample_from_json(f, now));
+      }
+      const auto events = g.find("events");
+      const auto watched = g.find("events_watched");
+      if (events == g.end() || watched == g.end()) {
+        out.events_kept = false;
+        continue;
+      }
+      for (const auto& e : *events) {
+        auto event = serve::event_from_json(e, d->index(), now);
+        if (event.time >= out.input.from) w.events.push_back(event);
+      }
+      for (const auto& kind : *watched) {
+        if (kind.get<std::string>() == gpu::to_string(gpu::EventKind::xid)) w.xid_watched = true;
       }
     }
     w.health.lost = w.facts.unavailable_code != 0;
@@ -356,13 +377,14 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
     }
     if (ctx.simulated()) std::cout << " on the simulated node " << ctx.options.sim;
     std::cout << '\n';
-    if (through_service) {
-      std::cout << "Xid events: not looked back at (the service does not keep them; "
+    const bool events_seen = !through_service || through_service->events_kept;
+    if (!events_seen) {
+      std::cout << "Xid events: not looked back at (this gpuclk serve does not keep them; "
                    "--direct watches for them from now on)\n";
     }
     std::vector<unsigned> unwatched;
     for (const auto& w : input.gpus) {
-      if (!through_service && !w.xid_watched && w.facts.unavailable_code == 0)
+      if (events_seen && !w.xid_watched && w.facts.unavailable_code == 0)
         unwatched.push_back(w.facts.index);
     }
     if (!unwatched.empty()) {

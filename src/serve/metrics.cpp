@@ -107,6 +107,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       f.counter("gpuclk_gpu_read_errors_total",
                 "Failed reads of this GPU's fields (not counting unsupported ones)", gpu,
                 static_cast<double>(g->health.read_errors));
+    // Xid events the service received (kept while the GPU is lost: Xid 79 is how it went).
+    for (const auto& [xid, n] : service_.xid_counts(i))
+      f.counter("gpuclk_gpu_xid_errors_total",
+                "Xid critical-error events the driver reported since gpuclk serve started",
+                with(gpu, "xid", std::to_string(xid)), static_cast<double>(n));
 
     // Static limits.
     f.gauge("gpuclk_gpu_max_sm_clock_hertz", "Highest SM clock the GPU supports", gpu,

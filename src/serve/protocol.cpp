@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <stdexcept>
 
 namespace gpuclk::serve {
 namespace {
@@ -366,6 +367,34 @@ telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint 
   s.power_violation = nanoseconds_of(j, "power_violation_seconds");
   s.thermal_violation = nanoseconds_of(j, "thermal_violation_seconds");
   return s;
+}
+
+json to_json(const gpu::GpuEvent& e, telemetry::TimePoint now) {
+  json j;
+  j["t"] = seconds(e.time - now);
+  j["kind"] = std::string(gpu::to_string(e.kind));
+  if (e.kind == gpu::EventKind::xid) j["xid"] = e.xid;
+  return j;
+}
+
+std::optional<gpu::EventKind> event_kind_from_string(std::string_view name) {
+  for (auto kind :
+       {gpu::EventKind::xid, gpu::EventKind::double_bit_ecc, gpu::EventKind::single_bit_ecc}) {
+    if (gpu::to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+gpu::GpuEvent event_from_json(const json& j, unsigned gpu, telemetry::TimePoint now) {
+  gpu::GpuEvent e;
+  e.gpu = gpu;
+  const auto name = j.at("kind").get<std::string>();
+  const auto kind = event_kind_from_string(name);
+  if (!kind) throw std::invalid_argument("unknown event kind '" + name + "'");
+  e.kind = *kind;
+  e.xid = j.value("xid", std::uint64_t{0});
+  e.time = at(j, now);
+  return e;
 }
 
 json to_json(const telemetry::Summary& s, telemetry::TimePoint now) {

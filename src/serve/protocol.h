@@ -8,10 +8,13 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "control/report.h"
+#include "gpu/events.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "output/value.h"
@@ -62,6 +65,12 @@ json to_json(const telemetry::Summary& s, telemetry::TimePoint now);
 // The inverse of the two above: a sample read back with its time `now` + t.
 telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now);
 telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now);
+// An NVML event the service kept (history's "events"): {"t", "kind", "xid" (Xid events only)},
+// t relative to `now` as the samples'. Read back for GPU index `gpu`; an unknown kind throws.
+json to_json(const gpu::GpuEvent& e, telemetry::TimePoint now);
+gpu::GpuEvent event_from_json(const json& j, unsigned gpu, telemetry::TimePoint now);
+// "xid", "double_bit_ecc", "single_bit_ecc" to the kind; nullopt for another name.
+std::optional<gpu::EventKind> event_kind_from_string(std::string_view name);
 
 // A change or restore report (delegated `set`/`restore`): what the CLI prints, either way.
 json to_json(const control::ChangeReport& r);

@@ -88,12 +88,63 @@ void Service::start() {
     facts_.push_back(std::move(f));
   }
   refresh();
+  // Xid and ECC events: registered once; a GPU without them (or lost) is left out.
+  std::vector<gpu::Device*> all;
+  for (auto& d : devices_) all.push_back(d.get());
+  watcher_ = std::make_unique<gpu::EventWatcher>(all, clock_);
+  events_watched_.assign(devices_.size(), {});
+  xid_counts_.assign(devices_.size(), {});
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    if (auto kinds = watcher_->watched(all[i]->index())) events_watched_[i] = *kinds;
+  }
   sampler_->start();
   running_ = true;
   refresher_ = std::thread([this] {
     util::name_this_thread("gpuclk-refresh");
     refresh_loop();
   });
+  if (watcher_->any_watched()) {
+    event_thread_ = std::jthread([this](const std::stop_token& stop) {
+      util::name_this_thread("gpuclk-events");
+      event_loop(stop);
+    });
+  }
+}
+
+void Service::event_loop(const std::stop_token& stop) {
+  // 100 ms waits: stop() returns within one (NVML delivers an event to a waiter only).
+  while (!stop.stop_requested()) {
+    auto e = watcher_->wait(std::chrono::milliseconds(100));
+    if (!e) continue;
+    std::lock_guard lock(events_mutex_);
+    for (std::size_t i = 0; i < facts_.size(); ++i) {
+      if (facts_[i].key.index == e->gpu && e->kind == gpu::EventKind::xid) ++xid_counts_[i][e->xid];
+    }
+    events_.push_back(*e);
+    while (events_.size() > kEventsKept || events_.front().time < e->time - options_.history)
+      events_.pop_front();
+  }
+}
+
+std::vector<gpu::GpuEvent> Service::events(std::size_t gpu, Duration window) const {
+  std::vector<gpu::GpuEvent> out;
+  if (gpu >= facts_.size()) return out;
+  const auto from = sampler_->now() - window;
+  std::lock_guard lock(events_mutex_);
+  for (const auto& e : events_) {
+    if (e.gpu == facts_[gpu].key.index && e.time >= from) out.push_back(e);
+  }
+  return out;
+}
+
+const std::vector<gpu::EventKind>& Service::events_watched(std::size_t gpu) const {
+  static const std::vector<gpu::EventKind> none;
+  return gpu < events_watched_.size() ? events_watched_[gpu] : none;
+}
+
+std::map<std::uint64_t, std::uint64_t> Service::xid_counts(std::size_t gpu) const {
+  std::lock_guard lock(events_mutex_);
+  return gpu < xid_counts_.size() ? xid_counts_[gpu] : std::map<std::uint64_t, std::uint64_t>{};
 }
 
 void Service::stop() {
@@ -104,6 +155,10 @@ void Service::stop() {
   }
   stop_cv_.notify_all();
   if (refresher_.joinable()) refresher_.join();
+  if (event_thread_.joinable()) {
+    event_thread_.request_stop();
+    event_thread_.join();  // within one 100 ms wait
+  }
   state_cv_.notify_all();  // a view request waiting for a refresh gives up
   sampler_->stop();
 }
@@ -268,6 +323,13 @@ json Service::history_response(const json& request) const {
       g["slow"] = slow;
     }
     g["samples"] = fast;
+    // The NVML events kept over the window, and the kinds watched (empty: none, the GPU has no
+    // events or was lost when the service started).
+    json events = json::array(), watched = json::array();
+    for (const auto& e : this->events(pos, window)) events.push_back(to_json(e, now));
+    for (auto kind : events_watched(pos)) watched.push_back(std::string(gpu::to_string(kind)));
+    g["events"] = events;
+    g["events_watched"] = watched;
     r["gpus"].push_back(g);
   }
   return r;

@@ -7,6 +7,10 @@
 // 1 h by default). Memory: about 200 bytes per fast sample, so 8 GPUs at 100 ms keep
 // 8 × (6000 + 3600) × 200 B ≈ 15 MB (docs/serve.md).
 //
+// Events: an event thread waits on an NVML event set of every GPU (gpu::EventWatcher) and keeps
+// the Xid and ECC events it receives, the last kEventsKept and none older than `history`, so
+// `doctor` can look back at them (the `history` request's "events").
+//
 // Thread-safety: handle(), state(), sampler() reads and history() may be called from any thread
 // while the service runs; start()/stop() from one controlling thread.
 #pragma once
@@ -14,6 +18,8 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/events.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
@@ -101,6 +108,8 @@ struct NodeState {
 };
 
 inline constexpr std::chrono::seconds kViewIdle{60};
+// The most NVML events (Xid, ECC) the service keeps, all GPUs together.
+inline constexpr std::size_t kEventsKept = 4096;
 
 // Who sent a request (SO_PEERCRED).
 struct Peer {
@@ -158,6 +167,15 @@ class Service {
   const std::vector<SeriesSource>& series() const { return series_; }
   // The 1 s history of GPU `gpu` over the last `window`.
   std::vector<telemetry::FastSample> history(std::size_t gpu, telemetry::Duration window) const;
+  // The events of GPU `gpu` (a position) over the last `window`, oldest first (GpuEvent::gpu is
+  // the GPU's index).
+  std::vector<gpu::GpuEvent> events(std::size_t gpu, telemetry::Duration window) const;
+  // The event kinds watched on GPU `gpu` (a position); empty when none (not supported, lost).
+  // Set by start(), unchanged after.
+  const std::vector<gpu::EventKind>& events_watched(std::size_t gpu) const;
+  // Xid events of GPU `gpu` (a position) since the service started, by Xid (not bounded by the
+  // kept events: a counter for /metrics).
+  std::map<std::uint64_t, std::uint64_t> xid_counts(std::size_t gpu) const;
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
   double state_age_seconds() const;
 
@@ -201,6 +219,15 @@ class Service {
   bool stop_requested_ = false;
   mutable bool refresh_wanted_ = false;  // a request waits for a view (under stop_mutex_)
   std::thread refresher_;
+
+  // The event thread (started by start() when any GPU is watched) and what it received.
+  void event_loop(const std::stop_token& stop);
+  std::unique_ptr<gpu::EventWatcher> watcher_;
+  std::vector<std::vector<gpu::EventKind>> events_watched_;  // by position
+  mutable std::mutex events_mutex_;
+  std::deque<gpu::GpuEvent> events_;  // oldest first; gpu: the GPU's index
+  std::vector<std::map<std::uint64_t, std::uint64_t>> xid_counts_;  // by position
+  std::jthread event_thread_;
 
   std::mutex demand_mutex_;
   int streams_open_ = 0;

@@ -287,10 +287,11 @@ expect_serious "clock_jitter:warning:0 straggler:warning:0"
 expect_json .source serve
 expect_json '.samples >= 360' true
 expect_between clock_jitter 0 sm_clock_p5_mhz 1530 1700
+expect_json '.xid_watched | length' 2
 gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" doctor --duration 5s
 expect_exit 10
 expect_out "looked back over the last 5.0 s of gpuclk serve's history of 2 GPUs"
-expect_out "Xid events: not looked back at"
+expect_no_out "Xid events"  # the service keeps them: looked back at, every GPU watched
 # --direct watches instead; longer than the service's history is exit 2, naming both.
 gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" --direct --format json doctor \
   --duration 2s

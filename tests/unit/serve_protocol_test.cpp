@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "output/printer.h"
 #include "output/value.h"
@@ -95,6 +96,32 @@ TEST(serve_protocol, report_tree_and_table_round_trip_to_the_same_printed_bytes)
     EXPECT_EQ(a.str(), b.str());
     EXPECT_NE(a.str().find("1980"), std::string::npos);
   }
+}
+
+TEST(serve_protocol, kept_events_round_trip_with_their_time_and_kind) {
+  const telemetry::TimePoint now(std::chrono::seconds(1000));
+  gpu::GpuEvent xid;
+  xid.gpu = 2;
+  xid.kind = gpu::EventKind::xid;
+  xid.xid = 79;
+  xid.time = now - std::chrono::milliseconds(4125);
+  const auto j = to_json(xid, now);
+  EXPECT_EQ(j.at("kind"), "xid");
+  EXPECT_EQ(j.at("xid"), 79);
+  EXPECT_DOUBLE_EQ(j.at("t").get<double>(), -4.125);
+  const auto back = event_from_json(json::parse(j.dump()), 2, now);
+  EXPECT_EQ(back.gpu, 2u);
+  EXPECT_EQ(back.kind, gpu::EventKind::xid);
+  EXPECT_EQ(back.xid, 79u);
+  EXPECT_EQ(back.time, xid.time);
+
+  gpu::GpuEvent ecc;
+  ecc.kind = gpu::EventKind::double_bit_ecc;
+  ecc.time = now;
+  const auto ecc_json = to_json(ecc, now);
+  EXPECT_FALSE(ecc_json.contains("xid"));  // only an Xid has a code
+  EXPECT_EQ(event_from_json(ecc_json, 0, now).kind, gpu::EventKind::double_bit_ecc);
+  EXPECT_THROW(event_from_json(json{{"t", 0}, {"kind", "pstate"}}, 0, now), std::invalid_argument);
 }
 
 TEST(serve_protocol, history_samples_round_trip_with_their_time) {
