@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <vector>
 
@@ -41,6 +42,30 @@ __global__ void copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ s
     }
   }
   for (; i < vectors; i += stride) dst[i] = src[i];
+}
+
+// Not persistent: one block per threads x kUnroll vectors, no loop; the block scheduler spreads
+// the 65 536 blocks of a 1 GiB copy over the SMs as they free up.
+template <int kUnroll, Hint kHint>
+__global__ void copy_oneshot(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                             size_t vectors) {
+  const size_t base = size_t(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+  uint4 v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const size_t i = base + size_t(u) * blockDim.x;
+    if (i < vectors) v[u] = kHint == Hint::streaming ? __ldcs(src + i) : src[i];
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const size_t i = base + size_t(u) * blockDim.x;
+    if (i < vectors) {
+      if (kHint == Hint::streaming)
+        __stcs(dst + i, v[u]);
+      else
+        dst[i] = v[u];
+    }
+  }
 }
 
 // Loads with the L2::256B prefetch hint (the L2 fetches whole 256-byte sectors groups from DRAM).
@@ -153,6 +178,7 @@ struct Variant {
   int threads;
   int blocks_per_sm;     // 0: as many as fit
   int shared_bytes = 0;  // dynamic shared memory per block
+  int vectors_per_block = 0;  // not 0: a one-shot grid of vectors / this many blocks
 };
 
 int main(int argc, char** argv) {
@@ -205,7 +231,22 @@ int main(int argc, char** argv) {
       {"chunked u4 256t", copy_chunked<4>, 256, 0},
       {"chunked u8 256t", copy_chunked<8>, 256, 0},
       {"chunked u8 512t", copy_chunked<8>, 512, 0},
+      {"one-shot u4 256t", copy_oneshot<4, Hint::none>, 256, 0, 0, 4 * 256},
+      {"one-shot u4 256t streaming", copy_oneshot<4, Hint::streaming>, 256, 0, 0, 4 * 256},
+      {"one-shot u8 256t streaming", copy_oneshot<8, Hint::streaming>, 256, 0, 0, 8 * 256},
+      {"one-shot u4 512t streaming", copy_oneshot<4, Hint::streaming>, 512, 0, 0, 4 * 512},
+      {"one-shot u2 512t", copy_oneshot<2, Hint::none>, 512, 0, 0, 2 * 512},
+      {"one-shot u8 128t streaming", copy_oneshot<8, Hint::streaming>, 128, 0, 0, 8 * 128},
+      {"one-shot u16 128t streaming", copy_oneshot<16, Hint::streaming>, 128, 0, 0, 16 * 128},
+      {"one-shot u1 1024t", copy_oneshot<1, Hint::none>, 1024, 0, 0, 1024},
   };
+  // argv[3]: run only the variants whose name contains it.
+  if (argc > 3) {
+    std::vector<Variant> chosen;
+    for (const auto& v : variants)
+      if (std::strstr(v.name, argv[3])) chosen.push_back(v);
+    variants = chosen;
+  }
   auto time_memcpy = [&] {
     CHECK(cudaEventRecord(a, stream));
     for (int r = 0; r < reps; ++r)
@@ -234,7 +275,9 @@ int main(int argc, char** argv) {
       continue;
     }
     const int per_sm = v.blocks_per_sm ? std::min(v.blocks_per_sm, fit) : fit;
-    const int grid = per_sm * sms;
+    const int grid = v.vectors_per_block
+                         ? int((vectors + v.vectors_per_block - 1) / v.vectors_per_block)
+                         : per_sm * sms;
     double best_kernel = 0, best_copy = 0;
     for (int round = 0; round < 3; ++round) {  // interleaved: kernel, memcpy, kernel, ...
       v.kernel<<<grid, v.threads, v.shared_bytes, stream>>>(dst, src, vectors);  // warm-up launch

@@ -290,7 +290,7 @@ section_top() {
 }
 
 section_bench_copy() {
-  echo "## bench: the copy kernel (TMA bulk) against cudaMemcpyAsync, verified"
+  echo "## bench: the copy kernel against cudaMemcpyAsync, verified"
   "$BIN" -i 0 bench mem --kind copy,copy_kernel --mib 1024 --seconds 3 > "$OUT/bench_copy.txt" 2>&1; echo "exit $?"
   grep -E "GPU|Median|method|grid|Check|check|Verif" "$OUT/bench_copy.txt" | head -30
   echo; echo "## RUNNER=gpuclk perf/bench_vs_torch.sh (SECONDS=2)"

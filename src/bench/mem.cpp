@@ -32,7 +32,7 @@ class MemKernel final : public Kernel {
       b_ = DeviceBuffer(bytes);
       fill_random_words(b_.as<std::uint32_t>(), bytes / 4, options.seed, stream);
       GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
-      if (spec.kind == MemKind::copy_kernel) copy_plan_ = plan_copy(device.sm_count);
+      if (spec.kind == MemKind::copy_kernel) copy_plan_ = plan_copy(spec.bytes);
     }
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -90,8 +90,7 @@ class MemKernel final : public Kernel {
       d.emplace_back("method", "triad kernel, float4");
       d.emplace_back("grid", std::to_string(blocks_) + " x " + std::to_string(kMemThreads));
     } else {
-      d.emplace_back("method", copy_plan_.bulk ? "copy kernel, TMA bulk copies (cp.async.bulk)"
-                                               : "copy kernel, 16-byte vectors");
+      d.emplace_back("method", "copy kernel, a 16-byte vector per thread");
       d.emplace_back(
           "grid", std::to_string(copy_plan_.blocks) + " x " + std::to_string(copy_plan_.threads));
     }

@@ -17,15 +17,13 @@ void fill_random_floats(float* data, std::size_t count, std::uint64_t seed, cuda
 
 inline constexpr int kMemThreads = 256;
 
-// How the copy kernel runs on the current device: TMA bulk copies (one block per SM) on sm_90 and
-// later when this binary has sm_90 code, else a register-staged grid-stride kernel (one full wave).
+// The copy kernel's grid for `bytes`: one 16-byte vector per thread, one block per
+// `threads` vectors.
 struct CopyPlan {
   int blocks = 0;
   int threads = 0;
-  int shared_bytes = 0;  // dynamic shared memory per block
-  bool bulk = false;
 };
-CopyPlan plan_copy(int sm_count);
+CopyPlan plan_copy(std::size_t bytes);
 
 // dst = src, `bytes` a multiple of 16, as `plan` says.
 void launch_copy(void* dst, const void* src, std::size_t bytes, const CopyPlan& plan,
