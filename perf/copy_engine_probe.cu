@@ -7,19 +7,18 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 perf/copy_engine_probe.cu -o copy_engine_probe
 //   ./copy_engine_probe [MiB] [spin ms]
 #include <cuda_runtime.h>
-
 #include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess) {                                                          \
+#define CHECK(call)                                                                    \
+  do {                                                                                 \
+    cudaError_t e_ = (call);                                                           \
+    if (e_ != cudaSuccess) {                                                           \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+      std::exit(1);                                                                    \
+    }                                                                                  \
   } while (0)
 
 // Holds its SM for `cycles` clock cycles.
@@ -90,19 +89,23 @@ int main(int argc, char** argv) {
     CHECK(cudaEventRecord(h, copy));
     CHECK(cudaEventSynchronize(h));
     CHECK(cudaEventDestroy(h));
-    struct timespec ts {0, static_cast<long>(settle * 1e6)};
+    struct timespec ts {
+      0, static_cast<long>(settle * 1e6)
+    };
     nanosleep(&ts, nullptr);
     return copy_ms(dst, src, bytes, copy);
   }();
   CHECK(cudaEventSynchronize(spin_end));
   float spin_total = 0;
   CHECK(cudaEventElapsedTime(&spin_total, spin_start, spin_end));
-  std::printf("the same copy while a kernel holds every SM (%d blocks of 1024 for %.0f ms): %.3f ms\n",
-              p.multiProcessorCount * per_sm, spin_total, during);
+  std::printf(
+      "the same copy while a kernel holds every SM (%d blocks of 1024 for %.0f ms): %.3f ms\n",
+      p.multiProcessorCount * per_sm, spin_total, during);
   if (during < 0.2f * spin_total) {
-    std::printf("verdict: the copy did not wait for the SMs: a copy engine moved it (%.2fx its time "
-                "alone)\n",
-                during / alone);
+    std::printf(
+        "verdict: the copy did not wait for the SMs: a copy engine moved it (%.2fx its time "
+        "alone)\n",
+        during / alone);
   } else {
     std::printf("verdict: the copy waited for the SMs (%.0f ms): it runs as a kernel\n", during);
   }

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CHECK(x)                                                                             \
@@ -176,8 +176,8 @@ struct Variant {
   const char* name;
   void (*kernel)(uint4*, const uint4*, size_t);
   int threads;
-  int blocks_per_sm;     // 0: as many as fit
-  int shared_bytes = 0;  // dynamic shared memory per block
+  int blocks_per_sm;          // 0: as many as fit
+  int shared_bytes = 0;       // dynamic shared memory per block
   int vectors_per_block = 0;  // not 0: a one-shot grid of vectors / this many blocks
 };
 
