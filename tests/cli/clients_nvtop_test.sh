@@ -28,7 +28,8 @@ screen() {
   SOCKET="gpuclk-nvtop-$$-${#SOCKETS[@]}"
   SOCKETS+=("$SOCKET")
   tmux -L "$SOCKET" new-session -d -x 200 -y 60 \
-    "env LD_LIBRARY_PATH='$COMPAT' GPUCLK_SIM_SCENARIO=$scenario GPUCLK_SIM_SPEED=$speed \
+    "env LD_LIBRARY_PATH='$COMPAT' LD_PRELOAD='$(sanitizer_runtime)' ASAN_OPTIONS=detect_leaks=0 \
+       GPUCLK_SIM_SCENARIO=$scenario GPUCLK_SIM_SPEED=$speed \
        GPUCLK_SIM_START=$start GPUCLK_SIM_STATE='$TEST_TMP/$scenario-$speed.state' HOME='$HOME' \
        TERM=xterm-256color nvtop -d 5; sleep 30"
   for _ in $(seq "$(scaled 50)"); do

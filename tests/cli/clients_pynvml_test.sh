@@ -22,7 +22,8 @@ for scenario in $(cd "$GPUCLK_BIN_DIR/scenarios" && ls -- *.toml | sed 's/\.toml
   gpuclk --sim="$scenario" query --fields "$FIELDS" --format json
   query_rc=$RC
   printf '%s' "$OUT" >"$TEST_TMP/query.json"
-  OUT=$(LD_LIBRARY_PATH="$COMPAT" timeout "$(scaled 60)" "$PY" "$PROBE" --compare "$TEST_TMP/query.json" 2>"$TEST_TMP/stderr")
+  OUT=$(LD_LIBRARY_PATH="$COMPAT" LD_PRELOAD=$(sanitizer_runtime) ASAN_OPTIONS=detect_leaks=0 \
+    timeout "$(scaled 60)" "$PY" "$PROBE" --compare "$TEST_TMP/query.json" 2>"$TEST_TMP/stderr")
   RC=$?
   ERR=$(cat "$TEST_TMP/stderr")
   LAST_CMD="pynvml_probe.py ($scenario)"
