@@ -15,9 +15,9 @@ case "$TIME_SCALE" in '' | *[!0-9]* | 0) TIME_SCALE=1 ;; esac
 # process's start-up.
 scaled() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { v = n * s; if (v == int(v)) print v; else print v }'; }
 slowed() { awk -v n="$1" -v s="$TIME_SCALE" 'BEGIN { printf "%.4g\n", n / s }'; }
-# sanitizer_runtime: the ASan runtime an ASan-built libnvml-sim.so needs loaded first in a
+# sanitizer_runtime: the ASan or TSan runtime a sanitized libnvml-sim.so needs loaded first in a
 # program that is not ours (python3 through ctypes): for its LD_PRELOAD; empty in other builds.
-sanitizer_runtime() { ldd "$GPUCLK_BIN_DIR/libnvml-sim.so" 2>/dev/null | awk '/libasan/ { print $3; exit }'; }
+sanitizer_runtime() { ldd "$GPUCLK_BIN_DIR/libnvml-sim.so" 2>/dev/null | awk '/libasan|libtsan/ { print $3; exit }'; }
 GPUCLK_BIN_DIR=$(cd "$(dirname "$GPUCLK_BIN")" && pwd)
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-cli.XXXXXX")
 # A `gpuclk serve` a test starts (start_serve) is stopped on exit too.
