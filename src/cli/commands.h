@@ -1,4 +1,5 @@
-// Every subcommand's registration function; main.cpp calls them in this order.
+// Every subcommand's registration function; command_line.cpp's kCommands lists them in `gpuclk
+// --help`'s order and calls only the one a command line names.
 #pragma once
 
 namespace CLI {
