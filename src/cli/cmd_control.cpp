@@ -225,10 +225,11 @@ std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
   if (ctx.format().kind == output::Format::Kind::table && report.any_change() &&
       request.value("request", std::string()) == "set") {
     std::cerr << fmt::format(
-        "gpuclk: set by the service (rule '{}' of {}); put back when this session (leader pid "
-        "{}) ends, or by `gpuclk restore`\n",
+        "gpuclk: set by the service (rule '{}' of {}); put back when {}, or by `gpuclk "
+        "restore`\n",
         response.value("rule", std::string()), hello->value("delegation", std::string()),
-        response.value("session", 0));
+        response.value("held_until", fmt::format("this session (leader pid {}) ends",
+                                                 response.value("session", 0))));
   }
   return print_change_report(ctx, report, response.value("journal", std::string()), nothing_to_do,
                              dry_run);

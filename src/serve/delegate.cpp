@@ -11,11 +11,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "serve/protocol.h"
 #include "serve/slurm_job.h"
+#include "telemetry/child_process.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/thread_name.h"
@@ -141,6 +143,49 @@ std::optional<unsigned> owner_of(pid_t pid) {
 
 // A pidfd for `pid`; -1 with errno when it cannot be opened.
 int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+// The process whose exit ends a grant: the requester's session leader. Where the session began
+// outside the service's PID namespace, getsid() says 0 (a container entered without a terminal,
+// a CI runner): then the oldest ancestor of the requester the service can see, below the
+// namespace's init — the process that entered the namespace, or the one its init started; the
+// nearest thing to a session leader there. Not the parent: that is often a subshell that exits
+// with the request (`out=$(gpuclk set …)`). Not the process group: a shell with job control makes
+// `gpuclk set` its own group's leader.
+struct Anchor {
+  int pid = -1;
+  bool session = true;  // else the oldest visible ancestor
+  std::string text() const { return fmt::format("{} {}", session ? "session" : "process", pid); }
+};
+
+// nullopt: the requester is gone.
+std::optional<Anchor> anchor_of(int requester) {
+  if (requester <= 0) return std::nullopt;
+  const int sid = ::getsid(requester);
+  if (sid < 0) return std::nullopt;
+  if (sid > 0) return Anchor{sid, true};
+  int pid = requester;
+  for (int depth = 0; depth < 128; ++depth) {
+    const auto parent = telemetry::parent_of(pid);
+    if (!parent) return pid == requester ? std::nullopt : std::optional(Anchor{pid, false});
+    if (*parent <= 1) break;
+    pid = *parent;
+  }
+  return Anchor{pid, false};
+}
+
+// True while `anchor` is still the process it was when found (its pid not reused): the
+// session's leader leads it; the ancestor is still above the waiting requester.
+bool still_anchors(const Anchor& anchor, int requester) {
+  if (anchor.session) return ::getsid(anchor.pid) == anchor.pid;
+  return anchor.pid != requester && telemetry::descends_from(requester, anchor.pid);
+}
+
+// The command name of `pid` (/proc/PID/comm), or "?".
+std::string command_of(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  return std::getline(in, name) && !name.empty() ? name : "?";
+}
 
 }  // namespace
 
@@ -378,9 +423,9 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     throw Refusal{ExitCode::no_permission, v.rule, "refused (rule 'none'): " + v.reason,
                   "ask the node's admin to add a [[rule]] for you to " + policy_.source};
   }
-  // The session the grant is tied to: the requesting process's, while its leader lives.
-  const int session = peer.pid > 0 ? ::getsid(peer.pid) : -1;
-  if (session <= 0)
+  // What the grant is tied to: the requesting process's session, while its leader lives.
+  const auto anchor = anchor_of(peer.pid);
+  if (!anchor)
     throw Refusal{ExitCode::no_permission,
                   "session",
                   fmt::format("the requesting process (pid {}) is gone", peer.pid),
@@ -391,6 +436,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
         "session",
         fmt::format("the requesting process (pid {}) is no longer uid {}'s", peer.pid, peer.uid),
         {}};
+  const int session = anchor->pid;
   const HoldKey key{session, who.uid};
   for (auto pos : asked) {
     for (const auto& [other, hold] : holds_) {
@@ -398,10 +444,9 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
       throw Refusal{
           ExitCode::no_permission,
           "holder",
-          fmt::format("GPU {} is held by {} (uid {}), session {}: refused until that session "
-                      "ends or its user runs `gpuclk restore`",
-                      gpus_[pos].index, hold.user.empty() ? "?" : hold.user, hold.uid,
-                      hold.session),
+          fmt::format("GPU {} is held by {} (uid {}), {}: refused until that ends or its user "
+                      "runs `gpuclk restore`",
+                      gpus_[pos].index, hold.user.empty() ? "?" : hold.user, hold.uid, hold.anchor),
           {}};
     }
   }
@@ -432,21 +477,31 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     if (auto it = holds_.find(key); it != holds_.end()) {
       hold = &it->second;
     } else {
+      if (!anchor->session && session == peer.pid)
+        throw Refusal{ExitCode::no_permission, "session",
+                      fmt::format("the requesting process (pid {}) began its session outside "
+                                  "the service's PID namespace and has no parent inside it: "
+                                  "nothing would outlive the request, and a grant ends with its "
+                                  "session",
+                                  peer.pid),
+                      "run gpuclk from a shell (`sh -c 'gpuclk set …; exec sleep infinity'` "
+                      "in a container)"};
       new_pidfd = pidfd_open(session);
-      // The leader must still lead that session (its pid not reused meanwhile).
-      if (new_pidfd < 0 || ::getsid(session) != session) {
+      // The anchor must still be the process found above (its pid not reused meanwhile).
+      if (new_pidfd < 0 || !still_anchors(*anchor, peer.pid)) {
         const int err = errno;
         if (new_pidfd >= 0) ::close(new_pidfd);
-        throw Refusal{ExitCode::no_permission, "session",
-                      fmt::format("the leader of session {} cannot be watched ({}): a grant "
-                                  "ends with its session",
-                                  session, new_pidfd < 0 ? std::strerror(err) : "not a leader"),
-                      "run gpuclk from a login shell or a job step (a session with a leader)"};
+        throw Refusal{
+            ExitCode::no_permission, "session",
+            fmt::format("the {} cannot be watched ({}): a grant ends with it", anchor->text(),
+                        new_pidfd < 0 ? std::strerror(err)
+                                      : (anchor->session ? "not a leader" : "not an ancestor")),
+            "run gpuclk from a login shell or a job step (a session with a leader)"};
       }
     }
   }
   const auto command =
-      fmt::format("set (delegated: {}, pid {}, session {})", who_text(who), peer.pid, session);
+      fmt::format("set (delegated: {}, pid {}, {})", who_text(who), peer.pid, anchor->text());
   DelegateBackend::Applied applied;
   try {
     applied = backend_.apply(asked, checked.targets, command, dry_run);
@@ -459,6 +514,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     hold->uid = who.uid;
     hold->user = who.user;
     hold->session = session;
+    hold->anchor = anchor->text();
     hold->pidfd = new_pidfd;
   }
   if (hold) {
@@ -484,14 +540,16 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
   }
   auto report = applied.report;
   report.notes.insert(report.notes.begin(), checked.notes.begin(), checked.notes.end());
-  log(fmt::format(
-      "{} pid {} session {}: {}: granted by rule '{}'{}: {} setting(s) changed, exit {}",
-      who_text(who), peer.pid, session, asked_text(request), verdict.rule,
-      dry_run ? " (dry run)" : "", report.count(control::Outcome::changed),
-      static_cast<int>(report.exit)));
+  log(fmt::format("{} pid {} {}: {}: granted by rule '{}'{}: {} setting(s) changed, exit {}",
+                  who_text(who), peer.pid, anchor->text(), asked_text(request), verdict.rule,
+                  dry_run ? " (dry run)" : "", report.count(control::Outcome::changed),
+                  static_cast<int>(report.exit)));
   auto r = json{{"v", kProtocolVersion}, {"ok", true}};
   r["rule"] = verdict.rule;
   r["session"] = session;
+  r["held_until"] = anchor->session
+                        ? fmt::format("this session (leader pid {}) ends", session)
+                        : fmt::format("process {} ({}) ends", session, command_of(session));
   r["journal"] = backend_.journal;
   r["report"] = to_json(report);
   return r;
@@ -542,8 +600,8 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
     it = hold.gpus.erase(it);
   }
   if (back.empty()) return {};
-  const auto command = fmt::format("restore (delegated: uid {}{}, session {}: {})", hold.uid,
-                                   hold.user.empty() ? "" : " " + hold.user, hold.session, why);
+  const auto command = fmt::format("restore (delegated: uid {}{}, {}: {})", hold.uid,
+                                   hold.user.empty() ? "" : " " + hold.user, hold.anchor, why);
   control::ChangeReport report;
   try {
     report = backend_.put_back(back, command);
@@ -560,9 +618,9 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
   for (const auto& b : back)
     gpus += (gpus.empty() ? "" : ",") + std::to_string(gpus_[b.position].index);
   for (const auto& note : report.notes) log(fmt::format("uid {}: {}", hold.uid, note));
-  log(fmt::format("uid {}{} session {}: {}: GPUs {} put back: {} setting(s) written, exit {}{}",
-                  hold.uid, hold.user.empty() ? "" : " (" + hold.user + ")", hold.session, why,
-                  gpus, report.count(control::Outcome::changed), static_cast<int>(report.exit),
+  log(fmt::format("uid {}{} {}: {}: GPUs {} put back: {} setting(s) written, exit {}{}", hold.uid,
+                  hold.user.empty() ? "" : " (" + hold.user + ")", hold.anchor, why, gpus,
+                  report.count(control::Outcome::changed), static_cast<int>(report.exit),
                   report.error.empty() ? "" : ": " + report.error));
   return report;
 }
@@ -570,7 +628,8 @@ control::ChangeReport Delegation::release(Hold& hold, const std::set<std::size_t
 void Delegation::session_ended(const HoldKey& key) {
   auto it = holds_.find(key);
   if (it == holds_.end()) return;
-  release(it->second, {}, "the session ended");
+  release(it->second, {},
+          it->second.anchor.starts_with("session") ? "the session ended" : "the process ended");
   if (it->second.pidfd >= 0) ::close(it->second.pidfd);
   holds_.erase(it);
 }

@@ -116,12 +116,13 @@ class Delegation {
   struct Hold {  // one session's grants
     unsigned uid = 0;
     std::string user;
-    int session = 0;  // its leader's pid
+    int session = 0;     // the pid whose exit ends the grants (the session's leader, mostly)
+    std::string anchor;  // that process, in words: "session 4242", "parent process 4242"
     int pidfd = -1;
     std::map<std::size_t, GpuHold> gpus;  // by position
   };
 
-  using HoldKey = std::pair<int, unsigned>;  // session (its leader's pid), uid
+  using HoldKey = std::pair<int, unsigned>;  // Hold::session, uid
 
   void loop();
   json run(const Job& job);

@@ -321,7 +321,7 @@ check
 grep -q "delegated: uid 2 (bin) pid [0-9]*: set power_limit=600 gpus=\[0\]: refused (rule 'none', exit 4)" \
   "$TEST_TMP/serve.log" || fail "no refusal line for bin"
 check
-grep -q "delegated: uid 65534 (nobody) pid [0-9]* session [0-9]*: set power_limit=600 gpus=\[0\]: granted by rule 'nobody-power'" \
+grep -Eq "delegated: uid 65534 \(nobody\) pid [0-9]* (session|process) [0-9]*: set power_limit=600 gpus=\[0\]: granted by rule 'nobody-power'" \
   "$TEST_TMP/serve.log" || fail "no grant line for nobody"
 check
 grep -q "uid 1 (daemon) pid [0-9]*: set power_limit=500 gpus=\[0\]: refused (rule 'holder', exit 4)" \
@@ -336,7 +336,7 @@ expect_exit 0
 SERVE_PID=""
 expect_limits "$INITIAL"
 check
-grep -q "uid 1 (daemon) session [0-9]*: the service stops: GPUs 0,3 put back" "$TEST_TMP/serve.log" ||
+grep -Eq "uid 1 \(daemon\) (session|process) [0-9]*: the service stops: GPUs 0,3 put back" "$TEST_TMP/serve.log" ||
   fail "no stop put-back line: $(tail -5 "$TEST_TMP/serve.log")"
 
 # Read-only: the policy is checked, then not used.
@@ -410,6 +410,56 @@ TOML
   check
   wait_for 10 '[ "$(limits)" == "$INITIAL" ]' || fail "job session ended: $(limits)"
   stop_serve
+fi
+# --- A client whose session began outside the service's PID namespace (a container entered
+# without a terminal, a CI runner): getsid() says 0 there, so the grant is tied to the oldest
+# process above gpuclk that the service sees (below the namespace's init), and put back when it
+# exits. The service and the client run in a new PID namespace (unshare), the client's session
+# leader outside it. ---
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+  NS="$TEST_TMP/ns"
+  mkdir -m 777 "$NS"
+  cat >"$NS/run.sh" <<'SH'
+# In the new PID namespace: the service, then nobody's set from a bash that outlives it.
+"$GPUCLK_BIN" --sim --socket "$NS/gpuclk.sock" serve --listen off --policy "$POLICY" 2>"$NS/serve.log" &
+for _ in $(seq 100); do grep -q "sampling every" "$NS/serve.log" && break; sleep 0.1; done
+echo "sid $(ps -o sid= $$ | tr -d " ")" >"$NS/sid"
+# A child of the namespace's init: nothing above it would outlive the request.
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+  "$GPUCLK_BIN" --sim --socket "$NS/gpuclk.sock" set -i 0 --power-limit 600 >"$NS/direct" 2>&1
+echo $? >>"$NS/direct"
+setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
+  "'$GPUCLK_BIN' --sim --socket '$NS/gpuclk.sock' set -i 1 --power-limit 500 >'$NS/out' 2>&1; echo \$? >'$NS/rc'; exec sleep 60" &
+PARENT=$!
+echo "$PARENT" >"$NS/parent"
+for _ in $(seq 100); do [ -s "$NS/rc" ] && break; sleep 0.1; done
+"$GPUCLK_BIN" --sim --direct query --query-gpu=power.limit --format=csv,noheader,nounits | tr '\n' ' ' >"$NS/held"
+kill "$PARENT"
+wait "$PARENT"
+for _ in $(seq 100); do grep -q "the process ended" "$NS/serve.log" && break; sleep 0.1; done
+"$GPUCLK_BIN" --sim --direct query --query-gpu=power.limit --format=csv,noheader,nounits | tr '\n' ' ' >"$NS/after"
+SH
+  GPUCLK_BIN="$GPUCLK_BIN" NS="$NS" POLICY="$POLICY" unshare --pid --fork --mount-proc bash "$NS/run.sh"
+  LAST_CMD="(nobody, session outside the namespace) gpuclk set -i 1 --power-limit 500"
+  check
+  [ "$(cat "$NS/sid")" == "sid 0" ] || fail "the client's session is visible: $(cat "$NS/sid")"
+  check
+  [ "$(tail -1 "$NS/direct")" == 4 ] && grep -q "nothing would outlive the request" "$NS/direct" ||
+    fail "a child of init: $(cat "$NS/direct")"
+  check
+  [ "$(cat "$NS/rc" 2>/dev/null)" == 0 ] || fail "refused: $(cat "$NS/out" 2>/dev/null)"
+  check
+  grep -q "put back when process $(cat "$NS/parent") (bash) ends" "$NS/out" ||
+    fail "no put-back note: $(cat "$NS/out")"
+  check
+  [ "$(cat "$NS/held")" == "700.00 500.00 700.00 700.00 " ] || fail "held: $(cat "$NS/held")"
+  check
+  grep -q "uid 65534 (nobody) process $(cat "$NS/parent"): the process ended: GPUs 1 put back" "$NS/serve.log" ||
+    fail "no put-back line: $(tail -3 "$NS/serve.log")"
+  check
+  [ "$(cat "$NS/after")" == "700.00 700.00 700.00 700.00 " ] || fail "after the process ended: $(cat "$NS/after")"
+else
+  echo "note: no PID namespace here (unshare --pid failed): the session-outside case is not checked"
 fi
 echo "serve_delegate: $(($(date +%s) - T0)) s with the service"
 finish
