@@ -65,8 +65,10 @@ GPUCLK_SIM_START=57 GPUCLK_SIM_SPEED=10 gpuclk --sim faults dmon -s pc -c 8
 expect_exit 0
 expect_err "GPU 2 was lost"
 rows_gpu2=$(grep -c '^    2 ' <<<"$OUT"); rows_gpu0=$(grep -c '^    0 ' <<<"$OUT")
-check; [ "$rows_gpu0" -eq 8 ] && [ "$rows_gpu2" -ge 2 ] && [ "$rows_gpu2" -le 4 ] ||
-  fail "GPU 0 rows $rows_gpu0 (want 8), GPU 2 rows $rows_gpu2 (want 2-4: lost after ~3 s)"
+# At least one row before the loss: a slow start (a sanitized build, a loaded machine) eats
+# simulated seconds of the ~3 s window before the first row.
+check; [ "$rows_gpu0" -eq 8 ] && [ "$rows_gpu2" -ge 1 ] && [ "$rows_gpu2" -le 4 ] ||
+  fail "GPU 0 rows $rows_gpu0 (want 8), GPU 2 rows $rows_gpu2 (want 1-4: lost after ~3 s)"
 
 # --- Ctrl-C ends it cleanly ---
 "$GPUCLK_BIN" --sim dmon -d 0.1 >"$TEST_TMP/ctrlc.out" 2>&1 &

@@ -105,13 +105,18 @@ check; [ "$(metric 'gpuclk_profile_drift_corrections_total\{gpu="0"')" == "0" ] 
 check; [ "$(metric 'gpuclk_profile_in_sync\{gpu="3"')" == "1" ] || fail "GPU 3 not in sync after correction"
 # A driver reload: the simulator powered on again by another process (its settings back to the
 # driver's defaults) is corrected like any other drift.
-check; LD_PRELOAD=$(sanitizer_runtime) ASAN_OPTIONS=detect_leaks=0 \
-  python3 -c "import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.nvmlInit_v2(); sys.exit(l.gpuclk_sim_reset())" \
-  "$GPUCLK_BIN_DIR/libnvml-sim.so" || fail "gpuclk_sim_reset failed"
-LAST_CMD="drift after a simulated driver reload"
-check; wait_for 4 'grep -q "profile drift corrected on GPU 1: power limit was 700 W, restored 600 W" "$TEST_TMP/serve.log"' ||
-  fail "the reload's defaults not corrected: $(cat "$TEST_TMP/serve.log")"
-check; wait_for 2 '[ "$(settings; echo "$OUT")" == "$APPLIED" ]' || fail "after the reload: $OUT"
+if [[ "$(sanitizer_runtime)" == *libtsan* ]]; then
+  # TSan must map its shadow before any other library: python3 cannot load it later.
+  echo "note: the driver-reload step is skipped: python3 cannot host the TSan-built simulator"
+else
+  check; LD_PRELOAD=$(sanitizer_runtime) ASAN_OPTIONS=detect_leaks=0 \
+    python3 -c "import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.nvmlInit_v2(); sys.exit(l.gpuclk_sim_reset())" \
+    "$GPUCLK_BIN_DIR/libnvml-sim.so" || fail "gpuclk_sim_reset failed"
+  LAST_CMD="drift after a simulated driver reload"
+  check; wait_for 4 'grep -q "profile drift corrected on GPU 1: power limit was 700 W, restored 600 W" "$TEST_TMP/serve.log"' ||
+    fail "the reload's defaults not corrected: $(cat "$TEST_TMP/serve.log")"
+  check; wait_for 2 '[ "$(settings; echo "$OUT")" == "$APPLIED" ]' || fail "after the reload: $OUT"
+fi
 # While the service runs, `gpuclk restore` is one more drift: the profile comes back.
 gpuclk --sim restore
 expect_exit 0

@@ -144,11 +144,14 @@ rss_after=$(rss_kb)
 grep -E "Requests/sec|Non-2xx|Socket errors|50%|99%" "$TMP/wrk.txt"
 rps=$(awk '/Requests\/sec/ {print int($2)}' "$TMP/wrk.txt")
 echo "RSS before $rss_before kB, after $rss_after kB (${LOAD_SECONDS} s at $rps requests/s)"
-# What wrk reaches depends on the machine (a shared 2-core CI box gets a few hundred); the
-# figure is reported, the test asserts the service kept answering.
-check; [ "${rps:-0}" -ge 100 ] || fail "wrk managed only $rps requests/s"
+# What wrk reaches depends on the machine (a shared 2-core CI box gets a few hundred; under
+# TSan, ~90); the figure is reported, the test asserts the service kept answering.
+SANITIZED=0
+ldd "$GPUCLK_BIN" 2>/dev/null | grep -qE "libasan|libtsan" && SANITIZED=1
+RPS_FLOOR=$((SANITIZED ? 20 : 100))
+check; [ "${rps:-0}" -ge "$RPS_FLOOR" ] || fail "wrk managed only $rps requests/s (floor $RPS_FLOOR)"
 check; ! grep -q "Non-2xx" "$TMP/wrk.txt" || fail "non-2xx responses under load"
-if ldd "$GPUCLK_BIN" 2>/dev/null | grep -qE "libasan|libtsan"; then
+if [ "$SANITIZED" == 1 ]; then
   # ASan keeps freed memory in its quarantine (256 MB), TSan its shadow and history: RSS grows
   # by design there. LeakSanitizer checks for leaks when the service exits instead.
   echo "RSS bound not checked in a sanitized build"
