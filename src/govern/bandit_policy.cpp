@@ -95,10 +95,26 @@ void BanditPolicy::reward(ClassState& state, std::size_t arm, double throughput,
 
 std::size_t BanditPolicy::candidates(const ClassState& state) const {
   const double top = state.arms.front().clock.value();
+  // The elasticity measured at the lowest arm tried so far (below the top): where it predicts
+  // an untried arm within half the budget, exploration may skip down to it.
+  double elasticity = -1;
+  for (std::size_t a = state.arms.size(); a-- > 1;) {
+    const auto& arm = state.arms[a];
+    if (arm.pulls > 0) {
+      const double s = std::max(0.0, arm.slowdown_sum / arm.pulls);
+      elasticity = std::log(1 + s) / std::log(top / arm.clock.value());
+      break;
+    }
+  }
   std::size_t n = 1;
   while (n < state.arms.size()) {
     const auto& above = state.arms[n - 1];
-    if (above.pulls == 0 || above.slowdown_sum / above.pulls > max_slowdown_) break;
+    if (above.pulls > 0) {
+      if (above.slowdown_sum / above.pulls > max_slowdown_) break;
+    } else {
+      const double predicted = std::pow(top / above.clock.value(), elasticity) - 1;
+      if (elasticity < 0 || predicted > kSkipShare * max_slowdown_) break;
+    }
     // Where the throughput follows the clock (elasticity ≥ kFollowsClock, as `phase` rules), a
     // lower clock trades time for energy about one for one: not a candidate, nor any below.
     const auto& arm = state.arms[n];
@@ -113,8 +129,9 @@ std::size_t BanditPolicy::candidates(const ClassState& state) const {
 
 std::size_t BanditPolicy::choose(const ClassState& state, std::size_t current) const {
   const std::size_t n = candidates(state);
-  // Untried candidates first, from the top down: exploring steps down gradually.
-  for (std::size_t a = 0; a < n; ++a) {
+  // Untried candidates first, the lowest one: exploring steps down, skipping the arms the
+  // measured elasticity puts well within the budget.
+  for (std::size_t a = n; a-- > 0;) {
     if (state.arms[a].pulls == 0) return a;
   }
   std::size_t best = 0;
@@ -137,6 +154,7 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   const auto c = in.phase_class;
   const double clock = in.signals.sm_clock ? in.signals.sm_clock->value() : 0;
   const bool new_run = c != last_class_;
+  const bool ending = memory_phase_ending(in.signals, c, last_class_);
   last_class_ = c;
   book(in);
   if (c == PhaseClass::unknown) {
@@ -152,6 +170,10 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   }
   if (c == PhaseClass::compute_bound) {
     if (auto held = budget_.held(in)) return *held;
+    if (ending) {
+      pending_.reset();
+      return {in.current, "memory-bound phase ending: clock kept"};
+    }
   } else {
     budget_.end_stretch();
   }

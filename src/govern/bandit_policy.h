@@ -38,6 +38,8 @@ class BanditPolicy final : public Policy {
   static constexpr double kExploration = 0.02;
   static constexpr double kSwitchCost = 0.01;
   static constexpr double kFollowsClock = 0.5;  // an arm at this elasticity is dropped
+  static constexpr double kSkipShare =
+      0.5;  // exploration skips arms predicted within this × budget
 
   explicit BanditPolicy(double max_slowdown);
   std::string_view name() const override { return "bandit"; }

@@ -15,15 +15,19 @@ void SlowdownBudget::account(double time_s, Kind kind, double lost) {
     if (kind == Kind::earns) earned_s_ += budget_ * dt;
     if (kind == Kind::capped) capped_s_ += dt;
     spent_s_ += dt * std::clamp(lost, 0.0, 1.0);
+    if (kind == Kind::capped) spent_capped_s_ += dt * std::clamp(lost, 0.0, 1.0);
   }
   last_time_s_ = time_s;
 }
 
 double SlowdownBudget::capped_allowance() const {
-  const double spare = earned_s_ - spent_s_;
-  if (spare <= 0) return 0;
+  if (earned_s_ - spent_s_ <= 0) return 0;
+  // What the other phases left, spread over every power-capped second so far: the rate a held
+  // phase may lose and, kept up, end with the ledger even (the spare after what the capped
+  // phases spent would ration them down to half of it).
+  const double left = earned_s_ - (spent_s_ - spent_capped_s_);
   const double cap = budget_ * kCappedShare;
-  return capped_s_ > 0 ? std::min(cap, spare / capped_s_) : cap;
+  return capped_s_ > 0 ? std::min(cap, left / capped_s_) : cap;
 }
 
 double SlowdownBudget::held_slowdown(const Decision& current) const {

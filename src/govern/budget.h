@@ -59,12 +59,13 @@ class SlowdownBudget {
 
   double budget_;
   double last_time_s_ = -1;
-  double earned_s_ = 0;  // budget × the time of intervals that earn
-  double spent_s_ = 0;   // predicted time lost, every interval
-  double capped_s_ = 0;  // time of power-capped intervals (held or not)
-  double cap_mhz_ = 0;   // the controller's clock in this busy stretch (0: none)
-  double cap_pipe_ = 0;  // the busiest pipe's activity then
-  int held_ = 0;         // intervals held under the cap since the last probe
+  double earned_s_ = 0;        // budget × the time of intervals that earn
+  double spent_s_ = 0;         // predicted time lost, every interval
+  double capped_s_ = 0;        // time of power-capped intervals (held or not)
+  double spent_capped_s_ = 0;  // the part of spent_s_ that power-capped intervals lost
+  double cap_mhz_ = 0;         // the controller's clock in this busy stretch (0: none)
+  double cap_pipe_ = 0;        // the busiest pipe's activity then
+  int held_ = 0;               // intervals held under the cap since the last probe
 };
 
 }  // namespace gpuclk::govern
