@@ -94,6 +94,8 @@ void BanditPolicy::reward(ClassState& state, std::size_t arm, double throughput,
 }
 
 std::size_t BanditPolicy::candidates(const ClassState& state) const {
+  // With no budget, no arm below the top can be within it; trying one already costs.
+  if (max_slowdown_ <= 0) return 1;
   const double top = state.arms.front().clock.value();
   // The elasticity measured at the lowest arm tried so far (below the top): where it predicts
   // an untried arm within half the budget, exploration may skip down to it.
@@ -165,8 +167,7 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   if (c == PhaseClass::power_capped) return budget_.capped(in);
   if (c == PhaseClass::idle) {
     budget_.end_stretch();
-    return {Decision::lock(in.ladder.min(), in.ladder.min()),
-            "idle with nothing running: lowest clock"};
+    return budget_.idle(in);
   }
   if (c == PhaseClass::compute_bound) {
     if (auto held = budget_.held(in)) return *held;

@@ -47,11 +47,32 @@ Proposal SlowdownBudget::lock_below(const PolicyInput& in, const char* what) {
                       what, target.value(), (cap_mhz_ / target.value() - 1) * 100, cap_mhz_)};
 }
 
+Proposal SlowdownBudget::idle(const PolicyInput& in) const {
+  if (budget_ > 0) {
+    return {Decision::lock(in.ladder.min(), in.ladder.min()),
+            "idle with nothing running: lowest clock"};
+  }
+  // Before any burst was capped: the base clock, the one a GPU sustains at its power limit
+  // under full load (GEOPM's agent idles there too).
+  const Megahertz clock =
+      last_cap_mhz_ > 0 ? in.ladder.floor(Megahertz(last_cap_mhz_)) : in.ladder.base();
+  if (last_cap_mhz_ <= 0) {
+    return {Decision::lock(in.ladder.min(), clock),
+            fmt::format("idle, no slowdown budget: base clock {:.0f} MHz (no power cap seen yet)",
+                        clock.value())};
+  }
+  return {Decision::lock(in.ladder.min(), clock),
+          fmt::format("idle, no slowdown budget: {:.0f} MHz, the power controller's clock of the "
+                      "last burst",
+                      clock.value())};
+}
+
 Proposal SlowdownBudget::capped(const PolicyInput& in) {
   held_ = 0;
   if (!in.signals.sm_clock) return {Decision::release(), "power-capped: no clock reading"};
   cap_mhz_ = in.signals.sm_clock->value();
   cap_pipe_ = in.signals.pipe_active();
+  last_cap_mhz_ = cap_mhz_;
   return lock_below(in, "power-capped");
 }
 

@@ -88,8 +88,7 @@ Proposal PhasePolicy::decide_class(const PolicyInput& in) {
       return budget_.capped(in);
     case PhaseClass::idle:
       budget_.end_stretch();
-      return {Decision::lock(in.ladder.min(), in.ladder.min()),
-              "idle with nothing running: lowest clock"};
+      return budget_.idle(in);
     case PhaseClass::compute_bound:
       if (auto held = budget_.held(in)) return *held;
       if (ending) return {in.current, "memory-bound phase ending: clock kept"};

@@ -131,5 +131,16 @@ TEST(govern_bandit_policy_test, a_memory_phase_ending_inside_an_interval_keeps_i
             Decision::release());
 }
 
+TEST(govern_bandit_policy_test, with_no_budget_no_arm_below_the_top_is_tried) {
+  BanditPolicy policy(0.0);
+  const auto ladder = h100_ladder();
+  Decision current = Decision::release();
+  for (int i = 0; i < 200; ++i) {
+    const auto s = memory_bound(current.ceiling_or(ladder.max()).value());
+    current = policy.decide({s, classify(s), ladder, current}).decision;
+    ASSERT_EQ(current, Decision::release());
+  }
+}
+
 }  // namespace
 }  // namespace gpuclk::govern

@@ -130,5 +130,26 @@ TEST(govern_budget_test, what_a_held_phase_spends_does_not_ration_it_down) {
   EXPECT_EQ(b.capped_allowance(), 0);
 }
 
+TEST(govern_budget_test, with_no_budget_idle_holds_the_clock_the_next_burst_runs_at) {
+  // --max-slowdown 0: a burst entered from the lowest clock runs its first interval slower. Idle
+  // holds the base clock until a power-capped burst is seen, then the controller's clock.
+  const auto ladder = h100_ladder();
+  PhasePolicy p(0.0);
+  Decision current = Decision::release();
+  double t = 0;
+  current = p.decide({at(idle(1980), t += 0.02), PhaseClass::idle, ladder, current}).decision;
+  EXPECT_EQ(current, Decision::lock(Megahertz(345), Megahertz(1590)));
+  current = p.decide({at(power_capped(1410), t += 0.02), PhaseClass::power_capped, ladder, current})
+                .decision;
+  EXPECT_EQ(current, Decision::release());  // no budget: nothing under the cap
+  current = p.decide({at(idle(1410), t += 0.02), PhaseClass::idle, ladder, current}).decision;
+  EXPECT_EQ(current, Decision::lock(Megahertz(345), Megahertz(1410)));
+  // With a budget, idle is the lowest clock.
+  PhasePolicy q(0.03);
+  EXPECT_EQ(
+      q.decide({at(idle(1980), 0.02), PhaseClass::idle, ladder, Decision::release()}).decision,
+      Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
 }  // namespace
 }  // namespace gpuclk::govern
