@@ -98,7 +98,7 @@ std::size_t BanditPolicy::candidates(const ClassState& state) const {
   if (max_slowdown_ <= 0) return 1;
   const double top = state.arms.front().clock.value();
   // The elasticity measured at the lowest arm tried so far (below the top): where it predicts
-  // an untried arm within half the budget, exploration may skip down to it.
+  // an untried arm within kSkipShare × the budget, exploration may skip down to it.
   double elasticity = -1;
   for (std::size_t a = state.arms.size(); a-- > 1;) {
     const auto& arm = state.arms[a];
@@ -131,9 +131,16 @@ std::size_t BanditPolicy::candidates(const ClassState& state) const {
 
 std::size_t BanditPolicy::choose(const ClassState& state, std::size_t current) const {
   const std::size_t n = candidates(state);
-  // Untried candidates first, the lowest one: exploring steps down, skipping the arms the
-  // measured elasticity puts well within the budget.
-  for (std::size_t a = n; a-- > 0;) {
+  // Untried candidates first, the lowest one below every arm tried within the budget:
+  // exploring steps down, skipping the arms the measured elasticity puts well within the budget
+  // (a skipped arm above one that stayed within it would only save less: never tried).
+  std::size_t lowest_within = 0;
+  for (std::size_t a = 0; a < n; ++a) {
+    const auto& arm = state.arms[a];
+    if (arm.pulls > 0 && arm.slowdown_sum / arm.pulls <= max_slowdown_) lowest_within = a;
+  }
+  if (state.arms[0].pulls == 0) return 0;
+  for (std::size_t a = n; a-- > lowest_within + 1;) {
     if (state.arms[a].pulls == 0) return a;
   }
   std::size_t best = 0;
@@ -141,6 +148,7 @@ std::size_t BanditPolicy::choose(const ClassState& state, std::size_t current) c
   const double log_total = std::log(std::max(1.0, state.total_pulls));
   for (std::size_t a = 0; a < n; ++a) {
     const auto& arm = state.arms[a];
+    if (arm.pulls == 0) continue;
     double score = arm.reward_sum / arm.pulls + kExploration * std::sqrt(2 * log_total / arm.pulls);
     if (a != current) score -= kSwitchCost;
     if (score > best_score) {

@@ -99,7 +99,7 @@ TEST(govern_bandit_policy_test, power_capped_and_missing_data_release) {
 
 TEST(govern_bandit_policy_test, exploration_skips_arms_the_measured_elasticity_puts_within_budget) {
   // A memory-bound phase that loses 0.3 % per 10 % of clock down to 0.8 × max: the first arm
-  // below the top measures an elasticity that puts several arms within half the budget, so the
+  // below the top measures an elasticity that puts several arms within the budget, so the
   // second arm tried is not the next one down but a lower one.
   PolicyRun r;
   const auto bandwidth = [](double f) { return 0.895 * std::pow(f / 1980, 0.03); };
