@@ -94,11 +94,29 @@ void BanditPolicy::reward(ClassState& state, std::size_t arm, double throughput,
 }
 
 std::size_t BanditPolicy::candidates(const ClassState& state) const {
+  // With no budget, no arm below the top can be within it; trying one already costs.
+  if (max_slowdown_ <= 0) return 1;
   const double top = state.arms.front().clock.value();
+  // The elasticity measured at the lowest arm tried so far (below the top): where it predicts
+  // an untried arm within kSkipShare × the budget, exploration may skip down to it.
+  double elasticity = -1;
+  for (std::size_t a = state.arms.size(); a-- > 1;) {
+    const auto& arm = state.arms[a];
+    if (arm.pulls > 0) {
+      const double s = std::max(0.0, arm.slowdown_sum / arm.pulls);
+      elasticity = std::log(1 + s) / std::log(top / arm.clock.value());
+      break;
+    }
+  }
   std::size_t n = 1;
   while (n < state.arms.size()) {
     const auto& above = state.arms[n - 1];
-    if (above.pulls == 0 || above.slowdown_sum / above.pulls > max_slowdown_) break;
+    if (above.pulls > 0) {
+      if (above.slowdown_sum / above.pulls > max_slowdown_) break;
+    } else {
+      const double predicted = std::pow(top / above.clock.value(), elasticity) - 1;
+      if (elasticity < 0 || predicted > kSkipShare * max_slowdown_) break;
+    }
     // Where the throughput follows the clock (elasticity ≥ kFollowsClock, as `phase` rules), a
     // lower clock trades time for energy about one for one: not a candidate, nor any below.
     const auto& arm = state.arms[n];
@@ -113,8 +131,16 @@ std::size_t BanditPolicy::candidates(const ClassState& state) const {
 
 std::size_t BanditPolicy::choose(const ClassState& state, std::size_t current) const {
   const std::size_t n = candidates(state);
-  // Untried candidates first, from the top down: exploring steps down gradually.
+  // Untried candidates first, the lowest one below every arm tried within the budget:
+  // exploring steps down, skipping the arms the measured elasticity puts well within the budget
+  // (a skipped arm above one that stayed within it would only save less: never tried).
+  std::size_t lowest_within = 0;
   for (std::size_t a = 0; a < n; ++a) {
+    const auto& arm = state.arms[a];
+    if (arm.pulls > 0 && arm.slowdown_sum / arm.pulls <= max_slowdown_) lowest_within = a;
+  }
+  if (state.arms[0].pulls == 0) return 0;
+  for (std::size_t a = n; a-- > lowest_within + 1;) {
     if (state.arms[a].pulls == 0) return a;
   }
   std::size_t best = 0;
@@ -122,6 +148,7 @@ std::size_t BanditPolicy::choose(const ClassState& state, std::size_t current) c
   const double log_total = std::log(std::max(1.0, state.total_pulls));
   for (std::size_t a = 0; a < n; ++a) {
     const auto& arm = state.arms[a];
+    if (arm.pulls == 0) continue;
     double score = arm.reward_sum / arm.pulls + kExploration * std::sqrt(2 * log_total / arm.pulls);
     if (a != current) score -= kSwitchCost;
     if (score > best_score) {
@@ -137,6 +164,7 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   const auto c = in.phase_class;
   const double clock = in.signals.sm_clock ? in.signals.sm_clock->value() : 0;
   const bool new_run = c != last_class_;
+  const bool ending = memory_phase_ending(in.signals, c, last_class_);
   last_class_ = c;
   book(in);
   if (c == PhaseClass::unknown) {
@@ -147,11 +175,14 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   if (c == PhaseClass::power_capped) return budget_.capped(in);
   if (c == PhaseClass::idle) {
     budget_.end_stretch();
-    return {Decision::lock(in.ladder.min(), in.ladder.min()),
-            "idle with nothing running: lowest clock"};
+    return budget_.idle(in);
   }
   if (c == PhaseClass::compute_bound) {
     if (auto held = budget_.held(in)) return *held;
+    if (ending) {
+      pending_.reset();
+      return {in.current, "memory-bound phase ending: clock kept"};
+    }
   } else {
     budget_.end_stretch();
   }

@@ -10,12 +10,15 @@
 // first interval at a lower arm scaled by that arm's mean slowdown so far: phases of one class but
 // different efficiency (a 55 % and a 70 % decode) are never compared with each other. Exploration
 // descends: an arm is a candidate only when the arm above it was tried and its mean slowdown stayed
-// within the budget, and it is dropped (with every arm below) once its measured elasticity ln(1 +
-// slowdown) / ln(f_max / f) reaches `kFollowsClock`: a compute-bound class tries one arm below the
-// top, then keeps the top. Idle (nothing runs, nothing to slow): the lowest clock, no arms.
-// Power-capped: under the controller's clock by the budget the idle and memory-bound phases left,
-// as `phase` does (budget.h; the ledger books each memory arm at its mean slowdown). Unknown:
-// released.
+// within the budget — or, untried, is predicted within `kSkipShare` × the budget by the elasticity
+// ln(1 + slowdown) / ln(f_max / f) measured at the lowest arm tried — and it is dropped (with every
+// arm below) once its measured elasticity reaches `kFollowsClock`: a compute-bound class tries one
+// arm below the top, then keeps the top. Untried candidates go first, the lowest one below every
+// arm tried within the budget (a skipped arm above such an arm would only save less). With no
+// budget only the top arm is a candidate. Idle (nothing runs, nothing to slow): the lowest clock,
+// no arms. Power-capped: under the controller's clock by the budget the idle and memory-bound
+// phases left, as `phase` does (budget.h; the ledger books each memory arm at its mean slowdown).
+// Unknown: released.
 #pragma once
 
 #include <array>
@@ -38,6 +41,8 @@ class BanditPolicy final : public Policy {
   static constexpr double kExploration = 0.02;
   static constexpr double kSwitchCost = 0.01;
   static constexpr double kFollowsClock = 0.5;  // an arm at this elasticity is dropped
+  // Exploration skips down to the arms the measured elasticity predicts within this × the budget.
+  static constexpr double kSkipShare = 1.0;
 
   explicit BanditPolicy(double max_slowdown);
   std::string_view name() const override { return "bandit"; }

@@ -15,15 +15,19 @@ void SlowdownBudget::account(double time_s, Kind kind, double lost) {
     if (kind == Kind::earns) earned_s_ += budget_ * dt;
     if (kind == Kind::capped) capped_s_ += dt;
     spent_s_ += dt * std::clamp(lost, 0.0, 1.0);
+    if (kind == Kind::capped) spent_capped_s_ += dt * std::clamp(lost, 0.0, 1.0);
   }
   last_time_s_ = time_s;
 }
 
 double SlowdownBudget::capped_allowance() const {
-  const double spare = earned_s_ - spent_s_;
-  if (spare <= 0) return 0;
+  if (earned_s_ - spent_s_ <= 0) return 0;
+  // What the other phases left, spread over every power-capped second so far: the rate a held
+  // phase may lose and, kept up, end with the ledger even (the spare after what the capped
+  // phases spent would ration them down to half of it).
+  const double left = earned_s_ - (spent_s_ - spent_capped_s_);
   const double cap = budget_ * kCappedShare;
-  return capped_s_ > 0 ? std::min(cap, spare / capped_s_) : cap;
+  return capped_s_ > 0 ? std::min(cap, left / capped_s_) : cap;
 }
 
 double SlowdownBudget::held_slowdown(const Decision& current) const {
@@ -43,11 +47,32 @@ Proposal SlowdownBudget::lock_below(const PolicyInput& in, const char* what) {
                       what, target.value(), (cap_mhz_ / target.value() - 1) * 100, cap_mhz_)};
 }
 
+Proposal SlowdownBudget::idle(const PolicyInput& in) const {
+  if (budget_ > 0) {
+    return {Decision::lock(in.ladder.min(), in.ladder.min()),
+            "idle with nothing running: lowest clock"};
+  }
+  // Before any burst was capped: the base clock, the one a GPU sustains at its power limit
+  // under full load (GEOPM's agent idles there too).
+  const Megahertz clock =
+      last_cap_mhz_ > 0 ? in.ladder.floor(Megahertz(last_cap_mhz_)) : in.ladder.base();
+  if (last_cap_mhz_ <= 0) {
+    return {Decision::lock(in.ladder.min(), clock),
+            fmt::format("idle, no slowdown budget: base clock {:.0f} MHz (no power cap seen yet)",
+                        clock.value())};
+  }
+  return {Decision::lock(in.ladder.min(), clock),
+          fmt::format("idle, no slowdown budget: {:.0f} MHz, the power controller's clock of the "
+                      "last burst",
+                      clock.value())};
+}
+
 Proposal SlowdownBudget::capped(const PolicyInput& in) {
   held_ = 0;
   if (!in.signals.sm_clock) return {Decision::release(), "power-capped: no clock reading"};
   cap_mhz_ = in.signals.sm_clock->value();
   cap_pipe_ = in.signals.pipe_active();
+  last_cap_mhz_ = cap_mhz_;
   return lock_below(in, "power-capped");
 }
 

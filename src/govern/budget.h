@@ -49,6 +49,11 @@ class SlowdownBudget {
   // A compute-bound interval: when it is a power-capped phase this budget holds under the cap,
   // the proposal that keeps it there (or the periodic release that probes the cap); else empty.
   std::optional<Proposal> held(const PolicyInput& in);
+  // An idle interval: the lowest clock. With no budget at all (--max-slowdown 0) the burst that
+  // ends the gap must not start slower than it would have: the clock the power controller held
+  // the last power-capped burst at (entered from it, a capped burst loses nothing), or the top
+  // clock before any was seen.
+  Proposal idle(const PolicyInput& in) const;
   // The busy stretch ended (idle, memory-bound, missing readings): forget the capped clock.
   void end_stretch() { cap_mhz_ = 0, cap_pipe_ = 0, held_ = 0; }
   // The slowdown the lock in force costs a phase held under the cap (0 when none is held).
@@ -59,12 +64,14 @@ class SlowdownBudget {
 
   double budget_;
   double last_time_s_ = -1;
-  double earned_s_ = 0;  // budget × the time of intervals that earn
-  double spent_s_ = 0;   // predicted time lost, every interval
-  double capped_s_ = 0;  // time of power-capped intervals (held or not)
-  double cap_mhz_ = 0;   // the controller's clock in this busy stretch (0: none)
-  double cap_pipe_ = 0;  // the busiest pipe's activity then
-  int held_ = 0;         // intervals held under the cap since the last probe
+  double earned_s_ = 0;        // budget × the time of intervals that earn
+  double spent_s_ = 0;         // predicted time lost, every interval
+  double capped_s_ = 0;        // time of power-capped intervals (held or not)
+  double spent_capped_s_ = 0;  // the part of spent_s_ that power-capped intervals lost
+  double cap_mhz_ = 0;         // the controller's clock in this busy stretch (0: none)
+  double cap_pipe_ = 0;        // the busiest pipe's activity then
+  int held_ = 0;               // intervals held under the cap since the last probe
+  double last_cap_mhz_ = 0;    // the controller's clock at the last power-capped interval
 };
 
 }  // namespace gpuclk::govern

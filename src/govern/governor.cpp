@@ -19,6 +19,10 @@ Step Governor::step(const Signals& signals) {
       if (recent_runs_.size() > static_cast<std::size_t>(options_.stable_runs)) {
         recent_runs_.erase(recent_runs_.begin());
       }
+      ended_run_ = run_ticks_;
+      transitions_ = 0;
+    } else if (++transitions_ > 1) {
+      ended_run_ = run_ticks_;  // two short runs in a row: flapping, not a phase that ended
     }
     run_class_ = out.phase_class;
     run_ticks_ = 0;
@@ -26,7 +30,11 @@ Step Governor::step(const Signals& signals) {
   ++run_ticks_;
   bool stable = recent_runs_.size() >= static_cast<std::size_t>(options_.stable_runs);
   for (int ticks : recent_runs_) stable = stable && ticks >= options_.stable_ticks;
-  const int hold = stable ? 1 : options_.hold_ticks;
+  // Work that ran for a while has stopped: the idle clock costs that work nothing, so it is
+  // written at once (a flapping class never gets here: its runs are shorter than stable_ticks).
+  const bool work_stopped =
+      out.phase_class == PhaseClass::idle && ended_run_ >= options_.stable_ticks;
+  const int hold = stable || work_stopped ? 1 : options_.hold_ticks;
   out.proposal = policy_->decide({signals, out.phase_class, ladder_, current_});
   const Decision& wanted = out.proposal.decision;
   const auto commit = [&](const Decision& d) {

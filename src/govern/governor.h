@@ -9,8 +9,10 @@
 // have been stable — each of the last `stable_runs` class runs lasted at least `stable_ticks`
 // intervals; a run of one interval is a transition between two phases (its GPM window
 // straddles them) and is not counted — a lowering is written at the first proposal: a phase of
-// 60 ms and more does not spend its first intervals at the top clock. A class flapping every
-// interval or two never looks stable.
+// 60 ms and more does not spend its first intervals at the top clock. Likewise an idle interval
+// right after a run of at least `stable_ticks` intervals (the work stopped; a one-interval
+// transition between them skipped) lowers at once: the idle clock slows nothing. A class
+// flapping every interval or two never looks stable and never counts as work that stopped.
 // Missing readings classify as unknown, which every policy answers with "release": never a low
 // clock on missing data. Not thread-safe.
 #pragma once
@@ -62,6 +64,8 @@ class Governor {
   PhaseClass run_class_ = PhaseClass::unknown;
   int run_ticks_ = 0;
   std::vector<int> recent_runs_;  // lengths of the last completed class runs, newest last
+  int ended_run_ = 0;    // the run before the current one (a one-interval transition skipped)
+  int transitions_ = 0;  // one-interval runs since the last longer one
   Decision pending_decision_;
   std::uint64_t writes_ = 0, steps_ = 0;
 };

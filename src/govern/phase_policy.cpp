@@ -18,6 +18,11 @@ double throughput_proxy(const Signals& s, PhaseClass c) {
   return 0;
 }
 
+bool memory_phase_ending(const Signals& s, PhaseClass c, PhaseClass last) {
+  return c == PhaseClass::compute_bound && last == PhaseClass::memory_bound &&
+         s.pipe_active() < ClassifierThresholds{}.idle_activity;
+}
+
 // Priors: a compute-bound phase's throughput follows the clock; a memory-bound one's little
 // (pessimistic against the measured knee: see docs/govern.md).
 PhasePolicy::PhasePolicy(double max_slowdown)
@@ -62,6 +67,7 @@ Proposal PhasePolicy::decide(const PolicyInput& in) {
 Proposal PhasePolicy::decide_class(const PolicyInput& in) {
   const auto c = in.phase_class;
   book(in);
+  const bool ending = memory_phase_ending(in.signals, c, last_class_);
   if (c != last_class_) ++run_;
   last_class_ = c;
   // Learn from intervals whose clock held since the last one (a GPM window that straddles a
@@ -82,10 +88,10 @@ Proposal PhasePolicy::decide_class(const PolicyInput& in) {
       return budget_.capped(in);
     case PhaseClass::idle:
       budget_.end_stretch();
-      return {Decision::lock(in.ladder.min(), in.ladder.min()),
-              "idle with nothing running: lowest clock"};
+      return budget_.idle(in);
     case PhaseClass::compute_bound:
       if (auto held = budget_.held(in)) return *held;
+      if (ending) return {in.current, "memory-bound phase ending: clock kept"};
       return throughput_class(in);
     case PhaseClass::memory_bound:
       budget_.end_stretch();

@@ -24,6 +24,12 @@ namespace gpuclk::govern {
 // 0 when the readings are missing.
 double throughput_proxy(const Signals& signals, PhaseClass phase_class);
 
+// An interval that reads compute-bound although nothing computed in it (the busiest pipe below
+// the idle threshold) right after a memory-bound one: the memory-bound phase ended inside the
+// interval (its GPM window straddles the end). Not a compute phase to release the clock for:
+// the clock in force is kept, and the next interval tells what follows.
+bool memory_phase_ending(const Signals& signals, PhaseClass phase_class, PhaseClass last_class);
+
 class PhasePolicy final : public Policy {
  public:
   static constexpr double kBudgetShare = 1.0;   // of the budget the predicted slowdown may use

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "govern/bandit_policy.h"
 #include "govern_test_support.h"
@@ -93,6 +95,51 @@ TEST(govern_bandit_policy_test, power_capped_and_missing_data_release) {
     return s;
   }),
             1980);
+}
+
+TEST(govern_bandit_policy_test, exploration_skips_arms_the_measured_elasticity_puts_within_budget) {
+  // A memory-bound phase that loses 0.3 % per 10 % of clock down to 0.8 × max: the first arm
+  // below the top measures an elasticity that puts several arms within the budget, so the
+  // second arm tried is not the next one down but a lower one.
+  PolicyRun r;
+  const auto bandwidth = [](double f) { return 0.895 * std::pow(f / 1980, 0.03); };
+  std::vector<double> tried;
+  for (int i = 0; i < 40; ++i) {
+    const double f = r.step([&](double clock) { return memory_bound(clock, bandwidth(clock)); });
+    if (tried.empty() || tried.back() != f) tried.push_back(f);
+  }
+  ASSERT_GE(tried.size(), 3u);
+  EXPECT_EQ(tried[0], 1980);
+  EXPECT_EQ(tried[1], 1935);       // the arm below the top, as before
+  EXPECT_LT(tried[2], 1935 - 45);  // then a jump of more than one arm
+}
+
+TEST(govern_bandit_policy_test, a_memory_phase_ending_inside_an_interval_keeps_its_arm) {
+  // The interval in which a memory-bound phase ends reads compute-bound (DRAM under 40 %) with
+  // no pipe busy: not a compute phase to release the clock for.
+  PolicyRun r;
+  double f = 1980;
+  for (int i = 0; i < 60; ++i) f = r.step([](double clock) { return memory_bound(clock); });
+  ASSERT_LT(f, 1980);
+  const auto tail = busy(f, 0.24, 0, 0.21);
+  ASSERT_EQ(classify(tail), PhaseClass::compute_bound);
+  const auto p = r.policy.decide({tail, PhaseClass::compute_bound, r.ladder, r.current});
+  EXPECT_EQ(p.decision, r.current);
+  // A compute phase (its pipes busy) after the memory-bound one is released as before.
+  const auto gemm = compute_bound(f);
+  EXPECT_EQ(r.policy.decide({gemm, PhaseClass::compute_bound, r.ladder, r.current}).decision,
+            Decision::release());
+}
+
+TEST(govern_bandit_policy_test, with_no_budget_no_arm_below_the_top_is_tried) {
+  BanditPolicy policy(0.0);
+  const auto ladder = h100_ladder();
+  Decision current = Decision::release();
+  for (int i = 0; i < 200; ++i) {
+    const auto s = memory_bound(current.ceiling_or(ladder.max()).value());
+    current = policy.decide({s, classify(s), ladder, current}).decision;
+    ASSERT_EQ(current, Decision::release());
+  }
 }
 
 }  // namespace

@@ -115,5 +115,41 @@ TEST(govern_budget_test, phase_spends_idle_budget_under_the_cap_not_on_pure_comp
   }
 }
 
+TEST(govern_budget_test, what_a_held_phase_spends_does_not_ration_it_down) {
+  // 2 s idle earn 0.06 s; a power-capped phase held at a loss of 2 %. The allowance is what the
+  // other phases left over the capped time so far, not the spare after the held phase's own
+  // spending, which would shrink it as the phase goes on (to half of what it may take).
+  SlowdownBudget b(0.03);
+  for (int i = 0; i <= 100; ++i) b.account(i * 0.02, Kind::earns, 0);
+  for (int i = 101; i <= 150; ++i) b.account(i * 0.02, Kind::capped, 0.02);
+  EXPECT_NEAR(b.capped_allowance(), 0.03 * 2.0 / 1.0, 1e-9);  // 0.06 s over 1 s capped: 6 %
+  for (int i = 151; i <= 200; ++i) b.account(i * 0.02, Kind::capped, 0.02);
+  EXPECT_NEAR(b.capped_allowance(), 0.03, 1e-9);  // 0.06 s over 2 s (0.04 s of it spent)
+  // Once the ledger as a whole is spent, nothing is left.
+  for (int i = 201; i <= 300; ++i) b.account(i * 0.02, Kind::capped, 0.02);  // 0.08 s spent
+  EXPECT_EQ(b.capped_allowance(), 0);
+}
+
+TEST(govern_budget_test, with_no_budget_idle_holds_the_clock_the_next_burst_runs_at) {
+  // --max-slowdown 0: a burst entered from the lowest clock runs its first interval slower. Idle
+  // holds the base clock until a power-capped burst is seen, then the controller's clock.
+  const auto ladder = h100_ladder();
+  PhasePolicy p(0.0);
+  Decision current = Decision::release();
+  double t = 0;
+  current = p.decide({at(idle(1980), t += 0.02), PhaseClass::idle, ladder, current}).decision;
+  EXPECT_EQ(current, Decision::lock(Megahertz(345), Megahertz(1590)));
+  current = p.decide({at(power_capped(1410), t += 0.02), PhaseClass::power_capped, ladder, current})
+                .decision;
+  EXPECT_EQ(current, Decision::release());  // no budget: nothing under the cap
+  current = p.decide({at(idle(1410), t += 0.02), PhaseClass::idle, ladder, current}).decision;
+  EXPECT_EQ(current, Decision::lock(Megahertz(345), Megahertz(1410)));
+  // With a budget, idle is the lowest clock.
+  PhasePolicy q(0.03);
+  EXPECT_EQ(
+      q.decide({at(idle(1980), 0.02), PhaseClass::idle, ladder, Decision::release()}).decision,
+      Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
 }  // namespace
 }  // namespace gpuclk::govern

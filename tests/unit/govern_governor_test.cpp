@@ -84,5 +84,26 @@ TEST(govern_governor_test, one_interval_transitions_do_not_make_a_workload_unsta
   EXPECT_EQ(first_idle.decision, Decision::lock(Megahertz(345), Megahertz(345)));
 }
 
+TEST(govern_governor_test, idle_after_work_that_ran_a_while_lowers_at_once) {
+  // The first phase of a job (no history: not stable), then the work stops. The idle clock
+  // slows nothing, so it is written at the first idle interval, also through a one-interval
+  // transition (the GPM window that straddles the end of the phase).
+  auto g = phase_governor(3);
+  for (int i = 0; i < 20; ++i) g.step(compute_bound(1980));
+  g.step(memory_bound(1980, 0.3));  // classifies compute-bound: the phase ending mid-interval
+  const auto first_idle = g.step(idle(1980));
+  EXPECT_TRUE(first_idle.write);
+  EXPECT_EQ(first_idle.decision, Decision::lock(Megahertz(345), Megahertz(345)));
+  // Work that ran only an interval or two before stopping is not "work that stopped": a short
+  // burst inside a flapping stretch keeps the hold.
+  auto h = phase_governor(3);
+  for (int i = 0; i < 20; ++i) h.step(compute_bound(1980));
+  h.step(idle(1980));
+  h.step(compute_bound(1980));
+  h.step(idle(1980));
+  h.step(compute_bound(1980));
+  EXPECT_FALSE(h.step(idle(1980)).write);
+}
+
 }  // namespace
 }  // namespace gpuclk::govern

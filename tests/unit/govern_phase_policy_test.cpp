@@ -71,5 +71,20 @@ TEST(govern_phase_policy_test, throughput_proxy_follows_the_bound_unit) {
   EXPECT_EQ(throughput_proxy(idle(1980), PhaseClass::idle), 0);
 }
 
+TEST(govern_phase_policy_test, a_memory_phase_ending_inside_an_interval_keeps_its_clock) {
+  PhasePolicy p(0.03);
+  const auto ladder = h100_ladder();
+  Decision current = Decision::lock(Megahertz(345), Megahertz(1830));
+  for (int i = 0; i < 5; ++i) {
+    current = p.decide({memory_bound(1830), PhaseClass::memory_bound, ladder, current}).decision;
+  }
+  // SM and DRAM activity a quarter of the phase's, no pipe busy: reads compute-bound.
+  const auto tail = busy(current.ceiling_or(ladder.max()).value(), 0.24, 0, 0.21);
+  ASSERT_EQ(classify(tail), PhaseClass::compute_bound);
+  const auto kept = p.decide({tail, PhaseClass::compute_bound, ladder, current});
+  EXPECT_EQ(kept.decision, current);
+  EXPECT_NE(kept.reason.find("memory-bound phase ending"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuclk::govern
