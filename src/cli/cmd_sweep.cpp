@@ -1,7 +1,9 @@
 // `gpuclk sweep`: throughput, power and energy against the SM clock lock or the power limit.
-// Each point is one journaled transaction through src/control (ControlSession); the GPUs go back
-// to the settings found before the sweep at the end, on SIGINT/SIGTERM/SIGHUP, and after a
-// kill -9 by `gpuclk restore` (the journal holds the originals). src/sweep does the rest.
+// Each point is one journaled transaction through src/control, written by a SettingsWriter
+// (settings_writer.h): directly as root, as a delegated `set` through `gpuclk serve` for a user
+// who is not root. The GPUs go back to the settings found before the sweep at the end, on
+// SIGINT/SIGTERM/SIGHUP, and after a kill -9 by `gpuclk restore` (the journal holds the
+// originals; through the service, also when the user's session ends). src/sweep does the rest.
 //
 // Checks run cheapest first: arguments (2), read-only mode (4), NVML and -i (12/9/6), the points
 // against each GPU (2), the workload (3: no CUDA and no simulator).
@@ -17,11 +19,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "control/restore.h"
+#include "cli/settings_writer.h"
 #include "control/validate.h"
 #include "gpu/sim_jobs.h"
 #include "sweep/best.h"
@@ -98,22 +101,25 @@ double parse_slowdown(const std::string& text) {
   return v;
 }
 
-// One transaction on `gpus`: the request each GPU gets, validated, applied, journaled. Throws
-// the report's Error when it fails (the sweep then restores and stops).
-void apply_requests(Context& ctx, const std::string& command, const std::vector<gpu::Device*>& gpus,
-                    const std::function<control::Request(gpu::Device&)>& request_of) {
-  ControlSession session(ctx, command, false);
-  auto controls = session.open(gpus);
-  std::vector<control::GpuChange> changes;
+// One change on `gpus`: the request each GPU gets, validated against it, then written by
+// `writer` (a journaled transaction, or a delegated `set` the service checks). Throws the
+// report's Error, or the service's refusal, when it fails (the sweep then restores and stops).
+// `written` collects the GPUs a change reached (one the service refused reached none).
+void apply_requests(SettingsWriter& writer, const std::string& command,
+                    const std::vector<gpu::Device*>& gpus,
+                    const std::function<control::Request(gpu::Device&)>& request_of,
+                    std::set<std::string>* written = nullptr) {
+  std::vector<SettingsWriter::Target> targets;
   std::vector<control::Problem> problems;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    auto checked = control::validate(request_of(*gpus[i]), controls[i]->facts(), false);
+  for (auto* g : gpus) {
+    auto checked = control::validate(request_of(*g), control::facts_of(*g), false);
     problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    if (!checked.target.empty()) changes.push_back({controls[i].get(), checked.target});
+    if (!checked.target.empty()) targets.push_back({g, checked.target});
   }
   if (!problems.empty()) control::throw_problems(problems);
-  const auto report =
-      control::apply_changes(changes, session.journal(), session.persist(), session.options());
+  const auto report = writer.apply(targets, command);
+  if (written)
+    for (const auto& t : targets) written->insert(t.gpu->uuid());
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
 }
 
@@ -150,26 +156,26 @@ std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gp
 }
 
 // Back to `before`: GPUs gpuclk had not touched are restored from the journal (which then
-// forgets them); the others get the swept setting as it was.
-void restore_settings(Context& ctx, const std::vector<gpu::Device*>& gpus, sweep::Axis axis,
-                      const std::map<std::string, Before>& before) {
+// forgets them); the others get the swept setting as it was. Through the service: its `restore`
+// of this user's grants on the GPUs the sweep reached (`written`), which ends those grants, so
+// the GPUs are free for others again; a GPU whose every request was refused has nothing to undo.
+void restore_settings(SettingsWriter& writer, const std::vector<gpu::Device*>& gpus,
+                      sweep::Axis axis, const std::map<std::string, Before>& before,
+                      const std::set<std::string>& written) {
   std::vector<gpu::Device*> fresh, journaled;
-  for (auto* g : gpus) (before.at(g->uuid()).journaled ? journaled : fresh).push_back(g);
-  if (!fresh.empty()) {
-    ControlSession session(ctx, "sweep (restore)", false);
-    auto controls = session.open(fresh);
-    std::vector<control::GpuControl*> present;
-    std::vector<std::string> only;
-    for (std::size_t i = 0; i < fresh.size(); ++i) {
-      present.push_back(controls[i].get());
-      only.push_back(fresh[i]->uuid());
+  for (auto* g : gpus) {
+    if (writer.delegated()) {
+      if (written.count(g->uuid())) fresh.push_back(g);
+      continue;
     }
-    const auto report =
-        control::restore(present, session.journal(), session.persist(), session.options(), only);
+    (before.at(g->uuid()).journaled ? journaled : fresh).push_back(g);
+  }
+  if (!fresh.empty()) {
+    const auto report = writer.restore(fresh, "sweep (restore)");
     if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
   }
   if (!journaled.empty()) {
-    apply_requests(ctx, "sweep (restore)", journaled, [&](gpu::Device& g) {
+    apply_requests(writer, "sweep (restore)", journaled, [&](gpu::Device& g) {
       const auto& s = before.at(g.uuid()).settings;
       control::Request r;
       if (axis == sweep::Axis::sm_clock) {
@@ -282,8 +288,9 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
                                      ec ? ec.message() : "not a directory"));
     }
   }
-  // Every point writes: refuse in read-only mode before touching anything.
-  (void)control::allow_writes(ctx.read_only(), "sweep");
+  // Every point writes: refuse in read-only mode before touching anything. Root writes
+  // directly; a user who is not root through a `gpuclk serve` that takes delegated settings.
+  const auto writer = settings_writer(ctx, "sweep");
 
   // The points against every GPU.
   const auto gpus = ctx.selected();
@@ -336,15 +343,19 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   run_options.baseline = !o.no_baseline;
   run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
   const bool show_progress = isatty(STDERR_FILENO) == 1;
+  std::set<std::string> written;  // UUIDs
   sweep::SweepRun run;
   try {
     run = sweep::run_sweep(
         gpus, *workload,
         [&](const std::vector<gpu::Device*>& group, double value) {
-          apply_requests(ctx, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
-                         [&](gpu::Device&) { return point_request(axis, value); });
+          apply_requests(
+              *writer, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
+              [&](gpu::Device&) { return point_request(axis, value); }, &written);
         },
-        [&](const std::vector<gpu::Device*>& group) { restore_settings(ctx, group, axis, before); },
+        [&](const std::vector<gpu::Device*>& group) {
+          restore_settings(*writer, group, axis, before, written);
+        },
         run_options, ctx.clock(), [] { return g_signal != 0; },
         show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
                       : std::function<void(const sweep::ProgressInfo&)>{});
@@ -413,7 +424,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
       report.notes.push_back(
           fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
     } else {
-      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), targets,
+      apply_requests(*writer, fmt::format("sweep --apply-best {}", o.apply_best), targets,
                      [&](gpu::Device& g) { return point_request(axis, value_of.at(g.index())); });
       report.notes.push_back(fmt::format(
           "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best, per_gpu ? " per GPU" : "",
