@@ -293,6 +293,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   for (std::size_t i = 0; i < devices.size(); ++i) device_of[controls[i].get()] = devices[i];
   const auto devices_of = [&](const std::vector<control::GpuControl*>& gpus) {
     std::vector<gpu::Device*> out;
+    out.reserve(gpus.size());
     for (const auto* g : gpus) out.push_back(device_of.at(g));
     return out;
   };

@@ -1,11 +1,9 @@
 #include "cli/settings_writer.h"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <functional>
 #include <map>
-#include <thread>
 
 #include "cli/cmd_control.h"
 #include "control/request.h"
@@ -61,6 +59,7 @@ class DirectWriter : public SettingsWriter {
             // A second signal must not cut a governor's last restore short.
             if (held_) options.interrupted = {};
             std::vector<std::string> only;
+            only.reserve(gpus.size());
             for (const auto* g : gpus) only.push_back(g->uuid());
             return control::restore(controls, session.journal(), session.persist(), options, only);
           });
