@@ -3,7 +3,8 @@
 # settings (docs/serve.md): `gpuclk serve` runs as root on the simulator with a policy; nobody
 # (setpriv, no supplementary groups) sweeps GPU 0's clock lock and governs GPU 1. Each point and
 # each governor write is a `set` the service checks and logs; the end of the sweep, a refused
-# point, govern's end and its SIGTERM put the GPU back through the service's `restore`. A point
+# point, SIGTERM of either, and govern's end put the GPU back through the service's `restore`;
+# `--apply-best`'s lock stays the user's until their `gpuclk restore`. A point
 # outside the policy's bounds stops the sweep with exit 4 naming the rule; a GPU another user
 # holds makes the sweep and the governor refuse, naming the holder. Without a service they fail
 # on permissions, naming `gpuclk serve`. Needs root (skips, 77, otherwise).
@@ -122,6 +123,36 @@ RATE=$(gpu0_rate)
 LAST_CMD="sim-job on GPU 0 after the refused sweep"
 check
 [ "${RATE:-0}" -ge 650 ] || fail "GPU 0 still held back after the refusal: $RATE TFLOP/s"
+
+# SIGTERM mid-sweep: the sweep puts GPU 0 back through the service and exits 128 + 15.
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$GPUCLK_BIN" --sim "$NODE" --socket "$SOCK" \
+  sweep -i 0 --sm-clocks 990:1755:15 --workload gemm-bf16 --warmup 0.5 --duration 2 --no-baseline \
+  >"$TEST_TMP/sweep-term.out" 2>&1 &
+SWEEP=$!
+for _ in $(seq "$(scaled 100)"); do [ "$(journal_gpus)" == 1 ] && break; sleep 0.1; done
+LAST_CMD="(nobody) sweep, then SIGTERM"
+check
+[ "$(journal_gpus)" == 1 ] || fail "the sweep set nothing: $(cat "$TEST_TMP/sweep-term.out")"
+kill -TERM "$SWEEP"
+wait "$SWEEP"
+RC=$?
+ERR=$(cat "$TEST_TMP/sweep-term.out")
+expect_exit 143
+expect_err "interrupted"
+check
+grep -qE "uid 65534 \(nobody\) pid $SWEEP: restore gpus=\[0\]: 1 setting\(s\) put back, exit 0" "$TEST_TMP/serve.log" ||
+  fail "SIGTERM did not restore through the service: $(tail -3 "$TEST_TMP/serve.log")"
+expect_journal_empty
+
+# --apply-best: the chosen lock is the user's grant after the sweep, until `gpuclk restore`.
+as nobody --format json sweep -i 0 --sm-clocks 990,1080 --workload gemm-bf16 --warmup 0.5 --duration 1 --no-baseline --apply-best min_energy
+expect_exit 0
+check
+[ "$(journal_gpus)" == 1 ] || fail "--apply-best left no lock"
+as nobody restore
+expect_exit 0
+expect_out_re "0 +locked GPU clocks +(990|1080) MHz +unlocked .*changed"
+expect_journal_empty
 
 # --- The governor: every write a `set` through the service, and only when the decision changes
 # (as many grants as the clock writes it reports, far fewer than its decisions). ---
