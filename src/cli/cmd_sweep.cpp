@@ -104,7 +104,9 @@ double parse_slowdown(const std::string& text) {
 // One change on `gpus`: the request each GPU gets, validated against it, then written by
 // `writer` (a journaled transaction, or a delegated `set` the service checks). Throws the
 // report's Error, or the service's refusal, when it fails (the sweep then restores and stops).
-// `written` collects the GPUs a change reached (one the service refused reached none).
+// `written` collects the GPUs a change may have reached: all it asks for, less those of a request
+// the service refused (the policy, a holder, a bad value: nothing written); a request whose answer
+// never came may have landed.
 void apply_requests(SettingsWriter& writer, const std::string& command,
                     const std::vector<gpu::Device*>& gpus,
                     const std::function<control::Request(gpu::Device&)>& request_of,
@@ -117,9 +119,21 @@ void apply_requests(SettingsWriter& writer, const std::string& command,
     if (!checked.target.empty()) targets.push_back({g, checked.target});
   }
   if (!problems.empty()) control::throw_problems(problems);
-  const auto report = writer.apply(targets, command);
-  if (written)
-    for (const auto& t : targets) written->insert(t.gpu->uuid());
+  std::vector<std::string> added;
+  if (written) {
+    for (const auto& t : targets)
+      if (written->insert(t.gpu->uuid()).second) added.push_back(t.gpu->uuid());
+  }
+  control::ChangeReport report;
+  try {
+    report = writer.apply(targets, command);
+  } catch (const Error& e) {
+    const bool refused = e.code() == ExitCode::no_permission ||
+                         e.code() == ExitCode::bad_argument || e.code() == ExitCode::gpu_not_found;
+    if (written && refused)
+      for (const auto& uuid : added) written->erase(uuid);
+    throw;
+  }
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
 }
 
