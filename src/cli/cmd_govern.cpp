@@ -291,14 +291,9 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   auto controls = reader.open(devices);
   std::map<const control::GpuControl*, gpu::Device*> device_of;
   for (std::size_t i = 0; i < devices.size(); ++i) device_of[controls[i].get()] = devices[i];
-  const auto devices_of = [&](const std::vector<control::GpuControl*>& gpus) {
-    std::vector<gpu::Device*> out;
-    out.reserve(gpus.size());
-    for (const auto* g : gpus) out.push_back(device_of.at(g));
-    return out;
-  };
-  // A write the service refuses (its policy, another user holding the GPU) stops the governor:
-  // it restores what it set and exits with the refusal.
+  // A write that cannot be made (the service refuses it: its policy, another user holding the
+  // GPU; the journal cannot be saved) stops the governor: it restores what it set and exits with
+  // that error.
   std::optional<Error> refused;
 
   GovernSetup setup;
@@ -319,7 +314,6 @@ int run_governor(Context& ctx, const GovernOptions& o) {
           return GovernWriteResult{writer->apply({{device_of.at(&gpu), target}}, command),
                                    std::nullopt};
         } catch (const Error& e) {
-          if (!writer->delegated()) throw;
           refused.emplace(e);
           control::ChangeReport report;
           report.exit = e.code();
@@ -328,7 +322,11 @@ int run_governor(Context& ctx, const GovernOptions& o) {
         }
       },
       [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>&) {
-        return writer->restore(devices_of(gpus), command + " (stop)");
+        // Back to the journal's originals (through the service: its restore of these GPUs).
+        std::vector<SettingsWriter::Previous> previous;
+        previous.reserve(gpus.size());
+        for (const auto* g : gpus) previous.push_back({device_of.at(g), false, {}});
+        return writer->restore(previous, command + " (stop)");
       });
   struct ConsumeSignal {
     ~ConsumeSignal() { consume_held_signal(); }

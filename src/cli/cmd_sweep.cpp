@@ -169,39 +169,37 @@ std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gp
   return out;
 }
 
-// Back to `before`: GPUs gpuclk had not touched are restored from the journal (which then
-// forgets them); the others get the swept setting as it was. Through the service: its `restore`
-// of this user's grants on the GPUs the sweep reached (`written`), which ends those grants, so
-// the GPUs are free for others again; a GPU whose every request was refused has nothing to undo.
+// Back to `before` (SettingsWriter::restore: from the journal where gpuclk had not touched a
+// GPU before, else the swept setting as it was; through the service, its `restore`), on the GPUs
+// the sweep may have reached (`written`): one whose every request was refused has nothing to undo.
 void restore_settings(SettingsWriter& writer, const std::vector<gpu::Device*>& gpus,
                       sweep::Axis axis, const std::map<std::string, Before>& before,
                       const std::set<std::string>& written) {
-  std::vector<gpu::Device*> fresh, journaled;
+  std::vector<SettingsWriter::Previous> previous;
+  std::vector<control::Problem> problems;
   for (auto* g : gpus) {
-    if (writer.delegated()) {
-      if (written.count(g->uuid())) fresh.push_back(g);
-      continue;
-    }
-    (before.at(g->uuid()).journaled ? journaled : fresh).push_back(g);
-  }
-  if (!fresh.empty()) {
-    const auto report = writer.restore(fresh, "sweep (restore)");
-    if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
-  }
-  if (!journaled.empty()) {
-    apply_requests(writer, "sweep (restore)", journaled, [&](gpu::Device& g) {
-      const auto& s = before.at(g.uuid()).settings;
+    if (!written.count(g->uuid())) continue;
+    const auto& b = before.at(g->uuid());
+    SettingsWriter::Previous p{g, b.journaled, {}};
+    if (b.journaled) {
       control::Request r;
       if (axis == sweep::Axis::sm_clock) {
-        const auto lock = s.locked_gpu_clocks.value_or(control::ClockLock::none());
+        const auto lock = b.settings.locked_gpu_clocks.value_or(control::ClockLock::none());
         r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
                                           : control::Change<control::ClockLock>::driver_default();
-      } else if (s.power_limit_mw) {
-        r.power_limit = control::Change<units::Milliwatts>::of(*s.power_limit_mw);
+      } else if (b.settings.power_limit_mw) {
+        r.power_limit = control::Change<units::Milliwatts>::of(*b.settings.power_limit_mw);
       }
-      return r;
-    });
+      auto checked = control::validate(r, control::facts_of(*g), false);
+      problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
+      p.settings = checked.target;
+    }
+    previous.push_back(p);
   }
+  if (!problems.empty()) control::throw_problems(problems);
+  if (previous.empty()) return;
+  const auto report = writer.restore(previous, "sweep (restore)");
+  if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
 }
 
 std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions& o,

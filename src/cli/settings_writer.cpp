@@ -24,6 +24,17 @@ std::string with_service_hint(const std::string& hint) {
   return hint.empty() ? kServiceHint : hint + "; or, " + kServiceHint;
 }
 
+// `more` after `all`: settings and notes appended, the first failure kept.
+void merge(control::ChangeReport& all, const control::ChangeReport& more) {
+  all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
+  all.notes.insert(all.notes.end(), more.notes.begin(), more.notes.end());
+  if (all.exit == ExitCode::ok) {
+    all.exit = more.exit;
+    all.error = more.error;
+    all.hint = more.hint;
+  }
+}
+
 // The direct way: journaled transactions through src/control, as `gpuclk set` runs them.
 class DirectWriter : public SettingsWriter {
  public:
@@ -49,25 +60,39 @@ class DirectWriter : public SettingsWriter {
     });
   }
 
-  control::ChangeReport restore(const std::vector<gpu::Device*>& gpus,
+  control::ChangeReport restore(const std::vector<Previous>& gpus,
                                 const std::string& command) override {
-    return guarded([&] {
-      return in_session(
-          gpus, command,
-          [&](ControlSession& session, const std::vector<control::GpuControl*>& controls,
-              control::RunOptions options) {
-            // A second signal must not cut a governor's last restore short.
-            if (held_) options.interrupted = {};
-            std::vector<std::string> only;
-            only.reserve(gpus.size());
-            for (const auto* g : gpus) only.push_back(g->uuid());
-            return control::restore(controls, session.journal(), session.persist(), options, only);
-          });
-    });
+    std::vector<gpu::Device*> fresh;
+    std::vector<Target> journaled;
+    for (const auto& p : gpus) {
+      if (!p.journaled)
+        fresh.push_back(p.gpu);
+      else if (!p.settings.empty())
+        journaled.push_back({p.gpu, p.settings});
+    }
+    control::ChangeReport report;
+    if (!fresh.empty()) {
+      report = guarded([&] {
+        return in_session(
+            fresh, command,
+            [&](ControlSession& session, const std::vector<control::GpuControl*>& controls,
+                control::RunOptions options) {
+              // A second signal must not cut a governor's last restore short.
+              if (held_) options.interrupted = {};
+              std::vector<std::string> only;
+              only.reserve(fresh.size());
+              for (const auto* g : fresh) only.push_back(g->uuid());
+              return control::restore(controls, session.journal(), session.persist(), options,
+                                      only);
+            });
+      });
+      if (report.exit != ExitCode::ok) return report;
+    }
+    if (!journaled.empty()) merge(report, apply(journaled, command));
+    return report;
   }
 
   const control::Journal* held_journal() override { return held_ ? &held_->journal() : nullptr; }
-  bool delegated() const override { return false; }
 
  private:
   using Controls = std::map<const gpu::Device*, std::unique_ptr<control::GpuControl>>;
@@ -161,14 +186,11 @@ class DelegatedWriter : public SettingsWriter {
     return all;
   }
 
-  control::ChangeReport restore(const std::vector<gpu::Device*>& gpus,
-                                const std::string&) override {
+  control::ChangeReport restore(const std::vector<Previous>& gpus, const std::string&) override {
     nlohmann::json indexes = nlohmann::json::array();
-    for (const auto* g : gpus) indexes.push_back(g->index());
+    for (const auto& p : gpus) indexes.push_back(p.gpu->index());
     return ask({{"request", "restore"}, {"gpus", indexes}});
   }
-
-  bool delegated() const override { return true; }
 
  private:
   control::ChangeReport ask(const nlohmann::json& request) {
@@ -177,16 +199,6 @@ class DelegatedWriter : public SettingsWriter {
       throw Error(ExitCode::other, "the service that takes delegated settings went away",
                   "run `gpuclk restore` once it is back");
     return serve::change_report_from_json(response->at("report"));
-  }
-
-  static void merge(control::ChangeReport& all, const control::ChangeReport& more) {
-    all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
-    all.notes.insert(all.notes.end(), more.notes.begin(), more.notes.end());
-    if (all.exit == ExitCode::ok) {
-      all.exit = more.exit;
-      all.error = more.error;
-      all.hint = more.hint;
-    }
   }
 
   Context& ctx_;

@@ -33,14 +33,23 @@ class SettingsWriter {
   // refuses it (its exit code, 4 naming the rule or the holder).
   virtual control::ChangeReport apply(const std::vector<Target>& targets,
                                       const std::string& command) = 0;
-  // `gpus` back to what they had before this command's first change: the journal's originals
-  // (direct), the service's `restore` of this user's grants on them (delegated).
-  virtual control::ChangeReport restore(const std::vector<gpu::Device*>& gpus,
+  // What a GPU had before the command, for restore(). `journaled`: the journal listed it then,
+  // so its originals there are older than the command and only `settings` (what the command
+  // changes, as it was) go back.
+  struct Previous {
+    gpu::Device* gpu = nullptr;
+    bool journaled = false;
+    control::Settings settings;  // exact values, as control::validate returns them
+  };
+  // The GPUs back to what they had before this command's first change. Direct: one not
+  // `journaled` from the journal's originals (it leaves the journal), one `journaled` gets its
+  // `settings` written back. Delegated: the service's `restore` of this user's grants on them,
+  // which ends those grants (the service keeps what each GPU had before the user's first grant).
+  virtual control::ChangeReport restore(const std::vector<Previous>& gpus,
                                         const std::string& command) = 0;
   // The journal as it is under the lock this writer holds for its lifetime; nullptr when it
   // holds none (per change, or the service's).
   virtual const control::Journal* held_journal() { return nullptr; }
-  virtual bool delegated() const = 0;
 };
 
 struct WriterOptions {
