@@ -160,9 +160,9 @@ class DelegatedWriter : public SettingsWriter {
   DelegatedWriter(Context& ctx, WriterOptions options) : ctx_(ctx), options_(options) {}
 
   control::ChangeReport apply(const std::vector<Target>& targets, const std::string&) override {
-    // One request for each distinct set of values (a sweep point: one for all its GPUs).
-    std::map<std::string, std::pair<nlohmann::json, nlohmann::json>>
-        requests;  // text → settings, gpus
+    // One request for each distinct set of values (a sweep point: one for all its GPUs), keyed
+    // by the settings' text: the settings and the GPUs' indexes.
+    std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> requests;
     for (const auto& t : targets) {
       if (t.settings.empty()) continue;
       nlohmann::json settings = nlohmann::json::object();
