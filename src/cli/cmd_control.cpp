@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/settings_writer.h"
 #include "control/validate.h"
 #include "gpu/simulator.h"
 #include "serve/protocol.h"
@@ -211,9 +212,8 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
 
 std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
                                  const std::string& nothing_to_do, bool dry_run) {
-  if (::geteuid() == 0) return std::nullopt;
-  const auto hello = ctx.service_hello();
-  if (!hello || !hello->contains("delegation")) return std::nullopt;
+  const auto hello = delegating_service(ctx);
+  if (!hello) return std::nullopt;
   if (!dry_run) control::allow_writes(ctx.read_only(), request.value("request", std::string()));
   if (ctx.selection_given()) {
     request["gpus"] = nlohmann::json::array();

@@ -3,6 +3,7 @@
 //       runs until stopped: each interval, per GPU, the sampler's readings → Governor (classify,
 //       policy, hysteresis) → a clock lock written through src/control (journaled); on exit,
 //       SIGTERM or SIGINT the clocks go back to what the journal recorded before the first write.
+//       A user who is not root writes through `gpuclk serve`'s delegated settings instead.
 //   govern --evaluate [--scenario FILE]... [--knee default|pessimistic]
 //       the policies and the per-phase oracle on simulator scenarios (govern/evaluate.h).
 //   govern --report LOG
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -23,7 +25,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/governor_run.h"
-#include "control/restore.h"
+#include "cli/settings_writer.h"
+#include "control/signals.h"
 #include "govern/decision_log.h"
 #include "govern/evaluate.h"
 #include "telemetry/interval.h"
@@ -272,14 +275,26 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   if (!dry_run) {
     if (auto journal = peek_journal(ctx)) refuse_held_clocks(*journal, devices);
   }
-  ControlSession session(ctx, "govern " + o.policy, dry_run);
-  if (!dry_run) refuse_held_clocks(session.journal(), devices);
-  std::optional<control::SignalDeferral> dry_signals;
-  if (dry_run) dry_signals.emplace();
-  auto controls = session.open(devices);
-  control::RunOptions write_options = session.options();
-  write_options.settle = {};  // a governor does not wait for the clock to settle
-  write_options.after_write = {};
+  // The writes: root's go to the GPUs (the journal's lock held for the whole run: nobody else
+  // writes while it governs); a user who is not root sends them to a `gpuclk serve` that takes
+  // delegated settings, which checks each against its policy and holders (settings_writer.h).
+  const std::string command = "govern " + o.policy;
+  std::unique_ptr<SettingsWriter> writer;
+  if (!dry_run) {
+    writer = settings_writer(ctx, command, {.hold_journal = true, .settle = false});
+    if (const auto* journal = writer->held_journal()) refuse_held_clocks(*journal, devices);
+  }
+  // Signals are held back from here: the loop asks for them between decisions, then restores.
+  control::SignalDeferral signals;
+  // The policies read each GPU's facts (its supported clocks) through controls that only read.
+  ControlSession reader(ctx, command, true);
+  auto controls = reader.open(devices);
+  std::map<const control::GpuControl*, gpu::Device*> device_of;
+  for (std::size_t i = 0; i < devices.size(); ++i) device_of[controls[i].get()] = devices[i];
+  // A write that cannot be made (the service refuses it: its policy, another user holding the
+  // GPU; the journal cannot be saved) stops the governor: it restores what it set and exits with
+  // that error.
+  std::optional<Error> refused;
 
   GovernSetup setup;
   setup.policy = o.policy;
@@ -288,29 +303,37 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   setup.duration = duration;
   setup.dry_run = dry_run;
   setup.log = o.log;
-  setup.interrupted = [&] {
-    return dry_signals ? dry_signals->interrupted() : session.options().interrupted();
-  };
+  setup.interrupted = [&] { return refused.has_value() || signals.interrupted(); };
   std::vector<control::GpuControl*> raw;
   raw.reserve(controls.size());
   for (auto& c : controls) raw.push_back(c.get());
   GovernorRun governor(
       devices, raw, ctx.clock(), setup,
       [&](control::GpuControl& gpu, const control::Settings& target) {
-        return GovernWriteResult{control::apply_changes({{&gpu, target}}, session.journal(),
-                                                        session.persist(), write_options),
-                                 std::nullopt};
+        try {
+          return GovernWriteResult{writer->apply({{device_of.at(&gpu), target}}, command),
+                                   std::nullopt};
+        } catch (const Error& e) {
+          refused.emplace(e);
+          control::ChangeReport report;
+          report.exit = e.code();
+          report.error = e.what();
+          return GovernWriteResult{report, std::nullopt};
+        }
       },
-      [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>& uuids) {
-        control::RunOptions restore_options = write_options;
-        restore_options.interrupted = {};  // a second signal must not cut the restore short
-        restore_options.command = "govern " + o.policy + " (stop)";
-        return control::restore(gpus, session.journal(), session.persist(), restore_options, uuids);
+      [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>&) {
+        // Back to the journal's originals (through the service: its restore of these GPUs).
+        std::vector<SettingsWriter::Previous> previous;
+        previous.reserve(gpus.size());
+        for (const auto* g : gpus) previous.push_back({device_of.at(g), false, {}});
+        return writer->restore(previous, command + " (stop)");
       });
   struct ConsumeSignal {
     ~ConsumeSignal() { consume_held_signal(); }
   } consume;
-  return governor.run();
+  const int rc = governor.run();
+  if (refused) throw *refused;
+  return rc;
 }
 
 int run_govern(Context& ctx, const GovernOptions& o) {

@@ -1,7 +1,9 @@
 // `gpuclk sweep`: throughput, power and energy against the SM clock lock or the power limit.
-// Each point is one journaled transaction through src/control (ControlSession); the GPUs go back
-// to the settings found before the sweep at the end, on SIGINT/SIGTERM/SIGHUP, and after a
-// kill -9 by `gpuclk restore` (the journal holds the originals). src/sweep does the rest.
+// Each point is one journaled transaction through src/control, written by a SettingsWriter
+// (settings_writer.h): directly as root, as a delegated `set` through `gpuclk serve` for a user
+// who is not root. The GPUs go back to the settings found before the sweep at the end, on
+// SIGINT/SIGTERM/SIGHUP, and after a kill -9 by `gpuclk restore` (the journal holds the
+// originals; through the service, also when the user's session ends). src/sweep does the rest.
 //
 // Checks run cheapest first: arguments (2), read-only mode (4), NVML and -i (12/9/6), the points
 // against each GPU (2), the workload (3: no CUDA and no simulator).
@@ -17,11 +19,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "control/restore.h"
+#include "cli/settings_writer.h"
 #include "control/validate.h"
 #include "gpu/sim_jobs.h"
 #include "sweep/best.h"
@@ -98,22 +101,39 @@ double parse_slowdown(const std::string& text) {
   return v;
 }
 
-// One transaction on `gpus`: the request each GPU gets, validated, applied, journaled. Throws
-// the report's Error when it fails (the sweep then restores and stops).
-void apply_requests(Context& ctx, const std::string& command, const std::vector<gpu::Device*>& gpus,
-                    const std::function<control::Request(gpu::Device&)>& request_of) {
-  ControlSession session(ctx, command, false);
-  auto controls = session.open(gpus);
-  std::vector<control::GpuChange> changes;
+// One change on `gpus`: the request each GPU gets, validated against it, then written by
+// `writer` (a journaled transaction, or a delegated `set` the service checks). Throws the
+// report's Error, or the service's refusal, when it fails (the sweep then restores and stops).
+// `written` collects the GPUs a change may have reached: all it asks for, less those of a request
+// the service refused (the policy, a holder, a bad value: nothing written); a request whose answer
+// never came may have landed.
+void apply_requests(SettingsWriter& writer, const std::string& command,
+                    const std::vector<gpu::Device*>& gpus,
+                    const std::function<control::Request(gpu::Device&)>& request_of,
+                    std::set<std::string>* written = nullptr) {
+  std::vector<SettingsWriter::Target> targets;
   std::vector<control::Problem> problems;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    auto checked = control::validate(request_of(*gpus[i]), controls[i]->facts(), false);
+  for (auto* g : gpus) {
+    auto checked = control::validate(request_of(*g), control::facts_of(*g), false);
     problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    if (!checked.target.empty()) changes.push_back({controls[i].get(), checked.target});
+    if (!checked.target.empty()) targets.push_back({g, checked.target});
   }
   if (!problems.empty()) control::throw_problems(problems);
-  const auto report =
-      control::apply_changes(changes, session.journal(), session.persist(), session.options());
+  std::vector<std::string> added;
+  if (written) {
+    for (const auto& t : targets)
+      if (written->insert(t.gpu->uuid()).second) added.push_back(t.gpu->uuid());
+  }
+  control::ChangeReport report;
+  try {
+    report = writer.apply(targets, command);
+  } catch (const Error& e) {
+    const bool refused = e.code() == ExitCode::no_permission ||
+                         e.code() == ExitCode::bad_argument || e.code() == ExitCode::gpu_not_found;
+    if (written && refused)
+      for (const auto& uuid : added) written->erase(uuid);
+    throw;
+  }
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
 }
 
@@ -149,39 +169,37 @@ std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gp
   return out;
 }
 
-// Back to `before`: GPUs gpuclk had not touched are restored from the journal (which then
-// forgets them); the others get the swept setting as it was.
-void restore_settings(Context& ctx, const std::vector<gpu::Device*>& gpus, sweep::Axis axis,
-                      const std::map<std::string, Before>& before) {
-  std::vector<gpu::Device*> fresh, journaled;
-  for (auto* g : gpus) (before.at(g->uuid()).journaled ? journaled : fresh).push_back(g);
-  if (!fresh.empty()) {
-    ControlSession session(ctx, "sweep (restore)", false);
-    auto controls = session.open(fresh);
-    std::vector<control::GpuControl*> present;
-    std::vector<std::string> only;
-    for (std::size_t i = 0; i < fresh.size(); ++i) {
-      present.push_back(controls[i].get());
-      only.push_back(fresh[i]->uuid());
-    }
-    const auto report =
-        control::restore(present, session.journal(), session.persist(), session.options(), only);
-    if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
-  }
-  if (!journaled.empty()) {
-    apply_requests(ctx, "sweep (restore)", journaled, [&](gpu::Device& g) {
-      const auto& s = before.at(g.uuid()).settings;
+// Back to `before` (SettingsWriter::restore: from the journal where gpuclk had not touched a
+// GPU before, else the swept setting as it was; through the service, its `restore`), on the GPUs
+// the sweep may have reached (`written`): one whose every request was refused has nothing to undo.
+void restore_settings(SettingsWriter& writer, const std::vector<gpu::Device*>& gpus,
+                      sweep::Axis axis, const std::map<std::string, Before>& before,
+                      const std::set<std::string>& written) {
+  std::vector<SettingsWriter::Previous> previous;
+  std::vector<control::Problem> problems;
+  for (auto* g : gpus) {
+    if (!written.count(g->uuid())) continue;
+    const auto& b = before.at(g->uuid());
+    SettingsWriter::Previous p{g, b.journaled, {}};
+    if (b.journaled) {
       control::Request r;
       if (axis == sweep::Axis::sm_clock) {
-        const auto lock = s.locked_gpu_clocks.value_or(control::ClockLock::none());
+        const auto lock = b.settings.locked_gpu_clocks.value_or(control::ClockLock::none());
         r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
                                           : control::Change<control::ClockLock>::driver_default();
-      } else if (s.power_limit_mw) {
-        r.power_limit = control::Change<units::Milliwatts>::of(*s.power_limit_mw);
+      } else if (b.settings.power_limit_mw) {
+        r.power_limit = control::Change<units::Milliwatts>::of(*b.settings.power_limit_mw);
       }
-      return r;
-    });
+      auto checked = control::validate(r, control::facts_of(*g), false);
+      problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
+      p.settings = checked.target;
+    }
+    previous.push_back(p);
   }
+  if (!problems.empty()) control::throw_problems(problems);
+  if (previous.empty()) return;
+  const auto report = writer.restore(previous, "sweep (restore)");
+  if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
 }
 
 std::unique_ptr<sweep::Workload> make_workload(Context& ctx, const SweepOptions& o,
@@ -282,8 +300,9 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
                                      ec ? ec.message() : "not a directory"));
     }
   }
-  // Every point writes: refuse in read-only mode before touching anything.
-  (void)control::allow_writes(ctx.read_only(), "sweep");
+  // Every point writes: refuse in read-only mode before touching anything. Root writes
+  // directly; a user who is not root through a `gpuclk serve` that takes delegated settings.
+  const auto writer = settings_writer(ctx, "sweep");
 
   // The points against every GPU.
   const auto gpus = ctx.selected();
@@ -336,15 +355,19 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   run_options.baseline = !o.no_baseline;
   run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
   const bool show_progress = isatty(STDERR_FILENO) == 1;
+  std::set<std::string> written;  // UUIDs
   sweep::SweepRun run;
   try {
     run = sweep::run_sweep(
         gpus, *workload,
         [&](const std::vector<gpu::Device*>& group, double value) {
-          apply_requests(ctx, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
-                         [&](gpu::Device&) { return point_request(axis, value); });
+          apply_requests(
+              *writer, fmt::format("sweep {} {}", value, sweep::unit_of(axis)), group,
+              [&](gpu::Device&) { return point_request(axis, value); }, &written);
         },
-        [&](const std::vector<gpu::Device*>& group) { restore_settings(ctx, group, axis, before); },
+        [&](const std::vector<gpu::Device*>& group) {
+          restore_settings(*writer, group, axis, before, written);
+        },
         run_options, ctx.clock(), [] { return g_signal != 0; },
         show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
                       : std::function<void(const sweep::ProgressInfo&)>{});
@@ -413,7 +436,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
       report.notes.push_back(
           fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
     } else {
-      apply_requests(ctx, fmt::format("sweep --apply-best {}", o.apply_best), targets,
+      apply_requests(*writer, fmt::format("sweep --apply-best {}", o.apply_best), targets,
                      [&](gpu::Device& g) { return point_request(axis, value_of.at(g.index())); });
       report.notes.push_back(fmt::format(
           "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best, per_gpu ? " per GPU" : "",

@@ -41,7 +41,7 @@ serve::DelegateBackend DelegateWriter::backend() {
   };
   b.apply = [this](const std::vector<std::size_t>& positions,
                    const std::vector<control::Settings>& targets, const std::string& command,
-                   bool dry_run) {
+                   bool dry_run, bool settle) {
     serve::DelegateBackend::Applied out;
     out.report = session_.with_journal(
         [&](control::Journal& journal, const control::PersistJournal& persist) {
@@ -67,8 +67,10 @@ serve::DelegateBackend DelegateWriter::backend() {
           auto options = session_.options();
           options.command = command;
           options.dry_run = dry_run;
-          // Read back after the clocks took effect, as `gpuclk set` does.
-          options.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+          // Read back after the clocks took effect, as `gpuclk set` does (a governor's writes:
+          // at once, as `gpuclk govern` reads back its own).
+          if (settle)
+            options.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
           return control::apply_changes(changes, journal, persist, options);
         });
     return out;

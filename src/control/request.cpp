@@ -131,4 +131,29 @@ Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_v
   return Change<units::Milliwatts>::of(units::Milliwatts(*mw));
 }
 
+std::string setting_text(const Settings& settings, Setting s) {
+  if (!settings.has(s)) return {};
+  const auto lock_text = [](const ClockLock& lock) -> std::string {
+    if (!lock.locked) return "default";
+    return fmt::format("{},{}", describe(lock.min), describe(lock.max));
+  };
+  switch (s) {
+    case Setting::persistence_mode:
+      return *settings.persistence_mode ? "on" : "off";
+    case Setting::application_clocks:
+      return fmt::format("{},{}", settings.application_clocks->memory_mhz,
+                         settings.application_clocks->graphics_mhz);
+    case Setting::locked_gpu_clocks:
+      return lock_text(*settings.locked_gpu_clocks);
+    case Setting::locked_memory_clocks:
+      return lock_text(*settings.locked_memory_clocks);
+    case Setting::power_limit: {
+      const auto mw = settings.power_limit_mw->count();
+      return mw % 1000 == 0 ? fmt::format("{}", mw / 1000)
+                            : fmt::format("{}.{:03}", mw / 1000, mw % 1000);
+    }
+  }
+  return {};
+}
+
 }  // namespace gpuclk::control

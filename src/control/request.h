@@ -48,4 +48,9 @@ Change<ClockLock> parse_clock_lock(std::string_view text, std::string_view optio
 // validate().
 Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_view option);
 
+// Setting `s` of `settings` as the text the parsers above take, reading back as the same value
+// (a delegated `set` request carries it): "on", "2619,1755" (memory,graphics), "1410,1755",
+// "tdp,unlimited", "default" for an unlocked clock lock, "612.5". Empty when `settings` lacks it.
+std::string setting_text(const Settings& settings, Setting s);
+
 }  // namespace gpuclk::control

@@ -47,6 +47,7 @@ void Client::send(nlohmann::json request) {
   auto line = request.dump() + '\n';
   for (std::size_t sent = 0; sent < line.size();) {
     auto n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;  // a signal the command handles (sweep's SIGTERM)
     if (n <= 0) throw failure("did not take the request");
     sent += static_cast<std::size_t>(n);
   }
@@ -73,6 +74,9 @@ nlohmann::json Client::request(nlohmann::json request) {
   while ((nl = pending_.find('\n')) == std::string::npos) {
     auto n = ::recv(fd_, buffer, sizeof buffer, 0);
     if (n == 0) errno = ECONNRESET;
+    // A signal the command handles (sweep's SIGTERM) must not leave the answer unread: the next
+    // request on this connection would take it for its own.
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw failure("did not answer");
     pending_.append(buffer, static_cast<std::size_t>(n));
   }

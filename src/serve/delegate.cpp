@@ -410,6 +410,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
   const auto settings = request_of(request.contains("settings") ? request.at("settings") : json());
   const bool snap = flag(request, "snap");
   const bool dry_run = flag(request, "dry_run");
+  const bool settle = !request.contains("settle") || flag(request, "settle");
   const auto asked = positions(request);
   for (auto s : control::kWriteOrder) {
     if (settings.has(s) && reserved_.count(s))
@@ -504,7 +505,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
       fmt::format("set (delegated: {}, pid {}, {})", who_text(who), peer.pid, anchor->text());
   DelegateBackend::Applied applied;
   try {
-    applied = backend_.apply(asked, checked.targets, command, dry_run);
+    applied = backend_.apply(asked, checked.targets, command, dry_run, settle);
   } catch (...) {
     if (new_pidfd >= 0) ::close(new_pidfd);
     throw;

@@ -56,8 +56,10 @@ struct DelegateBackend {
   std::function<Checked(const std::vector<std::size_t>&, const control::Request&, bool snap)>
       validate;
   // Applies journaled with `command` in the journal's history; throws Error when it cannot start.
+  // `settle`: wait for written clocks to take effect before reading them back (a governor's
+  // writes do not).
   std::function<Applied(const std::vector<std::size_t>&, const std::vector<control::Settings>&,
-                        const std::string& command, bool dry_run)>
+                        const std::string& command, bool dry_run, bool settle)>
       apply;
   std::function<control::ChangeReport(const std::vector<PutBack>&, const std::string& command)>
       put_back;

@@ -82,5 +82,35 @@ TEST(control_request_test, merge_replaces_only_named_settings) {
   EXPECT_FALSE(base.has(Setting::application_clocks));
 }
 
+// A delegated request carries each setting as this text: the service parses it back to the
+// exact value the command validated.
+TEST(control_request_test, setting_text_reads_back_as_the_same_value) {
+  Settings s;
+  s.persistence_mode = false;
+  s.application_clocks = ApplicationClocks{2619, 1755};
+  s.locked_gpu_clocks = ClockLock::range(ClockBound::megahertz(1410), ClockBound::megahertz(1410));
+  s.locked_memory_clocks = ClockLock::range(ClockBound::tdp(), ClockBound::unlimited());
+  s.power_limit_mw = units::Milliwatts(612500);
+  EXPECT_EQ(setting_text(s, Setting::persistence_mode), "off");
+  EXPECT_EQ(setting_text(s, Setting::application_clocks), "2619,1755");
+  EXPECT_EQ(setting_text(s, Setting::locked_gpu_clocks), "1410,1410");
+  EXPECT_EQ(setting_text(s, Setting::locked_memory_clocks), "tdp,unlimited");
+  EXPECT_EQ(setting_text(s, Setting::power_limit), "612.500");
+  EXPECT_FALSE(parse_on_off(setting_text(s, Setting::persistence_mode), "x"));
+  EXPECT_EQ(parse_application_clocks(setting_text(s, Setting::application_clocks), "x").value,
+            *s.application_clocks);
+  EXPECT_EQ(parse_clock_lock(setting_text(s, Setting::locked_gpu_clocks), "x").value,
+            *s.locked_gpu_clocks);
+  EXPECT_EQ(parse_clock_lock(setting_text(s, Setting::locked_memory_clocks), "x").value,
+            *s.locked_memory_clocks);
+  EXPECT_EQ(parse_power_limit(setting_text(s, Setting::power_limit), "x").value, *s.power_limit_mw);
+  s.power_limit_mw = units::Milliwatts(600000);
+  EXPECT_EQ(setting_text(s, Setting::power_limit), "600");
+  // An unlocked lock is a reset; a setting the settings lack has no text.
+  s.locked_gpu_clocks = ClockLock::none();
+  EXPECT_TRUE(parse_clock_lock(setting_text(s, Setting::locked_gpu_clocks), "x").to_default);
+  EXPECT_EQ(setting_text(Settings{}, Setting::power_limit), "");
+}
+
 }  // namespace
 }  // namespace gpuclk::control

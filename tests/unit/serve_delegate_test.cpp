@@ -42,7 +42,8 @@ struct FakeNode {
       return c;
     };
     b.apply = [this](const std::vector<std::size_t>& positions,
-                     const std::vector<control::Settings>& targets, const std::string&, bool) {
+                     const std::vector<control::Settings>& targets, const std::string&, bool,
+                     bool) {
       std::lock_guard lock(mutex);
       DelegateBackend::Applied a;
       for (std::size_t i = 0; i < positions.size(); ++i) {
