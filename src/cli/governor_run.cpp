@@ -92,6 +92,7 @@ struct GovernorRun::Gpu {
   bool gpm = false;
   bool lost = false;
   bool touched = false;                           // a lock was written
+  std::uint64_t writes = 0;                       // locks that landed
   std::optional<telemetry::SlowSample> last_gpm;  // the newest slow sample that had GPM
   std::optional<govern::PhaseClass> last_class;
   std::optional<Decision> last_logged;
@@ -158,6 +159,7 @@ bool GovernorRun::write(Gpu& g, const Decision& d) {
   const auto& report = result.report;
   if (report.exit == ExitCode::ok) {
     g.touched = true;
+    ++g.writes;
     return true;
   }
   const bool lost =
@@ -294,11 +296,12 @@ int GovernorRun::run() {
       log->write(entry);
     }
   }
+  // Writes that landed (a refused or failed one is not counted; in a dry run, those decided).
   std::uint64_t writes = 0;
   std::vector<control::GpuControl*> present;
   std::vector<std::string> restore_only;
   for (auto& g : gpus_) {
-    if (g.governor) writes += g.governor->writes();
+    writes += setup_.dry_run ? (g.governor ? g.governor->writes() : 0) : g.writes;
     // A GPU whose clocks another command took over is that command's to restore.
     if (!g.lost && g.touched && g.held_by.empty()) {
       present.push_back(g.control);
@@ -322,7 +325,9 @@ int GovernorRun::run() {
   for (const auto& g : gpus_) lost += g.lost ? 1 : 0;
   std::cerr << fmt::format("{}govern stopped: {} decisions, {} clock writes{}{}\n", setup_.name,
                            decisions, setup_.dry_run ? 0 : writes,
-                           setup_.dry_run ? " (dry run)" : "; clocks restored",
+                           setup_.dry_run    ? " (dry run)"
+                           : present.empty() ? "; nothing to restore"
+                                             : "; clocks restored",
                            lost ? fmt::format("; {} GPU(s) lost", lost) : "");
   if (code != ExitCode::ok) {
     throw Error(code, "restoring the clocks failed: " + restore_error,
