@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,9 +13,10 @@ namespace gpuclk::govern {
 BanditPolicy::BanditPolicy(double max_slowdown)
     : max_slowdown_(max_slowdown), budget_(max_slowdown) {}
 
-void BanditPolicy::book(const PolicyInput& in) {
+void BanditPolicy::book(const PolicyInput& in, bool ending) {
   using Kind = SlowdownBudget::Kind;
-  const auto c = in.phase_class;
+  // The interval in which a memory phase ended is that phase's tail: booked as memory-bound.
+  const auto c = ending ? PhaseClass::memory_bound : in.phase_class;
   const auto lost = [](double s) { return s / (1 + s); };
   const double time = in.signals.time_s;
   // The slowdown of the lock in force: the arm's mean so far (memory-bound); 1/f (compute).
@@ -30,6 +32,11 @@ void BanditPolicy::book(const PolicyInput& in) {
         }
       }
     }
+  }
+  // The interval that ends an idle gap loses against the clock the phase after the last gap ran
+  // at (entered from a rise to it: nothing), not against the top clock.
+  if (const double entry = budget_.entry_clock(in); entry > 0 && in.current.locked) {
+    s = std::max(0.0, entry / in.current.max.value() - 1);
   }
   const double held = budget_.held_slowdown(in.current);
   switch (c) {
@@ -166,7 +173,8 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
   const bool new_run = c != last_class_;
   const bool ending = memory_phase_ending(in.signals, c, last_class_);
   last_class_ = c;
-  book(in);
+  book(in, ending);
+  budget_.observe(in);
   if (c == PhaseClass::unknown) {
     pending_.reset();
     budget_.end_stretch();
@@ -181,7 +189,7 @@ Proposal BanditPolicy::decide(const PolicyInput& in) {
     if (auto held = budget_.held(in)) return *held;
     if (ending) {
       pending_.reset();
-      return {in.current, "memory-bound phase ending: clock kept"};
+      return budget_.ending(in);
     }
   } else {
     budget_.end_stretch();

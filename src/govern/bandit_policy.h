@@ -71,7 +71,8 @@ class BanditPolicy final : public Policy {
   void reward(ClassState& state, std::size_t arm, double throughput, const ClockLadder& ladder);
   std::size_t candidates(const ClassState& state) const;  // arms [0, n) may be chosen
   std::size_t choose(const ClassState& state, std::size_t current) const;
-  void book(const PolicyInput& in);  // the interval that ended, in the budget's ledger
+  // The interval that ended, in the budget's ledger (`ending`: a memory phase ended in it).
+  void book(const PolicyInput& in, bool ending);
 
   double max_slowdown_;
   bool built_ = false;

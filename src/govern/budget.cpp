@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace gpuclk::govern {
 
@@ -47,8 +48,62 @@ Proposal SlowdownBudget::lock_below(const PolicyInput& in, const char* what) {
                       what, target.value(), (cap_mhz_ / target.value() - 1) * 100, cap_mhz_)};
 }
 
+void SlowdownBudget::observe(const PolicyInput& in) {
+  if (in.phase_class == PhaseClass::idle) {
+    ++gap_;
+    after_gap_ = 0;
+    return;
+  }
+  if (gap_ > 0) {
+    if (gaps_.size() == kGapHistory) gaps_.erase(gaps_.begin());
+    gaps_.push_back({gap_, 0});
+    gap_ = 0;
+    after_gap_ = 1;  // this interval straddles the gap's end: the next one shows the phase
+    return;
+  }
+  if (after_gap_ == 1) {
+    // The phase after the gap, entered: its clock (the controller's under a power cap, the
+    // policy's lock, the top clock when released). Missing readings leave nothing to rise to.
+    if (in.phase_class != PhaseClass::unknown && in.signals.sm_clock) {
+      gaps_.back().next_mhz = in.signals.sm_clock->value();
+    }
+    after_gap_ = 0;
+  }
+}
+
+const SlowdownBudget::Gap* SlowdownBudget::predicted_gap() const {
+  const std::size_t n = gaps_.size();
+  if (n == 1) return &gaps_[0];
+  for (std::size_t k = 1; k <= kGapPeriods && k < n; ++k) {
+    bool repeats = true;
+    for (std::size_t i = k; i < n && repeats; ++i) {
+      repeats = std::abs(gaps_[i].length - gaps_[i - k].length) <= 1;
+    }
+    if (repeats) return &gaps_[n - k];
+  }
+  return nullptr;
+}
+
+double SlowdownBudget::entry_clock(const PolicyInput& in) const {
+  if (in.phase_class == PhaseClass::idle || gap_ == 0) return 0;
+  const Gap* g = predicted_gap();
+  return g ? g->next_mhz : 0;
+}
+
 Proposal SlowdownBudget::idle(const PolicyInput& in) const {
   if (budget_ > 0) {
+    // Only while the ledger is short (a capped phase gets less than it may take): with budget
+    // to spare, entering from the lowest clock costs time that is not worth the rise's energy.
+    const bool short_of_budget = capped_allowance() < budget_ * kCappedShare;
+    const Gap* g = short_of_budget ? predicted_gap() : nullptr;
+    if (g && g->length >= kRiseMinGap && g->next_mhz > 0 && gap_ >= g->length - 1 &&
+        gap_ <= g->length + 1) {
+      const Megahertz clock = in.ladder.floor(Megahertz(g->next_mhz));
+      return {Decision::lock(in.ladder.min(), clock),
+              fmt::format("idle, the gap ends as the one a period ago did ({} intervals): {:.0f} "
+                          "MHz, the clock the phase after it ran at",
+                          g->length, clock.value())};
+    }
     return {Decision::lock(in.ladder.min(), in.ladder.min()),
             "idle with nothing running: lowest clock"};
   }
@@ -65,6 +120,15 @@ Proposal SlowdownBudget::idle(const PolicyInput& in) const {
           fmt::format("idle, no slowdown budget: {:.0f} MHz, the power controller's clock of the "
                       "last burst",
                       clock.value())};
+}
+
+Proposal SlowdownBudget::ending(const PolicyInput& in) const {
+  if (in.signals.sm_active && in.signals.sm_active->value() < kEndedActivity) {
+    Proposal p = idle(in);
+    p.reason = "memory-bound phase ended, SMs mostly idle: " + p.reason;
+    return p;
+  }
+  return {in.current, "memory-bound phase ending: clock kept"};
 }
 
 Proposal SlowdownBudget::capped(const PolicyInput& in) {

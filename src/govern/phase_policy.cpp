@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuclk::govern {
 
 double throughput_proxy(const Signals& s, PhaseClass c) {
@@ -33,7 +35,10 @@ PhasePolicy::PhasePolicy(double max_slowdown)
 
 void PhasePolicy::book(const PolicyInput& in) {
   using Kind = SlowdownBudget::Kind;
-  const auto c = in.phase_class;
+  // The interval in which a memory phase ended is that phase's tail: booked as memory-bound.
+  const auto c = memory_phase_ending(in.signals, in.phase_class, last_class_)
+                     ? PhaseClass::memory_bound
+                     : in.phase_class;
   // The share of the interval's work lost to the lock in force: time(top) / time(f) = 1/(1+s).
   // Also in the intervals a lock chosen for the previous phase still holds (a transition).
   const auto lost = [](double s) { return s / (1 + s); };
@@ -41,6 +46,11 @@ void PhasePolicy::book(const PolicyInput& in) {
   double s = 0;
   if (in.current.locked && (c == PhaseClass::compute_bound || c == PhaseClass::memory_bound)) {
     s = sensitivity_[static_cast<std::size_t>(c)].slowdown(in.current.max, in.ladder.max());
+  }
+  // The interval that ends an idle gap loses against the clock the phase after the last gap ran
+  // at (entered from a rise to it: nothing), not against the top clock.
+  if (const double entry = budget_.entry_clock(in); entry > 0 && in.current.locked) {
+    s = std::max(0.0, entry / in.current.max.value() - 1);
   }
   switch (c) {
     case PhaseClass::idle:
@@ -67,6 +77,7 @@ Proposal PhasePolicy::decide(const PolicyInput& in) {
 Proposal PhasePolicy::decide_class(const PolicyInput& in) {
   const auto c = in.phase_class;
   book(in);
+  budget_.observe(in);
   const bool ending = memory_phase_ending(in.signals, c, last_class_);
   if (c != last_class_) ++run_;
   last_class_ = c;
@@ -91,7 +102,7 @@ Proposal PhasePolicy::decide_class(const PolicyInput& in) {
       return budget_.idle(in);
     case PhaseClass::compute_bound:
       if (auto held = budget_.held(in)) return *held;
-      if (ending) return {in.current, "memory-bound phase ending: clock kept"};
+      if (ending) return budget_.ending(in);
       return throughput_class(in);
     case PhaseClass::memory_bound:
       budget_.end_stretch();

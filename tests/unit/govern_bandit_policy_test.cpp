@@ -116,15 +116,22 @@ TEST(govern_bandit_policy_test, exploration_skips_arms_the_measured_elasticity_p
 
 TEST(govern_bandit_policy_test, a_memory_phase_ending_inside_an_interval_keeps_its_arm) {
   // The interval in which a memory-bound phase ends reads compute-bound (DRAM under 40 %) with
-  // no pipe busy: not a compute phase to release the clock for.
+  // no pipe busy: not a compute phase to release the clock for. With the SMs busy over half of
+  // it the arm is kept (the next interval tells what follows); with the SMs busy a quarter of it
+  // nothing ran for most of it, and no pipe started: the idle clock at once.
   PolicyRun r;
   double f = 1980;
   for (int i = 0; i < 60; ++i) f = r.step([](double clock) { return memory_bound(clock); });
   ASSERT_LT(f, 1980);
+  const auto late_tail = busy(f, 0.6, 0, 0.3);
+  ASSERT_EQ(classify(late_tail), PhaseClass::compute_bound);
+  EXPECT_EQ(r.policy.decide({late_tail, PhaseClass::compute_bound, r.ladder, r.current}).decision,
+            r.current);
+  f = r.step([](double clock) { return memory_bound(clock); });
   const auto tail = busy(f, 0.24, 0, 0.21);
   ASSERT_EQ(classify(tail), PhaseClass::compute_bound);
   const auto p = r.policy.decide({tail, PhaseClass::compute_bound, r.ladder, r.current});
-  EXPECT_EQ(p.decision, r.current);
+  EXPECT_EQ(p.decision, Decision::lock(Megahertz(345), Megahertz(345)));
   // A compute phase (its pipes busy) after the memory-bound one is released as before.
   const auto gemm = compute_bound(f);
   EXPECT_EQ(r.policy.decide({gemm, PhaseClass::compute_bound, r.ladder, r.current}).decision,

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "govern/budget.h"
 #include "govern/phase_policy.h"
 #include "govern_test_support.h"
@@ -149,6 +151,85 @@ TEST(govern_budget_test, with_no_budget_idle_holds_the_clock_the_next_burst_runs
   EXPECT_EQ(
       q.decide({at(idle(1980), 0.02), PhaseClass::idle, ladder, Decision::release()}).decision,
       Decision::lock(Megahertz(345), Megahertz(345)));
+}
+
+// Feeds `b` one interval of 20 ms: books it (spending nothing), observes it, and returns what
+// an idle interval would be proposed now.
+struct GapRun {
+  SlowdownBudget b{0.03};
+  ClockLadder ladder = h100_ladder();
+  double t = 0;
+  Decision step(const Signals& s) {
+    const auto c = classify(s);
+    const PolicyInput in{at(s, t += 0.02), c, ladder, Decision::release()};
+    b.account(in.signals.time_s, c == PhaseClass::idle ? Kind::earns : Kind::capped, 0);
+    b.observe(in);
+    return c == PhaseClass::idle ? b.idle(in).decision : Decision::release();
+  }
+  // An idle gap of `n` intervals, then a power-capped burst at `cap` MHz of `burst` intervals;
+  // returns the clock each gap interval was given.
+  std::vector<double> pass(int n, double cap, int burst) {
+    std::vector<double> clocks;
+    for (int i = 0; i < n; ++i) clocks.push_back(step(idle(345)).max.value());
+    for (int i = 0; i < burst; ++i) step(power_capped(cap));
+    return clocks;
+  }
+};
+
+TEST(govern_budget_test, a_repeating_gap_ends_at_the_clock_the_phase_after_it_ran_at) {
+  // The ledger is short (a long power-capped phase, a short gap): the burst after the gap would
+  // be entered from the lowest clock and lose most of an interval's work. The second gap rises
+  // to the controller's clock one interval before the first one's length.
+  GapRun r;
+  r.pass(20, 1410, 100);
+  const auto clocks = r.pass(20, 1410, 100);
+  for (int i = 0; i < 18; ++i) EXPECT_EQ(clocks[i], 345) << i;
+  EXPECT_EQ(clocks[18], 1410);
+  EXPECT_EQ(clocks[19], 1410);
+  // The interval that ends the gap loses against that clock, not the top one.
+  const PolicyInput entry{at(compute_bound(1410), r.t + 0.02), PhaseClass::compute_bound, r.ladder,
+                          Decision::lock(Megahertz(345), Megahertz(1410))};
+  EXPECT_EQ(r.b.entry_clock(entry), 0);  // the gap of the last pass already ended
+  r.step(idle(345));
+  EXPECT_EQ(r.b.entry_clock(entry), 1410);
+}
+
+TEST(govern_budget_test, gaps_of_a_repeating_pattern_rise_to_their_own_next_phase) {
+  // Two gaps per pass (12 then 20 intervals), each followed by another burst: period 2.
+  GapRun r;
+  for (int pass = 0; pass < 2; ++pass) {
+    r.pass(12, 1410, 50);
+    r.pass(20, 1305, 50);
+  }
+  const auto a = r.pass(12, 1410, 50);
+  EXPECT_EQ(a[10], 1410);
+  EXPECT_EQ(a[9], 345);
+  const auto b = r.pass(20, 1305, 50);
+  EXPECT_EQ(b[18], 1305);
+  EXPECT_EQ(b[10], 345);  // not at the other gap's length
+}
+
+TEST(govern_budget_test, gaps_that_do_not_repeat_or_are_short_keep_the_lowest_clock) {
+  // The second gap takes the first one's length (one gap remembered: nothing says otherwise),
+  // and is longer; from then on no period fits the lengths.
+  GapRun varying;
+  varying.pass(12, 1410, 50);
+  varying.pass(25, 1410, 50);
+  for (int n : {16, 31, 12, 20}) {
+    for (double f : varying.pass(n, 1410, 50)) EXPECT_EQ(f, 345) << n;
+  }
+  // Under kRiseMinGap intervals one interval at the burst's clock costs more than a tenth of
+  // what the gap saves: a 4-interval gap (the stencil's halo exchange) stays at the lowest clock.
+  GapRun short_gaps;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (double f : short_gaps.pass(4, 1590, 50)) EXPECT_EQ(f, 345);
+  }
+  // With budget to spare (the capped phase may take all it is allowed) there is no rise either:
+  // the time the entry loses is not worth the rise's energy.
+  GapRun spare;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (double f : spare.pass(200, 1410, 2)) EXPECT_EQ(f, 345);
+  }
 }
 
 }  // namespace

@@ -71,19 +71,38 @@ TEST(govern_phase_policy_test, throughput_proxy_follows_the_bound_unit) {
   EXPECT_EQ(throughput_proxy(idle(1980), PhaseClass::idle), 0);
 }
 
-TEST(govern_phase_policy_test, a_memory_phase_ending_inside_an_interval_keeps_its_clock) {
-  PhasePolicy p(0.03);
+TEST(govern_phase_policy_test, a_memory_phase_ending_inside_an_interval_lowers_when_sms_idle) {
   const auto ladder = h100_ladder();
-  Decision current = Decision::lock(Megahertz(345), Megahertz(1830));
-  for (int i = 0; i < 5; ++i) {
-    current = p.decide({memory_bound(1830), PhaseClass::memory_bound, ladder, current}).decision;
-  }
-  // SM and DRAM activity a quarter of the phase's, no pipe busy: reads compute-bound.
-  const auto tail = busy(current.ceiling_or(ladder.max()).value(), 0.24, 0, 0.21);
-  ASSERT_EQ(classify(tail), PhaseClass::compute_bound);
-  const auto kept = p.decide({tail, PhaseClass::compute_bound, ladder, current});
+  const auto run_memory_phase = [&](PhasePolicy& p) {
+    Decision current = Decision::lock(Megahertz(345), Megahertz(1830));
+    for (int i = 0; i < 5; ++i) {
+      current = p.decide({memory_bound(1830), PhaseClass::memory_bound, ladder, current}).decision;
+    }
+    return current;
+  };
+  // SM and DRAM activity over half the phase's, no pipe busy: reads compute-bound; the memory
+  // phase ended late in the interval and the next one tells what follows: the clock is kept.
+  PhasePolicy late(0.03);
+  Decision current = run_memory_phase(late);
+  const auto late_tail = busy(current.ceiling_or(ladder.max()).value(), 0.6, 0, 0.3);
+  ASSERT_EQ(classify(late_tail), PhaseClass::compute_bound);
+  const auto kept = late.decide({late_tail, PhaseClass::compute_bound, ladder, current});
   EXPECT_EQ(kept.decision, current);
   EXPECT_NE(kept.reason.find("memory-bound phase ending"), std::string::npos);
+  // A quarter of it: the SMs ran nothing for most of the interval, and no pipe started: the idle
+  // clock at once (GEOPM's agent lowers there by SM_ACTIVE / UTIL), not the memory phase's.
+  PhasePolicy early(0.03);
+  current = run_memory_phase(early);
+  const auto tail = busy(current.ceiling_or(ladder.max()).value(), 0.24, 0, 0.21);
+  ASSERT_EQ(classify(tail), PhaseClass::compute_bound);
+  const auto lowered = early.decide({tail, PhaseClass::compute_bound, ladder, current});
+  EXPECT_EQ(lowered.decision, Decision::lock(Megahertz(345), Megahertz(345)));
+  EXPECT_NE(lowered.reason.find("memory-bound phase ended"), std::string::npos);
+  // With no budget, the idle clock is the one the next burst runs at (the base clock here).
+  PhasePolicy none(0.0);
+  current = run_memory_phase(none);
+  EXPECT_EQ(none.decide({tail, PhaseClass::compute_bound, ladder, current}).decision,
+            Decision::lock(Megahertz(345), Megahertz(1590)));
 }
 
 }  // namespace
