@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -175,7 +176,9 @@ int run_single(Context& ctx, const Options& o) {
     r.add("invalid_detail", "Detail", out::text(result.invalid_detail));
   }
   // An invalid launch has no occupancy (not 0 %): N/A in tables, null in JSON.
-  const auto if_valid = [&](out::Value value) { return result.valid() ? value : out::na(); };
+  const auto if_valid = [&](out::Value value) {
+    return result.valid() ? std::move(value) : out::na();
+  };
   r.add("active_blocks", "Active blocks per SM", if_valid(out::integer(result.active_blocks)));
   r.add("active_warps", "Active warps per SM", if_valid(out::integer(result.active_warps)));
   r.add("max_warps", "Max warps per SM", out::integer(result.max_warps));

@@ -40,6 +40,7 @@ int run_query(Context& ctx, const QueryOptions& q) {
     for (auto pos : ctx.select_from(reply->at("gpus"))) {
       const auto& cached = reply->at("rows").at(pos);
       std::vector<output::Value> row;
+      row.reserve(fields.size());
       for (const auto* f : fields) row.push_back(serve::value_from_json(cached.at(f->name)));
       table.rows.push_back(std::move(row));
     }
@@ -47,6 +48,7 @@ int run_query(Context& ctx, const QueryOptions& q) {
     auto& set = ctx.devices();
     for (const auto* d : ctx.selected()) {
       std::vector<output::Value> row;
+      row.reserve(fields.size());
       for (const auto* f : fields) row.push_back(f->read(*d, set));
       table.rows.push_back(std::move(row));
     }
