@@ -77,7 +77,7 @@ RecordedRun parse_recorded_run(std::string_view json_text, const std::string& na
   Json j;
   try {
     j = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1e2018
     throw bad_argument(fmt::format("{}: not JSON ({})", name, e.what()),
                        "give a file written by gpuclk bench --json");
   }

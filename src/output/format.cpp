@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::output {
 
@@ -23,12 +24,13 @@ Format parse_format(std::string_view text) {
       else if (part == "json")
         f.kind = Format::Kind::json;
       else
-        throw bad_argument(fmt::format("unknown format '{}'", part),
+        throw bad_argument(fmt::format("unknown format '{}'", parse::quote(part)),
                            "valid: table, csv[,noheader][,nounits], json");
       continue;
     }
     if (f.kind != Format::Kind::csv) {
-      throw bad_argument(fmt::format("'{}' applies to csv only (got '{}')", part, text),
+      throw bad_argument(fmt::format("'{}' applies to csv only (got '{}')", parse::quote(part),
+                                     parse::quote(text)),
                          "valid: table, csv[,noheader][,nounits], json");
     }
     if (part == "noheader")
@@ -36,8 +38,9 @@ Format parse_format(std::string_view text) {
     else if (part == "nounits")
       f.units = false;
     else
-      throw bad_argument(fmt::format("unknown csv option '{}' in '{}'", part, text),
-                         "valid: csv, csv,noheader, csv,nounits, csv,noheader,nounits");
+      throw bad_argument(
+          fmt::format("unknown csv option '{}' in '{}'", parse::quote(part), parse::quote(text)),
+          "valid: csv, csv,noheader, csv,nounits, csv,noheader,nounits");
   }
   return f;
 }
