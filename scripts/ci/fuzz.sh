@@ -12,6 +12,7 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(values profile scenario batch journal bench_compare tool_output argv)
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}   # one input may take at most this long (a hang)
 FUZZ_RSS_MB=${FUZZ_RSS_MB:-1024}       # and at most this much memory
+FUZZ_SEED=${FUZZ_SEED:-0}              # libFuzzer's -seed: 0 picks one; CI fixes it (.ci/run)
 
 test -f build/fuzz/CMakeCache.txt || cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j"${JOBS:-2}" --target "${TARGETS[@]/#/fuzz_}"
@@ -23,7 +24,7 @@ for t in "${TARGETS[@]}"; do
   # New inputs go to the scratch corpus; the committed seeds and regressions are read only.
   if ! ./build/fuzz/tests/fuzz/fuzz_"$t" "$work" tests/fuzz/corpus/"$t" tests/fuzz/regressions/"$t" \
       -max_total_time="$SECONDS_PER_TARGET" -timeout="$FUZZ_TIMEOUT_S" -rss_limit_mb="$FUZZ_RSS_MB" \
-      -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 \
+      -max_len=65536 -seed="$FUZZ_SEED" -artifact_prefix="$findings/" -print_final_stats=1 \
       > "build/fuzz/$t.log" 2>&1; then
     echo "fuzz_$t: FOUND a problem (build/fuzz/$t.log, input in $findings/)"
     tail -30 "build/fuzz/$t.log"
