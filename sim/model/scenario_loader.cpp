@@ -128,7 +128,9 @@ Workload parse_workload(const TomlAccess& t, const std::string& name, const GpuS
   if (auto process = t.optional_sub("process")) {
     w.process.pid = static_cast<std::uint32_t>(process->integer("pid"));
     w.process.name = process->text_or("name", "python3");
-    w.process.memory_bytes = static_cast<std::uint64_t>(process->number_or("memory_gib", 1) * kGiB);
+    const double gib = process->number_or("memory_gib", 1);
+    if (gib < 0 || gib > 1e6) process->fail("memory_gib", "must be in 0..1000000 (GiB)");
+    w.process.memory_bytes = static_cast<std::uint64_t>(gib * kGiB);
   } else {
     w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB)};
   }
