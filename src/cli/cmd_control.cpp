@@ -210,8 +210,9 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
   return 0;
 }
 
-std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
+std::optional<int> run_delegated(Context& ctx, const nlohmann::json& asked,
                                  const std::string& nothing_to_do, bool dry_run) {
+  auto request = asked;  // with -i's GPUs added
   const auto hello = delegating_service(ctx);
   if (!hello) return std::nullopt;
   if (!dry_run) control::allow_writes(ctx.read_only(), request.value("request", std::string()));

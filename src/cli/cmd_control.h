@@ -107,7 +107,7 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
 // `gpuclk serve` that takes delegated settings (its hello names a policy), with -i's GPUs, and
 // prints what landed as a direct command does. nullopt: root, --direct, or no such service — do
 // it directly. Throws the service's refusal with its exit code (4 policy, 2 bad value, …).
-std::optional<int> run_delegated(Context& ctx, nlohmann::json request,
+std::optional<int> run_delegated(Context& ctx, const nlohmann::json& request,
                                  const std::string& nothing_to_do, bool dry_run);
 
 // Validates every request against its GPU (all problems before any write), then applies them

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 #include "nvml/api.h"
@@ -21,7 +22,7 @@ unsigned to_nvml(ClockBound b) {
   return b.mhz;
 }
 
-unsigned whole_mhz(units::Megahertz f) { return static_cast<unsigned>(f.value() + 0.5); }
+unsigned whole_mhz(units::Megahertz f) { return static_cast<unsigned>(std::lround(f.value())); }
 
 }  // namespace
 

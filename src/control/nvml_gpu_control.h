@@ -17,6 +17,7 @@ namespace gpuclk::control {
 class WriteAccess {
  public:
   WriteAccess(const WriteAccess&) = default;
+  WriteAccess& operator=(const WriteAccess&) = default;
 
  private:
   WriteAccess() = default;

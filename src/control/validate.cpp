@@ -13,12 +13,13 @@ namespace {
 
 std::vector<unsigned> whole(const std::vector<units::Megahertz>& clocks) {
   std::set<unsigned> s;
-  for (auto c : clocks) s.insert(static_cast<unsigned>(c.value() + 0.5));
+  for (auto c : clocks) s.insert(static_cast<unsigned>(std::lround(c.value())));
   return {s.begin(), s.end()};
 }
 
 std::vector<unsigned> memory_clocks(const std::vector<gpu::SupportedClocks>& table) {
   std::vector<units::Megahertz> m;
+  m.reserve(table.size());
   for (const auto& e : table) m.push_back(e.memory);
   return whole(m);
 }
@@ -33,19 +34,21 @@ std::vector<unsigned> all_graphics_clocks(const std::vector<gpu::SupportedClocks
 const gpu::SupportedClocks* entry_for(const std::vector<gpu::SupportedClocks>& table,
                                       unsigned memory) {
   for (const auto& e : table) {
-    if (static_cast<unsigned>(e.memory.value() + 0.5) == memory) return &e;
+    if (static_cast<unsigned>(std::lround(e.memory.value())) == memory) return &e;
   }
   return nullptr;
 }
 
 unsigned nearest(const std::vector<unsigned>& values, unsigned value) {
   std::vector<units::Megahertz> m;
+  m.reserve(values.size());
   for (auto v : values) m.emplace_back(v);
-  return static_cast<unsigned>(gpu::nearest_clock(m, units::Megahertz(value)).value() + 0.5);
+  return static_cast<unsigned>(std::lround(gpu::nearest_clock(m, units::Megahertz(value)).value()));
 }
 
 std::string describe_list(const std::vector<unsigned>& values) {
   std::vector<units::Megahertz> m;
+  m.reserve(values.size());
   for (auto v : values) m.emplace_back(v);
   return gpu::describe_clocks(m);
 }
