@@ -117,14 +117,7 @@ serve::DelegateBackend DelegateWriter::backend() {
       control::ChangeReport report;
       if (!whole.empty()) report = control::restore(whole, journal, persist, options, uuids);
       if (!changes.empty()) {
-        auto more = control::apply_changes(changes, journal, persist, options);
-        report.settings.insert(report.settings.end(), more.settings.begin(), more.settings.end());
-        report.notes.insert(report.notes.end(), more.notes.begin(), more.notes.end());
-        if (report.exit == ExitCode::ok) {
-          report.exit = more.exit;
-          report.error = more.error;
-          report.hint = more.hint;
-        }
+        report.append(control::apply_changes(changes, journal, persist, options));
       }
       report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
       return report;

@@ -24,17 +24,6 @@ std::string with_service_hint(const std::string& hint) {
   return hint.empty() ? kServiceHint : hint + "; or, " + kServiceHint;
 }
 
-// `more` after `all`: settings and notes appended, the first failure kept.
-void merge(control::ChangeReport& all, const control::ChangeReport& more) {
-  all.settings.insert(all.settings.end(), more.settings.begin(), more.settings.end());
-  all.notes.insert(all.notes.end(), more.notes.begin(), more.notes.end());
-  if (all.exit == ExitCode::ok) {
-    all.exit = more.exit;
-    all.error = more.error;
-    all.hint = more.hint;
-  }
-}
-
 // The direct way: journaled transactions through src/control, as `gpuclk set` runs them.
 class DirectWriter : public SettingsWriter {
  public:
@@ -88,7 +77,7 @@ class DirectWriter : public SettingsWriter {
       });
       if (report.exit != ExitCode::ok) return report;
     }
-    if (!journaled.empty()) merge(report, apply(journaled, command));
+    if (!journaled.empty()) report.append(apply(journaled, command));
     return report;
   }
 
@@ -180,7 +169,7 @@ class DelegatedWriter : public SettingsWriter {
       nlohmann::json r = {
           {"request", "set"}, {"settings", request.first}, {"gpus", request.second}};
       if (!options_.settle) r["settle"] = false;
-      merge(all, ask(r));
+      all.append(ask(r));
       if (all.exit != ExitCode::ok) break;
     }
     return all;

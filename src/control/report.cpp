@@ -29,4 +29,14 @@ std::size_t ChangeReport::count(Outcome o) const {
                                                 [&](const auto& s) { return s.outcome == o; }));
 }
 
+void ChangeReport::append(const ChangeReport& more) {
+  settings.insert(settings.end(), more.settings.begin(), more.settings.end());
+  notes.insert(notes.end(), more.notes.begin(), more.notes.end());
+  if (exit == ExitCode::ok && more.exit != ExitCode::ok) {
+    exit = more.exit;
+    error = more.error;
+    hint = more.hint;
+  }
+}
+
 }  // namespace gpuclk::control

@@ -42,6 +42,8 @@ struct ChangeReport {
 
   std::size_t count(Outcome o) const;
   bool any_change() const { return count(Outcome::changed) > 0; }
+  // `more`'s settings and notes after these; the first failure (exit, error, hint) kept.
+  void append(const ChangeReport& more);
 };
 
 }  // namespace gpuclk::control

@@ -564,14 +564,7 @@ json Delegation::run_restore(const json& request, const Peer& peer, const contro
   std::vector<HoldKey> emptied;
   for (auto& [key, hold] : holds_) {
     if (hold.uid != who.uid) continue;
-    auto report = release(hold, only, fmt::format("gpuclk restore by pid {}", peer.pid));
-    all.settings.insert(all.settings.end(), report.settings.begin(), report.settings.end());
-    all.notes.insert(all.notes.end(), report.notes.begin(), report.notes.end());
-    if (report.exit != ExitCode::ok && all.exit == ExitCode::ok) {
-      all.exit = report.exit;
-      all.error = report.error;
-      all.hint = report.hint;
-    }
+    all.append(release(hold, only, fmt::format("gpuclk restore by pid {}", peer.pid)));
     if (hold.gpus.empty()) emptied.push_back(key);
   }
   for (const auto& s : emptied) {
