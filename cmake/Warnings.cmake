@@ -4,8 +4,11 @@ target_compile_options(gpuclk_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion
   -Wno-sign-conversion -Wno-missing-field-initializers -Wimplicit-fallthrough>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${GPUCLK_WERROR}>>:-Werror>)
+# C++ only: nvcc compiles the CUDA kernels of a sanitized build (the ci preset) as in any other.
 if(GPUCLK_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
   add_link_options(-fsanitize=address,undefined)
 endif()
 

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
+  ninja-build           # the build tool of every preset (faster than make on 2 cores)
   libcli11-dev          # command line parsing
   libfmt-dev            # formatting
   nlohmann-json3-dev    # JSON output, bench reports

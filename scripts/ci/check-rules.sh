@@ -8,7 +8,8 @@
 #   3. clang-tidy (.clang-tidy) on the C++ sources changed since the merge base with main, or on
 #      every source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
 # Usage: scripts/ci/check-rules.sh [includes|format|tidy]...   (default: all three)
-# Environment: BUILD_DIR (compile_commands.json; default build/ci, else build/release),
+# Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
+#   build/tidy),
 #   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the merge
 #   base with main or origin/main), JOBS (default nproc).
 # Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
@@ -121,16 +122,19 @@ check_format() {
 
 # --- 3. clang-tidy -----------------------------------------------------------------------------
 check_tidy() {
-  local mode=${TIDY:-changed} build=${BUILD_DIR:-}
+  local mode=${TIDY:-changed} build=${BUILD_DIR:-build/tidy}
   [ "$mode" = off ] && { echo "check-rules: clang-tidy skipped (TIDY=off)"; return; }
-  if [ -z "$build" ]; then
-    for b in build/ci build/release; do [ -f "$b/compile_commands.json" ] && { build=$b; break; }; done
+  # clang-tidy reads each source as the compiler does, one by one: a build tree configured
+  # without unity batches or gcc's precompiled headers (compile_commands.json only, and the
+  # simulator's generated header; nothing else is built).
+  if [ -f "$build/compile_commands.json" ] && grep -q '/Unity/unity_' "$build/compile_commands.json"; then
+    build=build/tidy
   fi
-  if [ -z "$build" ] || [ ! -f "$build/compile_commands.json" ]; then
-    echo "check-rules: clang-tidy needs a configured build with compile_commands.json (BUILD_DIR)"
-    failed=1
-    return
+  if [ ! -f "$build/compile_commands.json" ]; then
+    cmake -S . -B "$build" -G Ninja -DGPUCLK_UNITY=OFF -DGPUCLK_PCH=OFF >"$build.configure.log" 2>&1 ||
+      { echo "check-rules: configuring $build for clang-tidy failed ($build.configure.log)"; failed=1; return; }
   fi
+  cmake --build "$build" --target nvml_sim_entry_points >/dev/null 2>&1 || true
   local files base=${TIDY_BASE:-}
   if [ "$mode" != all ] && [ -z "$base" ]; then
     base=$(git merge-base HEAD main 2>/dev/null || git merge-base HEAD origin/main 2>/dev/null || true)

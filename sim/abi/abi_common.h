@@ -32,6 +32,11 @@ namespace gpuclk::sim::abi {
 inline constexpr std::uint32_t kMaxGpus = 64;
 
 nvmlDevice_t handle_of(std::size_t index);
+
+// The model's configuration, spec and state of GPU i (inside a call, under the context's lock).
+inline const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
+inline const GpuSpec& spec_of(std::size_t i) { return *config_of(i).spec; }
+inline const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
 // The GPU a handle names, or nullopt for a pointer that is not one of ours or past the count.
 std::optional<std::size_t> index_of(nvmlDevice_t device);
 

@@ -17,10 +17,6 @@ using namespace gpuclk::sim::abi;
 
 namespace {
 
-const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
-const GpuSpec& spec_of(std::size_t i) { return *config_of(i).spec; }
-const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
-
 constexpr unsigned kAccountingBufferSize = 4000;  // what the driver reports with accounting off
 constexpr unsigned kMaxMigDevices = 7;            // GA100 and GH100: seven GPU instances
 constexpr unsigned kInvalidInstanceId = 0xFFFFFFFFu;

@@ -13,9 +13,6 @@ using namespace gpuclk::sim::abi;
 
 namespace {
 
-const GpuSpec& spec_of(std::size_t i) { return *Context::get().model().config(i).spec; }
-const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
-
 // The video clock follows the SM clock between its idle and max values.
 unsigned video_clock(const GpuSpec& spec, unsigned sm_mhz) {
   if (spec.sm_max_mhz == spec.sm_min_mhz) return spec.video_max_mhz;

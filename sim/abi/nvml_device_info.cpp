@@ -11,9 +11,6 @@ using namespace gpuclk::sim::abi;
 
 namespace {
 
-const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
-const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
-
 void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device,
               unsigned device_id, unsigned subsystem_id) {
   std::memset(pci, 0, sizeof *pci);

@@ -7,13 +7,6 @@
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
 
-namespace {
-
-const GpuSpec& spec_of(std::size_t i) { return *Context::get().model().config(i).spec; }
-const GpuState& state_of(std::size_t i) { return Context::get().model().gpu(i); }
-
-}  // namespace
-
 namespace gpuclk::sim::abi::get {
 
 nvmlReturn_t power_usage(std::size_t i, unsigned int* milliwatts) {

@@ -11,8 +11,6 @@ using namespace gpuclk::sim::abi;
 
 namespace {
 
-const GpuConfig& config_of(std::size_t i) { return Context::get().model().config(i); }
-const GpuSpec& spec_of(std::size_t i) { return *config_of(i).spec; }
 const GpuDynamics& dynamics_of(std::size_t i) { return Context::get().model().gpu(i).dynamics; }
 
 // Rows remapped after uncorrectable DRAM errors: one row per error (HBM remaps the failing row

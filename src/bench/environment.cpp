@@ -34,9 +34,6 @@ std::string hostname() {
   return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
-output::Value mhz(const std::optional<units::Megahertz>& m) {
-  return m ? output::integer(std::lround(m->value()), "MHz") : output::na();
-}
 output::Value watts(const std::optional<units::Watts>& w) {
   return w ? output::number(w->value(), "W", 0) : output::na();
 }
@@ -127,13 +124,14 @@ output::Node environment_node(const Environment& env) {
             g.persistence_mode ? output::flag(*g.persistence_mode) : output::na());
     gpu.add("power_limit_w", "Power limit (enforced)", watts(g.facts.power_limit));
     gpu.add("default_power_limit_w", "Power limit (default)", watts(g.default_power_limit));
-    gpu.add("max_sm_clock_mhz", "Max SM clock", mhz(g.facts.max_sm_clock));
-    gpu.add("max_memory_clock_mhz", "Max memory clock", mhz(g.facts.max_memory_clock));
-    gpu.add("app_sm_clock_mhz", "App SM clock", mhz(g.app_sm_clock));
-    gpu.add("app_memory_clock_mhz", "App memory clock", mhz(g.app_memory_clock));
-    gpu.add("default_app_sm_clock_mhz", "Default app SM clock", mhz(g.default_app_sm_clock));
+    gpu.add("max_sm_clock_mhz", "Max SM clock", output::mhz(g.facts.max_sm_clock));
+    gpu.add("max_memory_clock_mhz", "Max memory clock", output::mhz(g.facts.max_memory_clock));
+    gpu.add("app_sm_clock_mhz", "App SM clock", output::mhz(g.app_sm_clock));
+    gpu.add("app_memory_clock_mhz", "App memory clock", output::mhz(g.app_memory_clock));
+    gpu.add("default_app_sm_clock_mhz", "Default app SM clock",
+            output::mhz(g.default_app_sm_clock));
     gpu.add("default_app_memory_clock_mhz", "Default app memory clock",
-            mhz(g.default_app_memory_clock));
+            output::mhz(g.default_app_memory_clock));
     gpu.add("temperature_at_start_c", "Temperature at start",
             g.temperature_at_start ? output::number(g.temperature_at_start->value(), "C", 0)
                                    : output::na());

@@ -9,6 +9,7 @@
 namespace gpuclk::bench {
 namespace {
 
+using output::mhz;
 using output::Node;
 using output::Value;
 
@@ -19,9 +20,6 @@ Value pct(std::optional<double> fraction) { return scaled(fraction, 100, "%", 1)
 template <class Q>
 Value quantity(const std::optional<Q>& q, const char* unit, int precision) {
   return q ? output::number(q->value(), unit, precision) : output::na();
-}
-Value mhz(std::optional<units::Megahertz> m) {
-  return m ? output::integer(std::lround(m->value()), "MHz") : output::na();
 }
 std::optional<double> value_of(const std::optional<units::Ratio>& r) {
   return r ? std::optional(r->value()) : std::nullopt;

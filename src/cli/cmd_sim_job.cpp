@@ -26,8 +26,8 @@ struct SimJobOptions {
   double seconds = 0;
 };
 
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_signal(int s) { g_signal = s; }
+volatile std::sig_atomic_t g_job_signal = 0;
+extern "C" void on_signal(int s) { g_job_signal = s; }
 
 // "2e15", "13620T", "60000G": a number with an optional k/M/G/T/P/E suffix (powers of 1000).
 double parse_amount(const std::string& text) {
@@ -83,7 +83,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
       last[i] = jobs->status(devices[i]->index(), ids[i]);
       running = running || last[i].running;
     }
-    if (g_signal != 0) {
+    if (g_job_signal != 0) {
       for (std::size_t i = 0; i < devices.size(); ++i) jobs->stop(devices[i]->index(), ids[i]);
       break;
     }
@@ -102,12 +102,12 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
                       output::number(s.done / scale, unit, 1),
                       output::number(s.end_s - s.start_s, "s", 3),
                       output::number(s.rate / scale, unit + "/s", 2),
-                      output::text(s.completed ? "completed"
-                                   : g_signal  ? "stopped"
-                                               : "ran out of time")});
+                      output::text(s.completed    ? "completed"
+                                   : g_job_signal ? "stopped"
+                                                  : "ran out of time")});
   }
   ctx.printer()->print_table(t);
-  if (g_signal != 0) return 128 + g_signal;
+  if (g_job_signal != 0) return 128 + g_job_signal;
   return 0;
 }
 

@@ -22,9 +22,6 @@
 namespace gpuclk::control {
 namespace {
 
-constexpr unsigned kMaxMhz = 100000;
-constexpr std::uint64_t kMaxMilliwatts = 100'000'000;  // 100 kW: far above any GPU
-
 const char* const kRuleKeys =
     "name, users, groups, gpus, settings, power_limit_min_w, power_limit_max_w, "
     "locked_gpu_clocks_min_mhz, locked_gpu_clocks_max_mhz, locked_memory_clocks_min_mhz, "

@@ -17,7 +17,6 @@ using json = nlohmann::ordered_json;  // keys in the order written: the file is 
 
 // Checked reads: the journal is an input like any other (a person may edit it, a disk may
 // corrupt it). Every value is type- and range-checked; nothing is converted unchecked.
-constexpr std::uint64_t kMaxMhz = 100'000;
 constexpr std::uint64_t kMaxIndex = 4095;
 
 std::uint64_t whole(const json& j, const char* what, std::uint64_t max) {

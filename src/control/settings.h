@@ -19,6 +19,11 @@ namespace gpuclk::control {
 using units::Megahertz;
 using units::Watts;
 
+// Bounds for reading a setting from text or a file (a journal, a policy): far above any GPU, so
+// a value past them is a typo or corruption, never a real clock or power limit.
+inline constexpr unsigned kMaxMhz = 100'000;
+inline constexpr std::uint64_t kMaxMilliwatts = 100'000'000;  // 100 kW
+
 enum class Setting {
   persistence_mode,
   application_clocks,

@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gpuclk::output {
 
 Value mhz(const gpu::Reading<units::Megahertz>& r) {
   return r ? integer(static_cast<long long>(r->value() + 0.5), "MHz") : na();
+}
+Value mhz(const std::optional<units::Megahertz>& m) {
+  return m ? integer(std::lround(m->value()), "MHz") : na();
 }
 Value watts(const gpu::Reading<units::Watts>& r, int precision) {
   return r ? number(r->value(), "W", precision) : na();

@@ -3,6 +3,7 @@
 // with no content: tables show "N/A", JSON null, CSV "[N/A]" as nvidia-smi does.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -34,6 +35,8 @@ Value watts(const gpu::Reading<units::Watts>& r, int precision = 2);
 Value celsius(const gpu::Reading<units::Celsius>& r);
 Value percent(const gpu::Reading<units::Ratio>& r);
 Value mebibytes(const gpu::Reading<units::Bytes>& r);
+// The same for a value that may be absent (no reading: a setting, a fact): N/A when it is.
+Value mhz(const std::optional<units::Megahertz>& m);
 template <class T>
 Value from(const gpu::Reading<T>& r, std::string unit = {}) {
   if (!r) return na();

@@ -45,7 +45,7 @@ bool something_answers(const sockaddr_un& addr) {
   return ok;
 }
 
-struct Client {
+struct Connection {
   int fd = -1;
   Peer peer;
   std::string in, out;
@@ -57,7 +57,7 @@ struct Client {
 
 // Answers the complete request lines in c.in in order, until one starts a stream: the rest wait
 // for its end.
-void serve_lines(Client& c, const SocketServer::Handler& handler,
+void serve_lines(Connection& c, const SocketServer::Handler& handler,
                  std::chrono::steady_clock::time_point now) {
   std::size_t start = 0, nl;
   while (!c.stream && (nl = c.in.find('\n', start)) != std::string::npos) {
@@ -88,7 +88,7 @@ void serve_lines(Client& c, const SocketServer::Handler& handler,
 }
 
 // Writes the stream's line when it is due; the end of the stream lets waiting requests in.
-void step_stream(Client& c, const SocketServer::Handler& handler,
+void step_stream(Connection& c, const SocketServer::Handler& handler,
                  std::chrono::steady_clock::time_point now) {
   if (!c.stream || c.close_after_write || now < c.due) return;
   bool last = false;
@@ -184,9 +184,9 @@ void SocketServer::wake() {
 }
 
 void SocketServer::loop() {
-  std::list<Client> clients;
+  std::list<Connection> clients;
   std::vector<pollfd> fds;
-  std::vector<Client*> owners;
+  std::vector<Connection*> owners;
   char buffer[64 * 1024];
   while (running_) {
     fds.clear();
@@ -232,7 +232,7 @@ void SocketServer::loop() {
           ::close(fd);
           continue;
         }
-        Client c;
+        Connection c;
         c.fd = fd;
         c.last_active = now;
         ucred cred{};
@@ -250,9 +250,9 @@ void SocketServer::loop() {
         clients.push_back(std::move(c));
       }
     }
-    std::vector<Client*> dead;
+    std::vector<Connection*> dead;
     for (std::size_t i = 0; i < owners.size(); ++i) {
-      Client& c = *owners[i];
+      Connection& c = *owners[i];
       const auto revents = fds[i + 2].revents;
       bool drop = false;
       if ((revents & POLLIN) && !c.close_after_write) {
@@ -295,7 +295,7 @@ void SocketServer::loop() {
     }
     for (auto* c : dead) {
       ::close(c->fd);
-      clients.remove_if([c](const Client& x) { return &x == c; });
+      clients.remove_if([c](const Connection& x) { return &x == c; });
     }
   }
   for (auto& c : clients) ::close(c.fd);

@@ -56,6 +56,10 @@ class Feed {
   virtual Frame frame(telemetry::Duration history, std::size_t graphed) = 0;
 };
 
+// Settings, processes and findings change slowly (reading them costs ~25 NVML calls per GPU):
+// both feeds refresh them this often, not every frame.
+inline constexpr telemetry::Duration kRefreshEvery = std::chrono::seconds(2);
+
 // Findings look at this much of the history.
 inline constexpr telemetry::Duration kFindingsWindow = std::chrono::seconds(60);
 

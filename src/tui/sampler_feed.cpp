@@ -10,9 +10,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Settings, processes and findings change slowly; reading them costs ~25 NVML calls per GPU.
-constexpr auto kRefreshEvery = 2s;
-
 template <class T>
 std::optional<T> opt(const gpu::Reading<T>& r) {
   return r ? std::optional<T>(*r) : std::nullopt;

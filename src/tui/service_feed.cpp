@@ -12,8 +12,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr auto kRefreshEvery = 2s;
-
 // Top's own time base for one response: the service's times are relative to its answer.
 telemetry::TimePoint local_now() {
   return telemetry::TimePoint(std::chrono::duration_cast<telemetry::Duration>(

@@ -60,15 +60,16 @@ check; [[ "$phases" =~ ^idle:([5-9]|1[0-2])\ fp32:(1[2-9]|2[0-4])\ gap:[2-7]\ tf
   fail "phases seen: '$phases' (want idle ~10, fp32 ~20, gap ~5, tf32 >= 5 rows)"
 
 # --- a GPU lost mid-run (faults: GPU 2 falls off the bus at t = 60 s); the others go on ---
+# 10 simulated seconds (1 s of wall time, 3 s in a sanitized build) before the loss leave a slow
+# start (a sanitized build, a loaded machine) time for at least one row of GPU 2, and 20 rows
+# (one a simulated second) end well after it.
 fresh_node
-GPUCLK_SIM_START=57 GPUCLK_SIM_SPEED=10 gpuclk --sim faults dmon -s pc -c 8
+GPUCLK_SIM_START=50 GPUCLK_SIM_SPEED=$(slowed 10) gpuclk --sim faults dmon -s pc -c 20
 expect_exit 0
 expect_err "GPU 2 was lost"
 rows_gpu2=$(grep -c '^    2 ' <<<"$OUT"); rows_gpu0=$(grep -c '^    0 ' <<<"$OUT")
-# At least one row before the loss: a slow start (a sanitized build, a loaded machine) eats
-# simulated seconds of the ~3 s window before the first row.
-check; [ "$rows_gpu0" -eq 8 ] && [ "$rows_gpu2" -ge 1 ] && [ "$rows_gpu2" -le 4 ] ||
-  fail "GPU 0 rows $rows_gpu0 (want 8), GPU 2 rows $rows_gpu2 (want 1-4: lost after ~3 s)"
+check; [ "$rows_gpu0" -eq 20 ] && [ "$rows_gpu2" -ge 1 ] && [ "$rows_gpu2" -le 11 ] ||
+  fail "GPU 0 rows $rows_gpu0 (want 20), GPU 2 rows $rows_gpu2 (want 1-11: lost after ~10 s)"
 
 # --- Ctrl-C ends it cleanly ---
 "$GPUCLK_BIN" --sim dmon -d 0.1 >"$TEST_TMP/ctrlc.out" 2>&1 &
