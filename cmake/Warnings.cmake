@@ -10,6 +10,12 @@ if(GPUCLK_SANITIZE)
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
   add_link_options(-fsanitize=address,undefined)
+  # GCC documents -Wmaybe-uninitialized as unreliable under the sanitizers: with ASan at -O1
+  # GCC 12 reports it inside std::regex's std::function members, which no code of ours can
+  # mend. The release build keeps the warning.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized>)
+  endif()
 endif()
 
 # The `fuzz` preset (clang-14): every library instrumented for libFuzzer, ASan and UBSan; the
