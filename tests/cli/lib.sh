@@ -112,3 +112,17 @@ finish() {
   [ "$FAILURES" -eq 0 ]
   exit $?
 }
+
+# skip_unless_others_reach USER PATH...: a test that runs gpuclk as another user (setpriv) needs
+# that user to reach the binary, its libraries and the fixtures; a checkout below a private folder
+# (root's home on Debian is mode 700) hides them. Skips (77) naming the path and what to do.
+skip_unless_others_reach() {
+  local user=$1 path
+  shift
+  for path in "$@"; do
+    setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups test -r "$path" && continue
+    echo "skipped: user $user cannot read $path (a folder above it is private, e.g. a home of" \
+      "mode 700): clone the repository under a folder others may enter (/srv, /tmp) to run this test"
+    exit 77
+  done
+}

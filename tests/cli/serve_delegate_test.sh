@@ -14,6 +14,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
   echo "skipped: needs root and setpriv (util-linux) to run clients as other users"
   exit 77
 fi
+skip_unless_others_reach nobody "$GPUCLK_BIN" "$GPUCLK_BIN_DIR/libnvml-sim.so"
 PY=/usr/bin/python3 # not a per-user python shim: the clients run as other users
 chmod 755 "$TEST_TMP"
 SOCK="$TEST_TMP/gpuclk.sock"

@@ -15,6 +15,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
 fi
 FIXTURES="$(cd "$(dirname "$0")" && pwd)/fixtures"
 NODE="$FIXTURES/delegate-tools.toml" # GPU 0 idle (the sweep's job), GPU 1 phases (the governor's)
+skip_unless_others_reach nobody "$GPUCLK_BIN" "$GPUCLK_BIN_DIR/libnvml-sim.so" "$NODE"
 export GPUCLK_SIM_SPEED=4            # simulated seconds per wall second
 chmod 755 "$TEST_TMP"
 SOCK="$TEST_TMP/gpuclk.sock"
