@@ -30,6 +30,7 @@
 #include "control/transaction.h"
 #include "serve/delegate.h"
 #include "serve/http.h"
+#include "serve/listen_address.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
 #include "serve/service.h"
@@ -383,6 +384,13 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   so.interval = *interval;
   so.history = parse_history(o.history);
   so.counters_every = parse_counters_interval(o.counters_interval);
+  // --listen before anything starts: a bad address is exit 2, a port in use exit 255, and
+  // nothing was touched either way.
+  std::optional<serve::ListenAddress> listen;
+  if (o.listen != "off") {
+    listen = serve::parse_listen_address(o.listen);
+    serve::check_can_listen(*listen);
+  }
   so.settings_watch = control::JournalStore(ctx.state_dir()).file().string();
 
   // SIGINT/SIGTERM are blocked in every thread (the ones started below inherit the mask); this
@@ -476,8 +484,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   if (keeper) keeper->start();
   if (governor) governor->start();
   if (delegation) delegation->start();
-  if (o.listen != "off") {
-    http = std::make_unique<serve::HttpExporter>(*service, o.listen);
+  if (listen) {
+    http = std::make_unique<serve::HttpExporter>(*service, listen->text());
     service->set_http_address(http->address());
   }
   socket.start();
@@ -525,7 +533,8 @@ void add_serve_command(CLI::App& app, Context& ctx) {
       "Resident node service: one sampler and its history for every read command (Unix socket), "
       "Prometheus /metrics");
   sub->add_option("--listen", o->listen,
-                  "HTTP address for /metrics and /healthz (default 127.0.0.1:9400; off: none)");
+                  "HTTP address for /metrics and /healthz: PORT, IPV4:PORT or [IPV6]:PORT (default "
+                  "127.0.0.1:9400; port 0: any free one; off: none)");
   sub->add_option("--interval", o->interval, "sampling interval (default 100ms)");
   sub->add_option("--history", o->history, "history kept at 1 s (default 1h)");
   sub->add_option("--counters-interval", o->counters_interval,

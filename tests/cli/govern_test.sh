@@ -137,7 +137,11 @@ LAST_CMD="hysteresis: $decisions decisions, $changes class changes, $writes writ
 echo "$LAST_CMD"
 check; [ "${decisions:-0}" -ge 100 ] || fail "too few decisions"
 check; [ "${changes:-0}" -ge 50 ] || fail "the class did not change often enough to test hysteresis"
-check; [ "${writes:-999}" -le $((changes / 10)) ] || fail "writes not damped by hysteresis"
+# Without hysteresis every class change is a write (writes ~ changes). A slow or loaded machine
+# (a sanitized build, the CI machine) spaces the decisions unevenly, so the class sometimes holds
+# long enough for a justified write: 10 writes for 57 changes were seen under ASan. A quarter
+# still tells damping from none.
+check; [ "${writes:-999}" -le $((changes / 4)) ] || fail "writes not damped by hysteresis"
 export GPUCLK_SIM_STATE="$TEST_TMP/sim.state"
 
 # --- --evaluate: JSON shape (one scenario, two passes). ---

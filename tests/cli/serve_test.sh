@@ -165,4 +165,29 @@ gpuclk --sim --socket "$SOCK" serve --history 2weeks
 expect_exit 2; expect_err "bad --history '2weeks'"
 gpuclk --sim --socket "$SOCK" serve --listen nonsense
 expect_exit 2; expect_err "bad --listen 'nonsense'"
+# No octet wraps (999 is not 231), no shorthand or hex address, no port past 65535: exit 2,
+# naming the part that is wrong, and no socket left behind.
+gpuclk --sim --socket "$SOCK" serve --listen 999.1.1.1:80
+expect_exit 2; expect_err "bad --listen '999.1.1.1:80': '999.1.1.1' is not an IPv4 address"
+gpuclk --sim --socket "$SOCK" serve --listen 127.1:19411
+expect_exit 2; expect_err "'127.1' is not an IPv4 address in dotted decimal"
+gpuclk --sim --socket "$SOCK" serve --listen 0x7f.0.0.1:9400
+expect_exit 2; expect_err "'0x7f.0.0.1' is not an IPv4 address"
+gpuclk --sim --socket "$SOCK" serve --listen 127.0.0.1:99999
+expect_exit 2; expect_err "'99999' is not a port (0-65535)"
+gpuclk --sim --socket "$SOCK" serve --listen '[::1:9400'
+expect_exit 2; expect_err "an IPv6 address is written [ADDRESS]:PORT"
+check; [ ! -e "$SOCK" ] || fail "a refused --listen left the socket"
+# A port another program holds: the system's reason, not civetweb's "null context".
+python3 -c "import socket, sys, time
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()
+open(sys.argv[1], 'w').write(str(s.getsockname()[1])); time.sleep(30)" "$TEST_TMP/busy.port" \
+  </dev/null >/dev/null 2>&1 &
+BUSY=$!
+for _ in $(seq "$(scaled 50)"); do [ -s "$TEST_TMP/busy.port" ] && break; sleep 0.1; done
+BUSY_PORT=$(cat "$TEST_TMP/busy.port")
+gpuclk --sim --socket "$SOCK" serve --listen "127.0.0.1:$BUSY_PORT"
+expect_exit 255; expect_err "cannot listen on 127.0.0.1:$BUSY_PORT: Address already in use"
+check; [ ! -e "$SOCK" ] || fail "a port in use left the socket"
+kill "$BUSY" 2>/dev/null
 finish
