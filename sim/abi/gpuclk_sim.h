@@ -76,6 +76,13 @@ int gpuclk_sim_job_stop(unsigned int index, unsigned long long job_id);
 // The job kinds, comma separated.
 const char* gpuclk_sim_job_kinds(void);
 
+// Who process `pid` works for, when it is one of the scenario's processes: "slurm:1234",
+// "pod:UID", "container:ID", "session:N" (the scenario's process keys), "process:PID" when the
+// scenario names no owner. Copied with its NUL into `owner` (`length` bytes). NVML codes: 0
+// success, 2 NULL owner, 6 not found (not a scenario process: a process of this host, such as
+// a job's), 7 insufficient size, 999 cannot load.
+int gpuclk_sim_process_owner(unsigned int pid, char* owner, unsigned int length);
+
 // Paths in use, and the last load error ("" if none). Valid until the next call.
 const char* gpuclk_sim_scenario_path(void);
 const char* gpuclk_sim_state_path(void);

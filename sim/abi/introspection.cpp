@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -157,6 +158,21 @@ GPUCLK_SIM_EXPORT const char* gpuclk_sim_job_kinds(void) {
     return out;
   }();
   return names.c_str();
+}
+
+GPUCLK_SIM_EXPORT int gpuclk_sim_process_owner(unsigned int pid, char* owner, unsigned int length) {
+  if (!owner) return NVML_ERROR_INVALID_ARGUMENT;
+  return with_model(static_cast<int>(kCannotLoad), [&](Context& c) {
+    for (std::size_t i = 0; i < c.model().gpu_count(); ++i) {
+      const Process& p = c.model().config(i).workload.process;
+      if (p.pid != pid) continue;
+      const std::string text = p.owner.empty() ? "process:" + std::to_string(pid) : p.owner;
+      if (text.size() + 1 > length) return static_cast<int>(NVML_ERROR_INSUFFICIENT_SIZE);
+      std::memcpy(owner, text.c_str(), text.size() + 1);
+      return static_cast<int>(NVML_SUCCESS);
+    }
+    return static_cast<int>(NVML_ERROR_NOT_FOUND);
+  });
 }
 
 GPUCLK_SIM_EXPORT const char* gpuclk_sim_scenario_path(void) {

@@ -364,7 +364,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 
 Process context_process(const GpuConfig& config, const GpuState& state) {
   const InjectedJob& job = state.dynamics.job;
-  if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30};
+  if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30, {}};  // a host process
   return config.workload.process;
 }
 

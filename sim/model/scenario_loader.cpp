@@ -1,10 +1,13 @@
 // Scenario files: sim/scenarios/*.toml. [node] says what the host is, [gpu_defaults] applies to
 // every GPU, [[gpu]] overrides one GPU by index, [workloads.<name>] are referenced by name.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "scenario.h"
 #include "toml_access.h"
@@ -120,19 +123,44 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   return p;
 }
 
+// process = { pid, name, memory_gib, and at most one owner: slurm_job = N, pod = "UID",
+// container = "ID" or session = N }. Other keys are refused: a misspelt owner would silently
+// make the process a job of its own.
+Process parse_process(const TomlAccess& t) {
+  constexpr std::string_view kKeys[] = {"pid",       "name", "memory_gib", "slurm_job",
+                                        "container", "pod",  "session"};
+  for (const auto& [key, value] : t.table()) {
+    if (std::find(std::begin(kKeys), std::end(kKeys), key.str()) == std::end(kKeys))
+      t.fail(key.str(), "unknown key (pid, name, memory_gib, slurm_job, pod, container, session)");
+  }
+  Process p;
+  p.pid = static_cast<std::uint32_t>(t.integer("pid"));
+  p.name = t.text_or("name", "python3");
+  const double gib = t.number_or("memory_gib", 1);
+  if (gib < 0 || gib > 1e6) t.fail("memory_gib", "must be in 0..1000000 (GiB)");
+  p.memory_bytes = static_cast<std::uint64_t>(gib * kGiB);
+  for (std::string_view key : {"slurm_job", "pod", "container", "session"}) {
+    if (!t.has(key)) continue;
+    if (!p.owner.empty())
+      t.fail(key, "a process has one owner: slurm_job, pod, container or session");
+    const bool number = key == "slurm_job" || key == "session";
+    const std::string id = number ? std::to_string(t.integer(key)) : t.text(key);
+    if (id.empty() || id.size() > 128 || id.find_first_of(": \t\n") != std::string::npos)
+      t.fail(key, "expected an id of 1 to 128 characters without spaces or ':'");
+    p.owner = std::string(key == "slurm_job" ? "slurm" : key) + ":" + id;
+  }
+  return p;
+}
+
 Workload parse_workload(const TomlAccess& t, const std::string& name, const GpuSpec& spec) {
   Workload w;
   w.name = name;
   w.start_s = t.number_or("start_s", 0);
   w.repeat = t.boolean_or("repeat", false);
   if (auto process = t.optional_sub("process")) {
-    w.process.pid = static_cast<std::uint32_t>(process->integer("pid"));
-    w.process.name = process->text_or("name", "python3");
-    const double gib = process->number_or("memory_gib", 1);
-    if (gib < 0 || gib > 1e6) process->fail("memory_gib", "must be in 0..1000000 (GiB)");
-    w.process.memory_bytes = static_cast<std::uint64_t>(gib * kGiB);
+    w.process = parse_process(*process);
   } else {
-    w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB)};
+    w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB), {}};
   }
   const toml::node* phases = t.table().get("phases");
   if (!phases || !phases->is_array_of_tables())

@@ -37,6 +37,9 @@ struct Process {
   std::uint32_t pid = 0;
   std::string name;
   std::uint64_t memory_bytes = 0;
+  // Who it works for, as gpuclk groups processes into jobs: "slurm:1234", "pod:UID",
+  // "container:ID", "session:N"; "" when the scenario gives none (a job of its own).
+  std::string owner;
 };
 
 struct Workload {

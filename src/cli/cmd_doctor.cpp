@@ -19,6 +19,7 @@
 #include "gpu/events.h"
 #include "host/cpu.h"
 #include "host/process.h"
+#include "rules/process_owners.h"
 #include "rules/rule.h"
 #include "serve/protocol.h"
 #include "telemetry/interval.h"
@@ -343,6 +344,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   rules::Input input = through_service ? std::move(through_service->input)
                                        : watch(ctx, devices, duration, *interval);
   add_journal_facts(ctx, input.gpus);
+  rules::add_process_owners(input, ctx.devices().api());  // the straggler rule's jobs
   const auto findings = rules::evaluate(input, chosen);
 
   std::size_t samples = 0;

@@ -2,6 +2,7 @@
 // src/gpu/ (which never see src/nvml/). On a real driver every answer is "none".
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "gpu/reading.h"
@@ -21,6 +22,11 @@ std::string simulator_state_path(const nvml::Api& api);
 // The simulated GPU's exact energy since power-on — the truth NVML's energy counter approximates;
 // not_supported on a real driver.
 Reading<units::Joules> simulator_energy(const Device& device);
+
+// Who process `pid` works for, when the simulator invented it (a scenario's process):
+// "slurm:1234", "pod:UID", "container:ID", "session:N" or "process:PID" (host/owner.h's keys).
+// nullopt on a real driver, or for a pid that is a process of this host (a job's).
+std::optional<std::string> simulator_process_owner(const nvml::Api& api, unsigned pid);
 
 // The NVML library file the loader actually opened.
 const std::string& nvml_library_path(const nvml::Api& api);

@@ -15,6 +15,8 @@ std::string read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+}  // namespace
+
 std::string user_name(unsigned uid) {
   passwd entry{};
   passwd* found = nullptr;
@@ -23,8 +25,6 @@ std::string user_name(unsigned uid) {
     return found->pw_name;
   return std::to_string(uid);
 }
-
-}  // namespace
 
 std::optional<ProcessInfo> read_process(unsigned pid) {
   const std::string dir = "/proc/" + std::to_string(pid);

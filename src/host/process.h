@@ -16,6 +16,9 @@ struct ProcessInfo {
   std::chrono::duration<double> age{};       // wall time since it started (0: unknown)
 };
 
+// The login name of `uid`; the uid as a number when it has none.
+std::string user_name(unsigned uid);
+
 // nullopt when the process does not exist (or /proc cannot be read: another PID namespace).
 std::optional<ProcessInfo> read_process(unsigned pid);
 

@@ -12,6 +12,7 @@
 
 #include "gpu/device.h"
 #include "gpu/events.h"
+#include "host/owner.h"
 #include "telemetry/sample.h"
 
 namespace gpuclk::rules {
@@ -67,6 +68,9 @@ struct GpuWindow {
 struct Input {
   telemetry::TimePoint from{}, to{};
   std::vector<GpuWindow> gpus;
+  // Who each process on the GPUs works for (by pid): its Slurm job, pod, container or session
+  // (host::owner_of, or the simulator's scenario). A pid not here is a job of its own.
+  std::map<unsigned, host::Owner> process_owners;
   double seconds() const { return std::chrono::duration<double>(to - from).count(); }
   // True for a single look (status): rules that need time (jitter, rates) stay silent.
   bool snapshot() const { return to <= from; }

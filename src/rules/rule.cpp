@@ -179,12 +179,15 @@ const std::vector<Rule>& all_rules() {
        "Fix: more data-loader workers, pinned memory, prefetching; check the job's CPU use "
        "(top -p PID).",
        input_starved},
-      {"straggler", "One GPU slower than its peers under the same work",
-       "Checks: among GPUs of one model whose peers are at least 30 % busy, a GPU whose busy "
-       "median SM clock is below 90 % of the peers' median, or whose mean utilization is 20 "
-       "points below theirs.\n"
-       "Severity: warning. Evidence: clocks, utilization, power, temperature against the peers; "
-       "the cause names what held it back.\n"
+      {"straggler", "One GPU slower than the other GPUs of its job",
+       "Checks: the GPUs of one job are those whose processes share a Slurm job, a Kubernetes "
+       "pod, a container or a session (one process on several GPUs is one job); a GPU without "
+       "a process is idle, never a straggler, and a job on one GPU has no peers. Among a job's "
+       "GPUs of one model whose peers are at least 30 % busy, a GPU whose busy median SM clock "
+       "is below 90 % of the peers' median, or whose mean utilization is 20 points below "
+       "theirs.\n"
+       "Severity: warning. Evidence: clocks, utilization, power, temperature against the peers, "
+       "the job and its GPUs; the cause names what held it back.\n"
        "Fix: the finding names it (settings, cooling, link); two GPUs are not twice as fast "
        "while one lags.",
        straggler},

@@ -1,5 +1,9 @@
 // Rules on how the work is spread: GPUs idle while a process holds them (input pipeline), and
-// one GPU slower than its peers under the same work (the straggler a multi-GPU job waits for).
+// one GPU slower than the other GPUs of its job (the straggler a multi-GPU job waits for).
+#include <set>
+
+#include "host/cpu.h"
+#include "rules/jobs.h"
 #include "rules/window.h"
 
 namespace gpuclk::rules::detail {
@@ -111,54 +115,73 @@ std::string cause_of(const Load& me, const std::vector<Load>& peers, const Thres
 
 void straggler(const Input& in, const Thresholds& t, std::vector<Finding>& out) {
   if (in.snapshot()) return;
-  for (const auto& [model, same] : by_model(in)) {
-    if (same.size() < 2) continue;
-    std::vector<Load> loads;
-    for (const auto* w : same) {
-      loads.push_back({w, sm_clock_percentile(busy_samples(*w, t), 0.5), mean_utilization(*w),
-                       mean_power(*w).value_or(0), max_temperature(*w)});
+  // Only GPUs that run the same job wait for each other: an idle GPU, or one running another
+  // job, is no peer. A GPU in two jobs is reported once, for the first job it lags in.
+  std::set<unsigned> reported;
+  for (const auto& job : jobs(in)) {
+    if (job.gpus.size() < 2) continue;
+    std::map<std::string, std::vector<const GpuWindow*>> of_model;
+    for (const auto& w : in.gpus) {
+      if (std::binary_search(job.gpus.begin(), job.gpus.end(), w.facts.index))
+        of_model[w.facts.name].push_back(&w);
     }
-    for (const auto& me : loads) {
-      std::vector<Load> peers;
-      std::vector<double> clocks, utils, powers, temps;
-      for (const auto& p : loads) {
-        if (p.w == me.w) continue;
-        if (!p.util || *p.util < t.straggler_peer_utilization) continue;
-        peers.push_back(p);
-        if (p.clock) clocks.push_back(*p.clock);
-        utils.push_back(*p.util);
-        powers.push_back(p.power.value_or(0));
-        if (p.temp) temps.push_back(*p.temp);
+    const auto job_name =
+        fmt::format("{} (GPUs {})", host::describe(job.owner), host::cpu_list(job.gpus));
+    for (const auto& [model, same] : of_model) {
+      if (same.size() < 2) continue;
+      std::vector<Load> loads;
+      for (const auto* w : same) {
+        loads.push_back({w, sm_clock_percentile(busy_samples(*w, t), 0.5), mean_utilization(*w),
+                         mean_power(*w).value_or(0), max_temperature(*w)});
       }
-      if (peers.empty() || !me.util) continue;
-      const auto peer_clock = median(clocks);
-      const auto peer_util = median(utils);
-      const bool slow_clock = me.clock && peer_clock && *me.clock < t.straggler_clock * *peer_clock;
-      const bool less_busy = peer_util && *me.util < *peer_util - t.straggler_utilization;
-      if (!slow_clock && !less_busy) continue;
-      const auto& g = me.w->facts;
-      auto f = make(
-          "straggler", Severity::warning, {g.index},
-          slow_clock ? fmt::format("GPU {}: median SM clock under load {:.0f} MHz, "
-                                   "{:.0f}% of its peers' {:.0f} MHz: a multi-GPU job "
-                                   "waits for it",
-                                   g.index, *me.clock, 100 * *me.clock / *peer_clock, *peer_clock)
-                     : fmt::format("GPU {}: {:.0f}% busy while its peers are {:.0f}% "
-                                   "busy: it lags behind them",
-                                   g.index, 100 * *me.util, 100 * *peer_util),
-          cause_of(me, peers, t, peer_util),
-          "fix the cause named (settings: gpuclk set --all …; cooling; the link); "
-          "`gpuclk doctor` lists it as its own finding");
-      if (me.clock) add(f, "sm_clock_median_mhz", *me.clock, "MHz");
-      if (peer_clock) add(f, "peers_sm_clock_median_mhz", *peer_clock, "MHz");
-      add(f, "utilization_pct", 100 * *me.util, "%", 1);
-      if (peer_util) add(f, "peers_utilization_pct", 100 * *peer_util, "%", 1);
-      add(f, "power_mean_w", me.power.value_or(0), "W", 1);
-      if (auto pp = median(powers)) add(f, "peers_power_mean_w", *pp, "W", 1);
-      if (me.temp) add(f, "temperature_max_c", *me.temp, "C");
-      if (auto pt = median(temps)) add(f, "peers_temperature_max_c", *pt, "C");
-      f.summary += "; cause: " + f.cause;
-      out.push_back(std::move(f));
+      for (const auto& me : loads) {
+        if (reported.contains(me.w->facts.index)) continue;
+        std::vector<Load> peers;
+        std::vector<double> clocks, utils, powers, temps;
+        for (const auto& p : loads) {
+          if (p.w == me.w) continue;
+          if (!p.util || *p.util < t.straggler_peer_utilization) continue;
+          peers.push_back(p);
+          if (p.clock) clocks.push_back(*p.clock);
+          utils.push_back(*p.util);
+          powers.push_back(p.power.value_or(0));
+          if (p.temp) temps.push_back(*p.temp);
+        }
+        if (peers.empty() || !me.util) continue;
+        const auto peer_clock = median(clocks);
+        const auto peer_util = median(utils);
+        const bool slow_clock =
+            me.clock && peer_clock && *me.clock < t.straggler_clock * *peer_clock;
+        const bool less_busy = peer_util && *me.util < *peer_util - t.straggler_utilization;
+        if (!slow_clock && !less_busy) continue;
+        const auto& g = me.w->facts;
+        auto f =
+            make("straggler", Severity::warning, {g.index},
+                 slow_clock ? fmt::format("GPU {} of {}: median SM clock under load {:.0f} MHz, "
+                                          "{:.0f}% of its peers' {:.0f} MHz: the job waits for it",
+                                          g.index, job_name, *me.clock,
+                                          100 * *me.clock / *peer_clock, *peer_clock)
+                            : fmt::format("GPU {} of {}: {:.0f}% busy while its peers are {:.0f}% "
+                                          "busy: it lags behind them",
+                                          g.index, job_name, 100 * *me.util, 100 * *peer_util),
+                 cause_of(me, peers, t, peer_util),
+                 "fix the cause named (settings: gpuclk set --all …; cooling; the link); "
+                 "`gpuclk doctor` lists it as its own finding");
+        if (me.clock) add(f, "sm_clock_median_mhz", *me.clock, "MHz");
+        if (peer_clock) add(f, "peers_sm_clock_median_mhz", *peer_clock, "MHz");
+        add(f, "utilization_pct", 100 * *me.util, "%", 1);
+        if (peer_util) add(f, "peers_utilization_pct", 100 * *peer_util, "%", 1);
+        add(f, "power_mean_w", me.power.value_or(0), "W", 1);
+        if (auto pp = median(powers)) add(f, "peers_power_mean_w", *pp, "W", 1);
+        if (me.temp) add(f, "temperature_max_c", *me.temp, "C");
+        if (auto pt = median(temps)) add(f, "peers_temperature_max_c", *pt, "C");
+        f.evidence.push_back({"job", "", 0, 0, host::owner_key(job.owner)});
+        f.evidence.push_back({"job_gpus", "", 0, 0, host::cpu_list(job.gpus)});
+        if (!job.owner.user.empty()) f.evidence.push_back({"job_user", "", 0, 0, job.owner.user});
+        f.summary += "; cause: " + f.cause;
+        reported.insert(g.index);
+        out.push_back(std::move(f));
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include "gpu/device.h"
 #include "gpu/status.h"
+#include "rules/process_owners.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
 
@@ -78,6 +79,7 @@ void SamplerFeed::refresh_slow_parts(telemetry::TimePoint now) {
     }
   }
   if (node_facts_) node_facts_(input.gpus);
+  rules::add_process_owners(input, set_.api());
   findings_ = rules::evaluate(input);
   facts_.clear();
   for (auto& w : input.gpus) facts_.push_back(std::move(w.facts));

@@ -2,6 +2,8 @@
 
 #include "gpu/device.h"
 #include "gpu/status.h"
+#include "host/owner.h"
+#include "rules/process_owners.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
 #include "serve/protocol.h"
@@ -78,6 +80,12 @@ void ServiceFeed::refresh_slow_parts(telemetry::TimePoint now) {
       if (auto m = p.find("used_memory_bytes"); m != p.end() && m->is_number())
         e.gpu_memory = units::Bytes(m->get<double>());
       if (auto n = p.find("name"); n != p.end() && n->is_string()) driver_names_[e.pid] = *n;
+      if (auto o = p.find("owner"); o != p.end() && o->is_string()) {
+        if (auto owner = host::parse_owner_key(o->get<std::string>())) {
+          owner->user = p.value("owner_user", std::string());
+          input.process_owners[e.pid] = std::move(*owner);
+        }
+      }
       pids.push_back(e.pid);
       entries.push_back(e);
     }
@@ -152,6 +160,11 @@ json read_top_view(const gpu::Device& device, const gpu::DeviceSet& devices) {
       json row{{"pid", p.pid}};
       if (p.used_memory) row["used_memory_bytes"] = p.used_memory->value();
       if (auto name = devices.process_name(p.pid)) row["name"] = *name;
+      // Who it works for, so that a client's rules group the GPUs into jobs as doctor does.
+      if (auto owner = rules::process_owner(devices.api(), p.pid)) {
+        row["owner"] = host::owner_key(*owner);
+        if (!owner->user.empty()) row["owner_user"] = owner->user;
+      }
       processes.push_back(row);
     }
     j["processes"] = processes;

@@ -129,6 +129,29 @@ expect_between straggler 1 sm_clock_median_mhz 1410 1410
 expect_between straggler 1 peers_sm_clock_median_mhz 1980 1980
 expect_json '[.findings[] | select(.rule == "straggler")][0].cause' "its application clocks (1410 MHz) hold it below its peers"
 
+# --- straggler: a GPU slower than the GPUs of its own job (issue 26) ---
+# The straggler scenario's two processes are one Slurm job: the finding names it.
+expect_json '[.findings[] | select(.rule == "straggler")][0].evidence.job' "slurm:7311"
+# A GEMM on GPU 1 alone, GPU 0 idle without a process: no straggler (no job has peers).
+doctor_on "$SCEN/idle-peer.toml" 30
+expect_exit 0
+expect_serious ""
+expect_json '[.findings[] | select(.rule == "straggler")] | length' 0
+# One Slurm job on 4 GPUs, GPU 2 at a 300 W limit: GPU 2 is its straggler, named with the job.
+doctor_on "$SCEN/straggler-slurm-job.toml" 30
+expect_exit 10
+expect_serious "power_capped:warning:2 settings_differ:warning:2 straggler:warning:2"
+expect_json '[.findings[] | select(.rule == "straggler")][0].evidence.job' "slurm:1234"
+expect_json '[.findings[] | select(.rule == "straggler")][0].evidence.job_gpus' "0-3"
+expect_json '[.findings[] | select(.rule == "straggler")][0].summary | startswith("GPU 2 of Slurm job 1234 (GPUs 0-3): median SM clock under load")' "true"
+expect_json '[.findings[] | select(.rule == "straggler")][0].cause' "its power limit (300 W) caps it below its peers"
+expect_between straggler 2 peers_sm_clock_median_mhz 1900 1980
+# Two unrelated jobs at different loads (a Slurm job on 0-1, a pod at half load on 2-3): none.
+doctor_on "$SCEN/two-jobs.toml" 30
+expect_exit 0
+expect_serious ""
+expect_json '[.findings[] | select(.rule == "straggler")] | length' 0
+
 doctor_on "$SCEN/ecc.toml" 30
 expect_exit 11
 expect_serious "ecc_errors:critical:0 ecc_errors:warning:1 row_remapping:critical:0"
@@ -241,7 +264,7 @@ fresh_node
 GPUCLK_SIM_START=30 gpuclk --sim "$SCEN/straggler.toml" doctor --duration 5s --rules straggler
 expect_exit 10
 expect_out_re "gpuclk doctor: watched 2 GPUs for 5\.[01] s"
-expect_out "warning: GPU 1: median SM clock under load 1410 MHz, 71% of its peers' 1980 MHz"
+expect_out "warning: GPU 1 of Slurm job 7311 (GPUs 0-1): median SM clock under load 1410 MHz, 71% of its peers' 1980 MHz"
 expect_out "  [straggler]"
 expect_out "    evidence: sm_clock_median_mhz 1410 MHz"
 expect_out "    see docs/doctor.md#straggler"

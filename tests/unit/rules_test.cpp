@@ -3,6 +3,7 @@
 // tests/cli/doctor_test.sh.
 #include <gtest/gtest.h>
 
+#include "rules/jobs.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
 #include "rules/xid.h"
@@ -195,16 +196,94 @@ TEST(rules_test, jitter_counts_only_samples_no_limiter_explains) {
   EXPECT_DOUBLE_EQ(evidence(f[0], "drops"), 50);  // every 1980 → 1500 step
 }
 
-TEST(rules_test, a_straggler_is_named_with_its_cause) {
+// GPU g runs process pids[g] (0: no process); owners by pid.
+void run(Input& in, const std::vector<unsigned>& pids,
+         const std::map<unsigned, host::Owner>& owners = {}) {
+  for (std::size_t g = 0; g < pids.size(); ++g) {
+    in.gpus[g].facts.processes = std::vector<unsigned>{};
+    if (pids[g] != 0) in.gpus[g].facts.processes->push_back(pids[g]);
+  }
+  in.process_owners = owners;
+}
+
+const host::Owner kSlurm1234{host::OwnerKind::slurm_job, "1234", "alice"};
+const host::Owner kSession9{host::OwnerKind::session, "9", "bob"};
+
+std::string text_evidence(const Finding& f, const std::string& key) {
+  for (const auto& e : f.evidence) {
+    if (e.key == key) return e.text;
+  }
+  return "(none)";
+}
+
+TEST(rules_test, a_straggler_is_named_with_its_cause_and_job) {
   auto in = window(3, 50, [](unsigned g, int) {
     return g == 2 ? busy(1410, ClockReasons::applications_clocks_setting) : busy(1980);
   });
   in.gpus[2].facts.app_sm_clock = Megahertz(1410);
+  run(in, {41000, 41001, 41002}, {{41000, kSlurm1234}, {41001, kSlurm1234}, {41002, kSlurm1234}});
   auto f = evaluate(in, {find_rule("straggler")});
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].gpus, std::vector<unsigned>{2});
   EXPECT_NE(f[0].cause.find("application clocks (1410 MHz)"), std::string::npos);
   EXPECT_DOUBLE_EQ(evidence(f[0], "peers_sm_clock_median_mhz"), 1980);
+  EXPECT_EQ(f[0].summary.rfind("GPU 2 of Slurm job 1234 (GPUs 0-2): median SM clock", 0), 0u)
+      << f[0].summary;
+  EXPECT_EQ(text_evidence(f[0], "job"), "slurm:1234");
+  EXPECT_EQ(text_evidence(f[0], "job_gpus"), "0-2");
+  EXPECT_EQ(text_evidence(f[0], "job_user"), "alice");
+}
+
+TEST(rules_test, an_idle_gpu_without_a_process_is_no_straggler) {
+  // Issue 26: a GEMM on GPU 1 alone, GPU 0 idle with no process.
+  auto in = window(2, 50, [](unsigned g, int) { return g == 0 ? busy(345, 0, 0) : busy(1410); });
+  run(in, {0, 44001}, {{44001, kSession9}});
+  EXPECT_TRUE(evaluate(in, {find_rule("straggler")}).empty());
+  // Processes not listed (NVML could not tell): no job, no peers either.
+  for (auto& w : in.gpus) w.facts.processes.reset();
+  EXPECT_TRUE(evaluate(in, {find_rule("straggler")}).empty());
+}
+
+TEST(rules_test, gpus_of_different_jobs_are_not_peers) {
+  // GPUs 0-1: a Slurm job, busy; GPUs 2-3: a session at half the load. Each job is even.
+  auto in = window(4, 50, [](unsigned g, int) { return g < 2 ? busy(1980) : busy(1980, 0, 0.45); });
+  run(in, {100, 101, 200, 201},
+      {{100, kSlurm1234}, {101, kSlurm1234}, {200, kSession9}, {201, kSession9}});
+  EXPECT_TRUE(evaluate(in, {find_rule("straggler")}).empty());
+  // One job over all four: GPUs 2 and 3 lag behind it.
+  run(in, {100, 101, 200, 201},
+      {{100, kSlurm1234}, {101, kSlurm1234}, {200, kSlurm1234}, {201, kSlurm1234}});
+  const auto f = evaluate(in, {find_rule("straggler")});
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{2});
+  EXPECT_EQ(f[1].gpus, std::vector<unsigned>{3});
+}
+
+TEST(rules_test, processes_without_an_owner_are_jobs_of_their_own) {
+  auto in = window(2, 50, [](unsigned g, int) { return busy(g == 0 ? 1410 : 1980); });
+  run(in, {300, 301});  // two processes, owners unknown: two jobs
+  EXPECT_TRUE(evaluate(in, {find_rule("straggler")}).empty());
+  run(in, {300, 300});  // one process on both GPUs: one job
+  const auto f = evaluate(in, {find_rule("straggler")});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpus, std::vector<unsigned>{0});
+  EXPECT_NE(f[0].summary.find("GPU 0 of process 300 (GPUs 0-1)"), std::string::npos)
+      << f[0].summary;
+}
+
+TEST(rules_test, jobs_group_gpus_by_the_owner_of_their_processes) {
+  auto in = window(5, 1, [](unsigned, int) { return busy(1980); });
+  run(in, {100, 0, 200, 101, 300}, {{100, kSlurm1234}, {101, kSlurm1234}, {200, kSession9}});
+  in.gpus[2].facts.processes->push_back(102);  // GPU 2 also runs a process of the Slurm job
+  in.process_owners[102] = kSlurm1234;
+  const auto found = jobs(in);
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(host::owner_key(found[0].owner), "slurm:1234");
+  EXPECT_EQ(found[0].gpus, (std::vector<unsigned>{0, 2, 3}));
+  EXPECT_EQ(host::owner_key(found[1].owner), "session:9");
+  EXPECT_EQ(found[1].gpus, std::vector<unsigned>{2});
+  EXPECT_EQ(host::owner_key(found[2].owner), "process:300");  // GPU 1 has no process: no job
+  EXPECT_EQ(found[2].gpus, std::vector<unsigned>{4});
 }
 
 TEST(rules_test, idle_with_a_process_holding_the_gpu_is_input_starvation) {

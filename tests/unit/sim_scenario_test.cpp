@@ -162,6 +162,30 @@ TEST_F(sim_scenario_errors_test, a_scenario_outside_the_tree_finds_installed_mod
   EXPECT_EQ(s.gpus[1].power_limit_mw, 400000u);
 }
 
+TEST_F(sim_scenario_errors_test, a_process_carries_one_owner_and_no_unknown_key) {
+  const auto scenario = [](const std::string& process) {
+    return "[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 2\n[gpu_defaults]\n"
+           "workload = \"w\"\n[workloads.w]\nprocess = { pid = 500" +
+           process + " }\n[[workloads.w.phases]]\nkind = \"idle\"\nseconds = 1\n";
+  };
+  const Scenario s =
+      load_scenario(write(scenario(", slurm_job = 1234")), {testing::scenarios_dir()});
+  EXPECT_EQ(s.gpus[0].workload.process.owner, "slurm:1234");
+  EXPECT_EQ(s.gpus[1].workload.process.pid, 501u);  // one process per GPU, one job
+  EXPECT_EQ(s.gpus[1].workload.process.owner, "slurm:1234");
+  EXPECT_EQ(load_scenario(write(scenario(", pod = \"6f1e2d3c\"")), {testing::scenarios_dir()})
+                .gpus[0]
+                .workload.process.owner,
+            "pod:6f1e2d3c");
+  EXPECT_EQ(
+      load_scenario(write(scenario("")), {testing::scenarios_dir()}).gpus[0].workload.process.owner,
+      "");
+  EXPECT_NE(error_of(scenario(", slurm_jobs = 1")).find("slurm_jobs"), std::string::npos);
+  EXPECT_NE(error_of(scenario(", slurm_job = 1, session = 2")).find("one owner"),
+            std::string::npos);
+  EXPECT_NE(error_of(scenario(", container = \"a:b\"")).find("container"), std::string::npos);
+}
+
 TEST_F(sim_scenario_errors_test, a_busy_pipe_part_above_the_full_pipe_is_refused) {
   std::ifstream in(testing::scenarios_dir() / "models" / "h100-sxm5-80gb.toml");
   std::stringstream text;

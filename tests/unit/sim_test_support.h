@@ -40,7 +40,7 @@ inline Scenario one_gpu(std::vector<Phase> phases, bool repeat = false, bool pri
   g.ambient_c = g.spec->ambient_c;
   g.workload.phases = std::move(phases);
   g.workload.repeat = repeat;
-  g.workload.process = {1234, "test", 1ULL << 30};
+  g.workload.process = {1234, "test", 1ULL << 30, {}};
   s.gpus.push_back(g);
   return s;
 }
