@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "abi_common.h"
-#include "nvlink.h"
 #include "gpu_model.h"
+#include "nvlink.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;

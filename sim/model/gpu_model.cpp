@@ -150,7 +150,8 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
   for (int n = 0; n < max_phases(dt) && left > 0; ++n) {
     const Phase* phase = phase_of(config, d);
     if (!phase) break;
-    PhaseRates r = phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, *phase));
+    PhaseRates r =
+        phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, *phase));
     const double need = phase_amount(*phase) - d.phase_done;
     double used = left;
     if (r.work_per_s <= 0) {
@@ -176,7 +177,8 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
 TickActivity run_job(const GpuConfig& config, GpuDynamics& d, const Phase& phase, double now_s,
                      double dt) {
   InjectedJob& job = d.job;
-  PhaseRates r = phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, phase));
+  PhaseRates r =
+      phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, phase));
   double used = dt;
   bool completes = false;
   if (job.deadline_s > 0) used = std::clamp(job.deadline_s - now_s, 0.0, dt);

@@ -63,8 +63,8 @@ void record_p2p(const GpuConfig& config, GpuDynamics& d, std::uint32_t peer, dou
   }
 }
 
-std::uint64_t nvlink_error_count(const GpuConfig& config, std::uint32_t link,
-                                 NvLinkCounter counter, double now_s) {
+std::uint64_t nvlink_error_count(const GpuConfig& config, std::uint32_t link, NvLinkCounter counter,
+                                 double now_s) {
   double n = 0;
   for (const NvLinkErrorFault& e : config.nvlink.errors) {
     if (e.link != link || e.counter != counter) continue;

@@ -29,8 +29,8 @@ double p2p_bandwidth(const GpuConfig& config, std::uint32_t peer, double pcie_by
 void record_p2p(const GpuConfig& config, GpuDynamics& d, std::uint32_t peer, double bytes);
 
 // The error counter of `link` at simulated time now_s (whole errors).
-std::uint64_t nvlink_error_count(const GpuConfig& config, std::uint32_t link,
-                                 NvLinkCounter counter, double now_s);
+std::uint64_t nvlink_error_count(const GpuConfig& config, std::uint32_t link, NvLinkCounter counter,
+                                 double now_s);
 
 // Data counters of one link since power-on, bytes: what GPU `gpu` sent over it and what it
 // received (pairs: what the partner sent over the same link; NVSwitch: what every other GPU

@@ -47,7 +47,7 @@ struct NvLinkErrorFault {
 // One GPU's NVLinks: the node's topology applied to its model, and its faults.
 struct GpuNvLink {
   NvLinkTopology topology = NvLinkTopology::none;
-  std::uint32_t links = 0;  // 0: no NVLink (NVML answers NOT_SUPPORTED)
+  std::uint32_t links = 0;              // 0: no NVLink (NVML answers NOT_SUPPORTED)
   double gigabytes_per_s_per_link = 0;  // per direction, as nvidia-smi nvlink -s shows it
   std::int32_t partner = -1;            // pairs: the GPU at the other end of every link
   std::uint32_t down_mask = 0;          // bit k: link k is down (inactive) from power-on

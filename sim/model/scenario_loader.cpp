@@ -7,8 +7,8 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <sstream>
+#include <string_view>
 
 #include "nvlink.h"
 #include "scenario.h"
@@ -115,8 +115,7 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   p.to_host = direction == "to_host";
   if (p.kind == PhaseKind::compute && p.flops <= 0)
     t.fail("tflop", "a compute phase needs tflop or flops > 0");
-  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer ||
-       p.kind == PhaseKind::p2p) &&
+  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer || p.kind == PhaseKind::p2p) &&
       p.bytes <= 0) {
     t.fail("gib", "a memory, transfer or p2p phase needs gib, gb or bytes > 0");
   }
@@ -378,9 +377,9 @@ void apply_nvlink_topology(const TomlAccess& root, const TomlAccess& node, Scena
     l.links = topology == NvLinkTopology::none ? 0 : model_links;
     if (links_per_gpu && l.links > 0) {
       if (*links_per_gpu > model_links)
-        throw ScenarioError(s.path.string() + " [nvlink] links_per_gpu: " +
-                            std::to_string(*links_per_gpu) + " is more than " + gpu.spec->key +
-                            " has (" + std::to_string(model_links) + ")");
+        throw ScenarioError(
+            s.path.string() + " [nvlink] links_per_gpu: " + std::to_string(*links_per_gpu) +
+            " is more than " + gpu.spec->key + " has (" + std::to_string(model_links) + ")");
       l.links = static_cast<std::uint32_t>(*links_per_gpu);
     }
     if (topology == NvLinkTopology::pairs) {
@@ -411,8 +410,8 @@ void apply_nvlink_topology(const TomlAccess& root, const TomlAccess& node, Scena
   for (const GpuConfig& gpu : s.gpus) {
     for (const Phase& p : gpu.workload.phases) {
       if (p.kind == PhaseKind::p2p && (p.peer >= count || p.peer == gpu.index))
-        throw ScenarioError(s.path.string() + " GPU " + std::to_string(gpu.index) +
-                            " workload " + gpu.workload.name + " phase " + p.name + ": peer " +
+        throw ScenarioError(s.path.string() + " GPU " + std::to_string(gpu.index) + " workload " +
+                            gpu.workload.name + " phase " + p.name + ": peer " +
                             std::to_string(p.peer) + " is not another GPU of the node");
     }
   }

@@ -15,9 +15,9 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "gpu/selection.h"
 #include "cli/findings_view.h"
 #include "gpu/events.h"
+#include "gpu/selection.h"
 #include "host/cpu.h"
 #include "host/process.h"
 #include "rules/rule.h"
@@ -167,8 +167,9 @@ rules::Input watch(Context& ctx, const std::vector<gpu::Device*>& devices,
   telemetry::SamplerOptions sampling;
   sampling.fast_interval = interval;
   sampling.slow_interval = std::max<telemetry::Duration>(interval, 1s);
-  sampling.fields =
-      telemetry::FieldSet::standard().add(telemetry::Field::pcie_replay).add(telemetry::Field::nvlink);
+  sampling.fields = telemetry::FieldSet::standard()
+                        .add(telemetry::Field::pcie_replay)
+                        .add(telemetry::Field::nvlink);
   sampling.fast_capacity = static_cast<std::size_t>(duration / interval) + 64;
   sampling.slow_capacity = static_cast<std::size_t>(duration / sampling.slow_interval) + 16;
   telemetry::Sampler sampler(telemetry::device_sources(devices, sampling.fields), ctx.clock(),

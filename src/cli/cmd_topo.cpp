@@ -53,15 +53,14 @@ std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices) 
   const auto summary = gpu::nvlink_summary(devices);
   std::vector<std::string> lines;
   for (const auto& p : summary.pairs) {
-    lines.push_back(fmt::format(
-        "GPU{} <-> {}: {} link{} x {:.3f} GB/s = {:.0f} GB/s{}", p.gpu,
-        p.peer ? fmt::format("GPU{}", *p.peer) : std::string("NVSwitch"), p.links,
-        p.links == 1 ? "" : "s", p.gigabytes_per_s_per_link,
-        p.links * p.gigabytes_per_s_per_link,
-        p.version.empty() ? "" : fmt::format(" (NVLink {})", p.version)));
+    lines.push_back(fmt::format("GPU{} <-> {}: {} link{} x {:.3f} GB/s = {:.0f} GB/s{}", p.gpu,
+                                p.peer ? fmt::format("GPU{}", *p.peer) : std::string("NVSwitch"),
+                                p.links, p.links == 1 ? "" : "s", p.gigabytes_per_s_per_link,
+                                p.links * p.gigabytes_per_s_per_link,
+                                p.version.empty() ? "" : fmt::format(" (NVLink {})", p.version)));
   }
   for (const auto& d : summary.down) {
-    lines.push_back(fmt::format("GPU{}: NVLink {} {} down ({} of {} up)", d.gpu,
+    lines.push_back(fmt::format("GPU{}: NVLink {} {} {} down ({} of {} up)", d.gpu,
                                 d.links.size() == 1 ? "link" : "links", fmt::join(d.links, ","),
                                 d.links.size() == 1 ? "is" : "are", d.total - d.links.size(),
                                 d.total));

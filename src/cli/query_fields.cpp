@@ -234,8 +234,8 @@ std::vector<QueryField> build() {
         auto e = d.ecc_errors(true);
         return e ? out::integer((long long)*e) : out::na();
       });
-  // NVLink (gpuclk's: nvidia-smi has no --query-gpu field for links; `nvidia-smi nvlink -s/-e/-gt d`
-  // prints the same figures). N/A on GPUs without NVLink.
+  // NVLink (gpuclk's: nvidia-smi has no --query-gpu field for links; `nvidia-smi nvlink -s/-e/-gt
+  // d` prints the same figures). N/A on GPUs without NVLink.
   add("nvlink.link_count", {"nvlink.links"}, "", "NVLinks the GPU has (gpuclk)",
       [](const Device& d, const DeviceSet&) {
         const auto& l = d.nvlinks().links;
@@ -291,7 +291,8 @@ std::vector<QueryField> build() {
           const auto counters = d.nvlink_counters();
           std::optional<long long> total;
           for (const auto& c : counters) {
-            if (const auto& n = c.errors[std::size_t(kind)]) total = total.value_or(0) + (long long)*n;
+            if (const auto& n = c.errors[std::size_t(kind)])
+              total = total.value_or(0) + (long long)*n;
           }
           return total ? out::integer(*total) : out::na();
         });

@@ -123,9 +123,9 @@ enum class NvLinkRemote { gpu, nvswitch, other, unknown };
 // Whether it is up is read again with its counters (NvLinkCounters), as a link can drop.
 struct NvLinkFacts {
   unsigned link = 0;
-  bool active = false;              // up when probed
-  Reading<std::string> version;     // "4.0" (NVML_NVLINK_VERSION_4_0)
-  Reading<double> gigabytes_per_s;  // per direction, as nvidia-smi nvlink -s (26.562 on Hopper)
+  bool active = false;                 // up when probed
+  Reading<std::string> version;        // "4.0" (NVML_NVLINK_VERSION_4_0)
+  Reading<double> gigabytes_per_s;     // per direction, as nvidia-smi nvlink -s (26.562 on Hopper)
   Reading<std::string> remote_bus_id;  // the peer GPU's or the NVSwitch's, normalized
   NvLinkRemote remote = NvLinkRemote::unknown;
 };
@@ -139,7 +139,7 @@ struct NvLinkCounters {
   unsigned link = 0;
   Reading<bool> active;
   std::array<Reading<std::uint64_t>, kNvLinkErrorKinds> errors;  // by NvLinkError
-  Reading<std::uint64_t> tx_bytes, rx_bytes;                      // data payload (KiB × 1024)
+  Reading<std::uint64_t> tx_bytes, rx_bytes;                     // data payload (KiB × 1024)
 };
 
 // Video/media engines' busy fraction (nvidia-smi dmon's enc, dec, jpg, ofa columns).
@@ -327,7 +327,7 @@ class Device {
     kOfa,
     kRemappedRows,
     kRetiredPages,
-    kNvLinkError,                                  // one per NvLinkError
+    kNvLinkError,                                    // one per NvLinkError
     kNvLinkData = kNvLinkError + kNvLinkErrorKinds,  // the data counters
     kFieldCount
   };

@@ -82,9 +82,8 @@ constexpr nvmlNvLinkErrorCounter_t kErrorCounters[kNvLinkErrorKinds] = {
 
 void Device::probe_nvlinks() const {
   if (!handle_ || identity_.unavailable_code != 0) {
-    nvlinks_.links = Reading<std::vector<NvLinkFacts>>::error(identity_.unavailable_code
-                                                                  ? identity_.unavailable_code
-                                                                  : int(NVML_ERROR_UNKNOWN));
+    nvlinks_.links = Reading<std::vector<NvLinkFacts>>::error(
+        identity_.unavailable_code ? identity_.unavailable_code : int(NVML_ERROR_UNKNOWN));
     return;
   }
   std::vector<NvLinkFacts> links;
@@ -105,9 +104,11 @@ void Device::probe_nvlinks() const {
     f.version = reading(Api::call(api_.nvmlDeviceGetNvLinkVersion, handle_, link, &version), 0u)
                     .map([&](unsigned) { return version_text(version); });
     nvmlPciInfo_t remote{};
-    const auto remote_rc = Api::call(api_.nvmlDeviceGetNvLinkRemotePciInfo_v2, handle_, link, &remote);
-    f.remote_bus_id = reading(remote_rc, std::string())
-                          .map([&](const std::string&) { return normalize_bus_id(remote.busId); });
+    const auto remote_rc =
+        Api::call(api_.nvmlDeviceGetNvLinkRemotePciInfo_v2, handle_, link, &remote);
+    f.remote_bus_id = reading(remote_rc, std::string()).map([&](const std::string&) {
+      return normalize_bus_id(remote.busId);
+    });
     nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
     if (Api::call(api_.nvmlDeviceGetNvLinkRemoteDeviceType, handle_, link, &type) == NVML_SUCCESS)
       f.remote = remote_of(type);

@@ -20,16 +20,16 @@ const telemetry::SlowSample* last_with_links(const GpuWindow& w) {
 }
 
 unsigned links_up(const telemetry::SlowSample& s) {
-  return static_cast<unsigned>(std::count_if(s.nvlinks.begin(), s.nvlinks.end(),
-                                             [](const auto& l) { return l.active.value_or(false); }));
+  return static_cast<unsigned>(std::count_if(
+      s.nvlinks.begin(), s.nvlinks.end(), [](const auto& l) { return l.active.value_or(false); }));
 }
 
-struct Counter {
+struct LinkCounter {
   const char* name;
   std::optional<std::uint64_t> telemetry::NvLinkSample::*member;
   bool corrected;  // data ECC: the link corrected the errors; replays, recoveries and CRC resend
 };
-constexpr Counter kCounters[] = {
+constexpr LinkCounter kLinkCounters[] = {
     {"replay", &telemetry::NvLinkSample::replay, false},
     {"recovery", &telemetry::NvLinkSample::recovery, false},
     {"crc", &telemetry::NvLinkSample::crc, false},
@@ -58,7 +58,7 @@ void nvlink_down(const Input& in, const Thresholds&, std::vector<Finding>& out) 
       if (up == 0 && peers_up == 0) continue;
       const auto total = static_cast<unsigned>(s->nvlinks.size());
       auto f = make("nvlink_down", Severity::warning, {w->facts.index},
-                    fmt::format("GPU {}: NVLink {} {} ({} of {} links up{}): transfers between "
+                    fmt::format("GPU {}: NVLink {} {} {} ({} of {} links up{}): transfers between "
                                 "GPUs get {:.0f}% of the bandwidth",
                                 w->facts.index, down.size() == 1 ? "link" : "links",
                                 fmt::join(down, ","), "down", up, total,
@@ -87,7 +87,7 @@ void nvlink_errors(const Input& in, const Thresholds&, std::vector<Finding>& out
     for (const auto& s : w.slow) {
       for (const auto& l : s.nvlinks) {
         for (int c = 0; c < 4; ++c) {
-          const auto& v = l.*kCounters[c].member;
+          const auto& v = l.*kLinkCounters[c].member;
           if (!v) continue;
           auto [it, fresh] = range.try_emplace(std::pair<unsigned, int>(l.link, c), *v, *v);
           if (!fresh) it->second.second = *v;
@@ -101,7 +101,7 @@ void nvlink_errors(const Input& in, const Thresholds&, std::vector<Finding>& out
     for (const auto& [key, first_last] : range) {
       const auto [first, last] = first_last;
       if (last <= first) continue;
-      const auto& counter = kCounters[key.second];
+      const auto& counter = kLinkCounters[key.second];
       const double n = static_cast<double>(last - first);
       total += last - first;
       if (!counter.corrected) severity = Severity::warning;

@@ -111,9 +111,9 @@ TEST_F(sim_abi_nvlink_test, the_doctor_scenarios_read_a_link_down_and_a_counter_
     expect_passed(in_child(frozen_path("doctor/nvlink-errors.toml", t), [t](Nvml& n) {
       ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
       unsigned long long replays = 99;
-      ASSERT_EQ(n.nvmlDeviceGetNvLinkErrorCounter(n.handle(1), 4, NVML_NVLINK_ERROR_DL_REPLAY,
-                                                  &replays),
-                NVML_SUCCESS);
+      ASSERT_EQ(
+          n.nvmlDeviceGetNvLinkErrorCounter(n.handle(1), 4, NVML_NVLINK_ERROR_DL_REPLAY, &replays),
+          NVML_SUCCESS);
       EXPECT_EQ(replays, std::string(t) == "4" ? 0u : 40u);  // 7200/h from 5 s
     }));
   }

@@ -112,8 +112,7 @@ class sim_nvlink_errors_test : public ::testing::Test {
     fs::remove(file);
     return what;
   }
-  static constexpr const char* kNode =
-      "[node]\ngpu_model = \"h200-sxm-141gb\"\ngpu_count = 2\n";
+  static constexpr const char* kNode = "[node]\ngpu_model = \"h200-sxm-141gb\"\ngpu_count = 2\n";
 };
 
 TEST_F(sim_nvlink_errors_test, the_new_keys_load_and_their_mistakes_are_refused) {
