@@ -8,7 +8,15 @@
 namespace gpuclk::sim::testing {
 namespace {
 
-class sim_abi_nvlink_test : public sim_abi_test {};
+class sim_abi_nvlink_test : public sim_abi_test {
+ protected:
+  // Powers the node on again: the next child starts at its GPUCLK_SIM_START (a state file that
+  // exists keeps its time).
+  void power_on() {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+};
 
 std::map<std::string, std::string> frozen_path(const char* relative, const char* t) {
   return {{"GPUCLK_SIM_SCENARIO", std::string(GPUCLK_SOURCE_DIR) + "/sim/scenarios/" + relative},
@@ -76,6 +84,7 @@ TEST_F(sim_abi_nvlink_test, data_counters_grow_in_kib_on_both_ends_of_the_copy) 
     ASSERT_EQ(n.nvmlDeviceGetFieldValues(n.handle(1), 2, v), NVML_SUCCESS);
     EXPECT_EQ(v[0].value.ullVal, 0u);  // before the job starts
   }));
+  power_on();
   expect_passed(in_child(frozen("2xh200", "30"), [](Nvml& n) {
     ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
     nvmlFieldValue_t tx1[2] = {field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_NVLINK_SCOPE_ALL),
@@ -108,6 +117,7 @@ TEST_F(sim_abi_nvlink_test, the_doctor_scenarios_read_a_link_down_and_a_counter_
     }
   }));
   for (const char* t : {"4", "25"}) {
+    power_on();
     expect_passed(in_child(frozen_path("doctor/nvlink-errors.toml", t), [t](Nvml& n) {
       ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
       unsigned long long replays = 99;
