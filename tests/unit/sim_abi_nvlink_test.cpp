@@ -76,7 +76,7 @@ TEST_F(sim_abi_nvlink_test, a_pair_of_h200_reads_nv18_to_each_other) {
 }
 
 TEST_F(sim_abi_nvlink_test, data_counters_grow_in_kib_on_both_ends_of_the_copy) {
-  // GPU 1's training loop sends its gradients to GPU 0 (p2p phase) from t = 2 s on.
+  // Each rank sends its gradients to the other (p2p phase) from t = 2 s on.
   expect_passed(in_child(frozen("2xh200", "1"), [](Nvml& n) {
     ASSERT_EQ(n.nvmlInit_v2(), NVML_SUCCESS);
     nvmlFieldValue_t v[2] = {field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_NVLINK_SCOPE_ALL),
@@ -97,7 +97,7 @@ TEST_F(sim_abi_nvlink_test, data_counters_grow_in_kib_on_both_ends_of_the_copy) 
     EXPECT_GT(tx1[0].value.ullVal, 40ULL << 20);  // one 40 GiB all-reduce at least, in KiB
     EXPECT_NEAR(double(tx1[1].value.ullVal), double(tx1[0].value.ullVal) / 18, 2.0);  // link 4
     EXPECT_NEAR(double(rx0[0].value.ullVal), double(tx1[0].value.ullVal), 18.0);
-    EXPECT_EQ(rx0[1].value.ullVal, 0u);  // GPU 0 sends nothing
+    EXPECT_GT(rx0[1].value.ullVal, 40ULL << 20);  // GPU 0 sends its own
     nvmlFieldValue_t bad = field(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, 18);
     ASSERT_EQ(n.nvmlDeviceGetFieldValues(n.handle(1), 1, &bad), NVML_SUCCESS);
     EXPECT_EQ(bad.nvmlReturn, NVML_ERROR_INVALID_ARGUMENT);

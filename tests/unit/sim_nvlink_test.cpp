@@ -58,29 +58,28 @@ TEST(sim_nvlink_test, an_error_counter_grows_at_its_rate_from_its_start) {
 }
 
 TEST(sim_nvlink_test, a_p2p_phase_moves_its_bytes_over_the_links_to_the_peer) {
-  Scenario s = testing::load("2xh200");
-  // GPU 1 sends 40 GiB to GPU 0 in every iteration, after 420 TFLOP of BF16 (~0.6 s).
-  NodeModel model(std::make_shared<const Scenario>(s));
+  // Each rank sends 40 GiB to the other in every iteration, after 420 TFLOP of BF16 (~0.6 s).
+  NodeModel model(std::make_shared<const Scenario>(testing::load("2xh200")));
   model.advance_to(2);
   EXPECT_EQ(nvlink_tx_bytes(model, 1, 0), 0);
   model.advance_to(20);
-  double sent = 0, received = 0;
-  for (std::uint32_t k = 0; k < 18; ++k) {
-    sent += nvlink_tx_bytes(model, 1, k);
-    received += nvlink_rx_bytes(model, 0, k);
-    EXPECT_DOUBLE_EQ(nvlink_rx_bytes(model, 0, k), nvlink_tx_bytes(model, 1, k));
+  for (std::size_t gpu = 0; gpu < 2; ++gpu) {
+    SCOPED_TRACE(gpu);
+    const std::size_t peer = gpu ^ 1U;
+    double sent = 0, received_by_peer = 0;
+    for (std::uint32_t k = 0; k < 18; ++k) {
+      sent += nvlink_tx_bytes(model, gpu, k);
+      received_by_peer += nvlink_rx_bytes(model, peer, k);
+      // A pair shares its links: what one end sent over link k, the other received over it.
+      EXPECT_DOUBLE_EQ(nvlink_rx_bytes(model, peer, k), nvlink_tx_bytes(model, gpu, k));
+      EXPECT_DOUBLE_EQ(nvlink_tx_bytes(model, gpu, k), nvlink_tx_bytes(model, gpu, 0));  // even
+    }
+    EXPECT_GT(sent, 40.0 * (1ULL << 30));  // at least one exchange in 18 s
+    EXPECT_DOUBLE_EQ(received_by_peer, sent);
+    EXPECT_DOUBLE_EQ(sent, model.gpu(gpu).dynamics.nvlink_sent_to[peer]);
+    // The links' 478 GB/s bound the phase: at most 18 s of it.
+    EXPECT_LT(sent, 18 * 18 * 26.562e9);
   }
-  EXPECT_GT(sent, 40.0 * (1ULL << 30));  // at least one all-reduce in 18 s
-  EXPECT_DOUBLE_EQ(received, sent);
-  EXPECT_DOUBLE_EQ(sent, model.gpu(1).dynamics.nvlink_sent_to[0]);
-  // GPU 0 sends nothing: its transmit and GPU 1's receive counters stay at zero.
-  for (std::uint32_t k = 0; k < 18; ++k) {
-    EXPECT_EQ(nvlink_tx_bytes(model, 0, k), 0);
-    EXPECT_EQ(nvlink_rx_bytes(model, 1, k), 0);
-  }
-  // The links' 478 GB/s bound the phase: 40 GiB takes at least 89 ms, so in 18 s no more than
-  // ~200 iterations' worth moved.
-  EXPECT_LT(sent, 18 * 18 * 26.562e9);
 }
 
 TEST(sim_nvlink_test, nvswitch_nodes_keep_their_18_links_to_the_switches) {
