@@ -11,6 +11,7 @@
 
 #include "abi_common.h"
 #include "gpu_model.h"
+#include "nvlink.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
@@ -511,8 +512,9 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvml
     const std::optional<std::size_t> j = index_of(device2);
     if (!j || !status || index >= NVML_P2P_CAPS_INDEX_UNKNOWN) return NVML_ERROR_INVALID_ARGUMENT;
     if (Context::get().model().gpu(*j).dynamics.lost) return NVML_ERROR_GPU_IS_LOST;
-    const bool nvlink = Context::get().scenario().nvswitch && config_of(i).spec->nvlink_count > 0;
-    // Over NVSwitch every pair talks; over PCIe, GPUs behind one switch do (ASSUMPTION: no ACS).
+    const bool nvlink = nvlink_links_to(config_of(i), static_cast<std::uint32_t>(*j)) > 0;
+    // Over NVLink (a switch or a direct link) a pair talks; over PCIe, GPUs behind one switch do
+    // (ASSUMPTION: no ACS).
     const bool ok = index == NVML_P2P_CAPS_INDEX_NVLINK
                         ? nvlink
                         : nvlink || topology_level(i, *j) <= NVML_TOPOLOGY_SINGLE;

@@ -5,6 +5,7 @@
 
 #include "abi_common.h"
 #include "gpu_model.h"
+#include "nvlink.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
@@ -23,11 +24,11 @@ void fill_pci(nvmlPciInfo_t* pci, unsigned domain, unsigned bus, unsigned device
   std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, device);
 }
 
-// NvLink exists where the scenario puts the GPUs on NVSwitches (an HGX board); a PCIe card, like
-// the calibration card in its virtual machine, answers NOT_SUPPORTED. A link past the GPU's count
-// is INVALID_ARGUMENT.
+// NvLink exists where the scenario wires the GPUs (NVSwitches on an HGX board, or pairs); a PCIe
+// card, like the calibration card in its virtual machine, answers NOT_SUPPORTED. A link past the
+// GPU's count is INVALID_ARGUMENT.
 nvmlReturn_t check_link(std::size_t i, unsigned int link) {
-  const unsigned links = Context::get().scenario().nvswitch ? config_of(i).spec->nvlink_count : 0;
+  const unsigned links = config_of(i).nvlink.links;
   if (links == 0) return NVML_ERROR_NOT_SUPPORTED;
   return link < links ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
@@ -195,12 +196,19 @@ namespace gpuclk::sim::abi::get {
 
 nvmlReturn_t nvlink_state(std::size_t i, unsigned int link, nvmlEnableState_t* active) {
   if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
-  *active = NVML_FEATURE_ENABLED;
+  *active = config_of(i).nvlink.up(link) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvlink_remote_pci_info(std::size_t i, unsigned int link, nvmlPciInfo_t* pci) {
   if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
+  const GpuNvLink& l = config_of(i).nvlink;
+  if (l.topology == NvLinkTopology::pairs) {  // the partner GPU, on every link
+    const GpuConfig& peer = config_of(static_cast<std::size_t>(l.partner));
+    fill_pci(pci, peer.pci_domain, peer.pci_bus, peer.pci_device, peer.spec->pci_device_id,
+             peer.spec->pci_subsystem_id);
+    return NVML_SUCCESS;
+  }
   // An HGX board's four NVSwitches (device 0x22A3), links spread round-robin over them.
   static constexpr unsigned kSwitchBus[] = {0x05, 0x06, 0x07, 0x08};
   fill_pci(pci, 0, kSwitchBus[link % 4], 0, 0x22A310DE, 0x16C110DE);
@@ -242,15 +250,18 @@ nvmlReturn_t nvlink_capability(std::size_t i, unsigned int link, nvmlNvLinkCapab
 nvmlReturn_t nvlink_error_counter(std::size_t i, unsigned int link,
                                   nvmlNvLinkErrorCounter_t counter, unsigned long long* value) {
   if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
-  if (counter > NVML_NVLINK_ERROR_DL_ECC_DATA) return NVML_ERROR_INVALID_ARGUMENT;
-  *value = 0;  // clean links: the model has no NVLink faults
+  if (counter < 0 || counter > NVML_NVLINK_ERROR_DL_ECC_DATA) return NVML_ERROR_INVALID_ARGUMENT;
+  // The scenario's nvlink_errors (0 on a clean link); the enum is NvLinkCounter's order.
+  *value = nvlink_error_count(config_of(i), link, static_cast<NvLinkCounter>(counter),
+                              Context::get().model().now_s());
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvlink_remote_device_type(std::size_t i, unsigned int link,
                                        nvmlIntNvLinkDeviceType_t* type) {
   if (const nvmlReturn_t status = check_link(i, link); status != NVML_SUCCESS) return status;
-  *type = NVML_NVLINK_DEVICE_TYPE_SWITCH;
+  *type = config_of(i).nvlink.topology == NvLinkTopology::pairs ? NVML_NVLINK_DEVICE_TYPE_GPU
+                                                                : NVML_NVLINK_DEVICE_TYPE_SWITCH;
   return NVML_SUCCESS;
 }
 

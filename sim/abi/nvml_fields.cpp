@@ -4,6 +4,7 @@
 
 #include "abi_common.h"
 #include "gpu_model.h"
+#include "nvlink.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
@@ -18,6 +19,43 @@ void set_uint(nvmlFieldValue_t& v, double value) {
 void set_ull(nvmlFieldValue_t& v, unsigned long long value) {
   v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
   v.value.ullVal = value;
+}
+
+// NVLink fields: NOT_SUPPORTED on a GPU without links, INVALID_ARGUMENT for a link it lacks.
+nvmlReturn_t fill_nvlink_field(std::size_t i, nvmlFieldValue_t& v) {
+  const NodeModel& model = Context::get().model();
+  const GpuNvLink& links = model.config(i).nvlink;
+  if (links.links == 0) return NVML_ERROR_NOT_SUPPORTED;
+  const unsigned mbps = static_cast<unsigned>(std::lround(links.gigabytes_per_s_per_link * 1000));
+  const bool all = v.scopeId == NVML_NVLINK_SCOPE_ALL;
+  if (v.fieldId != NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON &&
+      v.fieldId != NVML_FI_DEV_NVLINK_LINK_COUNT && !all && v.scopeId >= links.links)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  switch (v.fieldId) {
+    case NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON:
+      set_uint(v, mbps);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_NVLINK_LINK_COUNT:
+      set_uint(v, links.links);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_NVLINK_GET_SPEED:
+      if (all) return NVML_ERROR_INVALID_ARGUMENT;
+      set_uint(v, links.up(v.scopeId) ? mbps : 0);
+      return NVML_SUCCESS;
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX: {
+      const bool tx = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+      double bytes = 0;
+      for (std::uint32_t k = 0; k < links.links; ++k) {
+        if (all || k == v.scopeId)
+          bytes += tx ? nvlink_tx_bytes(model, i, k) : nvlink_rx_bytes(model, i, k);
+      }
+      set_ull(v, static_cast<unsigned long long>(bytes / 1024));  // KiB, as the driver counts
+      return NVML_SUCCESS;
+    }
+    default:
+      return NVML_ERROR_NOT_SUPPORTED;
+  }
 }
 
 nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
@@ -53,6 +91,12 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
     return NVML_SUCCESS;
   }
   switch (id) {
+    case NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON:
+    case NVML_FI_DEV_NVLINK_LINK_COUNT:
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
+    case NVML_FI_DEV_NVLINK_GET_SPEED:
+      return fill_nvlink_field(i, v);
     case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
       set_ull(v, d.pcie_replays);  // scenario key pcie_replays_per_hour; 0 on a clean link
       return NVML_SUCCESS;

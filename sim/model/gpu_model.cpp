@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "faults.h"
+#include "nvlink.h"
 #include "physics.h"
 
 namespace gpuclk::sim {
@@ -24,6 +25,7 @@ double phase_amount(const Phase& phase) {
       return phase.flops;
     case PhaseKind::memory:
     case PhaseKind::transfer:
+    case PhaseKind::p2p:
       return phase.bytes;
     case PhaseKind::idle:
     case PhaseKind::off:
@@ -58,16 +60,19 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   into.dram_bytes_per_s += a.dram_bytes_per_s * weight;
   into.pcie_rx_bytes_per_s += a.pcie_rx_bytes_per_s * weight;
   into.pcie_tx_bytes_per_s += a.pcie_tx_bytes_per_s * weight;
+  into.nvlink_tx_bytes_per_s += a.nvlink_tx_bytes_per_s * weight;
 }
 
-double link_bandwidth(const GpuConfig& config) {
-  return pcie_bandwidth(config.pcie_generation, config.pcie_width);
+// The path a phase's transfer takes: PCIe to the host, or NVLink (else PCIe) to a peer GPU.
+double link_bandwidth(const GpuConfig& config, const Phase& phase) {
+  const double pcie = pcie_bandwidth(config.pcie_generation, config.pcie_width);
+  return phase.kind == PhaseKind::p2p ? p2p_bandwidth(config, phase.peer, pcie) : pcie;
 }
 
 double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mhz,
                 std::uint32_t memory_mhz, double die_c) {
   const GpuSpec& spec = *config.spec;
-  PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config));
+  PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config, phase));
   return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity, config.leakage_factor);
 }
 
@@ -110,7 +115,7 @@ std::vector<const Phase*> phases_in_step(const GpuConfig& config, const GpuDynam
   for (int n = 0; n < max_phases(dt) && index < phases.size(); ++n) {
     const Phase& p = phases[index];
     const PhaseRates r =
-        phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config));
+        phase_rates(*config.spec, p, ceiling, d.memory_mhz, link_bandwidth(config, p));
     if (r.work_per_s <= 0) break;
     left -= (phase_amount(p) - done) / r.work_per_s;
     if (left <= 0) break;
@@ -145,7 +150,8 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
   for (int n = 0; n < max_phases(dt) && left > 0; ++n) {
     const Phase* phase = phase_of(config, d);
     if (!phase) break;
-    PhaseRates r = phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config));
+    PhaseRates r =
+        phase_rates(spec, *phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, *phase));
     const double need = phase_amount(*phase) - d.phase_done;
     double used = left;
     if (r.work_per_s <= 0) {
@@ -158,6 +164,7 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
     d.total_flops += r.activity.flops_per_s * used;
     d.total_dram_bytes += r.activity.dram_bytes_per_s * used;
     d.total_pcie_bytes += (r.activity.pcie_rx_bytes_per_s + r.activity.pcie_tx_bytes_per_s) * used;
+    if (phase->kind == PhaseKind::p2p) record_p2p(config, d, phase->peer, work);
     accumulate(total, r.activity, used / dt);
     left -= used;
     if (d.phase_done >= phase_amount(*phase) * (1 - 1e-12)) next_phase(config, d);
@@ -170,7 +177,8 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
 TickActivity run_job(const GpuConfig& config, GpuDynamics& d, const Phase& phase, double now_s,
                      double dt) {
   InjectedJob& job = d.job;
-  PhaseRates r = phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config));
+  PhaseRates r =
+      phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, phase));
   double used = dt;
   bool completes = false;
   if (job.deadline_s > 0) used = std::clamp(job.deadline_s - now_s, 0.0, dt);

@@ -7,6 +7,7 @@
 
 #include "dtype.h"
 #include "job.h"
+#include "workload.h"
 
 namespace gpuclk::sim {
 
@@ -78,6 +79,7 @@ struct TickActivity {
   double dram_bytes_per_s = 0;
   double pcie_rx_bytes_per_s = 0;
   double pcie_tx_bytes_per_s = 0;
+  double nvlink_tx_bytes_per_s = 0;  // p2p phases: sent to a peer GPU
   // A compute kernel of each data type ran (its pipe draws pipe_busy_w at any rate it reaches).
   double kernel[kDataTypeCount] = {};
 };
@@ -120,6 +122,10 @@ struct GpuDynamics {
   // PCIe replays since power-on (NVML_FI_DEV_PCIE_REPLAY_COUNTER).
   double pcie_replays_accrued = 0;
   std::uint64_t pcie_replays = 0;
+  // NVLink data sent since power-on: per link of this GPU, and per receiving GPU (a peer's
+  // receive counters are the sum of what the others sent it; sim/model/nvlink.h).
+  double nvlink_tx_bytes[kMaxNvLinks] = {};
+  double nvlink_sent_to[kMaxNvLinkPeers] = {};
 };
 
 struct GpuState {

@@ -131,6 +131,22 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
       r.context = true;
       break;
     }
+    case PhaseKind::p2p: {
+      // `pcie_bytes_per_s` is the path to the peer here: its NVLinks, or PCIe where none.
+      // ASSUMPTION: NCCL's copy kernels keep the SMs nominally busy and read device memory at
+      // the link's rate; a link byte costs what a PCIe byte does (no NVLink power measured).
+      double rate = pcie_bytes_per_s;
+      if (phase.pcie_bytes_per_s > 0) rate = std::min(rate, phase.pcie_bytes_per_s);
+      r.work_per_s = rate;
+      a.dram_bytes_per_s = rate;
+      a.nvlink_tx_bytes_per_s = rate;
+      a.busy = 1;
+      a.activity[static_cast<int>(Activity::sm_active)] = kDefaultMemorySmActive;
+      a.activity[static_cast<int>(Activity::sm_occupancy)] =
+          phase.sm_occupancy >= 0 ? phase.sm_occupancy : kDefaultMemoryOccupancy;
+      r.context = true;
+      break;
+    }
     case PhaseKind::idle:
       r.work_per_s = 1;
       r.context = true;
@@ -160,7 +176,8 @@ double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double
   const double memory_interface = spec.memory_interface_w * memory_mhz / spec.max_memory_mhz();
   const double traffic =
       spec.dram_joules_per_byte * activity.dram_bytes_per_s +
-      spec.pcie_joules_per_byte * (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s);
+      spec.pcie_joules_per_byte * (activity.pcie_rx_bytes_per_s + activity.pcie_tx_bytes_per_s +
+                                   activity.nvlink_tx_bytes_per_s);
   return std::max(0.0, leakage * leakage_factor) + memory_interface +
          dynamic_scale(spec, sm_mhz) * switching + traffic;
 }

@@ -28,6 +28,33 @@ struct InjectedError {
 // 4 KiB, NVIDIA's "~256 KB over a product lifetime").
 inline constexpr std::uint32_t kMaxRetiredPages = 64;
 
+// How the node's GPUs are wired: no NVLink, pairs (GPU 2k's links all go to GPU 2k+1, as on a
+// 2-GPU H200 NVL board or a PCIe pair with bridges) or NVSwitches (every link to a switch, HGX).
+enum class NvLinkTopology : std::uint8_t { none, pairs, nvswitch };
+
+// DL error counters, in nvmlNvLinkErrorCounter_t's order.
+enum class NvLinkCounter : std::uint8_t { replay, recovery, crc_flit, crc_data, ecc_data, count };
+
+// An error counter of one link: `initial` at power-on, then growing by per_hour from from_s.
+struct NvLinkErrorFault {
+  std::uint32_t link = 0;
+  NvLinkCounter counter = NvLinkCounter::replay;
+  double initial = 0;
+  double per_hour = 0;
+  double from_s = 0;
+};
+
+// One GPU's NVLinks: the node's topology applied to its model, and its faults.
+struct GpuNvLink {
+  NvLinkTopology topology = NvLinkTopology::none;
+  std::uint32_t links = 0;              // 0: no NVLink (NVML answers NOT_SUPPORTED)
+  double gigabytes_per_s_per_link = 0;  // per direction, as nvidia-smi nvlink -s shows it
+  std::int32_t partner = -1;            // pairs: the GPU at the other end of every link
+  std::uint32_t down_mask = 0;          // bit k: link k is down (inactive) from power-on
+  std::vector<NvLinkErrorFault> errors;
+  bool up(std::uint32_t link) const { return link < links && !((down_mask >> link) & 1U); }
+};
+
 struct GpuConfig {
   std::shared_ptr<const GpuSpec> spec;
   std::uint32_t index = 0;
@@ -73,6 +100,7 @@ struct GpuConfig {
   bool retired_pages_pending = false;
 
   Workload workload;
+  GpuNvLink nvlink;
 
   // Faults.
   double lost_at_s = std::numeric_limits<double>::infinity();
@@ -94,7 +122,7 @@ struct Scenario {
   std::uint64_t seed = 1;
   std::uint32_t cpu_count = 0;  // logical CPUs, split evenly over numa_nodes
   std::uint32_t numa_nodes = 1;
-  bool nvswitch = false;  // NVLinks go to NVSwitches (else no NVLink)
+  bool nvswitch = false;  // NVLinks go to NVSwitches (the [nvlink] table's topology = "nvswitch")
   std::vector<GpuConfig> gpus;
 };
 

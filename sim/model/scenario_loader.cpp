@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
+#include "nvlink.h"
 #include "scenario.h"
 #include "toml_access.h"
 
@@ -89,8 +92,12 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
     p.kind = PhaseKind::idle;
   } else if (kind == "off") {
     p.kind = PhaseKind::off;
+  } else if (kind == "p2p") {
+    p.kind = PhaseKind::p2p;
+    // The peer is checked against the node once every GPU is known (check_p2p_peers).
+    p.peer = static_cast<std::uint32_t>(t.integer_in("peer", 0, kMaxNvLinkPeers - 1));
   } else {
-    t.fail("kind", "expected compute, memory, transfer, idle or off");
+    t.fail("kind", "expected compute, memory, transfer, p2p, idle or off");
   }
   const std::string dtype = t.text_or("dtype", p.kind == PhaseKind::compute ? "bf16" : "fp32");
   auto parsed = parse_data_type(dtype);
@@ -109,8 +116,9 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   p.to_host = direction == "to_host";
   if (p.kind == PhaseKind::compute && p.flops <= 0)
     t.fail("tflop", "a compute phase needs tflop or flops > 0");
-  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer) && p.bytes <= 0) {
-    t.fail("gib", "a memory or transfer phase needs gib, gb or bytes > 0");
+  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer || p.kind == PhaseKind::p2p) &&
+      p.bytes <= 0) {
+    t.fail("gib", "a memory, transfer or p2p phase needs gib, gb or bytes > 0");
   }
   if ((p.kind == PhaseKind::idle || p.kind == PhaseKind::off) && p.seconds <= 0) {
     t.fail("seconds", "an idle or off phase needs seconds or ms > 0");
@@ -197,8 +205,64 @@ std::shared_ptr<const GpuSpec> find_spec(
                           ".toml next to the scenario or in the installed scenarios");
 }
 
+// Refuses a key of `t` that is not in `known` (a misspelt fault would otherwise be a healthy link).
+void refuse_unknown_keys(const TomlAccess& t, std::initializer_list<std::string_view> known) {
+  for (auto&& [key, value] : t.table()) {
+    if (std::find(known.begin(), known.end(), key.str()) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      t.fail(key.str(), "unknown key (expected one of " + list + ")");
+    }
+  }
+}
+
+NvLinkCounter nvlink_counter_by_name(const TomlAccess& t, const std::string& name) {
+  static const std::map<std::string, NvLinkCounter> kCounters = {
+      {"replay", NvLinkCounter::replay},
+      {"recovery", NvLinkCounter::recovery},
+      {"crc_flit", NvLinkCounter::crc_flit},
+      {"crc_data", NvLinkCounter::crc_data},
+      {"ecc_data", NvLinkCounter::ecc_data}};
+  auto it = kCounters.find(name);
+  if (it == kCounters.end())
+    t.fail("counter", "expected replay, recovery, crc_flit, crc_data or ecc_data");
+  return it->second;
+}
+
+// nvlink_down = [links] and nvlink_errors = [{ link, counter, initial, per_hour, from_s }]. The
+// link numbers are checked against the GPU's links once the node's topology is applied.
+void apply_nvlink_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
+  if (t.has("nvlink_down")) {
+    gpu.nvlink.down_mask = 0;
+    for (std::uint64_t link : t.integers("nvlink_down")) {
+      if (link >= kMaxNvLinks) t.fail("nvlink_down", "a link number is 0..17");
+      gpu.nvlink.down_mask |= 1U << link;
+    }
+  }
+  if (const toml::node* errors = t.table().get("nvlink_errors")) {
+    if (!errors->is_array()) t.fail("nvlink_errors", "expected an array of tables");
+    gpu.nvlink.errors.clear();
+    for (const toml::node& e : *errors->as_array()) {
+      if (!e.is_table()) t.fail("nvlink_errors", "expected an array of tables");
+      TomlAccess et(*e.as_table(), t.where() + " nvlink_errors");
+      refuse_unknown_keys(et, {"link", "counter", "initial", "per_hour", "from_s"});
+      NvLinkErrorFault f;
+      f.link = static_cast<std::uint32_t>(et.integer_in("link", 0, kMaxNvLinks - 1));
+      f.counter = nvlink_counter_by_name(et, et.text("counter"));
+      f.initial = et.number_or("initial", 0);
+      f.per_hour = et.number_or("per_hour", 0);
+      f.from_s = et.number_or("from_s", 0);
+      if (f.initial < 0 || f.initial > 1e12) et.fail("initial", "must be in 0..1e12");
+      if (f.per_hour < 0 || f.per_hour > 1e9) et.fail("per_hour", "must be in 0..1e9");
+      if (!std::isfinite(f.from_s)) et.fail("from_s", "must be a number of seconds");
+      gpu.nvlink.errors.push_back(f);
+    }
+  }
+}
+
 // The keys of the faults doctor looks for (sim/model/faults.cpp).
 void apply_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
+  apply_nvlink_fault_keys(t, gpu);
   gpu.pcie_replays_per_hour = t.number_or("pcie_replays_per_hour", gpu.pcie_replays_per_hour);
   gpu.clock_jitter_mhz = t.number_or("clock_jitter_mhz", gpu.clock_jitter_mhz);
   if (auto pages = t.optional_sub("retired_pages")) {
@@ -301,6 +365,80 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
       err.from_s = et.number_or("from_s", 0);
       err.until_s = et.number_or("until_s", std::numeric_limits<double>::infinity());
       gpu.errors.push_back(err);
+    }
+  }
+}
+
+// The node's [nvlink] table (or node.nvswitch alone, as before the table existed) applied to
+// every GPU: its link count (the model's), speed, topology and partner. Pairs share each link, so
+// a link down at one end is down at both.
+void apply_nvlink_topology(const TomlAccess& root, const TomlAccess& node, Scenario& s) {
+  NvLinkTopology topology = s.nvswitch ? NvLinkTopology::nvswitch : NvLinkTopology::none;
+  std::optional<std::uint64_t> links_per_gpu;
+  double gigabytes = 0;
+  if (auto nv = root.optional_sub("nvlink")) {
+    refuse_unknown_keys(*nv, {"links_per_gpu", "gbps_per_link", "topology"});
+    const std::string name = nv->text_or("topology", s.nvswitch ? "nvswitch" : "pairs");
+    if (name == "pairs") {
+      topology = NvLinkTopology::pairs;
+    } else if (name == "nvswitch") {
+      topology = NvLinkTopology::nvswitch;
+    } else if (name == "none") {
+      topology = NvLinkTopology::none;
+    } else {
+      nv->fail("topology", "expected pairs, nvswitch or none");
+    }
+    if (s.nvswitch && topology != NvLinkTopology::nvswitch)
+      node.fail("nvswitch", "true, but [nvlink] topology is " + name);
+    if (nv->has("links_per_gpu")) links_per_gpu = nv->integer_in("links_per_gpu", 1, kMaxNvLinks);
+    gigabytes = nv->number_or("gbps_per_link", 0);
+    if (gigabytes < 0 || gigabytes > 1000) nv->fail("gbps_per_link", "must be in 0..1000 (GB/s)");
+  }
+  s.nvswitch = topology == NvLinkTopology::nvswitch;
+  const auto count = static_cast<std::uint32_t>(s.gpus.size());
+  for (GpuConfig& gpu : s.gpus) {
+    GpuNvLink& l = gpu.nvlink;
+    const std::uint32_t model_links = std::min(gpu.spec->nvlink_count, kMaxNvLinks);
+    l.topology = topology;
+    l.links = topology == NvLinkTopology::none ? 0 : model_links;
+    if (links_per_gpu && l.links > 0) {
+      if (*links_per_gpu > model_links)
+        throw ScenarioError(
+            s.path.string() + " [nvlink] links_per_gpu: " + std::to_string(*links_per_gpu) +
+            " is more than " + gpu.spec->key + " has (" + std::to_string(model_links) + ")");
+      l.links = static_cast<std::uint32_t>(*links_per_gpu);
+    }
+    if (topology == NvLinkTopology::pairs) {
+      const std::uint32_t partner = gpu.index ^ 1U;
+      l.partner = partner < count ? static_cast<std::int32_t>(partner) : -1;
+      if (l.partner < 0) l.links = 0;  // an odd GPU out has no peer to link to
+    }
+    l.gigabytes_per_s_per_link =
+        gigabytes > 0 ? gigabytes : default_nvlink_gigabytes_per_s(gpu.spec->nvlink_generation);
+    const std::string where = s.path.string() + " GPU " + std::to_string(gpu.index);
+    if (l.down_mask >> l.links)
+      throw ScenarioError(where + " nvlink_down: a link beyond the GPU's " +
+                          std::to_string(l.links) + " NVLinks");
+    for (const NvLinkErrorFault& e : l.errors) {
+      if (e.link >= l.links)
+        throw ScenarioError(where + " nvlink_errors: link " + std::to_string(e.link) +
+                            " beyond the GPU's " + std::to_string(l.links) + " NVLinks");
+    }
+  }
+  if (topology == NvLinkTopology::pairs) {
+    std::vector<std::uint32_t> masks;
+    for (const GpuConfig& gpu : s.gpus) masks.push_back(gpu.nvlink.down_mask);
+    for (GpuConfig& gpu : s.gpus) {
+      if (gpu.nvlink.partner >= 0)
+        gpu.nvlink.down_mask |= masks[static_cast<std::size_t>(gpu.nvlink.partner)];
+    }
+  }
+  for (const GpuConfig& gpu : s.gpus) {
+    for (const Phase& p : gpu.workload.phases) {
+      if (p.kind == PhaseKind::p2p && (p.peer >= count || p.peer == gpu.index))
+        throw ScenarioError(s.path.string() + " GPU " + std::to_string(gpu.index) + " workload " +
+                            gpu.workload.name + " phase " + p.name + ": peer " +
+                            std::to_string(p.peer) + " is not another GPU of the node");
     }
   }
 }
@@ -415,6 +553,7 @@ Scenario load_scenario(const std::filesystem::path& file,
     gpu.workload.process.pid += i;  // one process per GPU, as a DDP job launches them
     s.gpus.push_back(std::move(gpu));
   }
+  apply_nvlink_topology(root, node, s);
   s.fingerprint = fnv1a(fingerprint_text);
   return s;
 }

@@ -11,10 +11,16 @@
 
 namespace gpuclk::sim {
 
+// NVLink (sim/model/nvlink.h): NVML_NVLINK_MAX_LINKS links per GPU; a p2p phase may name a peer
+// below kMaxNvLinkPeers (a GPU index).
+inline constexpr std::uint32_t kMaxNvLinks = 18;
+inline constexpr std::uint32_t kMaxNvLinkPeers = 16;
+
 enum class PhaseKind : std::uint8_t {
   compute,   // `flops` of `dtype`; DRAM traffic flops / intensity (roofline)
   memory,    // `bytes` of DRAM traffic (read + write); flops = bytes × intensity
   transfer,  // `bytes` over PCIe (host → device unless to_host); no kernel runs
+  p2p,       // `bytes` sent to GPU `peer` over NVLink (PCIe where no link joins them)
   idle,      // `seconds` with the process's context held and nothing launched (clocks stay up)
   off,       // `seconds` with no process on the GPU (clocks drop to idle)
 };
@@ -31,6 +37,7 @@ struct Phase {
   double sm_occupancy = -1;  // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
   double pcie_bytes_per_s = 0;  // transfer: requested rate, 0 = as fast as the link allows
   bool to_host = false;         // transfer direction
+  std::uint32_t peer = 0;       // p2p: the receiving GPU's index
 };
 
 struct Process {

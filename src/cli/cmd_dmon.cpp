@@ -87,6 +87,20 @@ Value violation_percent(const RowInput& in, bool thermal, bool as_flag) {
   return output::integer(std::llround(std::clamp(fraction, 0.0, 1.0) * 100));
 }
 
+// MB/s (MiB, as dmon's PCIe columns) of NVLink data between the last two slow reads, every link.
+Value nvlink_rate(const RowInput& in, bool tx) {
+  const auto& a = in.gpu.previous_slow;
+  const auto& b = in.gpu.slow;
+  if (!a || !b) return output::na();
+  const auto total = [tx](const telemetry::SlowSample& s) {
+    return tx ? telemetry::nvlink_tx_total(s.nvlinks) : telemetry::nvlink_rx_total(s.nvlinks);
+  };
+  const auto va = total(*a), vb = total(*b);
+  const double dt = std::chrono::duration<double>(b->time - a->time).count();
+  if (!va || !vb || dt <= 0 || *vb < *va) return output::na();
+  return output::integer(std::llround(static_cast<double>(*vb - *va) / dt * kMebibyte));
+}
+
 Value reason_names(const std::optional<gpu::ClockReasons>& r) {
   if (!r) return output::na();
   std::string names;
@@ -160,6 +174,12 @@ const std::vector<Group>& groups() {
          slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
         {{"txpci", "MB/s", "pcie.tx"},
          slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
+      {'n',
+       "NVLink throughput, every link (gpuclk)",
+       {Field::nvlink},
+       {{{"rxnvl", "MB/s", "nvlink.rx"}, [](const RowInput& in) { return nvlink_rate(in, false); }},
+        {{"txnvl", "MB/s", "nvlink.tx"},
+         [](const RowInput& in) { return nvlink_rate(in, true); }}}},
       {'r',
        "clock event reasons (gpuclk)",
        {Field::clock_reasons},
@@ -192,7 +212,7 @@ std::vector<const Group*> parse_groups(const std::string& select) {
     if (it == groups().end()) {
       throw bad_argument(fmt::format("unknown metric group '{}' in -s {}", c, select),
                          "valid: p u c v m e t (as nvidia-smi dmon), r (clock event reasons), "
-                         "g (GPM activity), x (energy); default puc");
+                         "g (GPM activity), x (energy), n (NVLink throughput); default puc");
     }
     chosen.push_back(&*it);
   }

@@ -17,6 +17,7 @@
 #include "cli/context.h"
 #include "cli/findings_view.h"
 #include "gpu/events.h"
+#include "gpu/selection.h"
 #include "host/cpu.h"
 #include "host/process.h"
 #include "rules/process_owners.h"
@@ -98,6 +99,12 @@ rules::GpuFacts read_facts(const gpu::Device& d) {
   f.persistence_mode = opt(d.persistence_mode());
   f.pcie_link = opt(d.pcie_link());
   f.pcie_max = opt(ratings.pcie_max);
+  f.bus_id = gpu::normalize_bus_id(d.bus_id());
+  if (const auto& links = d.nvlinks().links) {
+    for (const auto& l : *links) {
+      if (l.active && l.remote_bus_id) f.nvlink_peers[*l.remote_bus_id]++;
+    }
+  }
   f.ecc_corrected_aggregate = opt(d.ecc_errors(false, true));
   f.ecc_uncorrected_aggregate = opt(d.ecc_errors(true, true));
   f.remapped_rows = opt(d.remapped_rows());
@@ -161,7 +168,9 @@ rules::Input watch(Context& ctx, const std::vector<gpu::Device*>& devices,
   telemetry::SamplerOptions sampling;
   sampling.fast_interval = interval;
   sampling.slow_interval = std::max<telemetry::Duration>(interval, 1s);
-  sampling.fields = telemetry::FieldSet::standard().add(telemetry::Field::pcie_replay);
+  sampling.fields = telemetry::FieldSet::standard()
+                        .add(telemetry::Field::pcie_replay)
+                        .add(telemetry::Field::nvlink);
   sampling.fast_capacity = static_cast<std::size_t>(duration / interval) + 64;
   sampling.slow_capacity = static_cast<std::size_t>(duration / sampling.slow_interval) + 16;
   telemetry::Sampler sampler(telemetry::device_sources(devices, sampling.fields), ctx.clock(),

@@ -139,6 +139,31 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   pcie.add("width_max", "Width Max",
            ratings.pcie_max ? out::integer(ratings.pcie_max->width, "x") : out::na());
 
+  // NVLink: what the links are (probed once) and how many are up now.
+  auto& nvlink = n.section("nvlink", "NVLink");
+  const auto& links = d.nvlinks().links;
+  if (links && !links->empty()) {
+    const auto counters = d.nvlink_counters();
+    long long up = 0;
+    double bandwidth = 0;
+    for (std::size_t k = 0; k < links->size(); ++k) {
+      const auto& f = (*links)[k];
+      if (!(k < counters.size() && counters[k].active ? *counters[k].active : f.active)) continue;
+      ++up;
+      bandwidth += f.gigabytes_per_s.value_or(0);
+    }
+    nvlink.add("links", "Links", out::integer((long long)links->size()));
+    nvlink.add("links_up", "Links Up", out::integer(up));
+    nvlink.add("version", "Version", out::from(links->front().version));
+    nvlink.add("speed", "Speed per Link",
+               links->front().gigabytes_per_s
+                   ? out::number(*links->front().gigabytes_per_s, "GB/s", 3)
+                   : out::na());
+    nvlink.add("bandwidth", "Bandwidth (links up)", out::number(bandwidth, "GB/s", 1));
+  } else {
+    nvlink.add("links", "Links", links ? out::integer(0) : out::na());
+  }
+
   auto& aff = n.section("affinity", "Affinity");
   const auto& aff_of = d.affinity();
   aff.add("cpus", "CPUs",

@@ -1,5 +1,8 @@
 // `gpuclk topo`: the GPU–GPU connection matrix and each GPU's CPU/NUMA affinity, with the
 // legend nvidia-smi topo -m prints.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -46,6 +49,25 @@ out::Table topo_table(const std::vector<gpu::Device*>& devices) {
   return t;
 }
 
+std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices) {
+  const auto summary = gpu::nvlink_summary(devices);
+  std::vector<std::string> lines;
+  for (const auto& p : summary.pairs) {
+    lines.push_back(fmt::format("GPU{} <-> {}: {} link{} x {:.3f} GB/s = {:.0f} GB/s{}", p.gpu,
+                                p.peer ? fmt::format("GPU{}", *p.peer) : std::string("NVSwitch"),
+                                p.links, p.links == 1 ? "" : "s", p.gigabytes_per_s_per_link,
+                                p.links * p.gigabytes_per_s_per_link,
+                                p.version.empty() ? "" : fmt::format(" (NVLink {})", p.version)));
+  }
+  for (const auto& d : summary.down) {
+    lines.push_back(fmt::format("GPU{}: NVLink {} {} {} down ({} of {} up)", d.gpu,
+                                d.links.size() == 1 ? "link" : "links", fmt::join(d.links, ","),
+                                d.links.size() == 1 ? "is" : "are", d.total - d.links.size(),
+                                d.total));
+  }
+  return lines;
+}
+
 namespace {
 
 int run_topo(Context& ctx) {
@@ -56,6 +78,17 @@ int run_topo(Context& ctx) {
   const auto t = reply ? serve::table_from_json(reply->at("node")) : topo_table(ctx.selected());
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
+    // NVLinks per GPU pair, as bandwidth (the matrix's NV# counts them), and links down.
+    std::vector<std::string> lines;
+    if (reply && reply->at("node").contains("nvlink")) {
+      for (const auto& l : reply->at("node").at("nvlink")) lines.push_back(l.get<std::string>());
+    } else if (!reply) {
+      lines = nvlink_lines(ctx.selected());
+    }
+    if (!lines.empty()) {
+      std::cout << "\nNVLink (per direction):\n";
+      for (const auto& l : lines) std::cout << "  " << l << '\n';
+    }
     std::cout << "\nLegend:\n\n";
     for (const auto& [abbr, meaning] : gpu::topology_legend()) {
       std::cout << "  " << abbr << std::string(5 - std::min<std::size_t>(abbr.size(), 4), ' ')

@@ -234,6 +234,83 @@ std::vector<QueryField> build() {
         auto e = d.ecc_errors(true);
         return e ? out::integer((long long)*e) : out::na();
       });
+  // NVLink (gpuclk's: nvidia-smi has no --query-gpu field for links; `nvidia-smi nvlink -s/-e/-gt
+  // d` prints the same figures). N/A on GPUs without NVLink.
+  add("nvlink.link_count", {"nvlink.links"}, "", "NVLinks the GPU has (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.nvlinks().links;
+        return l ? out::integer((long long)l->size()) : out::na();
+      });
+  add("nvlink.active", {"nvlink.links.active"}, "", "NVLinks up now (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.nvlinks().links;
+        if (!l) return out::na();
+        long long up = 0;
+        for (const auto& c : d.nvlink_counters()) up += c.active.value_or(false) ? 1 : 0;
+        return out::integer(up);
+      });
+  add("nvlink.version", {}, "", "NVLink version, as nvidia-smi nvlink -s (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.nvlinks().links;
+        return l && !l->empty() ? out::from(l->front().version) : out::na();
+      });
+  add("nvlink.speed", {}, "GB/s", "speed of one link per direction (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.nvlinks().links;
+        if (!l || l->empty() || !l->front().gigabytes_per_s) return out::na();
+        return out::number(*l->front().gigabytes_per_s, "GB/s", 3);
+      });
+  add("nvlink.bandwidth", {}, "GB/s",
+      "the active links together, per direction: count x speed (gpuclk)",
+      [](const Device& d, const DeviceSet&) {
+        const auto& l = d.nvlinks().links;
+        if (!l) return out::na();
+        // Up now (the counters' read), at each link's speed (the probe's).
+        const auto counters = d.nvlink_counters();
+        double total = 0;
+        for (std::size_t k = 0; k < counters.size() && k < l->size(); ++k) {
+          if (counters[k].active.value_or(false) && (*l)[k].gigabytes_per_s)
+            total += *(*l)[k].gigabytes_per_s;
+        }
+        return out::number(total, "GB/s", 1);
+      });
+  struct ErrorField {
+    const char* key;
+    gpu::NvLinkError kind;
+    const char* what;
+  };
+  for (const ErrorField& e :
+       {ErrorField{"replay", gpu::NvLinkError::replay, "DL replay errors"},
+        ErrorField{"recovery", gpu::NvLinkError::recovery, "DL recovery errors"},
+        ErrorField{"crc", gpu::NvLinkError::crc, "DL CRC (flit) errors"},
+        ErrorField{"ecc", gpu::NvLinkError::ecc, "DL data ECC errors"}}) {
+    const auto kind = e.kind;
+    add(fmt::format("nvlink.errors.{}", e.key), {}, "",
+        fmt::format("{} since the driver loaded, every link summed (gpuclk)", e.what),
+        [kind](const Device& d, const DeviceSet&) {
+          const auto counters = d.nvlink_counters();
+          std::optional<long long> total;
+          for (const auto& c : counters) {
+            if (const auto& n = c.errors[std::size_t(kind)])
+              total = total.value_or(0) + (long long)*n;
+          }
+          return total ? out::integer(*total) : out::na();
+        });
+  }
+  for (const bool tx : {true, false}) {
+    add(tx ? "nvlink.tx_data" : "nvlink.rx_data", {}, "KiB",
+        fmt::format("data {} over NVLink since the driver loaded, every link (gpuclk; "
+                    "nvidia-smi nvlink -gt d)",
+                    tx ? "sent" : "received"),
+        [tx](const Device& d, const DeviceSet&) {
+          std::optional<long long> total;
+          for (const auto& c : d.nvlink_counters()) {
+            if (const auto& b = tx ? c.tx_bytes : c.rx_bytes)
+              total = total.value_or(0) + (long long)(*b / 1024);
+          }
+          return total ? out::integer(*total, "KiB") : out::na();
+        });
+  }
   // Page retirement (pre-Ampere; N/A on GPUs that remap rows), with nvidia-smi's names.
   add("retired_pages.sbe", {"retired_pages.single_bit_ecc.count"}, "",
       "pages retired after repeated single-bit ECC errors", [](const Device& d, const DeviceSet&) {

@@ -21,7 +21,9 @@ std::vector<serve::View> service_views(Context& ctx) {
        },
        [&ctx, cpu](const gpu::DeviceSet&) { return serve::to_json(info_host_tree(ctx, *cpu)); }});
   views.push_back({"topo", {}, [](const gpu::DeviceSet& set) {
-                     return serve::to_json(topo_table(set.all()));
+                     auto j = serve::to_json(topo_table(set.all()));
+                     j["nvlink"] = nvlink_lines(set.all());
+                     return j;
                    }});
   // gpuclk top: processes (with the driver's names) and memory size.
   views.push_back({"top", tui::read_top_view, {}});

@@ -256,6 +256,8 @@ std::string kind_name(sim::PhaseKind k) {
       return "memory";
     case sim::PhaseKind::transfer:
       return "transfer";
+    case sim::PhaseKind::p2p:
+      return "p2p";
     case sim::PhaseKind::idle:
       return "idle";
     case sim::PhaseKind::off:

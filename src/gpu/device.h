@@ -116,6 +116,32 @@ struct PcieThroughput {
   units::BytesPerSecond tx, rx;
 };
 
+// What sits at the far end of an NVLink.
+enum class NvLinkRemote { gpu, nvswitch, other, unknown };
+
+// One NVLink as read when the device is probed (static: what it is and where it leads).
+// Whether it is up is read again with its counters (NvLinkCounters), as a link can drop.
+struct NvLinkFacts {
+  unsigned link = 0;
+  bool active = false;                 // up when probed
+  Reading<std::string> version;        // "4.0" (NVML_NVLINK_VERSION_4_0)
+  Reading<double> gigabytes_per_s;     // per direction, as nvidia-smi nvlink -s (26.562 on Hopper)
+  Reading<std::string> remote_bus_id;  // the peer GPU's or the NVSwitch's, normalized
+  NvLinkRemote remote = NvLinkRemote::unknown;
+};
+
+// A link's DL error counters, in nvmlNvLinkErrorCounter_t's order of those gpuclk reads.
+enum class NvLinkError { replay, recovery, crc, ecc };
+inline constexpr std::size_t kNvLinkErrorKinds = 4;
+
+// One NVLink's state and counters since the driver loaded (slow: 5 NVML calls per link).
+struct NvLinkCounters {
+  unsigned link = 0;
+  Reading<bool> active;
+  std::array<Reading<std::uint64_t>, kNvLinkErrorKinds> errors;  // by NvLinkError
+  Reading<std::uint64_t> tx_bytes, rx_bytes;                     // data payload (KiB × 1024)
+};
+
 // Video/media engines' busy fraction (nvidia-smi dmon's enc, dec, jpg, ofa columns).
 struct MediaUtilization {
   Reading<Ratio> encoder, decoder, jpeg, ofa;
@@ -164,6 +190,12 @@ struct Ratings {
   Reading<unsigned> pcie_gpu_max_generation;  // what the GPU alone supports
 };
 
+// The GPU's NVLinks, probed once: NVML answers per link (1 + 4 calls each), so only topo, info,
+// query and the samplers that show links read them. Empty when the GPU has none.
+struct NvLinks {
+  Reading<std::vector<NvLinkFacts>> links;  // not_supported: no NVLink (PCIe cards, old drivers)
+};
+
 // Where the GPU sits relative to the CPUs. Apart from Identity: nvmlDeviceGetCpuAffinity alone
 // takes 10-13 ms on an H100 (GPUCLK_NVML_TRACE, docs/results/cli_latency_h100.md), and only
 // info, topo and doctor show it.
@@ -196,6 +228,11 @@ class Device {
   const Affinity& affinity() const {
     std::call_once(affinity_probed_, [this] { probe_affinity(); });
     return affinity_;
+  }
+  // Read on first use, once, thread-safe (see NvLinks).
+  const NvLinks& nvlinks() const {
+    std::call_once(nvlinks_probed_, [this] { probe_nvlinks(); });
+    return nvlinks_;
   }
   // Read when the device is opened (selection and labels need them; three fast reads).
   bool available() const { return identity_.unavailable_code == 0; }
@@ -250,6 +287,9 @@ class Device {
   Reading<Bytes> bar1_used() const;
   Reading<Bytes> protected_memory_used() const;  // confidential-computing protected memory
   MediaUtilization media_utilization() const;    // 4 reads
+  // State and counters of every link nvlinks() found (empty when none): per link its state and
+  // four error counters, and one field-value read for every link's data counters. Slow tier.
+  std::vector<NvLinkCounters> nvlink_counters() const;
   // True for the NVML code of a GPU that fell off the bus (NVML_ERROR_GPU_IS_LOST).
   static bool is_lost_error(int nvml_code);
 
@@ -287,6 +327,8 @@ class Device {
     kOfa,
     kRemappedRows,
     kRetiredPages,
+    kNvLinkError,                                    // one per NvLinkError
+    kNvLinkData = kNvLinkError + kNvLinkErrorKinds,  // the data counters
     kFieldCount
   };
   template <class T, class Call>
@@ -296,6 +338,7 @@ class Device {
   void probe_clock_limits() const;                       // never throws
   void probe_ratings() const;                            // never throws
   void probe_affinity() const;                           // never throws
+  void probe_nvlinks() const;                            // never throws
   Reading<Ratio> engine_utilization(Field field) const;  // kEncoder, kDecoder, kJpeg or kOfa
 
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
@@ -310,6 +353,8 @@ class Device {
   mutable std::once_flag ratings_probed_;
   mutable Affinity affinity_;
   mutable std::once_flag affinity_probed_;
+  mutable NvLinks nvlinks_;
+  mutable std::once_flag nvlinks_probed_;
   std::string bus_id_;
   const LimitsCache* limits_cache_ = nullptr;
   mutable std::array<std::atomic<bool>, kFieldCount> unsupported_{};

@@ -30,17 +30,10 @@ PathKind from_level(nvmlGpuTopologyLevel_t level) {
 // Active NVLinks of a device, by the normalized bus id of what sits at the other end.
 std::map<std::string, unsigned> nvlink_peers(const Device& d) {
   std::map<std::string, unsigned> peers;
-  const auto& api = d.api();
-  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-    nvmlEnableState_t active = NVML_FEATURE_DISABLED;
-    if (nvml::Api::call(api.nvmlDeviceGetNvLinkState, d.handle(), link, &active) != NVML_SUCCESS)
-      break;
-    if (active != NVML_FEATURE_ENABLED) continue;
-    nvmlPciInfo_t remote{};
-    if (nvml::Api::call(api.nvmlDeviceGetNvLinkRemotePciInfo_v2, d.handle(), link, &remote) !=
-        NVML_SUCCESS)
-      continue;
-    peers[normalize_bus_id(remote.busId)]++;
+  const auto& links = d.nvlinks().links;
+  if (!links) return peers;
+  for (const auto& l : *links) {
+    if (l.active && l.remote_bus_id) peers[*l.remote_bus_id]++;
   }
   return peers;
 }
@@ -126,6 +119,47 @@ std::vector<std::vector<Connection>> connection_matrix(const std::vector<Device*
     }
   }
   return m;
+}
+
+NvLinkSummary nvlink_summary(const std::vector<Device*>& devices) {
+  NvLinkSummary out;
+  std::map<std::string, unsigned> index_of_bus;
+  for (const auto* d : devices) {
+    if (!d->bus_id().empty()) index_of_bus[normalize_bus_id(d->bus_id())] = d->index();
+  }
+  std::vector<NvLinkPair> to_switch;
+  for (const auto* d : devices) {
+    const auto& facts = d->nvlinks().links;
+    if (!facts || facts->empty()) continue;
+    const auto counters = d->nvlink_counters();
+    // Up now by the counters' read (a link can drop after the probe); else as probed.
+    std::map<std::optional<unsigned>, NvLinkPair> by_peer;
+    NvLinksDown down{d->index(), {}, static_cast<unsigned>(facts->size())};
+    for (std::size_t k = 0; k < facts->size(); ++k) {
+      const auto& f = (*facts)[k];
+      const bool up = k < counters.size() && counters[k].active ? *counters[k].active : f.active;
+      if (!up) {
+        down.links.push_back(f.link);
+        continue;
+      }
+      std::optional<unsigned> peer;
+      if (f.remote_bus_id) {
+        auto it = index_of_bus.find(*f.remote_bus_id);
+        if (it != index_of_bus.end()) peer = it->second;
+      }
+      if (peer && *peer < d->index()) continue;  // counted from the lower index's side
+      auto& p = by_peer[peer];
+      p.gpu = d->index();
+      p.peer = peer;
+      ++p.links;
+      if (f.gigabytes_per_s) p.gigabytes_per_s_per_link = *f.gigabytes_per_s;
+      if (f.version) p.version = *f.version;
+    }
+    for (auto& [peer, p] : by_peer) (peer ? out.pairs : to_switch).push_back(p);
+    if (!down.links.empty()) out.down.push_back(std::move(down));
+  }
+  out.pairs.insert(out.pairs.end(), to_switch.begin(), to_switch.end());
+  return out;
 }
 
 }  // namespace gpuclk::gpu

@@ -409,6 +409,15 @@ const char* nvmlErrorString(nvmlReturn_t result);
     (device, link, active))                                                                        \
   X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                           \
     (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci), (device, link, pci))             \
+  X(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t device, unsigned int link, unsigned int* version),   \
+    (device, link, version))                                                                       \
+  X(nvmlDeviceGetNvLinkErrorCounter,                                                               \
+    (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,                     \
+     unsigned long long* value),                                                                   \
+    (device, link, counter, value))                                                                \
+  X(nvmlDeviceGetNvLinkRemoteDeviceType,                                                           \
+    (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* type),                     \
+    (device, link, type))                                                                          \
   X(nvmlDeviceGetCpuAffinity,                                                                      \
     (nvmlDevice_t device, unsigned int cpu_set_size, unsigned long* cpu_set),                      \
     (device, cpu_set_size, cpu_set))                                                               \
@@ -506,6 +515,20 @@ extern "C" {
 // nvmlDeviceGetFieldValues field ids (NVML_FI_DEV_MEMORY_TEMP is in the list above).
 enum : unsigned int {
   NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94  // PCIe replays since driver load
+};
+
+// NVLink field values (NVML's numbering). SPEED_MBPS_COMMON: the speed of the active links,
+// MB/s (26562 on Hopper: nvidia-smi nvlink -s's 26.562 GB/s); LINK_COUNT: links the GPU has.
+// THROUGHPUT_DATA_TX/RX: data payload sent/received since the driver loaded, KiB, of the link in
+// nvmlFieldValue_t.scopeId, or of every link summed with scopeId NVML_NVLINK_SCOPE_ALL (UINT_MAX).
+// GET_SPEED: one link's speed (scopeId), MB/s.
+enum : unsigned int {
+  NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90,
+  NVML_FI_DEV_NVLINK_LINK_COUNT = 91,
+  NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138,
+  NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139,
+  NVML_FI_DEV_NVLINK_GET_SPEED = 164,
+  NVML_NVLINK_SCOPE_ALL = 0xFFFFFFFFu  // scopeId: every link summed (our name; NVML says UINT_MAX)
 };
 
 typedef struct nvmlBAR1Memory_st {

@@ -35,6 +35,10 @@ struct GpuFacts {
   std::optional<bool> persistence_mode;
   // The link as read at the end of the window (links train down at idle), and its maximum.
   std::optional<gpu::PcieLink> pcie_link, pcie_max;
+  // The GPU's PCI bus id (normalized) and its active NVLinks by the bus id at their far end
+  // (another GPU's or an NVSwitch's); empty without NVLink.
+  std::string bus_id;
+  std::map<std::string, unsigned> nvlink_peers;
   // Clock locks from gpuclk's journal (NVML cannot read locks): "unlocked", "990–1005 MHz";
   // empty when unknown.
   std::string locked_gpu_clocks, locked_memory_clocks;

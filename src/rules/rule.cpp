@@ -170,6 +170,34 @@ const std::vector<Rule>& all_rules() {
        "Cause: link errors (signal integrity: riser, slot, cable) make the link resend packets.\n"
        "Fix: reseat the card or riser; if it persists, the slot or card needs service.",
        pcie_replays},
+      {"nvlink_down", "NVLink down",
+       "Checks: a link of the GPU reads inactive while its other links, or a peer's (another GPU "
+       "of the same model), are up (a GPU whose links are all down with no peer's up has no "
+       "NVLink bridge: not reported). Read on the slow cadence with the link counters.\n"
+       "Severity: warning. Evidence: links_down, links_up, links, peers_links_up.\n"
+       "Cause: a link failed to train or dropped (cable, connector, bridge or NVSwitch tray), "
+       "or the driver disabled it after errors.\n"
+       "Fix: nvidia-smi nvlink -s / -e -i GPU; reset the GPUs; if it stays down, service the "
+       "link.",
+       nvlink_down},
+      {"nvlink_errors", "NVLink error counters rising",
+       "Checks: a link's DL replay, recovery, CRC or data-ECC counter grew during the window "
+       "(counts that do not grow, however high, are not reported).\n"
+       "Severity: warning for replays, recoveries and CRC errors (data resent); info for "
+       "data-ECC errors alone (corrected). Evidence: linkN_COUNTER_per_minute, "
+       "errors_in_window.\n"
+       "Cause: a marginal link (signal integrity of the cable, connector or NVSwitch tray).\n"
+       "Fix: watch nvidia-smi nvlink -e; if it keeps rising, reset the GPUs and service the "
+       "link.",
+       nvlink_errors},
+      {"nvlink_fewer_links", "Fewer NVLinks between one GPU pair",
+       "Checks: GPUs joined directly by NVLink (no NVSwitch): a pair with fewer active links "
+       "than the node's other pairs (needs two pairs or more).\n"
+       "Severity: warning. Evidence: links, links_other_pairs.\n"
+       "Cause: links of the pair down or never connected (a bridge or cable missing or "
+       "faulty).\n"
+       "Fix: gpuclk topo; reseat or replace the pair's bridge or cable.",
+       nvlink_fewer_links},
       {"input_starved", "Idle while a process holds the GPU",
        "Checks: a process held the GPU in at least 90 % of the window but the mean GPU "
        "utilization stayed below 30 %.\n"

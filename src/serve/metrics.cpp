@@ -177,6 +177,29 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       if (s.pcie_replay)
         f.counter("gpuclk_gpu_pcie_replays_total", "PCIe replays since driver load", gpu,
                   static_cast<double>(*s.pcie_replay));
+      for (const auto& l : s.nvlinks) {
+        const Labels link = with(gpu, "link", std::to_string(l.link));
+        if (l.active)
+          f.gauge("gpuclk_nvlink_up", "1 while the NVLink is active, 0 while it is down", link,
+                  *l.active ? 1 : 0);
+        const std::pair<const char*, const std::optional<std::uint64_t>*> errors[] = {
+            {"replay", &l.replay}, {"recovery", &l.recovery}, {"crc", &l.crc}, {"ecc", &l.ecc}};
+        for (const auto& [type, value] : errors) {
+          if (*value)
+            f.counter("gpuclk_nvlink_errors_total",
+                      "NVLink DL errors since the driver loaded (replay, recovery, CRC flit, "
+                      "data ECC)",
+                      with(link, "type", type), static_cast<double>(**value));
+        }
+        if (l.tx_bytes)
+          f.counter("gpuclk_nvlink_transmit_bytes_total",
+                    "NVLink data sent since the driver loaded", link,
+                    static_cast<double>(*l.tx_bytes));
+        if (l.rx_bytes)
+          f.counter("gpuclk_nvlink_receive_bytes_total",
+                    "NVLink data received since the driver loaded", link,
+                    static_cast<double>(*l.rx_bytes));
+      }
       f.gauge("gpuclk_gpu_pcie_receive_bytes_per_second", "PCIe traffic into the GPU", gpu,
               s.pcie_rx);
       f.gauge("gpuclk_gpu_pcie_transmit_bytes_per_second", "PCIe traffic out of the GPU", gpu,

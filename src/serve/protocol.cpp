@@ -291,6 +291,22 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
   if (s.pcie_replay) j["pcie_replay"] = *s.pcie_replay;
   if (s.power_violation) j["power_violation_seconds"] = seconds(*s.power_violation);
   if (s.thermal_violation) j["thermal_violation_seconds"] = seconds(*s.thermal_violation);
+  if (!s.nvlinks.empty()) {
+    json links = json::array();
+    for (const auto& l : s.nvlinks) {
+      json k;
+      k["link"] = l.link;
+      if (l.active) k["active"] = *l.active;
+      if (l.replay) k["replay"] = *l.replay;
+      if (l.recovery) k["recovery"] = *l.recovery;
+      if (l.crc) k["crc"] = *l.crc;
+      if (l.ecc) k["ecc"] = *l.ecc;
+      if (l.tx_bytes) k["tx_bytes"] = *l.tx_bytes;
+      if (l.rx_bytes) k["rx_bytes"] = *l.rx_bytes;
+      links.push_back(std::move(k));
+    }
+    j["nvlinks"] = std::move(links);
+  }
   return j;
 }
 
@@ -366,6 +382,22 @@ telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint 
   get_count(j, "pcie_replay", s.pcie_replay);
   s.power_violation = nanoseconds_of(j, "power_violation_seconds");
   s.thermal_violation = nanoseconds_of(j, "thermal_violation_seconds");
+  if (auto it = j.find("nvlinks"); it != j.end() && it->is_array()) {
+    for (const auto& k : *it) {
+      if (!k.is_object() || !k.contains("link") || !k["link"].is_number_unsigned()) continue;
+      telemetry::NvLinkSample l;
+      l.link = k["link"].get<unsigned>();
+      if (auto a = k.find("active"); a != k.end() && a->is_boolean()) l.active = a->get<bool>();
+      get_count(k, "replay", l.replay);
+      get_count(k, "recovery", l.recovery);
+      get_count(k, "crc", l.crc);
+      get_count(k, "ecc", l.ecc);
+      get_count(k, "tx_bytes", l.tx_bytes);
+      get_count(k, "rx_bytes", l.rx_bytes);
+      s.nvlinks.push_back(l);
+      if (s.nvlinks.size() >= 64) break;  // a GPU has at most 18; a bigger list is not ours
+    }
+  }
   return s;
 }
 

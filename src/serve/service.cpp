@@ -46,7 +46,8 @@ Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions opt
   // PCIe replays for /metrics and dmon -s e (one cheap read a second); dmon's other extra
   // columns only while a dmon streams them (`stream`): media utilization and BAR1/protected
   // memory are four and two more reads per tick, PCIe throughput 2 × 20 ms per slow read.
-  so.fields = telemetry::FieldSet::standard() | telemetry::FieldSet{telemetry::Field::pcie_replay};
+  so.fields = telemetry::FieldSet::standard() |
+              telemetry::FieldSet{telemetry::Field::pcie_replay, telemetry::Field::nvlink};
   so.on_demand = kStreamOnDemand;
   so.slow_idle_every = std::max(1u, options_.counters_every);
   // The sampler's own rings: 10 min at the sampling interval (fast) and at 1 s (slow).

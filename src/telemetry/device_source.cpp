@@ -114,6 +114,7 @@ class DeviceSource final : public GpuSource {
       s.ecc_uncorrected = keep(device_.ecc_errors(true), o);
     }
     if (f.has(Field::pcie_replay)) s.pcie_replay = keep(device_.pcie_replay_errors(), o);
+    if (f.has(Field::nvlink)) read_nvlink(s, o);
     if (f.has(Field::pcie_throughput)) {
       auto t = device_.pcie_throughput();
       note(t, o);
@@ -126,6 +127,21 @@ class DeviceSource final : public GpuSource {
   }
 
  private:
+  void read_nvlink(SlowSample& s, ReadOutcome& o) {
+    for (const auto& c : device_.nvlink_counters()) {
+      NvLinkSample l;
+      l.link = c.link;
+      l.active = keep(c.active, o);
+      l.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o);
+      l.recovery = keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o);
+      l.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o);
+      l.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o);
+      l.tx_bytes = keep(c.tx_bytes, o);
+      l.rx_bytes = keep(c.rx_bytes, o);
+      s.nvlinks.push_back(l);
+    }
+  }
+
   void read_gpm(SlowSample& s, ReadOutcome& o) {
     auto m = gpm_->take();
     if (m) {

@@ -1,5 +1,7 @@
 #include "telemetry/fields.h"
 
+#include "telemetry/sample.h"
+
 namespace gpuclk::telemetry {
 
 std::string_view field_name(Field f) {
@@ -40,10 +42,30 @@ std::string_view field_name(Field f) {
       return "pcie_replay";
     case Field::violation_time:
       return "violation_time";
+    case Field::nvlink:
+      return "nvlink";
     case Field::count:
       break;
   }
   return "?";
+}
+
+namespace {
+std::optional<std::uint64_t> sum(const std::vector<NvLinkSample>& links,
+                                 std::optional<std::uint64_t> NvLinkSample::*member) {
+  std::optional<std::uint64_t> total;
+  for (const auto& l : links) {
+    if (l.*member) total = total.value_or(0) + *(l.*member);
+  }
+  return total;
+}
+}  // namespace
+
+std::optional<std::uint64_t> nvlink_tx_total(const std::vector<NvLinkSample>& links) {
+  return sum(links, &NvLinkSample::tx_bytes);
+}
+std::optional<std::uint64_t> nvlink_rx_total(const std::vector<NvLinkSample>& links) {
+  return sum(links, &NvLinkSample::rx_bytes);
 }
 
 }  // namespace gpuclk::telemetry

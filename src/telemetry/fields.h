@@ -31,6 +31,7 @@ enum class Field : std::uint8_t {
   ecc_errors,       // volatile corrected / uncorrected counts
   pcie_replay,
   violation_time,  // time held down by the power and thermal policies
+  nvlink,          // per link: up or down, DL error counters, data sent and received
   count
 };
 

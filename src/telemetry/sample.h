@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/clock_reasons.h"
 #include "gpu/units.h"
@@ -52,6 +53,19 @@ struct GpmActivity {
   std::optional<Ratio> graphics, sm, sm_occupancy, tensor, dram, fp64, fp32, fp16;
 };
 
+// One NVLink at one slow sample (Field::nvlink). Counters since the driver loaded; empty where
+// the driver does not count (or the read failed).
+struct NvLinkSample {
+  unsigned link = 0;
+  std::optional<bool> active;
+  std::optional<std::uint64_t> replay, recovery, crc, ecc;  // DL errors (crc: flit CRC)
+  std::optional<std::uint64_t> tx_bytes, rx_bytes;          // data payload sent / received
+};
+
+// Sums of the links' data counters (empty when no link has one), bytes.
+std::optional<std::uint64_t> nvlink_tx_total(const std::vector<NvLinkSample>& links);
+std::optional<std::uint64_t> nvlink_rx_total(const std::vector<NvLinkSample>& links);
+
 // Fields read on the slow cadence (Field::energy .. Field::violation_time).
 struct SlowSample {
   TimePoint time{};
@@ -62,6 +76,7 @@ struct SlowSample {
   std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;                 // volatile counts
   std::optional<std::uint64_t> pcie_replay;                                    // since driver load
   std::optional<std::chrono::nanoseconds> power_violation, thermal_violation;  // since boot
+  std::vector<NvLinkSample> nvlinks;  // every link of the GPU; empty: no NVLink or not read
 };
 
 // What went wrong reading one GPU. A lost GPU (fell off the bus) is not read again.

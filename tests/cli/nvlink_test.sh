@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# NVLink on the simulator: the 2x H200 NV18 pair (sim/scenarios/2xh200.toml) in topo, info, query
+# and dmon -s n; doctor finds the link down (doctor/nvlink-down) and the growing replay counter
+# (doctor/nvlink-errors), and nothing about the links on the healthy pair; /metrics carries the
+# per-link series while the two ranks exchange gradients.
+source "$(dirname "$0")/lib.sh" "$1"
+SCEN="$GPUCLK_BIN_DIR/scenarios/doctor"
+fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_SIM_STATE.lock"; }
+export GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30
+
+# --- topo: the matrix's NV18 and the pair's bandwidth ---
+fresh_node
+gpuclk --sim 2xh200 --direct topo
+expect_exit 0
+expect_out_re "^GPU0 +X +NV18 "
+expect_out_re "^GPU1 +NV18 +X "
+expect_out "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
+expect_no_out "down"
+gpuclk --sim "$SCEN/nvlink-down.toml" --direct topo
+expect_exit 0
+expect_out_re "^GPU0 +X +NV17 "
+expect_out "GPU0 <-> GPU1: 17 links x 26.562 GB/s = 452 GB/s (NVLink 4.0)"
+expect_out "GPU0: NVLink link 7 is down (17 of 18 up)"
+expect_out "GPU1: NVLink link 7 is down (17 of 18 up)"
+# An NVSwitch node: each GPU's links go to the switches.
+gpuclk --sim default --direct topo -i 0
+expect_out "GPU0 <-> NVSwitch: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
+
+# --- info and query ---
+gpuclk --sim 2xh200 --direct --format json info -i 1
+expect_exit 0
+expect_json '.gpus[0].name' "NVIDIA H200"
+expect_json '.gpus[0].nvlink.links' 18
+expect_json '.gpus[0].nvlink.links_up' 18
+expect_json '.gpus[0].nvlink.version' "4.0"
+gpuclk --sim 2xh200 --direct query --format csv,noheader \
+  --query-gpu=index,name,memory.total,power.limit,nvlink.link_count,nvlink.active,nvlink.version,nvlink.speed,nvlink.bandwidth,nvlink.errors.ecc,nvlink.errors.replay
+expect_exit 0
+expect_out "0, NVIDIA H200, 143771 MiB, 700.00 W, 18, 18, 4.0, 26.562 GB/s, 478.1 GB/s, 124, 0"
+expect_out "1, NVIDIA H200, 143771 MiB, 700.00 W, 18, 18, 4.0, 26.562 GB/s, 478.1 GB/s, 22, 0"
+# The ranks exchange gradients: 30 s in, what GPU 1 sent GPU 0 received.
+gpuclk --sim 2xh200 --direct query --format csv,noheader,nounits \
+  --query-gpu=index,nvlink.tx_data,nvlink.rx_data
+expect_exit 0
+TX1=$(awk -F', ' '$1 == 1 { print $2 }' <<<"$OUT")
+RX0=$(awk -F', ' '$1 == 0 { print $3 }' <<<"$OUT")
+check; [ "${TX1:-0}" -gt $((40 * 1024 * 1024)) ] || fail "GPU 1 sent $TX1 KiB over NVLink, expected > 40 GiB"
+check; awk -v a="$TX1" -v b="$RX0" 'BEGIN { exit !(a - b < 32 && b - a < 32) }' ||
+  fail "GPU 0 received $RX0 KiB, GPU 1 sent $TX1 KiB"
+# A PCIe card has no NVLink: N/A.
+gpuclk --sim h100-calibration --direct query --format csv,noheader --query-gpu=nvlink.link_count
+expect_out "[N/A]"
+
+# --- dmon -s n: both GPUs transmit and receive while the gradient exchange runs ---
+fresh_node
+GPUCLK_SIM_SPEED=4 gpuclk --sim 2xh200 --direct dmon -s n -d 1 -c 8 --format csv,noheader
+expect_exit 0
+RX0MAX=$(awk -F', ' '$1 == 0 && $2 != "-" { if ($2 > m) m = $2 } END { print m + 0 }' <<<"$OUT")
+TX1MAX=$(awk -F', ' '$1 == 1 && $3 != "-" { if ($3 > m) m = $3 } END { print m + 0 }' <<<"$OUT")
+TX0MAX=$(awk -F', ' '$1 == 0 && $3 != "-" { if ($3 > m) m = $3 } END { print m + 0 }' <<<"$OUT")
+check; [ "$RX0MAX" -gt 10000 ] || fail "GPU 0's NVLink receive rate peaked at $RX0MAX MB/s: $OUT"
+check; [ "$TX1MAX" -gt 10000 ] || fail "GPU 1's NVLink transmit rate peaked at $TX1MAX MB/s"
+check; [ "$TX1MAX" -le 460000 ] || fail "GPU 1 sent $TX1MAX MB/s, above the links' 478 GB/s"
+check; [ "$TX0MAX" -gt 10000 ] || fail "GPU 0's NVLink transmit rate peaked at $TX0MAX MB/s"
+gpuclk --sim 2xh200 --direct dmon -s n -c 1
+expect_exit 0
+expect_out_re "^# gpu +rxnvl +txnvl"
+
+# --- doctor: the link down, the growing counter, nothing on the healthy pair ---
+export GPUCLK_SIM_SPEED=$(slowed 40)
+doctor_on() {
+  fresh_node
+  GPUCLK_SIM_START=$2 gpuclk --sim "$1" --direct --format json doctor --duration 20s --interval 200ms
+}
+nvlink_findings() { jq -r '.findings[] | select(.rule | startswith("nvlink")) | "\(.rule):\(.severity):\(.gpus | join(","))"' <<<"$OUT" | sort | paste -sd' '; }
+doctor_on 2xh200 30
+expect_exit 0
+check; [ -z "$(nvlink_findings)" ] || fail "NVLink findings on the healthy pair: $(nvlink_findings)"
+expect_json '.worst' "info"
+doctor_on "$SCEN/nvlink-down.toml" 30
+expect_exit 10
+check; [ "$(nvlink_findings)" == "nvlink_down:warning:0 nvlink_down:warning:1" ] ||
+  fail "findings '$(nvlink_findings)', expected nvlink_down on 0 and 1"
+expect_json '[.findings[] | select(.rule == "nvlink_down")][0].evidence.links_down' "7"
+expect_json '[.findings[] | select(.rule == "nvlink_down")][0].evidence.links_up' 17
+doctor_on "$SCEN/nvlink-errors.toml" 30
+expect_exit 10
+check; [ "$(nvlink_findings)" == "nvlink_errors:warning:1" ] ||
+  fail "findings '$(nvlink_findings)', expected nvlink_errors on 1"
+check; jq -e '[.findings[] | select(.rule == "nvlink_errors")][0] | (.summary | contains("link 4 replay")) and .evidence.link4_replay_per_minute >= 100 and .evidence.link4_replay_per_minute <= 140' <<<"$OUT" >/dev/null ||
+  fail "nvlink_errors does not name link 4's replays at ~120/min: $OUT"
+gpuclk doctor --explain nvlink_down
+expect_exit 0
+expect_out "inactive"
+
+# --- /metrics while the gradient exchange runs ---
+fresh_node
+SOCK="$TEST_TMP/gpuclk.sock"
+GPUCLK_SIM_SPEED=4 start_serve --sim 2xh200 --socket "$SOCK" serve --listen 127.0.0.1:0 --interval 100ms || exit 1
+metrics() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics"; }
+for _ in $(seq "$(scaled 50)"); do
+  metrics | grep -q '^gpuclk_nvlink_transmit_bytes_total{gpu="1".*link="3".*} [1-9]' && break
+  sleep 0.2
+done
+OUT=$(metrics)
+LAST_CMD="curl /metrics"
+expect_out_re '^gpuclk_nvlink_up\{gpu="0".*link="17".*\} 1$'
+expect_out_re '^gpuclk_nvlink_errors_total\{gpu="0".*link="9".*type="ecc".*\} 70$'
+expect_out_re '^gpuclk_nvlink_errors_total\{gpu="1".*link="5".*type="replay".*\} 0$'
+expect_out_re '^gpuclk_nvlink_transmit_bytes_total\{gpu="1".*link="3".*\} [1-9]'
+expect_out_re '^gpuclk_nvlink_receive_bytes_total\{gpu="0".*link="3".*\} [1-9]'
+expect_out "# TYPE gpuclk_nvlink_transmit_bytes_total counter"
+# topo through the service: the same NVLink lines as read directly.
+gpuclk --sim 2xh200 --socket "$SOCK" topo
+expect_out "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
+stop_serve
+
+finish
