@@ -6,7 +6,8 @@
 #         service and its socket server, the event watcher — and the tests that drive them end to
 #         end, under ThreadSanitizer (the `tsan` preset). Single-threaded code (control, the
 #         simulator, rules) gains nothing from it and is left out to keep CI within its time.
-#   scripts/ci/sanitizers.sh [asan] [tsan]     (default: both)
+#   scripts/ci/sanitizers.sh [asan] [tsan] [tsan-build]     (default: asan tsan)
+#   (tsan-build: only the build, so .ci/run can compile it while the ci suite runs)
 #
 # Sanitizer reports go to files (log_path) as well as failing their test, and any report fails
 # the run: a test that failed only on time (a sanitized build runs 2-15x slower on a shared
@@ -48,12 +49,13 @@ for stage in $STAGES; do
         status=1
       echo "ci tests: $((SECONDS - start)) s"
       ;;
-    tsan)
+    tsan | tsan-build)
       echo "== TSan: sampler, service, event watcher (tsan preset)"
       start=$SECONDS
       test -f build/tsan/CMakeCache.txt || cmake --preset tsan >/dev/null
       cmake --build build/tsan -j"$JOBS" --target gpuclk gpuclk-serve nvml_sim gpuclk_unit_tests
       echo "tsan build: $((SECONDS - start)) s"
+      [ "$stage" = tsan-build ] && continue
       start=$SECONDS
       # doctor and top run the same sampler as stat and dmon; under TSan on a busy machine
       # doctor's 20 s windows of simulated faults lost their timing (a GPU lost before the
@@ -64,7 +66,7 @@ for stage in $STAGES; do
       echo "tsan tests: $((SECONDS - start)) s"
       ;;
     *)
-      echo "sanitizers.sh: unknown stage '$stage' (asan, tsan)" >&2
+      echo "sanitizers.sh: unknown stage '$stage' (asan, tsan, tsan-build)" >&2
       exit 2
       ;;
   esac
