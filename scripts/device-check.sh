@@ -2,6 +2,7 @@
 # Everything we check on the GPU machine, in one call (docs/device.md). Read-only, always.
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
+# nvlink doctor2 h200cal (several GPUs),
 # copy_variants gemm_dtypes dmon_groups serve doctor govern top bench_copy trace;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
@@ -132,6 +133,147 @@ section_multigpu() {
   else
     echo "one GPU only: selection across GPUs not checked"
   fi
+}
+
+# Python jobs for the sections with several GPUs: a BF16 GEMM loop on the given CUDA devices from
+# one process (a 2-GPU job), or a peer copy loop from device 0 to device 1 that prints its GB/s.
+gpu_job() {  # [VISIBLE=N] gpu_job SECONDS DEVICES... (CUDA ordinals among the visible GPUs)
+  env ${VISIBLE:+CUDA_VISIBLE_DEVICES=$VISIBLE} python3 - "$@" <<'PY' >/dev/null 2>&1 &
+import sys, time, torch
+seconds, devs = float(sys.argv[1]), [int(d) for d in sys.argv[2:]]
+mats = [(torch.randn(8192, 8192, device=f"cuda:{d}", dtype=torch.bfloat16),) * 2 + (torch.empty(8192, 8192, device=f"cuda:{d}", dtype=torch.bfloat16),) for d in devs]
+end = time.time() + seconds
+while time.time() < end:
+    for a, b, c in mats:
+        with torch.cuda.device(a.device):
+            for _ in range(8): torch.matmul(a, b, out=c)
+    for a, _, _ in mats: torch.cuda.synchronize(a.device)
+PY
+  JOB_PID=$!
+}
+peer_copy() {  # peer_copy SECONDS: device 0 -> 1, 256 MiB per copy; its rate at the end
+  python3 - "$1" <<'PY' > "$OUT/peer_copy_rate.txt" 2>&1 &
+import sys, time, torch
+a = torch.empty(256 << 20, dtype=torch.uint8, device="cuda:0"); b = torch.empty_like(a, device="cuda:1")
+print("peer access 0->1:", torch.cuda.can_device_access_peer(0, 1))
+end = time.time() + float(sys.argv[1]); n = 0; t0 = time.time()
+while time.time() < end:
+    for _ in range(20): b.copy_(a)
+    torch.cuda.synchronize(0); torch.cuda.synchronize(1); n += 20
+print("torch copy_ cuda:0 -> cuda:1: %.1f GB/s over %d copies" % (n * a.numel() / (time.time() - t0) / 1e9, n))
+PY
+  COPY_PID=$!
+}
+
+section_nvlink() {
+  echo "## nvlink: gpuclk next to nvidia-smi nvlink -s / -e / -gt d"
+  nvidia-smi nvlink -s > "$OUT/smi_nvlink_s.txt" 2>&1
+  nvidia-smi nvlink -e > "$OUT/smi_nvlink_e.txt" 2>&1
+  local fields=index,nvlink.link_count,nvlink.active,nvlink.version,nvlink.speed,nvlink.bandwidth,nvlink.errors.replay,nvlink.errors.recovery,nvlink.errors.crc,nvlink.errors.ecc
+  "$BIN" query --fields "$fields" --format csv,noheader,nounits > "$OUT/gpuclk_nvlink.csv" || status=1
+  python3 scripts/lib/compare_nvlink.py "$OUT/smi_nvlink_s.txt" "$OUT/smi_nvlink_e.txt" "$OUT/gpuclk_nvlink.csv" || status=1
+  echo; echo "gpuclk info, NVLink part:"; "$BIN" info > "$OUT/gpuclk_info.txt" 2>&1 || status=1
+  sed -n '/NVLink/,/^$/p' "$OUT/gpuclk_info.txt" | head -30
+  echo; echo "## nvlink traffic: a torch peer copy 0 -> 1 for 25 s; gpuclk dmon -s n, nvidia-smi nvlink -gt d, /metrics"
+  peer_copy 25
+  sleep 4
+  nvidia-smi nvlink -gt d > "$OUT/smi_gt_1.txt" 2>&1; local t1=$(date +%s.%N)
+  GPUCLK_NVML_TRACE="$OUT/dmon_n_trace.txt" "$BIN" dmon -s n -d 1 -c 6 | tee "$OUT/dmon_n.txt" || status=1
+  nvidia-smi nvlink -gt d > "$OUT/smi_gt_2.txt" 2>&1; local t2=$(date +%s.%N)
+  python3 - "$OUT/smi_gt_1.txt" "$OUT/smi_gt_2.txt" "$t1" "$t2" <<'PY'
+import re, sys
+def totals(path):
+    gpu, out = None, {}
+    for line in open(path):
+        m = re.match(r"GPU (\d+):", line)
+        if m: gpu = int(m.group(1)); continue
+        m = re.search(r"Data (Tx|Rx):\s*(\d+)\s*KiB", line)
+        if m and gpu is not None: out[(gpu, m.group(1))] = out.get((gpu, m.group(1)), 0) + int(m.group(2))
+    return out
+a, b = totals(sys.argv[1]), totals(sys.argv[2]); dt = float(sys.argv[4]) - float(sys.argv[3])
+for k in sorted(b):
+    print("nvidia-smi nvlink -gt d: GPU %d %s %.0f MB/s over %.1f s" % (k[0], k[1], (b[k] - a.get(k, 0)) * 1024 / dt / 1e6, dt))
+PY
+  echo "the NVML calls of dmon -s n (count, time):"; grep -i nvlink "$OUT/dmon_n_trace.txt" | head -12
+  "$BIN" --socket "$OUT/n.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_n.log" &
+  local spid=$! port=""
+  for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_n.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
+  sleep 4
+  curl -s "http://127.0.0.1:$port/metrics" > "$OUT/metrics_nvlink.txt"
+  echo "/metrics NVLink series (link 0 and totals):"
+  grep -E '^gpuclk_nvlink' "$OUT/metrics_nvlink.txt" | grep -E 'link="0"' | head -12
+  echo "links up per GPU: $(awk '/^gpuclk_nvlink_up\{/ { match($0, /gpu="[0-9]+"/); g = substr($0, RSTART, RLENGTH); n[g] += $NF } END { for (g in n) printf "%s=%d ", g, n[g] }' "$OUT/metrics_nvlink.txt")"
+  kill $spid; wait $spid 2>/dev/null
+  wait $COPY_PID 2>/dev/null; cat "$OUT/peer_copy_rate.txt"
+  echo; echo "topo through gpuclk (NVLink lines):"; "$BIN" --direct topo | grep -i nvlink
+}
+
+# The findings of a doctor JSON report, one line each; `stragglers FILE` counts the straggler ones.
+# (Python, not jq: the GPU machine has no jq.)
+findings() { python3 -c 'import json,sys; [print(f["severity"], f["rule"], "GPUs", ",".join(map(str, f["gpus"])) + ":", f["summary"]) for f in json.load(open(sys.argv[1]))["findings"]]' "$1"; }
+stragglers() { python3 -c 'import json,sys; print(sum(f["rule"] == "straggler" for f in json.load(open(sys.argv[1]))["findings"]))' "$1" 2>/dev/null || echo "?"; }
+
+section_doctor2() {
+  echo "## doctor on 2 GPUs: a BF16 GEMM on GPU 1 only (GPU 0 idle, no process): no straggler expected"
+  VISIBLE=1 gpu_job 30 0
+  sleep 5
+  "$BIN" --format json doctor --duration 20 > "$OUT/doctor_gpu1.json" 2>"$OUT/doctor_gpu1.err"; local rc=$?
+  "$BIN" doctor --explain straggler > /dev/null 2>&1
+  findings "$OUT/doctor_gpu1.json"
+  echo "exit code $rc; straggler findings: $(stragglers "$OUT/doctor_gpu1.json")"
+  [ "$(stragglers "$OUT/doctor_gpu1.json")" = 0 ] || status=1
+  wait $JOB_PID 2>/dev/null
+  echo; echo "## doctor on 2 GPUs: one process running BF16 GEMMs on both (a 2-GPU job)"
+  gpu_job 30 0 1
+  sleep 5
+  "$BIN" --format json doctor --duration 20 > "$OUT/doctor_job2.json" 2>"$OUT/doctor_job2.err"; rc=$?
+  findings "$OUT/doctor_job2.json"
+  echo "exit code $rc; straggler findings: $(stragglers "$OUT/doctor_job2.json")"
+  wait $JOB_PID 2>/dev/null
+  echo; echo "## stat around a 2-GPU job (15 s of BF16 GEMMs on both)"
+  "$BIN" stat -- python3 -c '
+import time, torch
+m = [(torch.randn(8192, 8192, device=f"cuda:{d}", dtype=torch.bfloat16),) for d in (0, 1)]
+end = time.time() + 15
+while time.time() < end:
+    for (a,) in m:
+        with torch.cuda.device(a.device):
+            for _ in range(8): a @ a
+    torch.cuda.synchronize(0); torch.cuda.synchronize(1)' 2>&1 | tee "$OUT/stat_job2.txt" || status=1
+  echo; echo "## serve with both GPUs busy: status through the service, /metrics per GPU"
+  "$BIN" --socket "$OUT/s2.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_2.log" &
+  local spid=$! port=""
+  for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_2.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
+  gpu_job 15 0 1
+  sleep 8
+  "$BIN" --socket "$OUT/s2.sock" | tee "$OUT/status_serve2.txt"
+  curl -s "http://127.0.0.1:$port/metrics" > "$OUT/metrics_2.txt"
+  grep -E '^gpuclk_gpu_(power_watts|sm_clock_hertz|utilization_ratio|temperature_celsius)\{' "$OUT/metrics_2.txt"
+  nvidia-smi --query-gpu=index,power.draw,clocks.sm,utilization.gpu,temperature.gpu --format=csv,noheader
+  kill $spid; wait $spid 2>/dev/null; wait $JOB_PID 2>/dev/null
+}
+
+section_h200cal() {
+  echo "## calibration: idle readings, then a BF16 GEMM and a device copy on each GPU (for the simulator's model)"
+  nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks.max.sm,clocks.max.mem,power.limit,power.default_limit,power.min_limit,power.max_limit,memory.total --format=csv
+  nvidia-smi -q -d SUPPORTED_CLOCKS | grep -cE "Graphics *:" | sed 's/^/supported graphics clocks: /'
+  "$BIN" --format json bench gemm --dtype bf16 --seconds 5 > "$OUT/cal_gemm_bf16.json" 2> "$OUT/cal_gemm.err" || status=1
+  "$BIN" --format json bench mem --kind copy --seconds 3 > "$OUT/cal_mem_copy.json" 2> "$OUT/cal_mem.err" || status=1
+  for f in cal_gemm_bf16 cal_mem_copy; do
+    python3 - "$OUT/$f.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def walk(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items(): yield from walk(v, path + "." + k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x): yield from walk(v, path + "[%d]" % i)
+    else: yield path, x
+keep = ("rate", "median", "clock", "power", "energy", "temperature", "name", "variant")
+for p, v in walk(d):
+    if any(k in p.lower() for k in keep) and "repetitions" not in p: print(sys.argv[1].split("/")[-1], p, v)
+PY
+  done
 }
 
 section_copy_variants() {

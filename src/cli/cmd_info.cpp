@@ -143,7 +143,7 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   auto& nvlink = n.section("nvlink", "NVLink");
   const auto& links = d.nvlinks().links;
   if (links && !links->empty()) {
-    const auto counters = d.nvlink_counters();
+    const auto counters = d.nvlink_counters(gpu::NvLinkRead::state);
     long long up = 0;
     double bandwidth = 0;
     for (std::size_t k = 0; k < links->size(); ++k) {

@@ -246,7 +246,8 @@ std::vector<QueryField> build() {
         const auto& l = d.nvlinks().links;
         if (!l) return out::na();
         long long up = 0;
-        for (const auto& c : d.nvlink_counters()) up += c.active.value_or(false) ? 1 : 0;
+        for (const auto& c : d.nvlink_counters(gpu::NvLinkRead::state))
+          up += c.active.value_or(false) ? 1 : 0;
         return out::integer(up);
       });
   add("nvlink.version", {}, "", "NVLink version, as nvidia-smi nvlink -s (gpuclk)",
@@ -266,7 +267,7 @@ std::vector<QueryField> build() {
         const auto& l = d.nvlinks().links;
         if (!l) return out::na();
         // Up now (the counters' read), at each link's speed (the probe's).
-        const auto counters = d.nvlink_counters();
+        const auto counters = d.nvlink_counters(gpu::NvLinkRead::state);
         double total = 0;
         for (std::size_t k = 0; k < counters.size() && k < l->size(); ++k) {
           if (counters[k].active.value_or(false) && (*l)[k].gigabytes_per_s)
@@ -288,7 +289,7 @@ std::vector<QueryField> build() {
     add(fmt::format("nvlink.errors.{}", e.key), {}, "",
         fmt::format("{} since the driver loaded, every link summed (gpuclk)", e.what),
         [kind](const Device& d, const DeviceSet&) {
-          const auto counters = d.nvlink_counters();
+          const auto counters = d.nvlink_counters(gpu::NvLinkRead::errors);
           std::optional<long long> total;
           for (const auto& c : counters) {
             if (const auto& n = c.errors[std::size_t(kind)])
@@ -304,7 +305,7 @@ std::vector<QueryField> build() {
                     tx ? "sent" : "received"),
         [tx](const Device& d, const DeviceSet&) {
           std::optional<long long> total;
-          for (const auto& c : d.nvlink_counters()) {
+          for (const auto& c : d.nvlink_counters(gpu::NvLinkRead::data)) {
             if (const auto& b = tx ? c.tx_bytes : c.rx_bytes)
               total = total.value_or(0) + (long long)(*b / 1024);
           }

@@ -134,10 +134,20 @@ struct NvLinkFacts {
 enum class NvLinkError { replay, recovery, crc, ecc };
 inline constexpr std::size_t kNvLinkErrorKinds = 4;
 
+// What Device::nvlink_counters() reads besides each link's state (a bit set).
+enum class NvLinkRead : unsigned { state = 0, errors = 1, data = 2, all = 3 };
+constexpr bool has(NvLinkRead set, NvLinkRead part) {
+  return (static_cast<unsigned>(set) & static_cast<unsigned>(part)) != 0;
+}
+constexpr NvLinkRead operator|(NvLinkRead a, NvLinkRead b) {
+  return static_cast<NvLinkRead>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+
 // One NVLink's state and counters since the driver loaded (slow: 5 NVML calls per link).
 struct NvLinkCounters {
   unsigned link = 0;
   Reading<bool> active;
+  bool errors_read = false;  // false: not asked for (errors below are not_supported), as data
   std::array<Reading<std::uint64_t>, kNvLinkErrorKinds> errors;  // by NvLinkError
   Reading<std::uint64_t> tx_bytes, rx_bytes;                     // data payload (KiB × 1024)
 };
@@ -288,8 +298,12 @@ class Device {
   Reading<Bytes> protected_memory_used() const;  // confidential-computing protected memory
   MediaUtilization media_utilization() const;    // 4 reads
   // State and counters of every link nvlinks() found (empty when none): per link its state and
-  // four error counters, and one field-value read for every link's data counters. Slow tier.
-  std::vector<NvLinkCounters> nvlink_counters() const;
+  // (errors) four error counters, and (data) one field-value read for every link's data
+  // counters. Slow tier. On an H100 with 18 links (idle / under a peer copy) a state read takes
+  // 0.003 / 0.45 ms, an error counter read 0.8 / 1.9 ms (72 per GPU: 58 / 134 ms) and the data
+  // counters' field-value read 16 / 27 ms (docs/results/multigpu_h100x2.md): ask only for what
+  // is needed, and for the errors less often.
+  std::vector<NvLinkCounters> nvlink_counters(NvLinkRead what = NvLinkRead::all) const;
   // True for the NVML code of a GPU that fell off the bus (NVML_ERROR_GPU_IS_LOST).
   static bool is_lost_error(int nvml_code);
 

@@ -139,7 +139,8 @@ void Device::probe_nvlinks() const {
   nvlinks_.links = std::move(links);
 }
 
-std::vector<NvLinkCounters> Device::nvlink_counters() const {
+std::vector<NvLinkCounters> Device::nvlink_counters(NvLinkRead what) const {
+  const bool with_errors = has(what, NvLinkRead::errors);
   std::vector<NvLinkCounters> out;
   const auto& probed = nvlinks().links;
   if (!probed || probed->empty()) return out;
@@ -160,7 +161,7 @@ std::vector<NvLinkCounters> Device::nvlink_counters() const {
     return unsupported_[std::size_t(field)].load(std::memory_order_relaxed);
   };
   nvmlReturn_t data_rc = NVML_ERROR_NOT_SUPPORTED;
-  if (!unsupported(kNvLinkData)) {
+  if (has(what, NvLinkRead::data) && !unsupported(kNvLinkData)) {
     data_rc = Api::call(api_.nvmlDeviceGetFieldValues, handle_, int(fields.size()), fields.data());
     if (data_rc == NVML_SUCCESS && fields[0].nvmlReturn == NVML_ERROR_NOT_SUPPORTED)
       data_rc = NVML_ERROR_NOT_SUPPORTED;  // the driver lacks the fields (each entry says so)
@@ -172,9 +173,10 @@ std::vector<NvLinkCounters> Device::nvlink_counters() const {
     nvmlEnableState_t active = NVML_FEATURE_DISABLED;
     c.active = reading(Api::call(api_.nvmlDeviceGetNvLinkState, handle_, c.link, &active), false)
                    .map([&](bool) { return active == NVML_FEATURE_ENABLED; });
+    c.errors_read = with_errors;
     for (std::size_t e = 0; e < kNvLinkErrorKinds; ++e) {
       const int field = kNvLinkError + int(e);
-      if (unsupported(field)) {
+      if (!with_errors || unsupported(field)) {
         c.errors[e] = Reading<std::uint64_t>::not_supported();
         continue;
       }

@@ -131,7 +131,7 @@ NvLinkSummary nvlink_summary(const std::vector<Device*>& devices) {
   for (const auto* d : devices) {
     const auto& facts = d->nvlinks().links;
     if (!facts || facts->empty()) continue;
-    const auto counters = d->nvlink_counters();
+    const auto counters = d->nvlink_counters(NvLinkRead::state);
     // Up now by the counters' read (a link can drop after the probe); else as probed.
     std::map<std::optional<unsigned>, NvLinkPair> by_peer;
     NvLinksDown down{d->index(), {}, static_cast<unsigned>(facts->size())};

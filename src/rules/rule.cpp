@@ -181,8 +181,9 @@ const std::vector<Rule>& all_rules() {
        "link.",
        nvlink_down},
       {"nvlink_errors", "NVLink error counters rising",
-       "Checks: a link's DL replay, recovery, CRC or data-ECC counter grew during the window "
-       "(counts that do not grow, however high, are not reported).\n"
+       "Checks: a link's DL replay, recovery or CRC counter grew during the window, or its "
+       "data-ECC counter grew faster than 1000 per minute (a healthy H100 link corrects 18-96 "
+       "per minute; counts that do not grow, however high, are not reported).\n"
        "Severity: warning for replays, recoveries and CRC errors (data resent); info for "
        "data-ECC errors alone (corrected). Evidence: linkN_COUNTER_per_minute, "
        "errors_in_window.\n"

@@ -34,6 +34,9 @@ struct Thresholds {
   double straggler_clock = 0.90;          // straggler: busy median clock below this × peers'
   double straggler_utilization = 0.20;    // straggler: mean utilization this far below peers'
   double straggler_peer_utilization = 0.30;  // straggler: peers at least this busy
+  // nvlink_errors: corrected data-ECC errors per link and minute below this are the background
+  // of a healthy link (18-96 per minute per link on a healthy 2x H100 NV18 host, idle or busy).
+  double nvlink_ecc_per_minute = 1000;
   // retired_pages: NVIDIA's field diagnostic and DCGM's health check fail a GPU at 63 retired
   // pages (DCGM_LIMIT_MAX_RETIRED_PAGES; the InfoROM holds 64); warn from three quarters of the
   // 64, or beyond DCGM's soft limit of 15 pages retired after double-bit errors.

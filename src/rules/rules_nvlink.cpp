@@ -3,7 +3,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "rules/window.h"
@@ -79,12 +81,17 @@ void nvlink_down(const Input& in, const Thresholds&, std::vector<Finding>& out) 
   }
 }
 
-void nvlink_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+void nvlink_errors(const Input& in, const Thresholds& t, std::vector<Finding>& out) {
   if (in.snapshot()) return;
   for (const auto& w : in.gpus) {
-    // Per link and counter, the first and last reading of the window.
+    // Per link and counter, the first and last reading of the window: of the samples where the
+    // counters were read (they are read every 10 s), so the rate is over the time between reads.
     std::map<std::pair<unsigned, int>, std::pair<std::uint64_t, std::uint64_t>> range;
+    std::optional<telemetry::TimePoint> first_read, last_read;
     for (const auto& s : w.slow) {
+      if (!s.nvlink_errors_fresh || s.nvlinks.empty()) continue;
+      if (!first_read) first_read = s.time;
+      last_read = s.time;
       for (const auto& l : s.nvlinks) {
         for (int c = 0; c < 4; ++c) {
           const auto& v = l.*kLinkCounters[c].member;
@@ -94,6 +101,8 @@ void nvlink_errors(const Input& in, const Thresholds&, std::vector<Finding>& out
         }
       }
     }
+    if (!first_read || *last_read <= *first_read) continue;
+    const double minutes = std::chrono::duration<double>(*last_read - *first_read).count() / 60;
     std::vector<std::string> parts;
     Severity severity = Severity::info;
     Finding f;
@@ -103,12 +112,13 @@ void nvlink_errors(const Input& in, const Thresholds&, std::vector<Finding>& out
       if (last <= first) continue;
       const auto& counter = kLinkCounters[key.second];
       const double n = static_cast<double>(last - first);
+      if (counter.corrected && n / minutes < t.nvlink_ecc_per_minute) continue;
       total += last - first;
       if (!counter.corrected) severity = Severity::warning;
-      parts.push_back(fmt::format("link {} {} +{:.0f} ({:.1f}/min)", key.first, counter.name, n,
-                                  n * 60 / in.seconds()));
-      f.evidence.push_back({fmt::format("link{}_{}_per_minute", key.first, counter.name), "",
-                            n * 60 / in.seconds(), 1, ""});
+      parts.push_back(
+          fmt::format("link {} {} +{:.0f} ({:.1f}/min)", key.first, counter.name, n, n / minutes));
+      f.evidence.push_back(
+          {fmt::format("link{}_{}_per_minute", key.first, counter.name), "", n / minutes, 1, ""});
     }
     if (parts.empty()) continue;
     auto g = make(

@@ -306,6 +306,7 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
       links.push_back(std::move(k));
     }
     j["nvlinks"] = std::move(links);
+    if (!s.nvlink_errors_fresh) j["nvlink_errors_cached"] = true;
   }
   return j;
 }
@@ -397,6 +398,8 @@ telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint 
       s.nvlinks.push_back(l);
       if (s.nvlinks.size() >= 64) break;  // a GPU has at most 18; a bigger list is not ours
     }
+    if (auto c = j.find("nvlink_errors_cached"); c != j.end() && c->is_boolean())
+      s.nvlink_errors_fresh = !c->get<bool>();
   }
   return s;
 }

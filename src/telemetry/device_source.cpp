@@ -1,6 +1,7 @@
 // The sampler's real source: gpu::Device getters (which convert NVML units once) and GpmSampler.
 #include <chrono>
 #include <optional>
+#include <vector>
 
 #include "gpu/device.h"
 #include "gpu/gpm.h"
@@ -127,15 +128,35 @@ class DeviceSource final : public GpuSource {
   }
 
  private:
+  // State and data counters every slow tick; the DL error counters every kNvLinkErrorPeriod of
+  // the sampler's clock (in between, the last values read): they cost ~134 ms per H100 with 18
+  // links, and doctor wants their rate over minutes, not seconds. The first tick reads them.
   void read_nvlink(SlowSample& s, ReadOutcome& o) {
-    for (const auto& c : device_.nvlink_counters()) {
+    const bool errors = !nvlink_errors_at_ || s.time - *nvlink_errors_at_ >= kNvLinkErrorPeriod;
+    if (errors) nvlink_errors_at_ = s.time;
+    s.nvlink_errors_fresh = errors;
+    const auto counters =
+        device_.nvlink_counters(errors ? gpu::NvLinkRead::all : gpu::NvLinkRead::data);
+    if (errors) nvlink_errors_.assign(counters.size(), {});
+    for (std::size_t k = 0; k < counters.size(); ++k) {
+      const auto& c = counters[k];
       NvLinkSample l;
       l.link = c.link;
       l.active = keep(c.active, o);
-      l.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o);
-      l.recovery = keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o);
-      l.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o);
-      l.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o);
+      if (errors) {
+        auto& e = nvlink_errors_[k];
+        e.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o);
+        e.recovery = keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o);
+        e.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o);
+        e.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o);
+      }
+      if (k < nvlink_errors_.size()) {
+        const auto& e = nvlink_errors_[k];
+        l.replay = e.replay;
+        l.recovery = e.recovery;
+        l.crc = e.crc;
+        l.ecc = e.ecc;
+      }
       l.tx_bytes = keep(c.tx_bytes, o);
       l.rx_bytes = keep(c.rx_bytes, o);
       s.nvlinks.push_back(l);
@@ -163,6 +184,9 @@ class DeviceSource final : public GpuSource {
   std::optional<Bytes> memory_used_;
   std::optional<std::chrono::steady_clock::time_point> memory_used_read_at_;
   TimePoint last_gpm_time_{};
+  static constexpr std::chrono::seconds kNvLinkErrorPeriod{10};
+  std::optional<TimePoint> nvlink_errors_at_;
+  std::vector<NvLinkSample> nvlink_errors_;  // per link, the last DL error counters read
 };
 
 }  // namespace

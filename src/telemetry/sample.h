@@ -77,6 +77,9 @@ struct SlowSample {
   std::optional<std::uint64_t> pcie_replay;                                    // since driver load
   std::optional<std::chrono::nanoseconds> power_violation, thermal_violation;  // since boot
   std::vector<NvLinkSample> nvlinks;  // every link of the GPU; empty: no NVLink or not read
+  // Whether the links' DL error counters were read at this sample; false: they are the last
+  // values read (they are read every 10 s: a rate is over the samples where they were fresh).
+  bool nvlink_errors_fresh = true;
 };
 
 // What went wrong reading one GPU. A lost GPU (fell off the bus) is not read again.

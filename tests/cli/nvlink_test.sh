@@ -36,7 +36,8 @@ expect_json '.gpus[0].nvlink.version' "4.0"
 gpuclk --sim 2xh200 --direct query --format csv,noheader \
   --query-gpu=index,name,memory.total,power.limit,nvlink.link_count,nvlink.active,nvlink.version,nvlink.speed,nvlink.bandwidth,nvlink.errors.ecc,nvlink.errors.replay
 expect_exit 0
-expect_out "0, NVIDIA H200, 143771 MiB, 700.00 W, 18, 18, 4.0, 26.562 GB/s, 478.1 GB/s, 124, 0"
+# DL ECC: 13 + 70 + 41 counted before power-on, and link 14's 50 a minute for 30 s.
+expect_out "0, NVIDIA H200, 143771 MiB, 700.00 W, 18, 18, 4.0, 26.562 GB/s, 478.1 GB/s, 149, 0"
 expect_out "1, NVIDIA H200, 143771 MiB, 700.00 W, 18, 18, 4.0, 26.562 GB/s, 478.1 GB/s, 22, 0"
 # The ranks exchange gradients: 30 s in, what GPU 1 sent GPU 0 received.
 gpuclk --sim 2xh200 --direct query --format csv,noheader,nounits \

@@ -61,10 +61,12 @@ TEST(rules_nvlink_test, a_pair_with_fewer_links_than_the_others_is_named) {
 TEST(rules_nvlink_test, growing_replays_warn_and_growing_ecc_alone_informs) {
   Input in;
   in.to = in.from + 60s;
-  in.gpus = {gpu(0), gpu(1), gpu(2)};
-  in.gpus[0].slow = {links(in.from, 18, 18, 5), links(in.to, 18, 18, 65)};         // replays
-  in.gpus[1].slow = {links(in.from, 18, 18, 0, 40), links(in.to, 18, 18, 0, 43)};  // ECC only
-  in.gpus[2].slow = {links(in.from, 18, 18, 0, 70), links(in.to, 18, 18, 0, 70)};  // static
+  in.gpus = {gpu(0), gpu(1), gpu(2), gpu(3)};
+  in.gpus[0].slow = {links(in.from, 18, 18, 5), links(in.to, 18, 18, 65)};           // replays
+  in.gpus[1].slow = {links(in.from, 18, 18, 0, 40), links(in.to, 18, 18, 0, 4040)};  // ECC, fast
+  in.gpus[2].slow = {links(in.from, 18, 18, 0, 70), links(in.to, 18, 18, 0, 70)};    // static
+  // The background of a healthy H100 link: 96 corrected per minute, no finding.
+  in.gpus[3].slow = {links(in.from, 18, 18, 0, 377), links(in.to, 18, 18, 0, 473)};
   const auto f = run(in, "nvlink_errors");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].gpus, (std::vector<unsigned>{0}));  // warnings sort first
