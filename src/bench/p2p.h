@@ -60,6 +60,14 @@ struct Options {
 // Throws gpuclk::Error(bad_argument) naming the option out of range.
 void validate(const Options& options);
 
+// --numa's argument: "all", or node numbers separated by commas ("1", "0,2"). Throws
+// gpuclk::Error(bad_argument) for anything else (negative, empty, not a number).
+struct NumaRequest {
+  bool all = false;
+  std::vector<int> nodes;  // ascending, without repeats
+};
+NumaRequest parse_numa_request(std::string_view text);
+
 // One figure: its samples (B/s, or s per access for latency) and their median.
 struct Measured {
   Figure figure = Figure::ce_read;

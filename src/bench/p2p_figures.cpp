@@ -1,7 +1,11 @@
 // The figure table and option checks of bench p2p: pure, built with or without CUDA.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "bench/p2p.h"
+#include "util/text.h"
 #include "util/error.h"
 
 namespace gpuclk::bench::p2p {
@@ -39,8 +43,8 @@ void validate(const Options& o) {
     throw bad_argument(fmt::format("--mib: a copy of {} bytes is too small", o.bytes),
                        "give at least 1 MiB (nvbandwidth's default is 512)");
   }
-  if (o.copies_per_sample < 1 || o.copies_per_sample > 10000) {
-    throw bad_argument(fmt::format("--copies {} is outside 1..10000", o.copies_per_sample));
+  if (o.copies_per_sample < 1 || o.copies_per_sample > 1000) {
+    throw bad_argument(fmt::format("--copies {} is outside 1..1000", o.copies_per_sample));
   }
   if (o.warmup_copies < 0 || o.warmup_copies > 10000) {
     throw bad_argument(fmt::format("warm-up copies {} is outside 0..10000", o.warmup_copies));
@@ -56,6 +60,29 @@ void validate(const Options& o) {
     throw bad_argument(
         fmt::format("--latency-accesses {} is outside 1000..100000000", o.latency_accesses));
   }
+}
+
+NumaRequest parse_numa_request(std::string_view text) {
+  NumaRequest request;
+  if (text == "all") {
+    request.all = true;
+    return request;
+  }
+  for (const std::string& item : text::split(std::string(text))) {
+    int node = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), node);
+    if (ec != std::errc() || end != item.data() + item.size() || node < 0 || node > 4095) {
+      throw bad_argument(fmt::format("--numa: '{}' is not a NUMA node", item),
+                         "give node numbers (0,1) or all");
+    }
+    request.nodes.push_back(node);
+  }
+  if (request.nodes.empty()) {
+    throw bad_argument("--numa needs a node", "give node numbers (0,1) or all");
+  }
+  std::sort(request.nodes.begin(), request.nodes.end());
+  request.nodes.erase(std::unique(request.nodes.begin(), request.nodes.end()), request.nodes.end());
+  return request;
 }
 
 }  // namespace gpuclk::bench::p2p
