@@ -89,8 +89,8 @@ struct PeerResult {
 // Host<->device figures of one GPU with host memory on one NUMA node.
 struct HostResult {
   int device = -1;
-  std::optional<int> numa_node;  // where the pinned buffer lives; nullopt: wherever the OS put it
-  bool numa_bound = false;       // the buffer was allocated on numa_node (libnuma)
+  std::optional<int> numa_node;   // where the pinned buffer lives; nullopt: wherever the OS put it
+  bool numa_bound = false;        // the buffer was allocated on numa_node (libnuma)
   std::vector<Measured> figures;  // host_to_device, device_to_host, then local_copy if asked
 };
 

@@ -5,8 +5,8 @@
 #include <charconv>
 
 #include "bench/p2p.h"
-#include "util/text.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace gpuclk::bench::p2p {
 

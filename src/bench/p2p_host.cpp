@@ -3,10 +3,9 @@
 // the GPU's copy engines. nvbandwidth gets the same placement by moving its thread to the GPU's
 // CPUs before cudaHostAlloc (first touch); binding the pages states it outright and lets
 // --numa place them on any node.
-#include <sched.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sched.h>
 
 #include <algorithm>
 

@@ -47,8 +47,7 @@ __global__ void sm_copy_kernel(uint4* __restrict__ dst, const uint4* __restrict_
 __global__ void build_chain_kernel(std::uintptr_t* words, std::size_t count, std::size_t step) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   const auto base = reinterpret_cast<std::uintptr_t>(words);
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     words[i] = base + ((i + step) % count) * sizeof(std::uintptr_t);
   }
 }

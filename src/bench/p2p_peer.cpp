@@ -153,10 +153,12 @@ PeerResult measure_peer(int device, int peer, const Options& options,
   };
   // Read: the peer's buffer 1 into ours; write: our buffer 2 into the peer's buffer 2.
   std::vector<Lane> read;
-  read.emplace_back(device, bytes, ce_copies(b.device_1.get(), device, b.peer_1.get(), peer, bytes));
+  read.emplace_back(device, bytes,
+                    ce_copies(b.device_1.get(), device, b.peer_1.get(), peer, bytes));
   Measured ce_read = run(Figure::ce_read, std::move(read));
   std::vector<Lane> write;
-  write.emplace_back(device, bytes, ce_copies(b.peer_2.get(), peer, b.device_2.get(), device, bytes));
+  write.emplace_back(device, bytes,
+                     ce_copies(b.peer_2.get(), peer, b.device_2.get(), device, bytes));
   Measured ce_write = run(Figure::ce_write, std::move(write));
   if (result.peer_access) {
     check(ce_read, options, device, b.device_1.get(), b.peer_1.get());
@@ -164,7 +166,8 @@ PeerResult measure_peer(int device, int peer, const Options& options,
   }
   // Both reads at once: ours from the peer's buffer 1, the peer's from our buffer 2.
   std::vector<Lane> both;
-  both.emplace_back(device, bytes, ce_copies(b.device_1.get(), device, b.peer_1.get(), peer, bytes));
+  both.emplace_back(device, bytes,
+                    ce_copies(b.device_1.get(), device, b.peer_1.get(), peer, bytes));
   both.emplace_back(peer, bytes, ce_copies(b.peer_2.get(), peer, b.device_2.get(), device, bytes));
   Measured ce_both = run(Figure::ce_bidirectional, std::move(both));
   result.figures = {std::move(ce_read), std::move(ce_write), std::move(ce_both)};

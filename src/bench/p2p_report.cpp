@@ -38,9 +38,10 @@ FigureReport figure_report(const Measured& m, const std::optional<Peak>& link_pe
 void add_check_verdicts(const std::vector<FigureReport>& figures, std::vector<std::string>& out) {
   for (const FigureReport& f : figures) {
     if (f.verified && !*f.verified) {
-      out.push_back(fmt::format("{}: the copy's destination differs from its source (data "
-                                "corrupted on the way: gpuclk doctor)",
-                                info(f.figure).label));
+      out.push_back(
+          fmt::format("{}: the copy's destination differs from its source (data "
+                      "corrupted on the way: gpuclk doctor)",
+                      info(f.figure).label));
     }
   }
 }
@@ -50,9 +51,10 @@ void add_short_verdicts(const std::vector<FigureReport>& figures, std::vector<st
   if (!out.empty()) return;
   for (const FigureReport& f : figures) {
     if (f.fraction_of_peak && *f.fraction_of_peak < kShortOfPeak) {
-      out.push_back(fmt::format("{} reaches {} of its peak and gpuclk sees no cause (other "
-                                "traffic on the link, or another process on the GPU?)",
-                                info(f.figure).label, percent(*f.fraction_of_peak)));
+      out.push_back(
+          fmt::format("{} reaches {} of its peak and gpuclk sees no cause (other "
+                      "traffic on the link, or another process on the GPU?)",
+                      info(f.figure).label, percent(*f.fraction_of_peak)));
     }
   }
 }
@@ -115,8 +117,7 @@ std::optional<Peak> peer_peak(const GpuLinks& a, const GpuLinks& b, const PairLi
     return nvlink_peak(direct->links, direct->bytes_per_second_per_link);
   }
   if (peer_access && a.nvswitch_bytes_per_second && b.nvswitch_bytes_per_second) {
-    const GpuLinks& slower =
-        *a.nvswitch_bytes_per_second <= *b.nvswitch_bytes_per_second ? a : b;
+    const GpuLinks& slower = *a.nvswitch_bytes_per_second <= *b.nvswitch_bytes_per_second ? a : b;
     Peak p = nvlink_peak(slower.nvswitch_links, slower.nvlink_bytes_per_second_per_link);
     p.bytes_per_second = *slower.nvswitch_bytes_per_second;
     p.basis += fmt::format(" through NVSwitch (GPU {})", slower.index);
@@ -126,8 +127,8 @@ std::optional<Peak> peer_peak(const GpuLinks& a, const GpuLinks& b, const PairLi
   const auto pb = b.pcie_running() ? pcie_peak(*b.pcie_running()) : std::nullopt;
   if (!pa || !pb) return pa ? pa : pb;
   Peak p = pa->bytes_per_second <= pb->bytes_per_second ? *pa : *pb;
-  p.basis += fmt::format(" (GPU {})", pa->bytes_per_second <= pb->bytes_per_second ? a.index
-                                                                                   : b.index);
+  p.basis +=
+      fmt::format(" (GPU {})", pa->bytes_per_second <= pb->bytes_per_second ? a.index : b.index);
   return p;
 }
 
@@ -216,9 +217,10 @@ HostReport make_host_report(const HostResult& result, const GpuLinks& gpu, const
       }
       if (!cost.empty()) cost += " than from its own node";
     }
-    r.verdicts.push_back(fmt::format("wrong NUMA node: host memory on node {}, GPU {} is attached "
-                                     "to node {}{}",
-                                     *r.numa_node, gpu.index, *gpu.numa_node, cost));
+    r.verdicts.push_back(
+        fmt::format("wrong NUMA node: host memory on node {}, GPU {} is attached "
+                    "to node {}{}",
+                    *r.numa_node, gpu.index, *gpu.numa_node, cost));
   } else if (!result.numa_node && host_numa_nodes > 1) {
     r.verdicts.push_back(fmt::format(
         "GPU {}'s NUMA node is unknown: host memory went where the OS put it, maybe a remote "

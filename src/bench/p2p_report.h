@@ -39,7 +39,9 @@ struct GpuLinks {
   double nvlink_bytes_per_second_per_link = 0;  // per direction (26.562e9 on Hopper)
 
   // The link a host copy ran on: the loaded reading, else the idle one.
-  std::optional<gpu::PcieLink> pcie_running() const { return pcie_loaded ? pcie_loaded : pcie_idle; }
+  std::optional<gpu::PcieLink> pcie_running() const {
+    return pcie_loaded ? pcie_loaded : pcie_idle;
+  }
 };
 
 // NVLinks that are up directly between two GPUs (either order), per direction.
@@ -102,11 +104,11 @@ struct HostReport {
 struct P2pReport {
   Options options;  // bytes, copies, samples as run (callbacks unused)
   std::vector<GpuLinks> gpus;
-  std::vector<PairReport> pairs;     // ordered pairs, a-major
-  std::vector<HostReport> hosts;     // per GPU: the local node first, then any --numa nodes
-  std::string peer_skipped;          // why there are no peer figures ("one GPU: no peer")
-  std::string host_skipped;          // why there are no host figures ("--peer-only")
-  std::size_t host_numa_nodes = 0;   // NUMA nodes of the host (0: unknown)
+  std::vector<PairReport> pairs;    // ordered pairs, a-major
+  std::vector<HostReport> hosts;    // per GPU: the local node first, then any --numa nodes
+  std::string peer_skipped;         // why there are no peer figures ("one GPU: no peer")
+  std::string host_skipped;         // why there are no host figures ("--peer-only")
+  std::size_t host_numa_nodes = 0;  // NUMA nodes of the host (0: unknown)
 };
 
 PairReport make_pair_report(const PeerResult& result, const GpuLinks& a, const GpuLinks& b,

@@ -32,15 +32,14 @@ out::Value percent_of(const FigureReport& f) {
   return out::number(*f.fraction_of_peak * 100, "%", 1);
 }
 
-out::Value optional_int(const std::optional<int>& v) {
-  return v ? out::integer(*v) : out::na();
-}
+out::Value optional_int(const std::optional<int>& v) { return v ? out::integer(*v) : out::na(); }
 
 out::Value optional_flag(const std::optional<bool>& v) { return v ? out::flag(*v) : out::na(); }
 
 out::Node figure_node(const FigureReport& f) {
   out::Node n{std::string(info(f.figure).key), std::string(info(f.figure).label), {}, {}, false};
-  n.add("nvbandwidth_test", "nvbandwidth test", out::text(std::string(info(f.figure).nvbandwidth_test)));
+  n.add("nvbandwidth_test", "nvbandwidth test",
+        out::text(std::string(info(f.figure).nvbandwidth_test)));
   n.add("value", "value", value_of(f));
   n.add("unit", "unit", out::text(unit_of(f.figure)));
   if (!f.skipped.empty()) n.add("skipped", "skipped", out::text(f.skipped));
@@ -101,7 +100,8 @@ out::Node p2p_tree(const P2pReport& r) {
   params.add("copies_per_sample", "copies per sample", out::integer(r.options.copies_per_sample));
   params.add("warmup_copies", "warm-up copies", out::integer(r.options.warmup_copies));
   params.add("samples", "samples", out::integer(r.options.samples));
-  params.add("latency_bytes", "latency buffer", out::integer((long long)r.options.latency_bytes, "B"));
+  params.add("latency_bytes", "latency buffer",
+             out::integer((long long)r.options.latency_bytes, "B"));
   params.add("latency_accesses", "latency accesses", out::integer(r.options.latency_accesses));
   params.add("statistic", "statistic", out::text("median"));
 
@@ -179,10 +179,12 @@ out::Table p2p_rows(const P2pReport& r) {
                       verdicts.empty() ? out::text("") : out::text(verdicts.front())});
   };
   for (const PairReport& p : r.pairs) {
-    for (const FigureReport& f : p.figures) row(f, p.gpu, out::integer(p.peer), out::na(), p.verdicts);
+    for (const FigureReport& f : p.figures)
+      row(f, p.gpu, out::integer(p.peer), out::na(), p.verdicts);
   }
   for (const HostReport& h : r.hosts) {
-    for (const FigureReport& f : h.figures) row(f, h.gpu, out::na(), optional_int(h.numa_node), h.verdicts);
+    for (const FigureReport& f : h.figures)
+      row(f, h.gpu, out::na(), optional_int(h.numa_node), h.verdicts);
   }
   return t;
 }
@@ -199,16 +201,17 @@ std::vector<TitledTable> p2p_tables(const P2pReport& r) {
     for (const FigureInfo& fi : all_figures()) {
       if (!fi.peer) continue;
       TitledTable tt;
-      const std::string direction =
-          fi.figure == Figure::ce_write || fi.figure == Figure::sm_write ? "writes to"
-          : fi.bidirectional                                              ? "and, at once,"
-          : fi.latency                                                    ? "loads from"
-                                                                          : "reads from";
-      tt.title = fi.latency
-                     ? fmt::format("{}: GPU(row) {} GPU(column) memory, ns per access", fi.label,
-                                   direction)
-                     : fmt::format("{}: GPU(row) {} GPU(column){}, GB/s measured / peak (share)",
-                                   fi.label, direction, fi.bidirectional ? ", both directions summed" : "");
+      const std::string direction = fi.figure == Figure::ce_write || fi.figure == Figure::sm_write
+                                        ? "writes to"
+                                    : fi.bidirectional ? "and, at once,"
+                                    : fi.latency       ? "loads from"
+                                                       : "reads from";
+      tt.title =
+          fi.latency
+              ? fmt::format("{}: GPU(row) {} GPU(column) memory, ns per access", fi.label,
+                            direction)
+              : fmt::format("{}: GPU(row) {} GPU(column){}, GB/s measured / peak (share)", fi.label,
+                            direction, fi.bidirectional ? ", both directions summed" : "");
       tt.table.columns.push_back({"gpu", "", true});
       for (unsigned g : gpus) tt.table.columns.push_back({fmt::format("GPU{}", g), "", false});
       for (unsigned a : gpus) {
@@ -231,8 +234,8 @@ std::vector<TitledTable> p2p_tables(const P2pReport& r) {
   if (!r.hosts.empty()) {
     TitledTable tt;
     tt.title = "Host <-> GPU, pinned host memory, copy engine: GB/s measured / peak (share)";
-    tt.table.columns = {{"gpu", "GPU", true},        {"numa_node", "host NUMA node", true},
-                        {"h2d", "host->device"},     {"d2h", "device->host"},
+    tt.table.columns = {{"gpu", "GPU", true},         {"numa_node", "host NUMA node", true},
+                        {"h2d", "host->device"},      {"d2h", "device->host"},
                         {"local_copy", "local copy"}, {"pcie", "PCIe link", true},
                         {"verdict", "verdict", true}};
     for (const HostReport& h : r.hosts) {
@@ -261,7 +264,8 @@ std::vector<TitledTable> p2p_tables(const P2pReport& r) {
 std::vector<std::string> p2p_verdict_lines(const P2pReport& r) {
   std::vector<std::string> lines;
   for (const PairReport& p : r.pairs) {
-    for (const auto& v : p.verdicts) lines.push_back(fmt::format("GPU{} -> GPU{}: {}", p.gpu, p.peer, v));
+    for (const auto& v : p.verdicts)
+      lines.push_back(fmt::format("GPU{} -> GPU{}: {}", p.gpu, p.peer, v));
   }
   for (const HostReport& h : r.hosts) {
     for (const auto& v : h.verdicts) {

@@ -256,9 +256,9 @@ int run_p2p(Context& ctx, const P2pOptions& o) {
   if (o.host_only) {
     report.peer_skipped = "--host-only";
   } else if (devices.size() < 2) {
-    report.peer_skipped = fmt::format(
-        "one GPU selected (GPU {}): there is no peer to measure, host figures only",
-        devices.front()->index());
+    report.peer_skipped =
+        fmt::format("one GPU selected (GPU {}): there is no peer to measure, host figures only",
+                    devices.front()->index());
   } else {
     measure_peers(m, devices, nvlinks, report);
   }
@@ -280,14 +280,13 @@ void add_bench_p2p_command(CLI::App* bench, Context& ctx) {
       "p2p",
       "GPU-GPU bandwidth (copy engine and SM kernel, one way and both ways) and latency, and "
       "host<->GPU bandwidth from each GPU's own NUMA node, beside the link's peak");
-  auto* peer_only =
-      sub->add_flag("--peer-only", opts->peer_only, "only the GPU-GPU figures");
-  auto* host_only =
-      sub->add_flag("--host-only", opts->host_only, "only the host<->GPU figures");
+  auto* peer_only = sub->add_flag("--peer-only", opts->peer_only, "only the GPU-GPU figures");
+  auto* host_only = sub->add_flag("--host-only", opts->host_only, "only the host<->GPU figures");
   peer_only->excludes(host_only);
   sub->add_option("--mib", opts->mib, "bytes per copy, MiB (default 512, as nvbandwidth)");
   sub->add_option("--copies", opts->copies, "timed copies per sample (default 16)");
-  sub->add_option("--samples", opts->samples, "samples per figure; the median is shown (default 5)");
+  sub->add_option("--samples", opts->samples,
+                  "samples per figure; the median is shown (default 5)");
   sub->add_option("--numa", opts->numa,
                   "also measure host copies with host memory on these NUMA nodes (0,1 or all), to "
                   "show what a remote node costs");

@@ -32,9 +32,9 @@ GpuLinks h200(unsigned index) {
 PeerResult nv18_pair() {
   PeerResult r;
   r.device = 0, r.peer = 1, r.peer_access = true;
-  r.figures = {measured(Figure::ce_read, 394e9),        measured(Figure::ce_write, 396e9),
+  r.figures = {measured(Figure::ce_read, 394e9),          measured(Figure::ce_write, 396e9),
                measured(Figure::ce_bidirectional, 779e9), measured(Figure::sm_read, 376e9),
-               measured(Figure::sm_write, 380e9),       measured(Figure::sm_bidirectional, 740e9),
+               measured(Figure::sm_write, 380e9),         measured(Figure::sm_bidirectional, 740e9),
                measured(Figure::latency, 828e-9)};
   return r;
 }
@@ -97,8 +97,10 @@ TEST(bench_p2p_verdict_test, a_pcie_pair_names_the_path_and_a_degraded_link) {
   PeerResult result = nv18_pair();
   for (auto& m : result.figures) m.summary.median = m.figure == Figure::latency ? 2e-6 : 12e9;
   const PairReport r = make_pair_report(result, a, b, nullptr, "SYS");
-  EXPECT_TRUE(mentions(r.verdicts, "no NVLink between GPU 0 and GPU 1: peer traffic crosses PCIe (SYS)"));
-  EXPECT_TRUE(mentions(r.verdicts, "GPU 1's PCIe link runs Gen4 x8 under load, below the Gen5 x16"));
+  EXPECT_TRUE(
+      mentions(r.verdicts, "no NVLink between GPU 0 and GPU 1: peer traffic crosses PCIe (SYS)"));
+  EXPECT_TRUE(
+      mentions(r.verdicts, "GPU 1's PCIe link runs Gen4 x8 under load, below the Gen5 x16"));
   // No generic "short of peak" line once a cause is named.
   EXPECT_FALSE(mentions(r.verdicts, "gpuclk sees no cause"));
 }
@@ -157,7 +159,8 @@ TEST(bench_p2p_verdict_test, a_degraded_host_link_is_named) {
   GpuLinks g = h200(0);
   g.pcie_loaded = gpu::PcieLink{3, 16};
   const HostReport r = make_host_report(host(0, 13e9, 13e9), g, nullptr, 2);
-  EXPECT_TRUE(mentions(r.verdicts, "GPU 0's PCIe link runs Gen3 x16 under load, below the Gen5 x16"));
+  EXPECT_TRUE(
+      mentions(r.verdicts, "GPU 0's PCIe link runs Gen3 x16 under load, below the Gen5 x16"));
   // Against the running link the copies are near their peak.
   EXPECT_NEAR(*figure(r.figures, Figure::host_to_device).fraction_of_peak, 13 / 15.76, 1e-3);
 }

@@ -40,11 +40,13 @@ P2pReport two_gpus() {
   for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
     PeerResult p;
     p.device = a, p.peer = b, p.peer_access = true;
-    p.figures = {measured(Figure::ce_read, 394.21e9), measured(Figure::ce_write, 396e9),
-                 measured(Figure::ce_bidirectional, 779e9), measured(Figure::sm_read, 376e9),
-                 measured(Figure::sm_write, 380e9), measured(Figure::sm_bidirectional, 750e9),
-                 measured(Figure::latency, 828.4e-9)};
-    r.pairs.push_back(make_pair_report(p, r.gpus[std::size_t(a)], r.gpus[std::size_t(b)], &nv18, "NV18"));
+    p.figures = {
+        measured(Figure::ce_read, 394.21e9),       measured(Figure::ce_write, 396e9),
+        measured(Figure::ce_bidirectional, 779e9), measured(Figure::sm_read, 376e9),
+        measured(Figure::sm_write, 380e9),         measured(Figure::sm_bidirectional, 750e9),
+        measured(Figure::latency, 828.4e-9)};
+    r.pairs.push_back(
+        make_pair_report(p, r.gpus[std::size_t(a)], r.gpus[std::size_t(b)], &nv18, "NV18"));
   }
   for (unsigned g = 0; g < 2; ++g) {
     HostResult h;
@@ -87,9 +89,8 @@ TEST(bench_p2p_view_test, csv_has_one_row_per_figure_with_its_nvbandwidth_test) 
   const P2pReport r = two_gpus();
   const output::Table rows = p2p_rows(r);
   EXPECT_EQ(rows.rows.size(), 2u * 7 + 2u * 3);
-  const std::string csv =
-      print(output::Format{output::Format::Kind::csv},
-            [&](output::Printer& p) { p.print_table(rows); });
+  const std::string csv = print(output::Format{output::Format::Kind::csv},
+                                [&](output::Printer& p) { p.print_table(rows); });
   EXPECT_NE(csv.find("figure, nvbandwidth_test, gpu, peer, numa_node, value, unit, peak [GB/s]"),
             std::string::npos)
       << csv;
@@ -125,9 +126,9 @@ TEST(bench_p2p_view_test, one_gpu_says_there_is_no_peer) {
   r.pairs.clear();
   r.peer_skipped = "one GPU selected (GPU 0): there is no peer to measure, host figures only";
   EXPECT_EQ(p2p_tables(r).size(), 1u);  // host rows only
-  const auto j = nlohmann::json::parse(print(
-      output::Format{output::Format::Kind::json},
-      [&](output::Printer& p) { p.print_tree(p2p_tree(r)); }));
+  const auto j =
+      nlohmann::json::parse(print(output::Format{output::Format::Kind::json},
+                                  [&](output::Printer& p) { p.print_tree(p2p_tree(r)); }));
   EXPECT_TRUE(j["peer"].empty());
   EXPECT_EQ(j["peer_skipped"], r.peer_skipped);
 }
@@ -138,7 +139,8 @@ TEST(bench_p2p_view_test, verdict_lines_name_the_pair_or_the_node) {
   r.hosts[1].verdicts = {"wrong NUMA node"};
   const auto lines = p2p_verdict_lines(r);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "GPU0 -> GPU1: GPU 0 has 2 of its 18 NVLinks down: the peak counts the 16 up");
+  EXPECT_EQ(lines[0],
+            "GPU0 -> GPU1: GPU 0 has 2 of its 18 NVLinks down: the peak counts the 16 up");
   EXPECT_EQ(lines[1], "GPU1, host node 0: wrong NUMA node");
 }
 

@@ -68,8 +68,9 @@ std::vector<double> SpinTimer::sample(std::vector<Lane>& lanes, int warmup_copie
   return rates;
 }
 
-p2p::Measured measure_lanes(p2p::Figure figure, std::vector<Lane>& lanes, const p2p::Options& options,
-                       int device, int peer, std::function<void()>* while_busy) {
+p2p::Measured measure_lanes(p2p::Figure figure, std::vector<Lane>& lanes,
+                            const p2p::Options& options, int device, int peer,
+                            std::function<void()>* while_busy) {
   SpinTimer timer;
   p2p::Measured m;
   m.figure = figure;

@@ -56,8 +56,9 @@ class SpinTimer {
 // rates (one lane: its rate; two: the bidirectional total). Reports each sample through
 // options.on_sample as (figure, device, peer). `*while_busy`, when set, is called during the
 // first sample and then cleared.
-p2p::Measured measure_lanes(p2p::Figure figure, std::vector<Lane>& lanes, const p2p::Options& options,
-                       int device, int peer, std::function<void()>* while_busy);
+p2p::Measured measure_lanes(p2p::Figure figure, std::vector<Lane>& lanes,
+                            const p2p::Options& options, int device, int peer,
+                            std::function<void()>* while_busy);
 
 // Counts 32-bit words where x and y differ (both readable from `device`); synchronizes.
 unsigned long long count_mismatches(int device, const void* x, const void* y, std::size_t bytes);
