@@ -179,7 +179,7 @@ void measure_peers(const p2p::Options& m, const std::vector<gpu::Device*>& devic
   }
 }
 
-void print_report(Context& ctx, const p2p::P2pReport& report) {
+void print_p2p_report(Context& ctx, const p2p::P2pReport& report) {
   const auto format = ctx.format();
   if (format.kind == output::Format::Kind::json) {
     ctx.printer()->print_tree(p2p::p2p_tree(report));
@@ -263,7 +263,7 @@ int run_p2p(Context& ctx, const P2pOptions& o) {
     measure_peers(m, devices, nvlinks, report);
   }
   progress.clear();
-  print_report(ctx, report);
+  print_p2p_report(ctx, report);
   if (any_bad_data(report)) {
     std::cout.flush();
     std::cerr << "gpuclk: error: a copy's destination differs from its source (see the verdicts)\n";
