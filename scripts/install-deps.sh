@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev    # JSON output, bench reports
   libtomlplusplus-dev   # profiles and simulator scenarios
   libhwloc-dev          # CPU, NUMA and PCIe topology
+  libnuma-dev           # bench p2p: pinned host buffers on a chosen NUMA node
   libgtest-dev libgmock-dev  # unit tests
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests

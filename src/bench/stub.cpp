@@ -1,4 +1,5 @@
 // Entry points of a build without CUDA: each says how to get a build that has it.
+#include "bench/p2p.h"
 #include "bench/workload.h"
 #include "util/error.h"
 
@@ -26,5 +27,22 @@ DeviceInfo device_info(int) { throw_not_built(); }
 bool built_with_cuda() { return false; }
 
 int cuda_runtime_version() { return 0; }
+
+namespace p2p {
+
+bool can_access_peer(int, int) { throw_not_built(); }
+
+PeerResult measure_peer(int, int, const Options&, const std::function<void()>&) {
+  throw_not_built();
+}
+
+HostResult measure_host(int, std::optional<int>, bool, const Options&,
+                        const std::function<void()>&) {
+  throw_not_built();
+}
+
+std::vector<int> numa_nodes() { return {}; }
+
+}  // namespace p2p
 
 }  // namespace gpuclk::bench

@@ -23,6 +23,7 @@
 #include "bench/progress.h"
 #include "bench/report_view.h"
 #include "bench/workload.h"
+#include "cli/bench_targets.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "telemetry/interval.h"
@@ -88,18 +89,6 @@ void check_run_options(const BenchOptions& o) {
   }
 }
 
-// The selected GPUs, with a bench-specific word when there is no driver at all.
-std::vector<gpu::Device*> selected_gpus(Context& ctx) {
-  try {
-    return ctx.selected();
-  } catch (const Error& e) {
-    if (e.code() != ExitCode::nvml_not_found && e.code() != ExitCode::driver_not_loaded) throw;
-    throw Error(e.code(), fmt::format("no NVIDIA GPU to benchmark here: {}", e.what()),
-                "gpuclk bench needs an NVIDIA GPU and its driver; the simulator (--sim) cannot run "
-                "kernels");
-  }
-}
-
 void check_capabilities(const std::vector<gpu::Device*>& devices,
                         const std::vector<bench::WorkloadSpec>& specs) {
   for (const auto& spec : specs) {
@@ -116,24 +105,6 @@ void check_capabilities(const std::vector<gpu::Device*>& devices,
       }
     }
   }
-}
-
-std::vector<bench::Target> cuda_targets(const std::vector<gpu::Device*>& devices) {
-  const int count = bench::device_count();
-  std::vector<bench::DeviceInfo> cuda;
-  cuda.reserve(static_cast<std::size_t>(std::max(count, 0)));
-  for (int i = 0; i < count; ++i) cuda.push_back(bench::device_info(i));
-  std::vector<bench::NvmlGpu> nvml;
-  for (const gpu::Device* d : devices) {
-    const auto& pci = d->identity().pci;
-    nvml.push_back({d->index(), d->name(), d->uuid(), pci ? pci->bus_id : std::string()});
-  }
-  const std::vector<int> ordinals = bench::cuda_ordinals(nvml, cuda);
-  std::vector<bench::Target> targets;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    targets.push_back({bench::gpu_facts(*devices[i]), ordinals[i]});
-  }
-  return targets;
 }
 
 // The command line as typed, for the report's environment.
@@ -254,12 +225,42 @@ void add_run_options(CLI::App* sub, BenchOptions& o) {
 
 }  // namespace
 
+// The selected GPUs, with a bench-specific word when there is no driver at all.
+std::vector<gpu::Device*> selected_gpus(Context& ctx) {
+  try {
+    return ctx.selected();
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::nvml_not_found && e.code() != ExitCode::driver_not_loaded) throw;
+    throw Error(e.code(), fmt::format("no NVIDIA GPU to benchmark here: {}", e.what()),
+                "gpuclk bench needs an NVIDIA GPU and its driver; the simulator (--sim) cannot run "
+                "kernels");
+  }
+}
+
+std::vector<bench::Target> cuda_targets(const std::vector<gpu::Device*>& devices) {
+  const int count = bench::device_count();
+  std::vector<bench::DeviceInfo> cuda;
+  cuda.reserve(static_cast<std::size_t>(std::max(count, 0)));
+  for (int i = 0; i < count; ++i) cuda.push_back(bench::device_info(i));
+  std::vector<bench::NvmlGpu> nvml;
+  for (const gpu::Device* d : devices) {
+    const auto& pci = d->identity().pci;
+    nvml.push_back({d->index(), d->name(), d->uuid(), pci ? pci->bus_id : std::string()});
+  }
+  const std::vector<int> ordinals = bench::cuda_ordinals(nvml, cuda);
+  std::vector<bench::Target> targets;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    targets.push_back({bench::gpu_facts(*devices[i]), ordinals[i]});
+  }
+  return targets;
+}
+
 void add_bench_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<BenchOptions>();
   auto* bench = app.add_subcommand(
       "bench",
       "Measure GEMM, memory bandwidth or FMA throughput on each GPU against its peak at the "
-      "clock it ran, with the reason for any gap");
+      "clock it ran, with the reason for any gap; GPU-GPU and host-GPU transfers (p2p)");
   bench->require_subcommand(1);
   bench->footer(
       "Exit code: 0 ok, 2 bad argument, 3 not supported (no CUDA in this build, dtype, "
@@ -298,6 +299,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
       "compare", "two --json reports side by side: rate, B/A, clocks, power, efficiency");
   compare->add_option("files", opts->compare_files, "A.json B.json")->expected(2);
   compare->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_compare(ctx, *opts); }; });
+
+  add_bench_p2p_command(bench, ctx);
 }
 
 }  // namespace gpuclk::cli

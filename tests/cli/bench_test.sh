@@ -32,6 +32,16 @@ gpuclk bench
 expect_exit 2
 gpuclk bench gemm --format yaml
 expect_exit 2
+gpuclk bench p2p --mib 0
+expect_exit 2; expect_err "--mib 0 is outside 1..65536"
+gpuclk bench p2p --samples 0
+expect_exit 2; expect_err "--samples 0 is outside 1..1000"
+gpuclk bench p2p --copies 5000
+expect_exit 2; expect_err "--copies 5000 is outside 1..1000"
+gpuclk bench p2p --numa x
+expect_exit 2; expect_err "--numa: 'x' is not a NUMA node"
+gpuclk bench p2p --peer-only --host-only
+expect_exit 2; expect_err "excludes"
 
 # --- no GPU to run on ---------------------------------------------------------------------------
 gpuclk --sim bench fma
@@ -40,10 +50,19 @@ if grep -q "built without CUDA" <<<"$ERR"; then
   expect_exit 3; expect_err "reconfigure with -DGPUCLK_WITH_CUDA=ON"
   gpuclk bench gemm --dtype bf16
   expect_exit 3; expect_err "built without CUDA"
+  gpuclk --sim bench p2p
+  expect_exit 3; expect_err "reconfigure with -DGPUCLK_WITH_CUDA=ON"
 else
   echo "# this gpuclk has CUDA: checking what it says without a GPU"
   # The simulator answers NVML only: no kernels to run.
   expect_exit 3; expect_err "the simulator (--sim) models NVML only"
+  # bench p2p copies between real GPUs: the simulator says so too, with one GPU or several.
+  gpuclk --sim bench p2p
+  expect_exit 3; expect_err "gpuclk bench p2p copies between real GPUs"; expect_err "models NVML only"
+  gpuclk --sim 2xh200 bench p2p --host-only --format json
+  expect_exit 3; expect_err "models NVML only"
+  gpuclk --sim -i 9 bench p2p
+  expect_exit 6
   # fp8 on a pre-Ada GPU: known from NVML before CUDA is asked.
   gpuclk --sim a100 bench gemm --dtype fp8
   expect_exit 3; expect_err "fp8 GEMM needs compute capability 8.9 or newer"; expect_err "is 8.0"
