@@ -308,6 +308,8 @@ json Service::history_response(const json& request) const {
   if (resolution != "1s" && resolution != "interval")
     throw bad_argument(fmt::format("unknown resolution '{}'", resolution), "valid: 1s, interval");
   const bool fine = resolution == "interval";
+  // "slow": true adds the slow tier to the 1 s history too (top's findings: NVLink, ECC, ...).
+  const bool with_slow = fine || request.value("slow", false);
   const auto window = window_of(request, fine ? std::chrono::minutes(10) : options_.history);
   const auto now = sampler_->now();
   auto r = ok_response();
@@ -318,7 +320,7 @@ json Service::history_response(const json& request) const {
     json fast = json::array(), slow = json::array();
     auto samples = fine ? sampler_->fast_samples(pos, now - window, now) : history(pos, window);
     for (const auto& s : samples) fast.push_back(to_json(s, now));
-    if (fine) {
+    if (with_slow) {
       for (const auto& s : sampler_->slow_samples(pos, now - window, now))
         slow.push_back(to_json(s, now));
       g["slow"] = slow;

@@ -28,6 +28,9 @@ SamplerFeed::SamplerFeed(const gpu::DeviceSet& set, std::vector<gpu::Device*> de
   telemetry::SamplerOptions so;
   so.fast_interval = interval;
   so.slow_interval = std::max<telemetry::Duration>(interval, 1s);
+  // NVLink state and counters on the slow tier, for the findings (a link down or erroring);
+  // nothing is read on a GPU without NVLink.
+  so.fields = telemetry::FieldSet::standard().add(telemetry::Field::nvlink);
   // The sampler keeps the findings window; top's own history keeps the rest.
   so.fast_capacity = static_cast<std::size_t>(kFindingsWindow / interval) + 16;
   so.slow_capacity = static_cast<std::size_t>(kFindingsWindow / so.slow_interval) + 16;

@@ -51,13 +51,19 @@ void ServiceFeed::refresh_slow_parts(telemetry::TimePoint now) {
   // The last minute of 1 s history: the findings' window.
   auto request = gpus_request("history");
   request["seconds"] = std::chrono::duration<double>(kFindingsWindow).count();
+  request["slow"] = true;  // the slow tier too: NVLink, ECC and violation counters
   const auto history = ask_(request);
   const auto& gpus = history.at("gpus");
   for (std::size_t i = 0; i < positions_.size() && i < gpus.size(); ++i) {
     auto& w = input.gpus[i];
     w.fast.clear();
+    w.slow.clear();
     for (const auto& s : gpus[i].at("samples"))
       w.fast.push_back(serve::fast_sample_from_json(s, now));
+    // (A service older than the "slow" option answers without them.)
+    if (auto it = gpus[i].find("slow"); it != gpus[i].end() && it->is_array()) {
+      for (const auto& s : *it) w.slow.push_back(serve::slow_sample_from_json(s, now));
+    }
   }
 
   // Processes and memory size (the `top` view); pids and names for the process rows.

@@ -160,6 +160,26 @@ COLORED=$(tmux -L "$SOCKET" capture-pane -p -e)
 check; ! grep -qE $'\e\\[3[1-6]m' <<<"$COLORED" || fail "colours despite NO_COLOR=1"
 keys q; wait_screen "TOP-EXIT=0"
 
+# --- a link down (doctor/nvlink-down: link 7 of the 2x H200 pair) shows in the findings ---
+SIM="GPUCLK_SIM_SPEED=4 GPUCLK_SIM_START=30 GPUCLK_SIM_STATE=$TEST_TMP/nvl.state"
+start 120 40 "$SIM" "--sim=$GPUCLK_BIN_DIR/scenarios/doctor/nvlink-down.toml"
+wait_screen "NVLink link 7"
+expect_out_re "warning +GPU 0: NVLink link 7 down"
+keys q; wait_screen "TOP-EXIT=0"
+# ... and through gpuclk serve (its slow tier comes with the history).
+SOCK="$TEST_TMP/nvl.sock"
+GPUCLK_SIM_SPEED=4 GPUCLK_SIM_START=30 GPUCLK_SIM_STATE="$TEST_TMP/nvl-serve.state" \
+  "$GPUCLK_BIN" --sim="$GPUCLK_BIN_DIR/scenarios/doctor/nvlink-down.toml" --socket "$SOCK" \
+  serve --listen off 2>"$TEST_TMP/nvl-serve.log" &
+SERVE_PID=$!
+for _ in $(seq "$(scaled 200)"); do grep -q "sampling every" "$TEST_TMP/nvl-serve.log" 2>/dev/null && break; sleep 0.1; done
+start 120 40 "GPUCLK_SIM_SPEED=4 GPUCLK_SIM_STATE=$TEST_TMP/nvl-serve.state" \
+  "--sim=$GPUCLK_BIN_DIR/scenarios/doctor/nvlink-down.toml --socket $SOCK"
+wait_screen "NVLink link 7"
+expect_out "· gpuclk serve"
+keys q; wait_screen "TOP-EXIT=0"
+kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""
+
 # --- through gpuclk serve: the service's values, its history at once, no NVML loaded ---
 SOCK="$TEST_TMP/gpuclk.sock"
 GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE="$TEST_TMP/serve.state" \
