@@ -143,6 +143,18 @@ bool Context::ensure_loaded() {
     if (const char* s = env("GPUCLK_SIM_START")) start_s_ = std::max(0.0, std::strtod(s, nullptr));
     loaded_ = true;
     load_or_create(false);
+    // GPUCLK_SIM_ADVANCE=S: this process first moves the shared node's clock S seconds on (what
+    // gpuclk_sim_advance does), so a test can step past a fault's window whatever the machine's
+    // load; a high GPUCLK_SIM_SPEED does that only while the process keeps up with it.
+    if (const char* s = env("GPUCLK_SIM_ADVANCE")) {
+      char* end = nullptr;
+      const double v = std::strtod(s, &end);
+      if (end == s || *end != '\0' || !(v >= 0) || !std::isfinite(v)) {
+        throw ScenarioError(std::string("GPUCLK_SIM_ADVANCE: expected seconds >= 0, got '") + s +
+                            "'");
+      }
+      skip(v);
+    }
     return true;
   } catch (const std::exception& e) {
     last_error_ = e.what();

@@ -29,11 +29,18 @@ constexpr std::array<int, 7> kForwarded = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
 // -group to reach a whole process group, +pid for the command alone.
 std::atomic<pid_t> g_target{0};
 std::atomic<bool> g_shares_our_group{false};
+// A signal that came while the handler was installed but the command not yet started: forwarded
+// once it is. (Blocking the signals across fork blocks them in this thread only; the sampler's
+// threads can take one meanwhile: CI lost a SIGTERM that way.)
+std::atomic<int> g_pending{0};
 struct sigaction g_previous[kForwarded.size()];
 
 extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   const pid_t target = g_target.load();
-  if (target == 0) return;
+  if (target == 0) {
+    g_pending = sig;
+    return;
+  }
   // Signals from the terminal (Ctrl-C, Ctrl-\, resize) come from the kernel and reach every
   // process of the foreground group: a command in our group already has its own copy.
   if (g_shares_our_group.load() && info && info->si_code == SI_KERNEL) return;
@@ -41,6 +48,7 @@ extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
 }
 
 void install_forwarding() {
+  g_pending = 0;
   for (std::size_t i = 0; i < kForwarded.size(); ++i) {
     struct sigaction sa {};
     sa.sa_sigaction = forward_signal;
@@ -139,6 +147,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int stdout_fd) 
   g_shares_our_group = !own_group;
   g_target = own_group ? -pid_ : pid_;
   sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
+  if (const int sig = g_pending.exchange(0)) ::kill(g_target.load(), sig);
 
   int exec_errno = 0;
   ssize_t n;

@@ -97,7 +97,9 @@ gpuclk --sim stat -- sh -c 'kill -TERM $$'
 expect_exit 143; expect_err "SIGTERM (Terminated)"
 "$GPUCLK_BIN" --sim stat -- sleep 30 >/dev/null 2>"$TEST_TMP/term.err" &
 pid=$!
-sleep 0.5; kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
+# Once the command runs (before, the signal would end gpuclk itself, with no report).
+for _ in $(seq "$(scaled 100)"); do pgrep -P "$pid" -x sleep >/dev/null && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
 expect_exit 143; check; grep -qE '^Exit code +: 143$' <<<"$ERR" || fail "report lacks exit code 143"
 gpuclk --sim stat -- no-such-command-anywhere
 expect_exit 127; expect_err "cannot run 'no-such-command-anywhere': command not found"

@@ -407,7 +407,9 @@ expect_out_re " 990 +[0-9]+ +[0-9.]+ +2 "
 "$GPUCLK_BIN" --sim --format json sweep -i 1 --sm-clocks 990,1410 --no-baseline --repeat 50 -- sleep 0.2 \
   >"$TEST_TMP/rterm.out" 2>"$TEST_TMP/rterm.err" &
 pid=$!
-sleep 1; kill -TERM $pid; wait $pid; RC=$?
+# Once a run of the point has started (before, the signal would end gpuclk before its handler).
+for _ in $(seq "$(scaled 100)"); do pgrep -P "$pid" -x sleep >/dev/null && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; RC=$?
 LAST_CMD="sweep --repeat 50 (SIGTERM)"; OUT=$(cat "$TEST_TMP/rterm.out"); ERR=$(cat "$TEST_TMP/rterm.err")
 expect_exit 143
 expect_json '.interrupted' true
