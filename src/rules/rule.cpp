@@ -127,7 +127,10 @@ const std::vector<Rule>& all_rules() {
        "Fix: gpuclk set --all --power-limit DEFAULT_W (or gpuclk reset --power-limit).",
        power_capped},
       {"app_clocks_low", "Application clocks hold the SM clock below its maximum",
-       "Checks: the 'applications clocks setting' reason in at least 50 % of the busy samples.\n"
+       "Checks: the 'applications clocks setting' reason in at least 50 % of the busy samples, "
+       "with the application SM clock below the maximum (NVML reports a clock lock under the "
+       "same reason: with application clocks at the maximum the lock holds the clock, not "
+       "them).\n"
        "Severity: warning. Evidence: application SM clock vs max.\n"
        "Cause: power-saving or benchmark application clocks left set.\n"
        "Fix: gpuclk reset --all --app-clocks (or set the maximum: gpuclk set --all "

@@ -82,6 +82,9 @@ void app_clocks_low(const Input& in, const Thresholds& t, std::vector<Finding>& 
     const auto fraction = reason_fraction(busy, ClockReasons::applications_clocks_setting);
     if (!fraction || *fraction < t.app_clocks_fraction || !g.app_sm_clock || !g.max_sm_clock)
       continue;
+    // NVML reports a clock lock (nvmlDeviceSetGpuLockedClocks) under the same reason: application
+    // clocks at the maximum hold nothing, whatever the reason says.
+    if (g.app_sm_clock->value() >= g.max_sm_clock->value()) continue;
     auto f =
         make("app_clocks_low", Severity::warning, {g.index},
              fmt::format("GPU {}: application clocks hold the SM clock at {:.0f} of {:.0f} MHz "

@@ -161,6 +161,17 @@ TEST(rules_test, thermal_slowdown_and_power_cap_in_a_snapshot) {
   EXPECT_EQ(exit_code(f), kExitWarning);
 }
 
+TEST(rules_test, a_clock_lock_is_not_blamed_on_application_clocks_at_the_maximum) {
+  // NVML reports a lock (set --lock-gpu-clocks 1200) as "applications clocks setting".
+  auto locked = healthy(0);
+  locked.clock_reasons = ClockReasons(ClockReasons::applications_clocks_setting);
+  locked.sm_clock = Megahertz(1200);
+  EXPECT_EQ(find(check({locked}), "app_clocks_low", 0), nullptr);
+  auto low = locked;
+  low.app_sm_clock = Megahertz(1410);
+  EXPECT_NE(find(check({low}), "app_clocks_low", 0), nullptr);
+}
+
 TEST(rules_test, a_lost_gpu_is_critical) {
   auto lost = healthy(1);
   lost.unavailable_code = 15;
