@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "output/format.h"
+
 namespace gpuclk::output {
 namespace {
 
@@ -71,7 +73,7 @@ void DmonPrinter::begin(const std::vector<DmonColumn>& columns) {
       if (style_.date) line += std::string(date) + ", ";
       if (style_.time) line += std::string(time) + ", ";
       line += index;
-      for (const auto& c : columns_) line += ", " + cell_of(c);
+      for (const auto& c : columns_) line += ", " + csv_field(cell_of(c));
     } else {
       line = prefix_cells(date, time, index) + " ";
       for (const auto& c : columns_) line += fmt::format("{:>6} ", cell_of(c));
@@ -116,7 +118,8 @@ void DmonPrinter::row(std::chrono::system_clock::time_point when, unsigned gpu,
       if (style_.date) line += date + ", ";
       if (style_.time) line += time + ", ";
       line += std::to_string(gpu);
-      for (const auto& v : values) line += ", " + cell(v);
+      // Several active reasons are one field ("appclk,pwrcap"): quoted, as RFC 4180 says.
+      for (const auto& v : values) line += ", " + csv_field(cell(v));
       break;
     case DmonStyle::Kind::table:
       line = prefix_cells(date, time, std::to_string(gpu)) + " ";
