@@ -75,6 +75,7 @@ Node gpu_node(const GpuReport& g) {
   n.add("energy_j", "Energy", number(s.energy, "J", 1));
   n.add("energy_source", "Energy from",
         s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
+  if (!s.energy_note.empty()) n.add("energy_note", "Energy note", output::text(s.energy_note));
   if (g.truth_energy_j)
     n.add("simulator_energy_j", "Energy (simulator truth)",
           output::number(*g.truth_energy_j, "J", 1));

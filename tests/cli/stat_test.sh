@@ -99,6 +99,18 @@ expect_exit 143; expect_err "SIGTERM (Terminated)"
 pid=$!
 sleep 0.5; kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
 expect_exit 143; check; grep -qE '^Exit code +: 143$' <<<"$ERR" || fail "report lacks exit code 143"
+# --- a window shorter than the counters resolve (1 s): no energy and no mean power, and why;
+#     never a mean above the peak (issue 32: 0.0 J and 0.8 W mean beside a 400 W peak; 539.8 W
+#     mean above a 499.6 W peak) ---
+fresh_node
+GPUCLK_SIM_START=20 GPUCLK_SIM_SPEED=1 gpuclk --sim -i 0 stat --json "$JSON" -- sh -c 'exit 3'
+expect_exit 3; expect_err "shorter than the counters resolve"
+OUT=$(cat "$JSON"); expect_json '.gpus[0].energy_j' null; expect_json '.gpus[0].power_w.mean' null
+for seconds in 0.9 1.2; do
+  GPUCLK_SIM_SPEED=1 gpuclk --sim -i 0 stat --json "$JSON" -- sleep "$seconds"
+  OUT=$(cat "$JSON")
+  expect_json '.gpus[0].power_w.mean == null or .gpus[0].power_w.mean <= .gpus[0].power_w.peak' true
+done
 gpuclk --sim stat -- no-such-command-anywhere
 expect_exit 127; expect_err "cannot run 'no-such-command-anywhere': command not found"
 
