@@ -52,6 +52,8 @@ void read_status_settings(const Device& d, StatusSnapshot& s) {
   s.retired_pages = d.retired_pages();
 }
 
+std::string describe_read_error(int nvml_code) { return nvml::describe(nvmlReturn_t(nvml_code)); }
+
 void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to) {
   if (to.unavailable_code != 0) return;  // a lost GPU has no settings, cached or not
   to.app_sm_clock = from.app_sm_clock;

@@ -511,6 +511,8 @@ class SampleStream final : public Stream {
     j["slow_samples"] = std::move(slow);
     const auto health = sampler.health(pos);
     j["read_errors"] = health.read_errors;
+    j["last_error"] = health.last_error;
+    j["last_error_field"] = health.last_error_field;
     if (health.lost_at) j["lost_t"] = std::chrono::duration<double>(*health.lost_at - now).count();
   }
 

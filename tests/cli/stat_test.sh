@@ -67,6 +67,13 @@ check; [ "$OUT" == "hello from the command" ] || fail "stdout carries more than 
 expect_err "GPU 3 (NVIDIA H100 80GB HBM3)"
 expect_err "no process of the command appeared in NVML's process lists"
 OUT=$(cat "$JSON"); expect_json '.gpus | length' 4; expect_json '.gpus_used_by_command' null
+# Healthy GPUs have no read errors (issue 32: "Read errors: 1" on every stat, from two GPM
+# samples of one simulator tick); real ones name the field and the NVML error.
+OUT=$(cat "$JSON"); expect_json '[.gpus[].read_errors] | add' 0
+gpuclk --sim faults -i 1 stat --json "$JSON" -- sleep 2
+OUT=$(cat "$JSON")
+expect_json '.gpus[0].read_errors > 0' true
+expect_json '.gpus[0].last_read_error | test("^[a-z_.]+: Unknown Error \\(NVML error 999\\)$")' true
 gpuclk --sim -i 1,2 stat -- true
 expect_exit 0; expect_err "GPU 2 (NVIDIA"; check; ! grep -q "GPU 0 (" <<<"$ERR" || fail "-i 1,2 reported GPU 0"
 gpuclk --sim --format json stat -- true
