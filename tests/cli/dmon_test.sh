@@ -54,6 +54,11 @@ expect_json 'select(.gpu == 0) | ."clocks.mem"' "2619
 2619"
 check; jq -e -s 'all(has("timestamp") and has("power.draw") and has("energy") and has("clocks_event_reasons.active"))' <<<"$OUT" >/dev/null ||
   fail "JSON Lines rows lack keys"
+# clocks_event_reasons.active is query's field: the hex bitmask, not dmon's short names (issue 32)
+check; jq -e -s 'all(."clocks_event_reasons.active" | test("^0x[0-9A-F]{16}$"))' <<<"$OUT" >/dev/null ||
+  fail "clocks_event_reasons.active is not query's bitmask"
+check; jq -e -s 'all(has("clocks_event_reasons.names"))' <<<"$OUT" >/dev/null ||
+  fail "JSON Lines rows lack clocks_event_reasons.names"
 
 # --- rows follow the scenario's phases: h100-calibration at 25x, one row per simulated second:
 # 10 s no process (345 MHz, ~75 W), FP32 SGEMM (1980 MHz, ~690 W), 5 s gap with the context
