@@ -65,7 +65,8 @@ const std::vector<Rule>& all_rules() {
        xid_errors},
       {"ecc_errors", "ECC memory errors",
        "Checks: volatile uncorrected ECC errors (any: critical), the aggregate uncorrected count "
-       "(any: warning), corrected errors counted during the window (warning) or before it "
+       "(any: warning), corrected errors counted during the window (warning with a rate per "
+       "hour from 5 errors on; fewer: info, counted but not extrapolated) or before it "
        "(info).\n"
        "Cause: failing device memory; uncorrected errors corrupt results and kill the job.\n"
        "Fix: drain the GPU, reset it to retire/remap the rows (nvidia-smi -r -i N), replace it "

@@ -39,7 +39,7 @@ void gpu_lost(const Input& in, const Thresholds&, std::vector<Finding>& out) {
   }
 }
 
-void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+void ecc_errors(const Input& in, const Thresholds& t, std::vector<Finding>& out) {
   for (const auto& w : in.gpus) {
     const auto& g = w.facts;
     std::optional<std::uint64_t> first_corrected, last_corrected, last_uncorrected;
@@ -75,6 +75,20 @@ void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
     }
     if (first_corrected && last_corrected && *last_corrected > *first_corrected && !in.snapshot()) {
       const double n = static_cast<double>(*last_corrected - *first_corrected);
+      if (n < t.ecc_rate_min_errors) {
+        // Too few to give a rate: a count, and the rule to watch it with.
+        auto f = make("ecc_errors", Severity::info, {g.index},
+                      fmt::format("GPU {}: {:.0f} corrected ECC {} during the {:.0f} s window "
+                                  "(too few for a rate: {} or more give one)",
+                                  g.index, n, n == 1 ? "error" : "errors", in.seconds(),
+                                  t.ecc_rate_min_errors),
+                      "single-bit errors the memory corrected",
+                      "watch longer: gpuclk doctor --rules ecc_errors --duration 10m");
+        add(f, "corrected_in_window", n);
+        add(f, "corrected_volatile", static_cast<double>(*last_corrected));
+        out.push_back(std::move(f));
+        continue;
+      }
       auto f = make("ecc_errors", Severity::warning, {g.index},
                     fmt::format("GPU {}: {:.0f} corrected ECC errors during the {:.0f} s window "
                                 "({:.0f} per hour)",

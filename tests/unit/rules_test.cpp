@@ -172,6 +172,32 @@ TEST(rules_test, a_clock_lock_is_not_blamed_on_application_clocks_at_the_maximum
   EXPECT_NE(find(check({low}), "app_clocks_low", 0), nullptr);
 }
 
+TEST(rules_test, a_few_corrected_ecc_errors_are_counted_not_extrapolated) {
+  const auto ecc_window = [](std::uint64_t first, std::uint64_t last) {
+    auto in = window(1, 200, [](unsigned, int) { return busy(1980); });  // 20 s
+    for (auto [count, i] : {std::pair{first, 0}, std::pair{last, 199}}) {
+      telemetry::SlowSample s;
+      s.time = in.from + std::chrono::milliseconds(100) * i;
+      s.ecc_corrected = count;
+      s.ecc_uncorrected = 0;
+      in.gpus[0].slow.push_back(s);
+    }
+    return evaluate(in);
+  };
+  // One error in 20 s is not "180 per hour".
+  auto f = ecc_window(7, 8);
+  const auto* one = find(f, "ecc_errors", 0);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->severity, Severity::info);
+  EXPECT_NE(one->summary.find("1 corrected ECC error during"), std::string::npos) << one->summary;
+  EXPECT_EQ(one->summary.find("per hour"), std::string::npos) << one->summary;
+  f = ecc_window(7, 27);
+  const auto* many = find(f, "ecc_errors", 0);
+  ASSERT_NE(many, nullptr);
+  EXPECT_EQ(many->severity, Severity::warning);
+  EXPECT_NEAR(evidence(*many, "corrected_per_hour"), 20 * 3600 / 20.0, 1e-6);
+}
+
 TEST(rules_test, a_lost_gpu_is_critical) {
   auto lost = healthy(1);
   lost.unavailable_code = 15;
