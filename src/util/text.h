@@ -69,4 +69,14 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// "1 error", "3 errors", "0 errors": a count and its noun, singular for exactly one. `plural`
+// for nouns that do not take an s ("1 entry", "2 entries").
+inline std::string counted(unsigned long long n, std::string_view singular,
+                           std::string_view plural = {}) {
+  std::string out = std::to_string(n) + " ";
+  if (n == 1) return out.append(singular);
+  if (!plural.empty()) return out.append(plural);
+  return out.append(singular).append("s");
+}
+
 }  // namespace gpuclk::text

@@ -7,6 +7,7 @@
 #include "rules/rule.h"
 #include "rules/status_input.h"
 #include "rules/xid.h"
+#include "util/text.h"
 
 namespace gpuclk::rules {
 namespace {
@@ -196,6 +197,17 @@ TEST(rules_test, a_few_corrected_ecc_errors_are_counted_not_extrapolated) {
   ASSERT_NE(many, nullptr);
   EXPECT_EQ(many->severity, Severity::warning);
   EXPECT_NEAR(evidence(*many, "corrected_per_hour"), 20 * 3600 / 20.0, 1e-6);
+}
+
+TEST(rules_test, counts_take_the_singular_for_one) {
+  // Issue 32: "its 1 peers", "1 corrected ECC errors".
+  auto one = healthy(0);
+  one.retired_pages = gpu::RetiredPages{1, 0, false};
+  auto f = check({one});
+  EXPECT_TRUE(mentions(f, "1 page of device memory retired", 0));
+  EXPECT_EQ(text::counted(1, "peer"), "1 peer");
+  EXPECT_EQ(text::counted(2, "peer"), "2 peers");
+  EXPECT_EQ(text::counted(0, "error"), "0 errors");
 }
 
 TEST(rules_test, a_lost_gpu_is_critical) {
