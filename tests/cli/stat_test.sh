@@ -120,6 +120,14 @@ for seconds in 0.9 1.2; do
 done
 gpuclk --sim stat -- no-such-command-anywhere
 expect_exit 127; expect_err "cannot run 'no-such-command-anywhere': command not found"
+# Something that exists but cannot run is the shell's 126, not "command not found" (issue 32).
+gpuclk --sim stat -- /tmp
+expect_exit 126; expect_err "cannot run '/tmp': Is a directory"
+printf 'echo hi\n' >"$TEST_TMP/not-executable"; chmod 644 "$TEST_TMP/not-executable"
+gpuclk --sim stat -- "$TEST_TMP/not-executable"
+expect_exit 126; expect_err "Permission denied"
+gpuclk --sim stat -- "$TEST_TMP/no-such-file"
+expect_exit 127; expect_err "No such file or directory"
 
 # --- bad arguments ---
 gpuclk --sim stat
