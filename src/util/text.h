@@ -29,6 +29,13 @@ inline std::string lower(std::string_view text) {
   return out;
 }
 
+// `text` in upper case.
+inline std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // `text` in lower case with every white space character dropped: "Power Limit" -> "powerlimit",
 // for matching words a user may type with any case or spacing.
 inline std::string lower_without_space(std::string_view text) {
