@@ -21,6 +21,13 @@ expect_exit 2
 expect_err "unknown simulator scenario 'no-such-node'"
 expect_err "8xh100"
 expect_err "misconfigured"
+# ... sorted, with the doctor/ and governor/ scenarios (issue 32); a missing file is no such file.
+check; grep -qE "valid: 2xh200, 8xh100, a100, control-faults, default, doctor/ecc," <<<"$ERR" ||
+  fail "the scenario list is not sorted or lacks doctor/: $ERR"
+expect_err "governor/stencil"
+check; ! grep -q "models/" <<<"$ERR" || fail "the list names GPU models"
+gpuclk --sim=/nonexistent.toml status
+expect_exit 2; expect_err "no such simulator scenario file '/nonexistent.toml'"
 # Real scenario names, and a scenario file by path, still work.
 gpuclk --sim 8xh100 query --fields count --format csv,noheader
 expect_exit 0
