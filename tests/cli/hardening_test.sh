@@ -118,6 +118,8 @@ for input in /dev/zero "$TEST_TMP/fifo" "$TEST_TMP"; do
   expect_exit 2; expect_err "not a regular file"
   gpuclk occupancy --batch "$input"
   expect_exit 2; expect_err "not a regular file"
+  expect_err "give the path of a batch file"; check
+  ! grep -q "file file" <<<"$ERR" || fail "the hint says 'file file'"
   gpuclk occupancy --ptxas-log "$input" --arch sm_90
   expect_exit 2; expect_err "not a regular file"
   gpuclk bench compare "$input" "$input"
