@@ -1,5 +1,6 @@
 // GPM (Hopper and later): a sample snapshots the GPU's activity integrals; metrics are the
 // difference between two samples over the simulated time between them.
+#include <limits>
 #include <new>
 
 #include "abi_common.h"
@@ -107,7 +108,11 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metrics) {
     return NVML_ERROR_INVALID_ARGUMENT;
   if (context.model().gpu(a->gpu).dynamics.lost) return NVML_ERROR_GPU_IS_LOST;
   const double dt = b->time_s - a->time_s;
-  if (!(dt > 0)) return NVML_ERROR_INVALID_ARGUMENT;  // the two samples must be in order and apart
+  if (dt < 0) return NVML_ERROR_INVALID_ARGUMENT;  // the two samples must be in order
+  // Two samples of one model tick hold the same counters. The H100 answers such a pair (its
+  // 20 ms windows, now and then) with success and no value (SM activity 0, DRAM bandwidth NaN),
+  // not an error: every metric is NaN here, which gpuclk keeps as a window still open.
+  const bool advanced = dt > 0;
   for (unsigned k = 0; k < metrics->numMetrics; ++k) {
     nvmlGpmMetric_t& m = metrics->metrics[k];
     m.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
@@ -116,8 +121,10 @@ GPUCLK_SIM_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metrics) {
     for (const MetricInfo& info : kMetrics) {
       if (info.id != m.metricId) continue;
       const int slot = static_cast<int>(info.activity);
-      m.value = std::clamp(100.0 * (b->activity_seconds[slot] - a->activity_seconds[slot]) / dt,
-                           0.0, 100.0);
+      m.value = advanced ? std::clamp(
+                               100.0 * (b->activity_seconds[slot] - a->activity_seconds[slot]) / dt,
+                               0.0, 100.0)
+                         : std::numeric_limits<double>::quiet_NaN();
       m.nvmlReturn = NVML_SUCCESS;
       m.metricInfo.shortName = const_cast<char*>(info.short_name);
       m.metricInfo.longName = const_cast<char*>(info.long_name);

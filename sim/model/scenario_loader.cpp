@@ -170,7 +170,7 @@ Workload parse_workload(const TomlAccess& t, const std::string& name, const GpuS
   } else {
     w.process = {4000, "python3", static_cast<std::uint64_t>(kGiB), {}};
   }
-  const toml::node* phases = t.table().get("phases");
+  const toml::node* phases = t.get("phases");
   if (!phases || !phases->is_array_of_tables())
     t.fail("phases", "expected [[workloads." + name + ".phases]]");
   int n = 0;
@@ -239,7 +239,7 @@ void apply_nvlink_fault_keys(const TomlAccess& t, GpuConfig& gpu) {
       gpu.nvlink.down_mask |= 1U << link;
     }
   }
-  if (const toml::node* errors = t.table().get("nvlink_errors")) {
+  if (const toml::node* errors = t.get("nvlink_errors")) {
     if (!errors->is_array()) t.fail("nvlink_errors", "expected an array of tables");
     gpu.nvlink.errors.clear();
     for (const toml::node& e : *errors->as_array()) {
@@ -353,7 +353,7 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
   if (t.has("lost_at_s")) gpu.lost_at_s = t.number("lost_at_s");
   gpu.read_error_rate = t.number_or("read_error_rate", gpu.read_error_rate);
   if (t.has("read_error_code")) gpu.read_error_code = nvml_code_by_name(t.text("read_error_code"));
-  if (const toml::node* errors = t.table().get("errors")) {
+  if (const toml::node* errors = t.get("errors")) {
     if (!errors->is_array()) t.fail("errors", "expected an array of tables");
     gpu.errors.clear();
     for (const toml::node& e : *errors->as_array()) {
@@ -483,6 +483,7 @@ Scenario load_scenario(const std::filesystem::path& file,
     throw ScenarioError(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
                         std::string(e.description()));
   }
+  KeyLog keys;  // every key of the file is one the loader asks for (refused at the end)
   TomlAccess root(root_table, file.string());
   Scenario s;
   s.name = file.stem().string();
@@ -520,14 +521,16 @@ Scenario load_scenario(const std::filesystem::path& file,
   if (auto defaults = root.optional_sub("gpu_defaults")) {
     apply_gpu_keys(*defaults, root, model_dirs, specs, fingerprint_text, base);
   }
-  std::map<std::uint32_t, const toml::table*> overrides;
-  if (const toml::node* gpus = root_table.get("gpu")) {
+  // Every [[gpu]] of an index applies, in file order (a later one adds to or overrides an
+  // earlier one; none is dropped).
+  std::map<std::uint32_t, std::vector<const toml::table*>> overrides;
+  if (const toml::node* gpus = root.get("gpu")) {
     if (!gpus->is_array_of_tables()) root.fail("gpu", "expected [[gpu]] tables");
     for (const toml::node& e : *gpus->as_array()) {
       TomlAccess g(*e.as_table(), file.string() + " [[gpu]]");
       const auto index = static_cast<std::uint32_t>(g.integer_in("index", 0, kMaxGpus));
       if (index >= count) g.fail("index", "beyond node.gpu_count");
-      overrides[index] = e.as_table();
+      overrides[index].push_back(e.as_table());
     }
   }
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -547,13 +550,18 @@ Scenario load_scenario(const std::filesystem::path& file,
     gpu.leakage_factor = 1 + variation * unit("/leakage/");
     gpu.cooling_factor *= 1 + variation * unit("/cooling/");
     if (auto it = overrides.find(i); it != overrides.end()) {
-      apply_gpu_keys(TomlAccess(*it->second, file.string() + " [[gpu]] index " + std::to_string(i)),
-                     root, model_dirs, specs, fingerprint_text, gpu);
+      for (const toml::table* table : it->second) {
+        apply_gpu_keys(TomlAccess(*table, file.string() + " [[gpu]] index " + std::to_string(i)),
+                       root, model_dirs, specs, fingerprint_text, gpu);
+      }
     }
     gpu.workload.process.pid += i;  // one process per GPU, as a DDP job launches them
     s.gpus.push_back(std::move(gpu));
   }
   apply_nvlink_topology(root, node, s);
+  // A workload no GPU runs is read by none: its name is no misspelt key.
+  if (auto workloads = root.optional_sub("workloads")) keys.checked_by_reader(workloads->table());
+  keys.refuse_unasked(root_table);
   s.fingerprint = fnv1a(fingerprint_text);
   return s;
 }

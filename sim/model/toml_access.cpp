@@ -1,5 +1,6 @@
 #include "toml_access.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpuclk::sim {
@@ -8,7 +9,46 @@ void TomlAccess::fail(std::string_view key, std::string_view problem) const {
   throw ScenarioError(where_ + ": " + std::string(key) + ": " + std::string(problem));
 }
 
-const toml::node* TomlAccess::node(std::string_view key) const { return table_.get(key); }
+const toml::node* TomlAccess::node(std::string_view key) const { return get(key); }
+
+namespace {
+thread_local KeyLog* active_log = nullptr;
+}  // namespace
+
+KeyLog::KeyLog() : previous_(active_log) { active_log = this; }
+KeyLog::~KeyLog() { active_log = previous_; }
+KeyLog* KeyLog::active() { return active_log; }
+
+void KeyLog::asked(const toml::table& table, std::string_view key, const std::string& where) {
+  auto& a = asked_[&table];
+  if (a.where.empty()) a.where = where;
+  if (std::find(a.keys.begin(), a.keys.end(), key) == a.keys.end()) a.keys.emplace_back(key);
+}
+
+void KeyLog::check(const toml::table& table) const {
+  if (auto it = asked_.find(&table); it != asked_.end() && !exempt_.count(&table)) {
+    for (const auto& [key, value] : table) {
+      const auto& known = it->second.keys;
+      if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
+      auto sorted = known;
+      std::sort(sorted.begin(), sorted.end());
+      std::string list;
+      for (const auto& k : sorted) list += (list.empty() ? "" : ", ") + k;
+      throw ScenarioError(it->second.where + ": unknown key '" + std::string(key.str()) +
+                          "' (valid here: " + list + ")");
+    }
+  }
+  for (const auto& [key, value] : table) {
+    if (const auto* sub = value.as_table()) check(*sub);
+    if (const auto* array = value.as_array()) {
+      for (const toml::node& e : *array) {
+        if (const auto* sub = e.as_table()) check(*sub);
+      }
+    }
+  }
+}
+
+void KeyLog::refuse_unasked(const toml::table& root) const { check(root); }
 
 TomlAccess TomlAccess::sub(std::string_view key) const {
   auto sub_table = optional_sub(key);

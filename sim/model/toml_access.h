@@ -10,7 +10,9 @@
 #endif
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,54 @@ inline constexpr double kMaxNumber = 1e15;
 // The most GPUs a simulated node may have (NVML counts in unsigned int; real nodes have <= 16).
 inline constexpr std::uint64_t kMaxGpus = 1024;
 
+// The keys a loader asked of each table, to refuse the keys it never asked of (a misspelt key
+// would otherwise be a silent default). While a KeyLog is active (one per loading thread), every
+// TomlAccess records into it; refuse_unasked() then walks the document.
+class KeyLog {
+ public:
+  KeyLog();
+  ~KeyLog();
+  KeyLog(const KeyLog&) = delete;
+  KeyLog& operator=(const KeyLog&) = delete;
+
+  static KeyLog* active();
+  void asked(const toml::table& table, std::string_view key, const std::string& where);
+  // The table's keys are checked by its reader (it iterated them): never refused here.
+  void checked_by_reader(const toml::table& table) { exempt_.insert(&table); }
+  // Throws ScenarioError naming the first key of a table read through TomlAccess that the
+  // loader never asked for, with the keys it knows there. Tables never read are not judged.
+  void refuse_unasked(const toml::table& root) const;
+
+ private:
+  void check(const toml::table& table) const;
+  struct Asked {
+    std::string where;
+    std::vector<std::string> keys;
+  };
+  std::map<const toml::table*, Asked> asked_;
+  std::set<const toml::table*> exempt_;
+  KeyLog* previous_;
+};
+
 class TomlAccess {
  public:
   TomlAccess(const toml::table& table, std::string where)
       : table_(table), where_(std::move(where)) {}
 
-  bool has(std::string_view key) const { return table_.contains(key); }
-  const toml::table& table() const { return table_; }
+  bool has(std::string_view key) const {
+    note(key);
+    return table_.contains(key);
+  }
+  // The node under `key` (null when absent), asked for as has() is.
+  const toml::node* get(std::string_view key) const {
+    note(key);
+    return table_.get(key);
+  }
+  // The table itself, for a reader that goes over its keys and refuses the unknown ones.
+  const toml::table& table() const {
+    if (auto* log = KeyLog::active()) log->checked_by_reader(table_);
+    return table_;
+  }
   const std::string& where() const { return where_; }
 
   // A sub-table as its own accessor; required ones throw, optional ones return nullopt.
@@ -55,6 +98,9 @@ class TomlAccess {
 
  private:
   const toml::node* node(std::string_view key) const;
+  void note(std::string_view key) const {
+    if (auto* log = KeyLog::active()) log->asked(table_, key, where_);
+  }
 
   const toml::table& table_;
   std::string where_;

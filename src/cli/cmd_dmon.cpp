@@ -101,6 +101,11 @@ Value nvlink_rate(const RowInput& in, bool tx) {
   return output::integer(std::llround(static_cast<double>(*vb - *va) / dt * kMebibyte));
 }
 
+// As `gpuclk query --fields clocks_event_reasons.active` (nvidia-smi's hex bitmask).
+Value reason_bitmask(const std::optional<gpu::ClockReasons>& r) {
+  return r ? output::text(fmt::format("0x{:016X}", r->bits())) : output::na();
+}
+
 Value reason_names(const std::optional<gpu::ClockReasons>& r) {
   if (!r) return output::na();
   std::string names;
@@ -161,9 +166,9 @@ const std::vector<Group>& groups() {
       {'e',
        "ECC errors and PCIe replays",
        {Field::ecc_errors, Field::pcie_replay},
-       {{{"sbecc", "errs", "ecc.errors.corrected.volatile"},
+       {{{"sbecc", "errs", "ecc.errors.corrected.volatile.total"},
          slow([](const L& s) { return count(s.ecc_corrected); })},
-        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile"},
+        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile.total"},
          slow([](const L& s) { return count(s.ecc_uncorrected); })},
         {{"pci", "errs", "pcie.replay_errors"},
          slow([](const L& s) { return count(s.pcie_replay); })}}},
@@ -183,8 +188,14 @@ const std::vector<Group>& groups() {
       {'r',
        "clock event reasons (gpuclk)",
        {Field::clock_reasons},
-       {{{"reason", "", "clocks_event_reasons.active"},
-         fast([](const S& s) { return reason_names(s.clock_reasons); })}}},
+       // The column shows dmon's short names; JSON Lines carries query's two fields instead
+       // (the bitmask as nvidia-smi writes it, and the names), as query gives them.
+       {{{"reason", "", ""}, fast([](const S& s) { return reason_names(s.clock_reasons); })},
+        {{"", "", "clocks_event_reasons.active", true},
+         fast([](const S& s) { return reason_bitmask(s.clock_reasons); })},
+        {{"", "", "clocks_event_reasons.names", true}, fast([](const S& s) {
+           return s.clock_reasons ? output::text(s.clock_reasons->names(" ")) : output::na();
+         })}}},
       {'g',
        "GPM SM, tensor and DRAM activity (gpuclk)",
        {Field::gpm},

@@ -65,7 +65,7 @@ telemetry::Duration parse_duration(const std::string& text) {
   }
   if (!d || *d < 1s || *d > std::chrono::hours(1)) {
     throw bad_argument(fmt::format("bad duration --duration {}", text),
-                       "give 1s to 1h: 30s, 2m, 500ms is too short");
+                       "give a duration from 1 s to 1 h, e.g. 30s, 2m or 90 (seconds)");
   }
   return *d;
 }

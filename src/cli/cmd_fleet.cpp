@@ -25,6 +25,7 @@
 #include "fleet/snapshot.h"
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -262,9 +263,12 @@ int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selec
         warning += n.warning;
       }
       std::cout << fmt::format(
-          "{}  {} nodes, {:.0f} GPUs ({:.0f} lost), {:.1f} of {:.1f} kW; findings: {} critical, "
-          "{} warnings  (every {} s, Ctrl-C ends)\n",
-          time, nodes.size(), gpus, lost, power / 1000, limit / 1000, critical, warning, interval);
+          "{}  {}, {} ({:.0f} lost), {:.1f} of {:.1f} kW; findings: {} critical, "
+          "{}  (every {} s, Ctrl-C ends)\n",
+          time, text::counted(nodes.size(), "node"),
+          text::counted(static_cast<unsigned long long>(gpus), "GPU"), lost, power / 1000,
+          limit / 1000, critical,
+          text::counted(static_cast<unsigned long long>(warning), "warning"), interval);
       output::Table t;
       t.columns = node_line_columns(nodes, false);
       for (const auto& n : nodes) t.rows.push_back(node_line_row(n, ""));

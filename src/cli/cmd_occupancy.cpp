@@ -202,6 +202,14 @@ int run_single(Context& ctx, const Options& o) {
     std::cout << "Advice\n";
     for (const occ::Advice& item : advice) std::cout << "    " << item.text << '\n';
   }
+  // A configuration that cannot launch is bad input: a script that checks a kernel's launch
+  // with this command must see it fail, not read "no" from a report that exits 0. The report
+  // above still says why.
+  if (!result.valid()) {
+    throw bad_argument(fmt::format("the launch cannot run: {}", result.invalid_detail),
+                       "change the limit named (threads per block, registers per thread, shared "
+                       "memory per block); --sweep shows the block sizes that can launch");
+  }
   return 0;
 }
 

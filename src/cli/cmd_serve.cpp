@@ -37,6 +37,7 @@
 #include "serve/socket_server.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/thread_name.h"
 
 namespace gpuclk::cli {
@@ -491,7 +492,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   socket.start();
 
   const auto status = fmt::format(
-      "{} GPUs{}, sampling every {} ms; socket {}; {}", devices.size(),
+      "{}{}, sampling every {} ms; socket {}; {}", text::counted(devices.size(), "GPU"),
       so.simulated.empty() ? "" : " (simulated: " + so.simulated + ")",
       std::chrono::duration_cast<std::chrono::milliseconds>(so.interval).count(), socket_path,
       http ? "metrics http://" + http->address() + "/metrics" : std::string("no HTTP"));

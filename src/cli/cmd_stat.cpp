@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "gpu/simulator.h"
+#include "gpu/status.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
 #include "telemetry/child_process.h"
@@ -75,6 +76,7 @@ Node gpu_node(const GpuReport& g) {
   n.add("energy_j", "Energy", number(s.energy, "J", 1));
   n.add("energy_source", "Energy from",
         s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
+  if (!s.energy_note.empty()) n.add("energy_note", "Energy note", output::text(s.energy_note));
   if (g.truth_energy_j)
     n.add("simulator_energy_j", "Energy (simulator truth)",
           output::number(*g.truth_energy_j, "J", 1));
@@ -117,6 +119,14 @@ Node gpu_node(const GpuReport& g) {
   temp.add("memory", "Memory", number(s.memory_temperature_max, "C", 0));
   n.add("read_errors", "Read errors",
         output::integer(static_cast<long long>(g.health.read_errors)));
+  if (g.health.read_errors > 0 && g.health.last_error != 0) {
+    // Which field failed and how: a count alone cannot be acted on.
+    n.add("last_read_error", "Last read error",
+          output::text(
+              fmt::format("{}: {} (NVML error {})",
+                          g.health.last_error_field.empty() ? "?" : g.health.last_error_field,
+                          gpu::describe_read_error(g.health.last_error), g.health.last_error)));
+  }
   const auto v = telemetry::verdicts(s, g.info);
   n.add("verdict", "Verdict", output::text(v.front().text));
   std::vector<std::string> more;
@@ -238,6 +248,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   std::optional<telemetry::TimePoint> start, last;
   std::vector<std::optional<telemetry::SummaryBuilder>> builders(infos.size());
   std::vector<telemetry::GpuHealth> health(infos.size());
+  std::vector<std::optional<std::uint64_t>> read_errors_before(infos.size());
   std::vector<std::size_t> samples(infos.size());
   auto consume = [&](const nlohmann::json& line) {
     const auto now = time_point_of(line.at("time").get<double>());
@@ -261,7 +272,15 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
       }
       for (const auto& sl : g.at("slow_samples"))
         builders[k]->add(serve::slow_sample_from_json(sl, now));
-      health[k].read_errors = g.value("read_errors", std::uint64_t{0});
+      // The service counts read errors since it started: the run's are those after its first
+      // line.
+      const auto errors = g.value("read_errors", std::uint64_t{0});
+      if (!read_errors_before[k]) read_errors_before[k] = errors;
+      health[k].read_errors = errors - std::min(errors, *read_errors_before[k]);
+      if (health[k].read_errors > 0) {
+        health[k].last_error = g.value("last_error", 0);
+        health[k].last_error_field = g.value("last_error_field", std::string());
+      }
       if (g.contains("lost_t") && !health[k].lost) {
         health[k].lost = true;
         health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(

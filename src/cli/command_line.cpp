@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -55,6 +57,110 @@ int report(const gpuclk::Error& e) {
   std::cerr << "gpuclk: error: " << e.what() << '\n';
   if (!e.hint().empty()) std::cerr << "gpuclk: " << e.hint() << '\n';
   return static_cast<int>(e.code());
+}
+
+// Options users bring from nvidia-smi or guess from the output's words, and what gpuclk calls
+// them (edit distance alone does not get from --sm-clocks to --lock-gpu-clocks).
+constexpr std::pair<std::string_view, std::string_view> kOptionSynonyms[] = {
+    {"--sm-clocks", "--lock-gpu-clocks"},
+    {"--gpu-clocks", "--lock-gpu-clocks"},
+    {"--lgc", "--lock-gpu-clocks"},
+    {"-lgc", "--lock-gpu-clocks"},
+    {"--mem-clocks", "--lock-memory-clocks"},
+    {"--memory-clocks", "--lock-memory-clocks"},
+    {"--lmc", "--lock-memory-clocks"},
+    {"-lmc", "--lock-memory-clocks"},
+    {"-pl", "--power-limit"},
+    {"-ac", "--app-clocks"},
+    {"-pm", "--persistence"},
+    {"--persistence-mode", "--persistence"}};
+
+// The option of `command` that `word` probably meant, or "".
+std::string near_option(const std::string& word, const CLI::App& command) {
+  std::set<std::string> names;
+  for (const auto* opt : command.get_options()) {
+    for (const auto& n : opt->get_lnames()) names.insert("--" + n);
+  }
+  for (const auto& [synonym, name] : kOptionSynonyms) {
+    if (word == synonym && names.count(std::string(name))) return std::string(name);
+  }
+  std::string best;
+  std::size_t best_distance = 3;  // at most two edits
+  for (const auto& n : names) {
+    const auto d = text::edit_distance(text::lower(word), n);
+    if (d < best_distance) best = n, best_distance = d;
+  }
+  return best;
+}
+
+// By type, not get_name(): CLI11 names some errors after the command that raised them.
+template <class T>
+bool is_a(const CLI::ParseError& e) {
+  return dynamic_cast<const T*>(&e) != nullptr;
+}
+
+// CLI11's parse errors in gpuclk's words: "gpuclk: error: WHAT" and a hint, exit 2.
+Error parse_error(const CLI::ParseError& e, const CLI::App& app,
+                  const std::vector<std::string>& argv) {
+  const auto chosen = app.get_subcommands();
+  const CLI::App& command = chosen.empty() ? app : *chosen.front();
+  const std::string usage =
+      chosen.empty() ? std::string("`gpuclk --help` lists the commands and global options")
+                     : fmt::format("`gpuclk {} --help` lists its options", command.get_name());
+  std::string what = e.what();
+  if (is_a<CLI::ExtrasError>(e)) {
+    // "The following arguments were not expected: --sm-clocks 99999": the first option, else
+    // the first word.
+    std::vector<std::string> words;
+    const auto colon = what.find(": ");
+    for (const auto& w : text::split(what.substr(colon == std::string::npos ? 0 : colon + 2), ' '))
+      if (!w.empty()) words.push_back(w);
+    std::string first = words.empty() ? what : words.front();
+    for (const auto& w : words) {
+      if (w.rfind('-', 0) == 0) {
+        first = w;
+        break;
+      }
+    }
+    if (first.rfind('-', 0) == 0) {
+      const auto name = first.substr(0, first.find('='));
+      const auto near = near_option(name, command);
+      return bad_argument(fmt::format("unknown option {}{}", name,
+                                      chosen.empty() ? "" : " for " + command.get_name()),
+                          near.empty() ? usage : fmt::format("did you mean {}? {}", near, usage));
+    }
+    return bad_argument(fmt::format("unexpected argument '{}'", first.substr(0, 80)), usage);
+  }
+  if (is_a<CLI::ConversionError>(e)) {
+    // "Could not convert: --count = abc"
+    const auto colon = what.find(": ");
+    const auto equals = what.find(" = ");
+    if (colon != std::string::npos && equals != std::string::npos && equals > colon) {
+      return bad_argument(fmt::format("bad value '{}' for {}", what.substr(equals + 3, 80),
+                                      what.substr(colon + 2, equals - colon - 2)),
+                          "give a number; " + usage);
+    }
+  }
+  if (is_a<CLI::RequiredError>(e)) {
+    // "profile is required"
+    const auto end = what.find(" is required");
+    const auto name = end == std::string::npos ? what : what.substr(0, end);
+    return bad_argument(fmt::format("{} needs {}", command.get_name(),
+                                    name.rfind('-', 0) == 0 ? name : text::upper(name)),
+                        usage);
+  }
+  if (is_a<CLI::ArgumentMismatch>(e)) {
+    // "At Most 1 required but received 2": an option given twice; say which.
+    std::map<std::string, int> seen;
+    for (const auto& arg : argv) {
+      if (arg == "--") break;
+      if (arg.rfind("-", 0) == 0 && ++seen[arg.substr(0, arg.find('='))] == 2) {
+        return bad_argument(fmt::format("{} given more than once", arg.substr(0, arg.find('='))),
+                            "give each option once; " + usage);
+      }
+    }
+  }
+  return bad_argument(what, usage);
 }
 
 }  // namespace
@@ -165,7 +271,13 @@ std::unique_ptr<CLI::App> make_parser(Context& ctx, const Command* only, CLI::Op
 
 }  // namespace
 
-int run_command_line(Context& ctx, const std::vector<std::string>& argv) {
+int run_command_line(Context& ctx, const std::vector<std::string>& given) {
+  // `gpuclk help` and `gpuclk help COMMAND`, as git and most tools take them.
+  std::vector<std::string> argv = given;
+  if (!argv.empty() && argv.front() == "help") {
+    argv.erase(argv.begin());
+    argv.emplace_back("--help");
+  }
   std::set<std::string> names;
   for (const auto& c : kCommands) names.insert(c.name);
   // Only the named command is built, unless the line does not parse with it alone (a global
@@ -204,15 +316,17 @@ int run_command_line(Context& ctx, const std::vector<std::string>& argv) {
       const auto near = near_subcommand(rest.front(), names);
       if (!near.empty()) return report(unknown_command(rest.front(), near));
     }
-    app->exit(e);
-    return static_cast<int>(gpuclk::ExitCode::bad_argument);
+    return report(parse_error(e, *app, argv));
   } catch (const CLI::CallForHelp& e) {
     return app->exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app->exit(e);
+  } catch (const CLI::Success& e) {  // --help-all and the like
+    return app->exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return app->exit(e);
   } catch (const CLI::ParseError& e) {
-    app->exit(e);
-    return static_cast<int>(gpuclk::ExitCode::bad_argument);
+    return report(parse_error(e, *app, argv));
   }
 
   try {

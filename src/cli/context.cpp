@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -32,15 +33,32 @@ std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
     file::require_regular(sim, "simulator scenario");
     return std::filesystem::absolute(sim).string();
   }
-  auto named = std::filesystem::path(exe_dir) / "scenarios" / (sim + ".toml");
-  if (std::filesystem::exists(named)) return sim;
-  std::string names;
-  std::error_code ec;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::filesystem::path(exe_dir) / "scenarios", ec)) {
-    if (e.path().extension() == ".toml")
-      names += (names.empty() ? "" : ", ") + e.path().stem().string();
+  const auto folder = std::filesystem::path(exe_dir) / "scenarios";
+  auto named = folder / (sim + ".toml");
+  // A name in a subfolder (doctor/ecc) reaches the simulator as its file: it takes a name with
+  // a slash for a path.
+  if (std::filesystem::exists(named))
+    return sim.find('/') == std::string::npos ? sim : std::filesystem::absolute(named).string();
+  // A path (a slash, or a .toml name) that is not there: say so, not "unknown scenario".
+  if (sim.find('/') != std::string::npos || std::filesystem::path(sim).extension() == ".toml") {
+    throw bad_argument(fmt::format("no such simulator scenario file '{}'", parse::quote(sim)),
+                       "give the path of a scenario .toml file, or a scenario's name "
+                       "(`--sim=nonsense` lists them)");
   }
+  // Every name --sim takes, sorted: the folder's scenarios and those of its subfolders
+  // (doctor/ecc, governor/stencil).
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(folder, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const auto& path = it->path();
+    if (it.depth() > 1 || path.extension() != ".toml" || !it->is_regular_file()) continue;
+    if (path.parent_path().filename() == "models") continue;  // GPU models, not scenarios
+    found.push_back(std::filesystem::relative(path, folder).replace_extension().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::string names;
+  for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
   throw bad_argument(fmt::format("unknown simulator scenario '{}'", parse::quote(sim)),
                      names.empty() ? "give a path to a scenario .toml file"
                                    : "valid: " + names + ", or a path to a .toml file");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "serve/protocol.h"
 #include "util/error.h"
@@ -229,11 +230,31 @@ std::vector<QueryField> build() {
     auto e = d.ecc_enabled();
     return e ? out::text(*e ? "Enabled" : "Disabled") : out::na();
   });
-  add("ecc.errors.uncorrected.volatile.total", {}, "",
-      "uncorrected ECC errors since the driver loaded", [](const Device& d, const DeviceSet&) {
-        auto e = d.ecc_errors(true);
-        return e ? out::integer((long long)*e) : out::na();
-      });
+  // nvidia-smi's four ECC totals: corrected or not, since the driver loaded (volatile) or over
+  // the GPU's life (aggregate).
+  for (const auto& [name, what, uncorrected, aggregate] :
+       {std::tuple{"ecc.errors.corrected.volatile.total",
+                   "corrected ECC errors since the driver "
+                   "loaded",
+                   false, false},
+        std::tuple{"ecc.errors.uncorrected.volatile.total",
+                   "uncorrected ECC errors since the "
+                   "driver loaded",
+                   true, false},
+        std::tuple{"ecc.errors.corrected.aggregate.total",
+                   "corrected ECC errors over the GPU's "
+                   "life",
+                   false, true},
+        std::tuple{"ecc.errors.uncorrected.aggregate.total",
+                   "uncorrected ECC errors over the "
+                   "GPU's life",
+                   true, true}}) {
+    const bool want_uncorrected = uncorrected, want_aggregate = aggregate;
+    add(name, {}, "", what, [=](const Device& d, const DeviceSet&) {
+      auto e = d.ecc_errors(want_uncorrected, want_aggregate);
+      return e ? out::integer((long long)*e) : out::na();
+    });
+  }
   // NVLink (gpuclk's: nvidia-smi has no --query-gpu field for links; `nvidia-smi nvlink -s/-e/-gt
   // d` prints the same figures). N/A on GPUs without NVLink.
   add("nvlink.link_count", {"nvlink.links"}, "", "NVLinks the GPU has (gpuclk)",

@@ -235,13 +235,23 @@ void journal_after_rollback(const std::vector<Plan>& plans, const Stuck& stuck,
       continue;
     }
     auto* entry = journal.find(uuid);
+    const auto* old = before_run.find(uuid);
     for (const auto& w : p.writes) entry->pending.clear(w.setting);
     for (const auto& u : undone) {
       if (u.write.change != i) continue;
-      if (u.ok)
-        entry->applied.copy_from(u.write.undo, u.write.setting);
-      else
-        entry->applied.copy_from(p.target, u.write.setting);
+      const Setting s = u.write.setting;
+      if (!u.ok) {
+        entry->applied.copy_from(p.target, s);
+        continue;
+      }
+      // Undone: the setting is as before this run, and so is what the journal says of it (a
+      // rolled-back write listed as "applied" would claim gpuclk holds a value it gave back).
+      entry->applied.clear(s);
+      if (old && old->touched.count(s)) {
+        if (old->applied.has(s)) entry->applied.copy_from(old->applied, s);
+      } else {
+        entry->touched.erase(s);
+      }
     }
   }
   try {

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include "util/text.h"
+
 namespace gpuclk::fleet {
 namespace {
 
@@ -137,9 +139,9 @@ void settings_differ(const Snapshot& snap, const std::set<std::string>& scraped,
         for (const auto& [value, indexes] : values) {
           auto f = make(instance, "settings_differ", Severity::warning, indexes);
           f.finding.summary = fmt::format(
-              "{}: {} {} on {} differ from the fleet's {} ({} of {} {} GPUs, on {} of {} nodes)",
+              "{}: {} {} on {} differ from the fleet's {} ({} of {} {} GPUs, on {} of {})",
               instance, rule.name, value, gpu_text(f.finding.gpus), majority, most, total, model,
-              majority_nodes.size(), nodes.size());
+              majority_nodes.size(), text::counted(nodes.size(), "node"));
           f.finding.evidence = {text("value", value), text("majority_value", majority),
                                 number("gpus_with_majority", "", static_cast<double>(most)),
                                 number("gpus_of_model", "", static_cast<double>(total)),
@@ -251,8 +253,9 @@ void stragglers(const Snapshot& snap, const Thresholds& t, const std::set<std::s
       auto f = make(g->instance, "straggler", Severity::warning, {g->index});
       f.finding.summary = fmt::format(
           "{}: GPU {} ran at a median SM clock of {:.0f} MHz, {:.0f}% below the {:.0f} MHz of "
-          "its {} busy {} peers",
-          g->instance, g->index, clock, (1 - clock / peers) * 100, peers, gpus.size() - 1, model);
+          "its {} busy {} {}",
+          g->instance, g->index, clock, (1 - clock / peers) * 100, peers, gpus.size() - 1, model,
+          gpus.size() == 2 ? "peer" : "peers");
       f.finding.evidence = {number("sm_clock_median_mhz", "MHz", clock),
                             number("peers_sm_clock_median_mhz", "MHz", peers),
                             number("busy_peers", "", static_cast<double>(gpus.size() - 1))};

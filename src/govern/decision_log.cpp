@@ -158,12 +158,32 @@ LogSummary summarize(const std::filesystem::path& file) {
       if (e.decision.locked) top = std::max(top, e.decision.max.value());
     }
     struct Acc {
-      double seconds = 0, ceiling = 0, clock = 0, clock_s = 0, power = 0, power_s = 0, extra = 0;
+      double seconds = 0, ceiling = 0, clock = 0, clock_s = 0, power = 0, extra = 0;
+      std::size_t power_readings = 0;
       std::uint64_t writes = 0;
     };
     std::map<PhaseClass, Acc> acc;
     const double span = entries.back().elapsed_s - entries.front().elapsed_s;
     out.seconds = std::max(out.seconds, span);
+    // The power reading logged at t averages [t - 1 s, t] (Hopper): it is booked to the class in
+    // force over that whole second, and to none when the second saw two classes or began before
+    // the log. Entries are written when the class changes, so the reading at a change tells the
+    // class that just ended, not the new one (20 ms into it).
+    for (std::size_t j = 0; j < entries.size(); ++j) {
+      const auto& reading = entries[j];
+      if (!reading.signals.power || j == 0) continue;
+      const double from = reading.elapsed_s - kPowerAveragingSeconds;
+      std::size_t k = j - 1;  // entries k .. j-1 cover (from, t]
+      while (k > 0 && entries[k].elapsed_s > from) --k;
+      if (entries[k].elapsed_s > from + 1e-9) continue;  // the second began before the log
+      bool one_class = true;
+      for (std::size_t m = k + 1; m < j; ++m)
+        one_class = one_class && entries[m].phase_class == entries[k].phase_class;
+      if (!one_class) continue;
+      auto& a = acc[entries[k].phase_class];
+      a.power += reading.signals.power->value();
+      ++a.power_readings;
+    }
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       auto& a = acc[e.phase_class];
@@ -181,10 +201,7 @@ LogSummary summarize(const std::filesystem::path& file) {
         a.clock += e.signals.sm_clock->value() * dt;
         a.clock_s += dt;
       }
-      if (e.signals.power) {
-        a.power += e.signals.power->value() * dt;
-        a.power_s += dt;
-      }
+
       if (top > 0 && ceiling > 0) {
         const double ratio = top / ceiling;
         // A power-capped phase held under the cap reads compute-bound; it lost time against
@@ -208,8 +225,8 @@ LogSummary summarize(const std::filesystem::path& file) {
       s.share = span > 0 ? a.seconds / span : 0;
       s.mean_ceiling_mhz = a.seconds > 0 ? a.ceiling / a.seconds : 0;
       s.mean_sm_clock_mhz = a.clock_s > 0 ? a.clock / a.clock_s : std::nan("");
-      s.mean_power_w = a.power_s > 0 ? a.power / a.power_s : std::nan("");
-      s.energy_j = a.power_s > 0 ? a.power : std::nan("");
+      s.mean_power_w = a.power_readings > 0 ? a.power / double(a.power_readings) : std::nan("");
+      s.energy_j = a.power_readings > 0 ? s.mean_power_w * a.seconds : std::nan("");
       s.estimated_extra_seconds = a.extra;
       s.writes = a.writes;
       out.classes.push_back(s);

@@ -49,6 +49,10 @@ class DecisionLog {
 
 // What `govern --report` prints: per GPU and class, time, the clock held, power, and the
 // estimated energy and time effect against the top clock.
+// The window the driver's power reading averages over (Hopper: 1 s): a reading is booked to a
+// class only when the class held for that long before it.
+inline constexpr double kPowerAveragingSeconds = 1.0;
+
 struct ClassSummary {
   unsigned gpu = 0;
   PhaseClass phase_class = PhaseClass::unknown;
@@ -56,8 +60,10 @@ struct ClassSummary {
   double share = 0;              // of the GPU's logged time
   double mean_ceiling_mhz = 0;   // the clock ceiling in force (the top clock when released)
   double mean_sm_clock_mhz = 0;  // the clock read
-  double mean_power_w = 0;       // the driver's reading, time-weighted (NaN when never read)
-  double energy_j = 0;           // mean power × time
+  // The mean of the driver's power readings (1 s averages) whose whole second lies within this
+  // class; NaN when none does (the class never held 1 s, or was not read).
+  double mean_power_w = 0;
+  double energy_j = 0;  // mean power × the class's time (NaN with the mean)
   // Time the class lost to the clock ceiling held, against the top clock, estimated with the
   // phase policy's priors (compute: time ∝ 1/f, memory: elasticity 0.3, idle and power-capped:
   // none).

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/text.h"
+
 namespace gpuclk::gpu {
 
 ClockListSummary summarize_clocks(const std::vector<units::Megahertz>& clocks) {
@@ -30,8 +32,8 @@ std::string describe_clocks(const std::vector<units::Megahertz>& clocks) {
   if (clocks.empty()) return "none";
   auto s = summarize_clocks(clocks);
   if (s.step.value() > 0) {
-    return fmt::format("{:.0f}\u2013{:.0f} MHz, step {:.0f}, {} values", s.min.value(),
-                       s.max.value(), s.step.value(), s.count);
+    return fmt::format("{:.0f}\u2013{:.0f} MHz, step {:.0f}, {}", s.min.value(), s.max.value(),
+                       s.step.value(), text::counted(s.count, "value"));
   }
   auto sorted = clocks;
   std::sort(sorted.begin(), sorted.end());

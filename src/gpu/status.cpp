@@ -1,5 +1,7 @@
 #include "gpu/status.h"
 
+#include "nvml/error.h"
+
 namespace gpuclk::gpu {
 
 StatusSnapshot take_status_readings(const Device& d) {
@@ -26,6 +28,19 @@ StatusSnapshot take_status_readings(const Device& d) {
   s.clock_reasons = d.clock_reasons();
   s.pcie_link = d.pcie_link();
   s.pcie_max = ratings.pcie_max;
+  // A GPU that fell off the bus after it was opened (a service's, top's) answers every read with
+  // GPU_IS_LOST: it is shown as one that could not be opened, as a fresh process would see it.
+  if (s.unavailable_code == 0 && s.sm_clock.status() == ReadStatus::error &&
+      Device::is_lost_error(s.sm_clock.error_code()) &&
+      s.power_draw.status() == ReadStatus::error &&
+      Device::is_lost_error(s.power_draw.error_code())) {
+    StatusSnapshot lost;  // nothing read before the loss stays: not even the limits
+    lost.index = s.index;
+    lost.uuid = s.uuid;
+    lost.unavailable_code = s.sm_clock.error_code();
+    lost.name = std::string("(") + nvml::describe(nvmlReturn_t(lost.unavailable_code)) + ")";
+    return lost;
+  }
   return s;
 }
 
@@ -37,7 +52,10 @@ void read_status_settings(const Device& d, StatusSnapshot& s) {
   s.retired_pages = d.retired_pages();
 }
 
+std::string describe_read_error(int nvml_code) { return nvml::describe(nvmlReturn_t(nvml_code)); }
+
 void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to) {
+  if (to.unavailable_code != 0) return;  // a lost GPU has no settings, cached or not
   to.app_sm_clock = from.app_sm_clock;
   to.app_memory_clock = from.app_memory_clock;
   to.power_limit = from.power_limit;

@@ -27,7 +27,8 @@ struct StatusSnapshot {
   Reading<RetiredPages> retired_pages;
 };
 
-// Reads the snapshot (about 20 NVML calls).
+// Reads the snapshot (about 20 NVML calls). A GPU lost since it was opened (its reads answer
+// GPU_IS_LOST) gets unavailable_code 15 and the name "(GPU is lost)", as one lost before.
 StatusSnapshot take_status(const Device& device);
 
 // The settings of a snapshot: application clocks, power limit, persistence mode. They change
@@ -36,7 +37,12 @@ StatusSnapshot take_status(const Device& device);
 // take_status_readings leaves them unread; read_status_settings fills them in `s`.
 StatusSnapshot take_status_readings(const Device& device);
 void read_status_settings(const Device& device, StatusSnapshot& s);
-// Copies the settings of `from` into `to` (the service's cached settings into a fresh look).
+// NVML's words for the code of a failed read ("Unknown Error", "GPU is lost"): messages above
+// src/gpu/ name an error without NVML's types.
+std::string describe_read_error(int nvml_code);
+
+// Copies the settings of `from` into `to` (the service's cached settings into a fresh look);
+// none into a look at a GPU that is unavailable.
 void copy_status_settings(const StatusSnapshot& from, StatusSnapshot& to);
 
 }  // namespace gpuclk::gpu

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "output/format.h"
+
 namespace gpuclk::output {
 namespace {
 
@@ -71,10 +73,14 @@ void DmonPrinter::begin(const std::vector<DmonColumn>& columns) {
       if (style_.date) line += std::string(date) + ", ";
       if (style_.time) line += std::string(time) + ", ";
       line += index;
-      for (const auto& c : columns_) line += ", " + cell_of(c);
+      for (const auto& c : columns_) {
+        if (!c.json_only) line += ", " + csv_field(cell_of(c));
+      }
     } else {
       line = prefix_cells(date, time, index) + " ";
-      for (const auto& c : columns_) line += fmt::format("{:>6} ", cell_of(c));
+      for (const auto& c : columns_) {
+        if (!c.json_only) line += fmt::format("{:>6} ", cell_of(c));
+      }
       line[0] = '#';
     }
     out_ << line << '\n';
@@ -107,7 +113,7 @@ void DmonPrinter::row(std::chrono::system_clock::time_point when, unsigned gpu,
       obj["timestamp"] = stamp + fmt::format(".{:03}", ms);
       obj["gpu"] = gpu;
       for (std::size_t c = 0; c < columns_.size() && c < values.size(); ++c) {
-        obj[columns_[c].key] = json_value(values[c]);
+        if (!columns_[c].key.empty()) obj[columns_[c].key] = json_value(values[c]);
       }
       line = obj.dump();
       break;
@@ -116,11 +122,18 @@ void DmonPrinter::row(std::chrono::system_clock::time_point when, unsigned gpu,
       if (style_.date) line += date + ", ";
       if (style_.time) line += time + ", ";
       line += std::to_string(gpu);
-      for (const auto& v : values) line += ", " + cell(v);
+      // Several active reasons are one field ("appclk,pwrcap"): quoted, as RFC 4180 says.
+      for (std::size_t c = 0; c < values.size(); ++c) {
+        if (c < columns_.size() && columns_[c].json_only) continue;
+        line += ", " + csv_field(cell(values[c]));
+      }
       break;
     case DmonStyle::Kind::table:
       line = prefix_cells(date, time, std::to_string(gpu)) + " ";
-      for (const auto& v : values) line += fmt::format("{:>6} ", cell(v));
+      for (std::size_t c = 0; c < values.size(); ++c) {
+        if (c < columns_.size() && columns_[c].json_only) continue;
+        line += fmt::format("{:>6} ", cell(values[c]));
+      }
       break;
   }
   out_ << line << '\n' << std::flush;

@@ -22,9 +22,10 @@
 namespace gpuclk::output {
 
 struct DmonColumn {
-  std::string name;  // header ("pwr"), at most 6 characters except the last column
-  std::string unit;  // units line ("W"); "" shows as "-"
-  std::string key;   // JSON key ("power.draw")
+  std::string name;        // header ("pwr"), at most 6 characters except the last column
+  std::string unit;        // units line ("W"); "" shows as "-"
+  std::string key;         // JSON key ("power.draw"); "" leaves the column out of JSON Lines
+  bool json_only = false;  // a JSON Lines key only: no column in the table and CSV
 };
 
 struct DmonStyle {

@@ -132,12 +132,7 @@ class CsvPrinter final : public Printer {
  private:
   std::vector<Column> columns_;
   bool header_written_ = false;
-  static std::string quote(std::string s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  }
+  static std::string quote(const std::string& s) { return csv_field(s); }
   std::string cell(const Value& v) const {
     if (v.missing()) return "[N/A]";
     return quote(to_text(v, format_.units));

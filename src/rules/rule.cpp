@@ -65,7 +65,8 @@ const std::vector<Rule>& all_rules() {
        xid_errors},
       {"ecc_errors", "ECC memory errors",
        "Checks: volatile uncorrected ECC errors (any: critical), the aggregate uncorrected count "
-       "(any: warning), corrected errors counted during the window (warning) or before it "
+       "(any: warning), corrected errors counted during the window (warning with a rate per "
+       "hour from 5 errors on; fewer: info, counted but not extrapolated) or before it "
        "(info).\n"
        "Cause: failing device memory; uncorrected errors corrupt results and kill the job.\n"
        "Fix: drain the GPU, reset it to retire/remap the rows (nvidia-smi -r -i N), replace it "
@@ -127,7 +128,10 @@ const std::vector<Rule>& all_rules() {
        "Fix: gpuclk set --all --power-limit DEFAULT_W (or gpuclk reset --power-limit).",
        power_capped},
       {"app_clocks_low", "Application clocks hold the SM clock below its maximum",
-       "Checks: the 'applications clocks setting' reason in at least 50 % of the busy samples.\n"
+       "Checks: the 'applications clocks setting' reason in at least 50 % of the busy samples, "
+       "with the application SM clock below the maximum (NVML reports a clock lock under the "
+       "same reason: with application clocks at the maximum the lock holds the clock, not "
+       "them).\n"
        "Severity: warning. Evidence: application SM clock vs max.\n"
        "Cause: power-saving or benchmark application clocks left set.\n"
        "Fix: gpuclk reset --all --app-clocks (or set the maximum: gpuclk set --all "

@@ -31,8 +31,11 @@ struct Thresholds {
   double starved_utilization = 0.30;      // input_starved: mean utilization below this ...
   double starved_process_fraction = 0.9;  // ... while a process held the GPU (of the samples)
   double starved_cpu_busy_pct = 80;       // ... and its holder at this % of a core: CPU-bound
-  double straggler_clock = 0.90;          // straggler: busy median clock below this × peers'
-  double straggler_utilization = 0.20;    // straggler: mean utilization this far below peers'
+  // ecc_errors: corrected errors in the window give a rate per hour (and a warning) only from
+  // this many on; fewer are counted (info), not extrapolated: 1 error in 20 s is not 180 an hour.
+  unsigned ecc_rate_min_errors = 5;
+  double straggler_clock = 0.90;             // straggler: busy median clock below this × peers'
+  double straggler_utilization = 0.20;       // straggler: mean utilization this far below peers'
   double straggler_peer_utilization = 0.30;  // straggler: peers at least this busy
   // nvlink_errors: corrected data-ECC errors per link and minute below this are the background
   // of a healthy link (18-96 per minute per link on a healthy 2x H100 NV18 host, idle or busy).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "rules/window.h"
+#include "util/text.h"
 
 namespace gpuclk::rules::detail {
 
@@ -82,6 +83,9 @@ void app_clocks_low(const Input& in, const Thresholds& t, std::vector<Finding>& 
     const auto fraction = reason_fraction(busy, ClockReasons::applications_clocks_setting);
     if (!fraction || *fraction < t.app_clocks_fraction || !g.app_sm_clock || !g.max_sm_clock)
       continue;
+    // NVML reports a clock lock (nvmlDeviceSetGpuLockedClocks) under the same reason: application
+    // clocks at the maximum hold nothing, whatever the reason says.
+    if (g.app_sm_clock->value() >= g.max_sm_clock->value()) continue;
     auto f =
         make("app_clocks_low", Severity::warning, {g.index},
              fmt::format("GPU {}: application clocks hold the SM clock at {:.0f} of {:.0f} MHz "
@@ -178,9 +182,10 @@ void hotter_than_peers(const Input& in, const Thresholds& t, std::vector<Finding
       const auto typical = median(peers);
       if (!typical || *temp <= *typical + t.hotter_than_peers_c) continue;
       auto f = make("hotter_than_peers", Severity::warning, {w->facts.index},
-                    fmt::format("GPU {}: {:.0f} C, {:.0f} C hotter than its {} peers ({:.0f} C) "
+                    fmt::format("GPU {}: {:.0f} C, {:.0f} C hotter than its {} ({:.0f} C) "
                                 "under the same load",
-                                w->facts.index, *temp, *temp - *typical, peers.size(), *typical),
+                                w->facts.index, *temp, *temp - *typical,
+                                text::counted(peers.size(), "peer"), *typical),
                     "this GPU's cooling (heat sink, fan, airflow path) is worse than its "
                     "neighbours'",
                     "inspect that slot's airflow and the heat sink");
@@ -225,9 +230,10 @@ void hw_slowdown(const Input& in, const Thresholds& t, std::vector<Finding>& out
         in.snapshot()
             ? fmt::format("GPU {}: hardware slowdown active ({})", g.index, names)
             : fmt::format(
-                  "GPU {}: hardware slowdown ({}) {} times, {:.1f} s in all: SM clock "
+                  "GPU {}: hardware slowdown ({}) {}, {:.1f} s in all: SM clock "
                   "dropped to {:.0f} MHz{}",
-                  g.index, names, events, held_seconds(in, w, held.size()), clock.value_or(0),
+                  g.index, names, events == 1 ? std::string("once") : text::counted(events, "time"),
+                  held_seconds(in, w, held.size()), clock.value_or(0),
                   normal ? fmt::format(" from {:.0f}", *normal) : std::string());
     auto f = make("hw_slowdown", Severity::warning, {g.index}, std::move(summary),
                   "the board's power supply or an external power-brake signal halves the clock",

@@ -6,6 +6,7 @@
 
 #include "rules/window.h"
 #include "rules/xid.h"
+#include "util/text.h"
 
 namespace gpuclk::rules::detail {
 
@@ -39,7 +40,7 @@ void gpu_lost(const Input& in, const Thresholds&, std::vector<Finding>& out) {
   }
 }
 
-void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
+void ecc_errors(const Input& in, const Thresholds& t, std::vector<Finding>& out) {
   for (const auto& w : in.gpus) {
     const auto& g = w.facts;
     std::optional<std::uint64_t> first_corrected, last_corrected, last_uncorrected;
@@ -56,25 +57,40 @@ void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
         g.index);
     if (last_uncorrected && *last_uncorrected > 0) {
       auto f = make("ecc_errors", Severity::critical, {g.index},
-                    fmt::format("GPU {}: {} uncorrected ECC errors since the driver loaded: "
+                    fmt::format("GPU {}: {} since the driver loaded: "
                                 "results on this GPU are at risk",
-                                g.index, *last_uncorrected),
+                                g.index, text::counted(*last_uncorrected, "uncorrected ECC error")),
                     "failing device memory", fix);
       add(f, "uncorrected_volatile", static_cast<double>(*last_uncorrected));
       out.push_back(std::move(f));
       continue;
     }
     if (g.ecc_uncorrected_aggregate && *g.ecc_uncorrected_aggregate > 0) {
-      auto f = make("ecc_errors", Severity::warning, {g.index},
-                    fmt::format("GPU {}: {} uncorrected ECC errors over its lifetime", g.index,
-                                *g.ecc_uncorrected_aggregate),
-                    "device memory failed before", fix);
+      auto f =
+          make("ecc_errors", Severity::warning, {g.index},
+               fmt::format("GPU {}: {} over its lifetime", g.index,
+                           text::counted(*g.ecc_uncorrected_aggregate, "uncorrected ECC error")),
+               "device memory failed before", fix);
       add(f, "uncorrected_aggregate", static_cast<double>(*g.ecc_uncorrected_aggregate));
       out.push_back(std::move(f));
       continue;
     }
     if (first_corrected && last_corrected && *last_corrected > *first_corrected && !in.snapshot()) {
       const double n = static_cast<double>(*last_corrected - *first_corrected);
+      if (n < t.ecc_rate_min_errors) {
+        // Too few to give a rate: a count, and the rule to watch it with.
+        auto f = make("ecc_errors", Severity::info, {g.index},
+                      fmt::format("GPU {}: {:.0f} corrected ECC {} during the {:.0f} s window "
+                                  "(too few for a rate: {} or more give one)",
+                                  g.index, n, n == 1 ? "error" : "errors", in.seconds(),
+                                  t.ecc_rate_min_errors),
+                      "single-bit errors the memory corrected",
+                      "watch longer: gpuclk doctor --rules ecc_errors --duration 10m");
+        add(f, "corrected_in_window", n);
+        add(f, "corrected_volatile", static_cast<double>(*last_corrected));
+        out.push_back(std::move(f));
+        continue;
+      }
       auto f = make("ecc_errors", Severity::warning, {g.index},
                     fmt::format("GPU {}: {:.0f} corrected ECC errors during the {:.0f} s window "
                                 "({:.0f} per hour)",
@@ -88,8 +104,8 @@ void ecc_errors(const Input& in, const Thresholds&, std::vector<Finding>& out) {
     }
     if (g.ecc_corrected_aggregate && *g.ecc_corrected_aggregate > 0) {
       auto f = make("ecc_errors", Severity::info, {g.index},
-                    fmt::format("GPU {}: {} corrected ECC errors over its lifetime, none now",
-                                g.index, *g.ecc_corrected_aggregate),
+                    fmt::format("GPU {}: {} over its lifetime, none now", g.index,
+                                text::counted(*g.ecc_corrected_aggregate, "corrected ECC error")),
                     "single-bit errors the memory corrected",
                     "watch: gpuclk doctor --rules "
                     "ecc_errors");
@@ -124,12 +140,13 @@ void row_remapping(const Input& in, const Thresholds&, std::vector<Finding>& out
                            "gpuclk never resets a GPU",
                            g.index));
     } else if (r.uncorrected > 0 || r.corrected > 0) {
-      f = make("row_remapping", Severity::info, {g.index},
-               fmt::format("GPU {}: {} rows of device memory remapped to spares ({} after "
-                           "uncorrectable errors), none pending",
-                           g.index, r.corrected + r.uncorrected, r.uncorrected),
-               "memory errors the GPU repaired with spare rows",
-               "watch: gpuclk doctor --rules row_remapping,ecc_errors");
+      f = make(
+          "row_remapping", Severity::info, {g.index},
+          fmt::format("GPU {}: {} of device memory remapped to spares ({} after "
+                      "uncorrectable errors), none pending",
+                      g.index, text::counted(r.corrected + r.uncorrected, "row"), r.uncorrected),
+          "memory errors the GPU repaired with spare rows",
+          "watch: gpuclk doctor --rules row_remapping,ecc_errors");
     }
     if (!f) continue;
     add(*f, "remapped_corrected", static_cast<double>(r.corrected));
@@ -160,17 +177,17 @@ void retired_pages(const Input& in, const Thresholds& t, std::vector<Finding>& o
     std::optional<Finding> f;
     if (total >= t.retired_pages_limit) {
       f = make("retired_pages", Severity::critical, {g.index},
-               fmt::format("GPU {}: {} pages of device memory retired ({}){}: at NVIDIA's limit "
+               fmt::format("GPU {}: {} of device memory retired ({}){}: at NVIDIA's limit "
                            "of {} for replacing the GPU",
-                           g.index, total, counts, p.pending ? ", one pending" : "",
-                           t.retired_pages_limit),
+                           g.index, text::counted(total, "page"), counts,
+                           p.pending ? ", one pending" : "", t.retired_pages_limit),
                "device memory keeps failing; the GPU can retire only 64 pages in its life",
                p.pending ? rma + "; until then reset it so the pending page is retired" : rma);
     } else if (p.pending) {
       f = make("retired_pages", Severity::critical, {g.index},
                fmt::format("GPU {}: a page retirement is pending: the failing page stays in use "
-                           "until the GPU is reset ({} pages retired: {})",
-                           g.index, total, counts),
+                           "until the GPU is reset ({} retired: {})",
+                           g.index, text::counted(total, "page"), counts),
                "an ECC error retired a page of device memory; the retirement takes effect when "
                "the driver next attaches the GPU",
                reset);
@@ -185,8 +202,8 @@ void retired_pages(const Input& in, const Thresholds& t, std::vector<Finding>& o
             "the GPU if more follow within a week",
             t.retired_dbe_pages_soft);
       f = make("retired_pages", Severity::warning, {g.index},
-               fmt::format("GPU {}: {} pages of device memory retired ({}){}", g.index, total,
-                           counts, why),
+               fmt::format("GPU {}: {} of device memory retired ({}){}", g.index,
+                           text::counted(total, "page"), counts, why),
                p.dbe > 0 ? "double-bit ECC errors: the data in those pages was lost when they "
                            "happened; the pages are no longer used"
                          : "device memory degrading: single-bit errors repeat at addresses",
@@ -195,9 +212,9 @@ void retired_pages(const Input& in, const Thresholds& t, std::vector<Finding>& o
                            g.index, t.retired_pages_limit));
     } else {
       f = make("retired_pages", Severity::info, {g.index},
-               fmt::format("GPU {}: {} pages of device memory retired after repeated single-bit "
+               fmt::format("GPU {}: {} of device memory retired after repeated single-bit "
                            "errors, none pending",
-                           g.index, total),
+                           g.index, text::counted(total, "page")),
                "single-bit errors the memory corrected; the driver stopped using those pages",
                "watch: gpuclk doctor --rules retired_pages,ecc_errors");
     }

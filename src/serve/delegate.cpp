@@ -20,6 +20,7 @@
 #include "telemetry/child_process.h"
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/text.h"
 #include "util/thread_name.h"
 
 namespace gpuclk::serve {
@@ -399,8 +400,9 @@ std::vector<std::size_t> Delegation::positions(const json& request) const {
     for (std::size_t i = 0; i < gpus_.size(); ++i)
       if (g.is_number_unsigned() && g.get<std::uint64_t>() == gpus_[i].index) pos = i;
     if (pos == gpus_.size())
-      throw Error(ExitCode::gpu_not_found, fmt::format("no GPU {} on this node ({} GPUs)",
-                                                       parse::quote(g.dump(), 40), gpus_.size()));
+      throw Error(ExitCode::gpu_not_found,
+                  fmt::format("no GPU {} on this node ({})", parse::quote(g.dump(), 40),
+                              text::counted(gpus_.size(), "GPU")));
     if (seen.insert(pos).second) out.push_back(pos);
   }
   return out;

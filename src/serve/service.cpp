@@ -199,7 +199,18 @@ void Service::refresh() {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
     if (view.read) {
-      for (const auto& d : devices_) rows.push_back(view.read(*d, devices_));
+      for (std::size_t i = 0; i < devices_.size(); ++i) {
+        const auto& d = devices_[i];
+        // A GPU lost since the service opened it reads as one a fresh process cannot open, so
+        // that every view says what --direct says.
+        const auto lost = next->status[i].unavailable_code;
+        if (lost != 0) {
+          const gpu::Device unavailable(d.api(), nullptr, d.index(), lost);
+          rows.push_back(view.read(unavailable, devices_));
+        } else {
+          rows.push_back(view.read(d, devices_));
+        }
+      }
     }
     if (view.node) next->view_nodes[view.name] = view.node(devices_);
   }
@@ -502,6 +513,8 @@ class SampleStream final : public Stream {
     j["slow_samples"] = std::move(slow);
     const auto health = sampler.health(pos);
     j["read_errors"] = health.read_errors;
+    j["last_error"] = health.last_error;
+    j["last_error_field"] = health.last_error_field;
     if (health.lost_at) j["lost_t"] = std::chrono::duration<double>(*health.lost_at - now).count();
   }
 

@@ -69,7 +69,8 @@ bool executable_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// argv[0] as execvp would find it; throws the shell's 127 when there is nothing to run.
+// argv[0] as execvp would find it; throws the shell's 127 when there is nothing to run, and its
+// 126 when there is something that cannot run (a directory; exec says why for the rest).
 std::string resolve(const std::string& name) {
   auto not_found = [&] {
     return Error(static_cast<ExitCode>(127), "cannot run '" + name + "': command not found",
@@ -77,8 +78,16 @@ std::string resolve(const std::string& name) {
   };
   if (name.empty()) throw not_found();
   if (name.find('/') != std::string::npos) {
-    if (!executable_file(name)) throw not_found();
-    return name;
+    struct stat st {};
+    if (::stat(name.c_str(), &st) != 0) {
+      throw Error(static_cast<ExitCode>(127), "cannot run '" + name + "': " + std::strerror(errno),
+                  "give the command after --, e.g. gpuclk stat -- python train.py");
+    }
+    if (S_ISDIR(st.st_mode)) {
+      throw Error(static_cast<ExitCode>(126), "cannot run '" + name + "': Is a directory",
+                  "give a program to run, e.g. gpuclk stat -- python train.py");
+    }
+    return name;  // exists: exec runs it, or says why not (126)
   }
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");

@@ -15,17 +15,19 @@ using gpu::Reading;
 using gpu::ReadStatus;
 
 // Not supported is absence, not an error: the Device remembers it and answers without a call.
+// `field`: what was read, as gpuclk query names it (stat's "Read errors" line names it).
 template <class T>
-void note(const Reading<T>& r, ReadOutcome& outcome) {
+void note(const Reading<T>& r, ReadOutcome& outcome, const char* field) {
   if (r.status() != ReadStatus::error) return;
   ++outcome.errors;
   outcome.last_error = r.error_code();
+  outcome.last_error_field = field;
   if (gpu::Device::is_lost_error(r.error_code())) outcome.lost = true;
 }
 
 template <class T>
-std::optional<T> keep(const Reading<T>& r, ReadOutcome& outcome) {
-  note(r, outcome);
+std::optional<T> keep(const Reading<T>& r, ReadOutcome& outcome, const char* field) {
+  note(r, outcome, field);
   return r.optional();
 }
 
@@ -54,18 +56,21 @@ class DeviceSource final : public GpuSource {
     ReadOutcome o;
     // The order puts the reads every consumer wants first, so a GPU that goes away mid-tick is
     // noticed on the cheapest call.
-    if (f.has(Field::power)) s.power = keep(device_.power_draw(), o);
+    if (f.has(Field::power)) s.power = keep(device_.power_draw(), o, "power.draw");
     if (o.lost) return o;
-    if (f.has(Field::sm_clock)) s.sm_clock = keep(device_.clock(ClockDomain::sm), o);
-    if (f.has(Field::memory_clock)) s.memory_clock = keep(device_.clock(ClockDomain::memory), o);
-    if (f.has(Field::clock_reasons)) s.clock_reasons = keep(device_.clock_reasons(), o);
-    if (f.has(Field::gpu_temperature)) s.gpu_temperature = keep(device_.temperature(), o);
+    if (f.has(Field::sm_clock)) s.sm_clock = keep(device_.clock(ClockDomain::sm), o, "clocks.sm");
+    if (f.has(Field::memory_clock))
+      s.memory_clock = keep(device_.clock(ClockDomain::memory), o, "clocks.mem");
+    if (f.has(Field::clock_reasons))
+      s.clock_reasons = keep(device_.clock_reasons(), o, "clocks_event_reasons.active");
+    if (f.has(Field::gpu_temperature))
+      s.gpu_temperature = keep(device_.temperature(), o, "temperature.gpu");
     if (f.has(Field::memory_temperature)) {
-      s.memory_temperature = keep(device_.memory_temperature(), o);
+      s.memory_temperature = keep(device_.memory_temperature(), o, "temperature.memory");
     }
     if (f.has(Field::utilization)) {
       auto u = device_.utilization();
-      note(u, o);
+      note(u, o, "utilization.gpu");
       if (u) {
         s.gpu_utilization = u->gpu;
         s.memory_utilization = u->memory;
@@ -78,20 +83,21 @@ class DeviceSource final : public GpuSource {
       const auto now = std::chrono::steady_clock::now();
       if (!memory_used_read_at_ || now - *memory_used_read_at_ >= kMemoryUsedPeriod) {
         auto m = device_.memory();
-        note(m, o);
+        note(m, o, "memory.used");
         memory_used_ = m ? std::optional<Bytes>(m->used) : std::nullopt;
         memory_used_read_at_ = now;
       }
       s.memory_used = memory_used_;
     }
-    if (f.has(Field::pstate)) s.pstate = keep(device_.pstate(), o);
-    if (f.has(Field::bar1_used)) s.bar1_used = keep(device_.bar1_used(), o);
+    if (f.has(Field::pstate)) s.pstate = keep(device_.pstate(), o, "pstate");
+    if (f.has(Field::bar1_used)) s.bar1_used = keep(device_.bar1_used(), o, "memory.bar1.used");
     if (f.has(Field::protected_memory_used)) {
-      s.protected_memory_used = keep(device_.protected_memory_used(), o);
+      s.protected_memory_used = keep(device_.protected_memory_used(), o, "memory.protected.used");
     }
     if (f.has(Field::media_utilization)) {
       auto media = device_.media_utilization();
-      for (const auto* r : {&media.encoder, &media.decoder, &media.jpeg, &media.ofa}) note(*r, o);
+      for (const auto* r : {&media.encoder, &media.decoder, &media.jpeg, &media.ofa})
+        note(*r, o, "utilization.media");
       s.encoder = keep_ratio(media.encoder);
       s.decoder = keep_ratio(media.decoder);
       s.jpeg = keep_ratio(media.jpeg);
@@ -102,23 +108,27 @@ class DeviceSource final : public GpuSource {
 
   ReadOutcome read_slow(const FieldSet& f, SlowSample& s) override {
     ReadOutcome o;
-    if (f.has(Field::energy)) s.energy = keep(device_.energy(), o);
+    if (f.has(Field::energy)) s.energy = keep(device_.energy(), o, "total_energy_consumption");
     if (o.lost) return o;
     if (f.has(Field::gpm) && gpm_) read_gpm(s, o);
     if (f.has(Field::violation_time)) {
       // Policy numbers as NVML's nvmlPerfPolicyType_t: 0 power, 1 thermal.
-      s.power_violation = keep(device_.violation_time(gpu::ViolationPolicy::power), o);
-      s.thermal_violation = keep(device_.violation_time(gpu::ViolationPolicy::thermal), o);
+      s.power_violation =
+          keep(device_.violation_time(gpu::ViolationPolicy::power), o, "violation.power");
+      s.thermal_violation =
+          keep(device_.violation_time(gpu::ViolationPolicy::thermal), o, "violation.thermal");
     }
     if (f.has(Field::ecc_errors)) {
-      s.ecc_corrected = keep(device_.ecc_errors(false), o);
-      s.ecc_uncorrected = keep(device_.ecc_errors(true), o);
+      s.ecc_corrected = keep(device_.ecc_errors(false), o, "ecc.errors.corrected.volatile.total");
+      s.ecc_uncorrected =
+          keep(device_.ecc_errors(true), o, "ecc.errors.uncorrected.volatile.total");
     }
-    if (f.has(Field::pcie_replay)) s.pcie_replay = keep(device_.pcie_replay_errors(), o);
+    if (f.has(Field::pcie_replay))
+      s.pcie_replay = keep(device_.pcie_replay_errors(), o, "pcie.replay");
     if (f.has(Field::nvlink)) read_nvlink(s, o);
     if (f.has(Field::pcie_throughput)) {
       auto t = device_.pcie_throughput();
-      note(t, o);
+      note(t, o, "pcie.throughput");
       if (t) {
         s.pcie_rx = t->rx;
         s.pcie_tx = t->tx;
@@ -142,13 +152,14 @@ class DeviceSource final : public GpuSource {
       const auto& c = counters[k];
       NvLinkSample l;
       l.link = c.link;
-      l.active = keep(c.active, o);
+      l.active = keep(c.active, o, "nvlink.state");
       if (errors) {
         auto& e = nvlink_errors_[k];
-        e.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o);
-        e.recovery = keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o);
-        e.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o);
-        e.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o);
+        e.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o, "nvlink.errors.replay");
+        e.recovery =
+            keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o, "nvlink.errors.recovery");
+        e.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o, "nvlink.errors.crc");
+        e.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o, "nvlink.errors.ecc");
       }
       if (k < nvlink_errors_.size()) {
         const auto& e = nvlink_errors_[k];
@@ -157,8 +168,8 @@ class DeviceSource final : public GpuSource {
         l.crc = e.crc;
         l.ecc = e.ecc;
       }
-      l.tx_bytes = keep(c.tx_bytes, o);
-      l.rx_bytes = keep(c.rx_bytes, o);
+      l.tx_bytes = keep(c.tx_bytes, o, "nvlink.tx");
+      l.rx_bytes = keep(c.rx_bytes, o, "nvlink.rx");
       s.nvlinks.push_back(l);
     }
   }
@@ -172,7 +183,7 @@ class DeviceSource final : public GpuSource {
                           m->fp32_activity.optional(),     m->fp16_activity.optional()};
       s.gpm_window_start = last_gpm_time_;
     } else if (!gpu::GpmSampler::opened_window(m)) {
-      note(m, o);
+      note(m, o, "gpm");
     }
     // A window kept open (its counters had not moved) still starts where it started.
     if (!gpm_->kept_window()) last_gpm_time_ = s.time;

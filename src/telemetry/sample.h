@@ -88,6 +88,7 @@ struct GpuHealth {
   std::optional<TimePoint> lost_at;
   std::uint64_t read_errors = 0;  // failed reads other than "not supported"
   int last_error = 0;             // NVML code of the last failure (0: none)
+  std::string last_error_field;   // the field whose read failed last (query's name; "": none)
 };
 
 }  // namespace gpuclk::telemetry

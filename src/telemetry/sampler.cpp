@@ -213,6 +213,7 @@ void Sampler::record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when)
     std::scoped_lock lock(g.health_mutex);
     g.health.read_errors += outcome.errors;
     g.health.last_error = outcome.last_error;
+    g.health.last_error_field = outcome.last_error_field;
     if (outcome.lost && !g.health.lost) {
       g.health.lost = true;
       g.health.lost_at = when;

@@ -15,9 +15,10 @@ namespace gpuclk::telemetry {
 
 // Errors seen by one read_fast()/read_slow() call.
 struct ReadOutcome {
-  unsigned errors = 0;  // fields whose read failed (not counting "not supported")
-  int last_error = 0;   // NVML code of the last failure
-  bool lost = false;    // the GPU is gone (NVML_ERROR_GPU_IS_LOST)
+  unsigned errors = 0;                // fields whose read failed (not counting "not supported")
+  int last_error = 0;                 // NVML code of the last failure
+  const char* last_error_field = "";  // the field whose read failed last (query's name)
+  bool lost = false;                  // the GPU is gone (NVML_ERROR_GPU_IS_LOST)
 };
 
 class GpuSource {

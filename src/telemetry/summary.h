@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,10 @@
 namespace gpuclk::telemetry {
 
 enum class EnergySource { counter, integrated_power };
+// The shortest window whose energy the counters resolve: the power reading is a 1 s average on
+// Hopper and the energy counter refreshes about every 0.1 s (10 % of a 1 s window). Shorter
+// windows get no energy and no mean power (Summary::energy_note says why).
+inline constexpr double kShortestEnergyWindowSeconds = 1.0;
 std::string_view to_string(EnergySource source);  // "energy counter", "integrated power"
 
 struct ClockStatistics {
@@ -38,8 +43,12 @@ struct Summary {
 
   std::optional<Joules> energy;
   EnergySource energy_source = EnergySource::integrated_power;
-  std::optional<Watts> power_mean;  // energy / time where energy is known
+  std::optional<Watts> power_mean;  // energy / time where energy is known; never above the peak
   std::optional<Watts> power_peak;  // highest single reading
+  // Why energy and mean power are missing or integrated from power readings although the GPU has
+  // an energy counter ("" when neither): a window shorter than kShortestEnergyWindow, or a
+  // counter mean above the peak reading.
+  std::string energy_note;
   std::optional<ClockStatistics> sm_clock, memory_clock;
   std::vector<ReasonTime> clock_reasons;  // each reason seen active, in bit order
   std::optional<Ratio> gpu_utilization, memory_utilization;  // means

@@ -20,13 +20,15 @@ std::string kind_of(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "a special file";
 }
 
 [[noreturn]] void not_regular(std::string_view what, const std::string& path, mode_t mode) {
   throw bad_argument(
       fmt::format("{} '{}' is {}, not a regular file", what, parse::quote(path), kind_of(mode)),
-      fmt::format("give the path of a {} file", what));
+      // "batch file" is a file already: no "batch file file".
+      fmt::format("give the path of a {}{}", what,
+                  what.size() >= 5 && what.substr(what.size() - 5) == " file" ? "" : " file"));
 }
 
 [[noreturn]] void cannot_open(std::string_view what, const std::string& path, int err) {

@@ -29,6 +29,13 @@ inline std::string lower(std::string_view text) {
   return out;
 }
 
+// `text` in upper case.
+inline std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // `text` in lower case with every white space character dropped: "Power Limit" -> "powerlimit",
 // for matching words a user may type with any case or spacing.
 inline std::string lower_without_space(std::string_view text) {
@@ -67,6 +74,16 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// "1 error", "3 errors", "0 errors": a count and its noun, singular for exactly one. `plural`
+// for nouns that do not take an s ("1 entry", "2 entries").
+inline std::string counted(unsigned long long n, std::string_view singular,
+                           std::string_view plural = {}) {
+  std::string out = std::to_string(n) + " ";
+  if (n == 1) return out.append(singular);
+  if (!plural.empty()) return out.append(plural);
+  return out.append(singular).append("s");
 }
 
 }  // namespace gpuclk::text

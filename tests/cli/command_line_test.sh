@@ -21,6 +21,13 @@ expect_exit 2
 expect_err "unknown simulator scenario 'no-such-node'"
 expect_err "8xh100"
 expect_err "misconfigured"
+# ... sorted, with the doctor/ and governor/ scenarios (issue 32); a missing file is no such file.
+check; grep -qE "valid: 2xh200, 8xh100, a100, control-faults, default, doctor/ecc," <<<"$ERR" ||
+  fail "the scenario list is not sorted or lacks doctor/: $ERR"
+expect_err "governor/stencil"
+check; ! grep -q "models/" <<<"$ERR" || fail "the list names GPU models"
+gpuclk --sim=/nonexistent.toml status
+expect_exit 2; expect_err "no such simulator scenario file '/nonexistent.toml'"
 # Real scenario names, and a scenario file by path, still work.
 gpuclk --sim 8xh100 query --fields count --format csv,noheader
 expect_exit 0
@@ -46,6 +53,24 @@ done
 gpuclk --help
 expect_exit 0
 expect_out "Usage: gpuclk"
+
+# --- the parser's errors in gpuclk's words: prefix, what is wrong, a hint; exit 2 (issue 32) ---
+gpuclk --sim set --sm-clocks 99999
+expect_exit 2; expect_err "gpuclk: error: unknown option --sm-clocks for set"
+expect_err "did you mean --lock-gpu-clocks?"
+check; ! grep -q "The following arguments were not expected" <<<"$ERR" || fail "CLI11's wording"
+gpuclk --sim set --power-limt 400
+expect_exit 2; expect_err "did you mean --power-limit?"
+gpuclk --sim dmon -c abc
+expect_exit 2; expect_err "gpuclk: error: bad value 'abc' for --count"
+gpuclk --sim apply
+expect_exit 2; expect_err "gpuclk: error: apply needs PROFILE"; expect_err "gpuclk apply --help"
+gpuclk --sim set --power-limit 400 --power-limit 500
+expect_exit 2; expect_err "gpuclk: error: --power-limit given more than once"
+gpuclk help
+expect_exit 0; expect_out "Usage: gpuclk"
+gpuclk help set
+expect_exit 0; expect_out "Usage: gpuclk set"
 
 # --- the README lists every exit code gpuclk uses (src/util/error.h) ---
 codes=$(sed -n '/enum class ExitCode/,/};/p' "$SRC/src/util/error.h" | grep -oE '= [0-9]+' | grep -oE '[0-9]+')

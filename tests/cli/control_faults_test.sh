@@ -40,6 +40,8 @@ expect_out_re "1 +locked GPU clocks .* ROLLBACK FAILED"
 gpuclk --sim control-faults journal
 expect_out_re "1 +GPU-[0-9a-f-]+ +locked GPU clocks +unlocked \(assumed\) +1500 MHz +applied"
 expect_no_out "  0  GPU-"
+# GPU 1's power limit was rolled back: the journal does not list it as applied (issue 32).
+expect_no_out "power limit"
 gpuclk --sim control-faults
 expect_out "GPU lock 1500 MHz"
 # Restore still fails while the fault lasts, and says so; the journal keeps the GPU.

@@ -36,12 +36,32 @@ expect_out "#Idx, W, C, C, MHz, MHz"
 expect_out_re '^0, [0-9]+, [0-9]+, [0-9]+, 2619, [0-9]+$'
 gpuclk --sim dmon -c 1 -s p --format csv,noheader,nounit
 expect_exit 0; expect_lines 4
+# Two active reasons are one field, quoted (RFC 4180): every row has the header's 7 fields. The
+# calibration card runs a BF16 GEMM from t = 62 s: a 1755 MHz lock and a 400 W cap both hold it.
+(
+  export GPUCLK_SIM_STATE="$TEST_TMP/csv.state" GPUCLK_STATE_DIR="$TEST_TMP/csv-state"
+  export GPUCLK_SIM_START=62 GPUCLK_SIM_SPEED=1
+  "$GPUCLK_BIN" --sim=h100-calibration set --lock-gpu-clocks 1755 --power-limit 400 >/dev/null
+  sleep 0.3
+  "$GPUCLK_BIN" --sim=h100-calibration dmon -s pcr -c 2 --format csv
+) >"$TEST_TMP/csv.out" 2>&1
+OUT=$(cat "$TEST_TMP/csv.out"); RC=0; LAST_CMD="dmon -s pcr --format csv, two reasons"
+expect_out '"appclk,pwrcap"'
+check; python3 -c 'import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1]), skipinitialspace=True)]
+assert len(rows) == 4 and all(len(r) == 7 for r in rows), rows' "$TEST_TMP/csv.out" ||
+  fail "a CSV row does not have 7 fields"
 gpuclk --sim dmon -c 2 -s pcrx --format json -i 0
 expect_exit 0; expect_lines 2
 expect_json 'select(.gpu == 0) | ."clocks.mem"' "2619
 2619"
 check; jq -e -s 'all(has("timestamp") and has("power.draw") and has("energy") and has("clocks_event_reasons.active"))' <<<"$OUT" >/dev/null ||
   fail "JSON Lines rows lack keys"
+# clocks_event_reasons.active is query's field: the hex bitmask, not dmon's short names (issue 32)
+check; jq -e -s 'all(."clocks_event_reasons.active" | test("^0x[0-9A-F]{16}$"))' <<<"$OUT" >/dev/null ||
+  fail "clocks_event_reasons.active is not query's bitmask"
+check; jq -e -s 'all(has("clocks_event_reasons.names"))' <<<"$OUT" >/dev/null ||
+  fail "JSON Lines rows lack clocks_event_reasons.names"
 
 # --- rows follow the scenario's phases: h100-calibration at 25x, one row per simulated second:
 # 10 s no process (345 MHz, ~75 W), FP32 SGEMM (1980 MHz, ~690 W), 5 s gap with the context

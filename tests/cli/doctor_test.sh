@@ -341,6 +341,7 @@ expect_err "unknown rule --explain nope"
 gpuclk --sim default doctor --duration 0.5s
 expect_exit 2
 expect_err "bad duration --duration 0.5s"
+expect_err "give a duration from 1 s to 1 h, e.g. 30s, 2m or 90 (seconds)"
 gpuclk --sim default doctor --duration soon
 expect_exit 2
 gpuclk --sim default doctor --duration 2s --interval 5s

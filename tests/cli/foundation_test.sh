@@ -28,6 +28,13 @@ expect_exit 0; expect_json '.[0]."clocks.max.sm"' 1980; expect_json '.[0]."peak.
 expect_json '.[0]."power.min_limit"' 200; expect_json 'length' 4
 gpuclk --sim query --fields index,name --format table
 expect_exit 0; expect_out "index  name"
+# nvidia-smi's four ECC totals (issue 32: the corrected ones were missing, and "did you mean"
+# offered the uncorrected field).
+GPUCLK_SIM_SPEED=0 GPUCLK_SIM_STATE="$TEST_TMP/ecc.state" gpuclk --sim=faults -i 3 query --format csv,noheader \
+  --fields ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total
+expect_exit 0; expect_out_re '^[0-9]+, 0, [0-9]+, 0$'
+gpuclk --sim query --fields ecc.errors.corected.volatile.total
+expect_exit 2; expect_err "did you mean ecc.errors.corrected.volatile.total"
 gpuclk --sim query --help-fields
 expect_exit 0; expect_out "clocks.sm [MHz]"; expect_out "clocks_event_reasons.sw_power_cap"
 

@@ -100,10 +100,11 @@ expect_exit 2; expect_err "at most 255"
 gpuclk occupancy --arch sm_90 --threads 99999 --regs 32
 expect_exit 2; expect_err "at most 1024"
 gpuclk occupancy --arch sm_90 --threads 256 --regs 300
-expect_exit 0
-# Advice over a shared size far past any GPU: instant, not 2^31 steps.
+expect_exit 2; expect_out "Launch possible                     : no"; expect_err "the launch cannot run"
+# Advice over a shared size far past any GPU: instant, not 2^31 steps (a launch that cannot run:
+# exit 2 after the report).
 gpuclk occupancy --arch sm_90 --threads 256 --regs 32 --smem-dynamic 1073741823K
-expect_exit 0
+expect_exit 2; expect_out "Advice"; expect_err "the launch cannot run"
 # Tool output: counts past any GPU are refused, not wrapped.
 printf "ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 99999999999999999999 registers\n" > "$TEST_TMP/wrap.log"
 gpuclk occupancy --ptxas-log "$TEST_TMP/wrap.log" --arch sm_90
@@ -118,6 +119,8 @@ for input in /dev/zero "$TEST_TMP/fifo" "$TEST_TMP"; do
   expect_exit 2; expect_err "not a regular file"
   gpuclk occupancy --batch "$input"
   expect_exit 2; expect_err "not a regular file"
+  expect_err "give the path of a batch file"; check
+  ! grep -q "file file" <<<"$ERR" || fail "the hint says 'file file'"
   gpuclk occupancy --ptxas-log "$input" --arch sm_90
   expect_exit 2; expect_err "not a regular file"
   gpuclk bench compare "$input" "$input"

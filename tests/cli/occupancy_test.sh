@@ -32,13 +32,19 @@ expect_json .occupancy.limiter shared_memory
 expect_json .kernel.shared_optin_needed true
 expect_json '.advice[0]' "shared memory ≤ 75 KiB per block → 37.5 % (3 blocks per SM)"
 
-# Invalid launches are reported as such, not as 0 %.
+# Invalid launches are reported as such, not as 0 %, and are bad input: exit 2 naming the limit
+# (issue 32: "Launch possible: no" with exit 0).
 gpuclk occupancy --arch sm_90 -t 1025 -r 32 --format json
-expect_exit 0
+expect_exit 2; expect_err "gpuclk: error: the launch cannot run:"
 expect_json .occupancy.valid false
 expect_json .occupancy.occupancy null
 expect_json .occupancy.invalid_reasons block_above_device_maximum
+gpuclk occupancy --arch sm_90 -t 256 -r 300
+expect_exit 2; expect_out "Launch possible                     : no"; expect_err "255"
+gpuclk occupancy --arch sm_90 -t 2048 -r 32
+expect_exit 2; expect_err "1024"
 gpuclk occupancy --arch sm_80 -t 512 -r 32 --max-threads 256
+expect_exit 2
 expect_out "exceeds the kernel's __launch_bounds__ of 256"; expect_out_re "Occupancy +: N/A"
 gpuclk occupancy --arch sm_90 -t 128 -r 32 --smem-dynamic 228K --format json
 expect_json .occupancy.invalid_reasons shared_per_block_above_maximum

@@ -156,6 +156,26 @@ check; [ "$n" -ge 5 ] || fail "streaming: $n slow samples in 6 s, expected ~6 (e
 wait "$DMON_PID"
 stop_serve
 
+# --- a GPU lost while the service runs is lost through it too (issue 32): the service opened
+#     GPU 2 before it fell off the bus (t = 60 s on faults), yet status, its findings and /metrics
+#     say what --direct says ---
+GPUCLK_SIM_STATE="$TEST_TMP/lost.state" GPUCLK_SIM_START=59 GPUCLK_SIM_SPEED=1 \
+  start_serve --sim=faults --socket "$SOCK" serve --listen 127.0.0.1:0 --interval 100ms || exit 1
+for _ in $(seq "$(scaled 50)"); do
+  GPUCLK_SIM_STATE="$TEST_TMP/lost.state" gpuclk --sim=faults --socket "$SOCK" -i 2 status
+  grep -qF "(GPU is lost)" <<<"$OUT" && break
+  sleep 0.2
+done
+expect_out "(GPU is lost)"; expect_out "CRITICAL: GPU 2: cannot be read"
+lost_direct=$(GPUCLK_SIM_STATE="$TEST_TMP/lost.state" "$GPUCLK_BIN" --sim=faults --direct -i 2 status)
+check; [ "$OUT" == "$lost_direct" ] || fail "differs from --direct: $(diff <(echo "$lost_direct") <(echo "$OUT") | head -8)"
+GPUCLK_SIM_STATE="$TEST_TMP/lost.state" gpuclk --sim=faults --socket "$SOCK" status --format json
+expect_json '[.findings[] | select(.rule == "gpu_lost") | .gpus[0]] | tostring' '[2]'
+sleep "$(scaled 1.5)"  # the service's findings refresh every second
+OUT=$(curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics"); LAST_CMD="curl /metrics (GPU 2 lost)"
+expect_out_re '^gpuclk_gpu_lost\{gpu="2",.*\} 1$'; expect_out 'gpuclk_findings{severity="critical"} 1'
+stop_serve
+
 # --- bad arguments ---
 gpuclk --sim --socket "$SOCK" serve --counters-interval 0.5s
 expect_exit 2; expect_err "bad --counters-interval '0.5s'"

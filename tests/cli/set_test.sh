@@ -25,6 +25,18 @@ expect_out "0, 1005, 600.00"; expect_out "3, 1005, 600.00"
 # ... and `gpuclk` / `gpuclk clocks` show what gpuclk applied.
 gpuclk --sim
 expect_exit 0; expect_out "Set by gpuclk"; expect_out "GPU lock 1005 MHz, power 600 W"
+# A lock shows in NVML as the "applications clocks setting" reason; with the application clocks
+# at the maximum they are not blamed (issue 32: "application clocks hold the SM clock at 1980 of
+# 1980 MHz", fix `reset --app-clocks`). The calibration card is busy (BF16 GEMM) from t = 62 s.
+(
+  export GPUCLK_SIM_STATE="$TEST_TMP/lock.state" GPUCLK_STATE_DIR="$TEST_TMP/lock-journal"
+  export GPUCLK_SIM_START=62 GPUCLK_SIM_SPEED=1
+  "$GPUCLK_BIN" --sim=h100-calibration set --lock-gpu-clocks 1200 >/dev/null
+  sleep 0.3
+  "$GPUCLK_BIN" --sim=h100-calibration
+) >"$TEST_TMP/lock.out" 2>&1
+OUT=$(cat "$TEST_TMP/lock.out"); RC=0; LAST_CMD="set --lock-gpu-clocks 1200; gpuclk (busy)"
+expect_out "applications_clocks_setting"; expect_no_out "application clocks hold"
 gpuclk --sim clocks -i 1
 expect_exit 0; expect_out_re "locked GPU clocks +: 1005 MHz \(original unlocked\)"
 

@@ -67,6 +67,13 @@ check; [ "$OUT" == "hello from the command" ] || fail "stdout carries more than 
 expect_err "GPU 3 (NVIDIA H100 80GB HBM3)"
 expect_err "no process of the command appeared in NVML's process lists"
 OUT=$(cat "$JSON"); expect_json '.gpus | length' 4; expect_json '.gpus_used_by_command' null
+# Healthy GPUs have no read errors (issue 32: "Read errors: 1" on every stat, from two GPM
+# samples of one simulator tick); real ones name the field and the NVML error.
+OUT=$(cat "$JSON"); expect_json '[.gpus[].read_errors] | add' 0
+gpuclk --sim faults -i 1 stat --json "$JSON" -- sleep 2
+OUT=$(cat "$JSON")
+expect_json '.gpus[0].read_errors > 0' true
+expect_json '.gpus[0].last_read_error | test("^[a-z_.]+: Unknown Error \\(NVML error 999\\)$")' true
 gpuclk --sim -i 1,2 stat -- true
 expect_exit 0; expect_err "GPU 2 (NVIDIA"; check; ! grep -q "GPU 0 (" <<<"$ERR" || fail "-i 1,2 reported GPU 0"
 gpuclk --sim --format json stat -- true
@@ -101,8 +108,28 @@ pid=$!
 for _ in $(seq "$(scaled 100)"); do pgrep -P "$pid" -x sleep >/dev/null && break; sleep 0.1; done
 kill -TERM $pid; wait $pid; RC=$?; ERR=$(cat "$TEST_TMP/term.err"); LAST_CMD="stat -- sleep 30 + SIGTERM to gpuclk"
 expect_exit 143; check; grep -qE '^Exit code +: 143$' <<<"$ERR" || fail "report lacks exit code 143"
+# --- a window shorter than the counters resolve (1 s): no energy and no mean power, and why;
+#     never a mean above the peak (issue 32: 0.0 J and 0.8 W mean beside a 400 W peak; 539.8 W
+#     mean above a 499.6 W peak) ---
+fresh_node
+GPUCLK_SIM_START=20 GPUCLK_SIM_SPEED=1 gpuclk --sim -i 0 stat --json "$JSON" -- sh -c 'exit 3'
+expect_exit 3; expect_err "shorter than the counters resolve"
+OUT=$(cat "$JSON"); expect_json '.gpus[0].energy_j' null; expect_json '.gpus[0].power_w.mean' null
+for seconds in 0.9 1.2; do
+  GPUCLK_SIM_SPEED=1 gpuclk --sim -i 0 stat --json "$JSON" -- sleep "$seconds"
+  OUT=$(cat "$JSON")
+  expect_json '.gpus[0].power_w.mean == null or .gpus[0].power_w.mean <= .gpus[0].power_w.peak' true
+done
 gpuclk --sim stat -- no-such-command-anywhere
 expect_exit 127; expect_err "cannot run 'no-such-command-anywhere': command not found"
+# Something that exists but cannot run is the shell's 126, not "command not found" (issue 32).
+gpuclk --sim stat -- /tmp
+expect_exit 126; expect_err "cannot run '/tmp': Is a directory"
+printf 'echo hi\n' >"$TEST_TMP/not-executable"; chmod 644 "$TEST_TMP/not-executable"
+gpuclk --sim stat -- "$TEST_TMP/not-executable"
+expect_exit 126; expect_err "Permission denied"
+gpuclk --sim stat -- "$TEST_TMP/no-such-file"
+expect_exit 127; expect_err "No such file or directory"
 
 # --- bad arguments ---
 gpuclk --sim stat

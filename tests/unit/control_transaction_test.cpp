@@ -139,6 +139,9 @@ TEST_F(control_transaction_test, failed_rollback_reports_each_gpu_and_exits_part
   EXPECT_TRUE(e->touched.count(Setting::locked_gpu_clocks));
   EXPECT_TRUE(e->applied.locked_gpu_clocks->locked);
   EXPECT_EQ(journal.find(gpus[0]->facts().uuid), nullptr);
+  // Its power limit was rolled back: not listed as applied (issue 32: `journal` said "applied").
+  EXPECT_FALSE(e->touched.count(Setting::power_limit));
+  EXPECT_FALSE(e->applied.has(Setting::power_limit));
 }
 
 TEST_F(control_transaction_test, permission_error_keeps_its_exit_code_and_changes_nothing) {

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "govern/decision_log.h"
 #include "govern_test_support.h"
@@ -71,6 +73,41 @@ TEST(govern_decision_log_test, summary_adds_time_per_class) {
   EXPECT_DOUBLE_EQ(s.classes[1].seconds, 1);
   EXPECT_DOUBLE_EQ(s.classes[1].mean_ceiling_mhz, 345);
   EXPECT_DOUBLE_EQ(s.classes[0].energy_j, 3 * 400);
+}
+
+TEST(govern_decision_log_test, power_is_booked_from_readings_whose_second_lies_in_one_class) {
+  // The reading logged at a change averages the second before it: a 20 ms power-capped blip
+  // must not get the idle phase's watts (issue 32: power_capped 101 W, compute 127 W below idle).
+  const auto file = temp_file("govern-log-power");
+  fs::remove(file);
+  {
+    DecisionLog log(file);
+    const auto entry = [&](double t, Signals s, PhaseClass c, double watts) {
+      LogEntry e;
+      e.time = "t";
+      e.elapsed_s = t;
+      s.power = Watts(watts);
+      e.signals = s;
+      e.phase_class = c;
+      log.write(e);
+    };
+    entry(0, idle(1980), PhaseClass::idle, 100);  // its second began before the log: not booked
+    entry(2, compute_bound(1980), PhaseClass::compute_bound, 100);     // idle's second
+    entry(2.02, power_capped(1410), PhaseClass::power_capped, 120);    // two classes
+    entry(2.04, compute_bound(1980), PhaseClass::compute_bound, 130);  // two classes
+    entry(4, idle(1980), PhaseClass::idle, 700);                       // compute's second
+    entry(5, idle(1980), PhaseClass::idle, 110);                       // idle's second
+  }
+  const auto s = summarize(file);
+  fs::remove(file);
+  std::map<PhaseClass, const ClassSummary*> by_class;
+  for (const auto& c : s.classes) by_class[c.phase_class] = &c;
+  ASSERT_EQ(by_class.size(), 3u);
+  EXPECT_DOUBLE_EQ(by_class[PhaseClass::compute_bound]->mean_power_w, 700);
+  EXPECT_NEAR(by_class[PhaseClass::compute_bound]->energy_j, 700 * 1.98, 1e-9);
+  EXPECT_DOUBLE_EQ(by_class[PhaseClass::idle]->mean_power_w, 105);
+  EXPECT_TRUE(std::isnan(by_class[PhaseClass::power_capped]->mean_power_w));
+  EXPECT_TRUE(std::isnan(by_class[PhaseClass::power_capped]->energy_j));
 }
 
 TEST(govern_decision_log_test, a_phase_held_under_the_cap_is_estimated_against_the_cap) {

@@ -7,6 +7,7 @@
 #include "rules/rule.h"
 #include "rules/status_input.h"
 #include "rules/xid.h"
+#include "util/text.h"
 
 namespace gpuclk::rules {
 namespace {
@@ -159,6 +160,54 @@ TEST(rules_test, thermal_slowdown_and_power_cap_in_a_snapshot) {
   ASSERT_NE(cap, nullptr);
   EXPECT_EQ(cap->severity, Severity::info);  // at the default limit: expected under tensor work
   EXPECT_EQ(exit_code(f), kExitWarning);
+}
+
+TEST(rules_test, a_clock_lock_is_not_blamed_on_application_clocks_at_the_maximum) {
+  // NVML reports a lock (set --lock-gpu-clocks 1200) as "applications clocks setting".
+  auto locked = healthy(0);
+  locked.clock_reasons = ClockReasons(ClockReasons::applications_clocks_setting);
+  locked.sm_clock = Megahertz(1200);
+  EXPECT_EQ(find(check({locked}), "app_clocks_low", 0), nullptr);
+  auto low = locked;
+  low.app_sm_clock = Megahertz(1410);
+  EXPECT_NE(find(check({low}), "app_clocks_low", 0), nullptr);
+}
+
+TEST(rules_test, a_few_corrected_ecc_errors_are_counted_not_extrapolated) {
+  const auto ecc_window = [](std::uint64_t first, std::uint64_t last) {
+    auto in = window(1, 200, [](unsigned, int) { return busy(1980); });  // 20 s
+    for (auto [count, i] : {std::pair{first, 0}, std::pair{last, 199}}) {
+      telemetry::SlowSample s;
+      s.time = in.from + std::chrono::milliseconds(100) * i;
+      s.ecc_corrected = count;
+      s.ecc_uncorrected = 0;
+      in.gpus[0].slow.push_back(s);
+    }
+    return evaluate(in);
+  };
+  // One error in 20 s is not "180 per hour".
+  auto f = ecc_window(7, 8);
+  const auto* one = find(f, "ecc_errors", 0);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->severity, Severity::info);
+  EXPECT_NE(one->summary.find("1 corrected ECC error during"), std::string::npos) << one->summary;
+  EXPECT_EQ(one->summary.find("per hour"), std::string::npos) << one->summary;
+  f = ecc_window(7, 27);
+  const auto* many = find(f, "ecc_errors", 0);
+  ASSERT_NE(many, nullptr);
+  EXPECT_EQ(many->severity, Severity::warning);
+  EXPECT_NEAR(evidence(*many, "corrected_per_hour"), 20 * 3600 / 20.0, 1e-6);
+}
+
+TEST(rules_test, counts_take_the_singular_for_one) {
+  // Issue 32: "its 1 peers", "1 corrected ECC errors".
+  auto one = healthy(0);
+  one.retired_pages = gpu::RetiredPages{1, 0, false};
+  auto f = check({one});
+  EXPECT_TRUE(mentions(f, "1 page of device memory retired", 0));
+  EXPECT_EQ(text::counted(1, "peer"), "1 peer");
+  EXPECT_EQ(text::counted(2, "peer"), "2 peers");
+  EXPECT_EQ(text::counted(0, "error"), "0 errors");
 }
 
 TEST(rules_test, a_lost_gpu_is_critical) {

@@ -330,6 +330,11 @@ TEST_F(sim_abi_test, busy_gpu_reads_follow_the_workload) {
                        EXPECT_LT(m.metrics[0].value, 90);  // idle gaps in the loop
                        EXPECT_GT(m.metrics[1].value, 20);
                        EXPECT_EQ(m.metrics[2].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+                       // Two samples of one tick: no value, not an error (as the H100).
+                       m.sample1 = b;
+                       m.sample2 = b;
+                       ASSERT_EQ(n.nvmlGpmMetricsGet(&m), NVML_SUCCESS);
+                       EXPECT_TRUE(std::isnan(m.metrics[0].value));
                        m.sample1 = b;
                        m.sample2 = a;
                        EXPECT_EQ(n.nvmlGpmMetricsGet(&m),

@@ -123,6 +123,22 @@ class sim_scenario_errors_test : public ::testing::Test {
   std::vector<fs::path> files_;
 };
 
+TEST_F(sim_scenario_errors_test, an_unknown_key_is_refused_with_the_valid_ones) {
+  // Issue 32: a misspelt key kept its default silently.
+  const auto node = error_of(
+      "[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n"
+      "privilegd = false\n");
+  EXPECT_NE(node.find("unknown key 'privilegd'"), std::string::npos) << node;
+  EXPECT_NE(node.find("privileged"), std::string::npos) << node;  // among the valid ones
+  const auto gpu = error_of(
+      "[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n"
+      "[[gpu]]\nindex = 0\nlost_at = 5\n");
+  EXPECT_NE(gpu.find("[[gpu]]"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("unknown key 'lost_at'"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("lost_at_s"), std::string::npos) << gpu;
+  EXPECT_EQ(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n"), "");
+}
+
 TEST_F(sim_scenario_errors_test, names_the_key_that_is_wrong) {
   EXPECT_NE(error_of("[node]\ngpu_count = 1\n").find("gpu_model"), std::string::npos);
   EXPECT_NE(error_of("[node]\ngpu_model = \"h100-sxm5-80gb\"\n").find("gpu_count"),

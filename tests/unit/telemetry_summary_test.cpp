@@ -46,9 +46,10 @@ TEST(telemetry_summary_test, constant_power_integrates_to_power_times_time) {
 
 TEST(telemetry_summary_test, energy_comes_from_the_counter_when_it_is_read) {
   SummaryBuilder b(t0);
-  // Power readings say 500 W, the counter says 600 W: the counter wins inside its span.
+  // Power readings say 500 W (one 700 W peak), the counter says 600 W: the counter wins inside
+  // its span.
   for (int i = 0; i <= 100; ++i) {
-    b.add(fast_at(i * 100ms, 500));
+    b.add(fast_at(i * 100ms, i == 50 ? 700 : 500));
     if (i == 10) b.add(energy_at(1s, 1000));
     if (i == 90) b.add(energy_at(9s, 1000 + 8 * 600));
   }
@@ -58,6 +59,35 @@ TEST(telemetry_summary_test, energy_comes_from_the_counter_when_it_is_read) {
   // 8 s from the counter at 600 W + 1 s before and 1 s after from power at 500 W.
   EXPECT_NEAR(s.energy->value(), 8 * 600 + 2 * 500, 1e-6);
   EXPECT_NEAR(s.power_mean->value(), 580, 1e-9);
+  EXPECT_EQ(s.energy_note, "");
+}
+
+TEST(telemetry_summary_test, the_mean_is_never_above_the_peak) {
+  // Issue 32: a 539.8 W mean above a 499.6 W peak. A counter mean above every reading gives
+  // way to the readings' integral, and the note says so.
+  SummaryBuilder b(t0);
+  for (int i = 0; i <= 100; ++i) {
+    b.add(fast_at(i * 100ms, 500));
+    if (i == 10) b.add(energy_at(1s, 1000));
+    if (i == 90) b.add(energy_at(9s, 1000 + 8 * 600));
+  }
+  auto s = b.finish(t0 + 10s);
+  EXPECT_EQ(s.energy_source, EnergySource::integrated_power);
+  EXPECT_NEAR(s.power_mean->value(), 500, 1e-9);
+  EXPECT_NE(s.energy_note.find("above the highest power reading"), std::string::npos);
+}
+
+TEST(telemetry_summary_test, a_window_under_a_second_has_no_energy) {
+  // Issue 32: 0.0 J and a 0.8 W mean beside a 400 W peak for a 20 ms run.
+  SummaryBuilder b(t0);
+  b.add(energy_at(0s, 1000));
+  b.add(fast_at(0s, 400));
+  b.add(energy_at(20ms, 1000));
+  auto s = b.finish(t0 + 20ms);
+  EXPECT_FALSE(s.energy);
+  EXPECT_FALSE(s.power_mean);
+  EXPECT_DOUBLE_EQ(s.power_peak->value(), 400);
+  EXPECT_NE(s.energy_note.find("shorter than the counters resolve"), std::string::npos);
 }
 
 TEST(telemetry_summary_test, a_counter_read_before_the_window_is_not_its_base) {
