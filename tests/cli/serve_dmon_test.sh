@@ -77,14 +77,18 @@ same_both_ways -i 3 dmon -s pc -c 2
 check; kill -0 "$SERVE_PID" 2>/dev/null || fail "the service died"
 
 # --- stat through the service: every sample of the run, no NVML in the client ---
+t0=$(date +%s.%N)
 gpuclk --sim --socket "$SOCK" "${NO_NVML[@]}" stat --interval 50ms --json "$TEST_TMP/stat.json" -- sh -c 'sleep 1; exit 3'
+wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 expect_exit 3  # the command's
 expect_err "Energy from"; expect_err "Verdict"
 OUT=$(cat "$TEST_TMP/stat.json"); LAST_CMD="stat --json through the service"
 expect_json .exit_code 3
 expect_json '.gpus | length' 4  # the simulator's processes are not the command's: every GPU
 expect_json '.sampling.interval_ms' 50
-expect_json '.gpus[0].duration_s >= 0.95 and .gpus[0].duration_s <= 1.6' true
+# The window covers the command's second and lies within what the test saw of stat's run (a
+# fixed upper bound failed under CI's load).
+expect_json ".gpus[0].duration_s >= 0.95 and .gpus[0].duration_s <= $wall" true
 expect_json '.gpus[0].samples >= 18' true  # ~20 at 50 ms
 expect_json '.gpus[2].sm_clock_mhz.median' 345
 # the simulator's exact energy over the run (0 J: the clock is frozen), from the service

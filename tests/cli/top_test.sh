@@ -164,7 +164,7 @@ keys q; wait_screen "TOP-EXIT=0"
 SIM="GPUCLK_SIM_SPEED=4 GPUCLK_SIM_START=30 GPUCLK_SIM_STATE=$TEST_TMP/nvl.state"
 start 120 40 "$SIM" "--sim=$GPUCLK_BIN_DIR/scenarios/doctor/nvlink-down.toml"
 wait_screen "NVLink link 7"
-expect_out_re "warning +GPU 0: NVLink link 7 down"
+expect_out_re "warning +GPU [01]: NVLink link 7 down"
 keys q; wait_screen "TOP-EXIT=0"
 # ... and through gpuclk serve (its slow tier comes with the history).
 SOCK="$TEST_TMP/nvl.sock"
