@@ -122,7 +122,7 @@ class GemmKernel final : public Kernel {
     }
     DeviceBuffer device_rows(count * sizeof(std::int64_t));
     DeviceBuffer device_cols(count * sizeof(std::int64_t));
-    DeviceBuffer device_out(3 * count * sizeof(double));
+    DeviceBuffer device_out(3 * static_cast<std::size_t>(count) * sizeof(double));
     GPUCLK_CUDA_CHECK(cudaMemcpyAsync(device_rows.get(), rows.data(), device_rows.bytes(),
                                       cudaMemcpyHostToDevice, stream));
     GPUCLK_CUDA_CHECK(cudaMemcpyAsync(device_cols.get(), cols.data(), device_cols.bytes(),
@@ -145,7 +145,8 @@ class GemmKernel final : public Kernel {
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<GemmSample> samples(count);
     for (int i = 0; i < count; ++i) {
-      samples[i] = {out[3 * i + 2], out[3 * i], out[3 * i + 1]};
+      const auto j = 3 * static_cast<std::size_t>(i);
+      samples[i] = {out[j + 2], out[j], out[j + 1]};
     }
     return verify_gemm(spec_.dtype, spec_.k, samples);
   }

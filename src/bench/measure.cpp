@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace gpuclk::bench {
 namespace {
@@ -36,7 +37,7 @@ struct Finished {
 RunError run_error(const Target& target, const WorkloadSpec& spec, std::exception_ptr error) {
   RunError e{target.facts.index, workload_name(spec), describe(spec), ExitCode::other, {}, {}};
   try {
-    std::rethrow_exception(error);
+    std::rethrow_exception(std::move(error));
   } catch (const Error& err) {
     e.code = err.code();
     e.message = err.what();

@@ -154,7 +154,7 @@ Error parse_error(const CLI::ParseError& e, const CLI::App& app,
     std::map<std::string, int> seen;
     for (const auto& arg : argv) {
       if (arg == "--") break;
-      if (arg.rfind("-", 0) == 0 && ++seen[arg.substr(0, arg.find('='))] == 2) {
+      if (arg.rfind('-', 0) == 0 && ++seen[arg.substr(0, arg.find('='))] == 2) {
         return bad_argument(fmt::format("{} given more than once", arg.substr(0, arg.find('='))),
                             "give each option once; " + usage);
       }

@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int kFormat = 1;
-constexpr std::size_t kMaxBytes = 256 * 1024;
+constexpr std::size_t kMaxBytes = std::size_t(256) * 1024;
 constexpr std::size_t kMaxMemoryClocks = 64;     // what probe_clock_limits asks NVML for
 constexpr std::size_t kMaxGraphicsClocks = 512;  // per memory clock, likewise
 constexpr double kMaxMhz = 100000;

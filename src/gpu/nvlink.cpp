@@ -190,7 +190,7 @@ std::vector<NvLinkCounters> Device::nvlink_counters(NvLinkRead what) const {
       const auto rc = data_rc == NVML_SUCCESS ? field_number(fields[2 * k + dir], kib) : data_rc;
       (dir == 0 ? c.tx_bytes : c.rx_bytes) = reading(rc, std::uint64_t(kib) * 1024);
     }
-    out.push_back(std::move(c));
+    out.push_back(c);
   }
   return out;
 }

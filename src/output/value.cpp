@@ -7,7 +7,7 @@
 namespace gpuclk::output {
 
 Value mhz(const gpu::Reading<units::Megahertz>& r) {
-  return r ? integer(static_cast<long long>(r->value() + 0.5), "MHz") : na();
+  return r ? integer(std::lround(r->value()), "MHz") : na();
 }
 Value mhz(const std::optional<units::Megahertz>& m) {
   return m ? integer(std::lround(m->value()), "MHz") : na();
@@ -16,10 +16,10 @@ Value watts(const gpu::Reading<units::Watts>& r, int precision) {
   return r ? number(r->value(), "W", precision) : na();
 }
 Value celsius(const gpu::Reading<units::Celsius>& r) {
-  return r ? integer(static_cast<long long>(r->value() + 0.5), "C") : na();
+  return r ? integer(std::lround(r->value()), "C") : na();
 }
 Value percent(const gpu::Reading<units::Ratio>& r) {
-  return r ? integer(static_cast<long long>(r->value() * 100.0 + 0.5), "%") : na();
+  return r ? integer(std::lround(r->value() * 100.0), "%") : na();
 }
 Value mebibytes(const gpu::Reading<units::Bytes>& r) {
   return r ? integer(static_cast<long long>(r->value() / (1024.0 * 1024.0)), "MiB") : na();

@@ -113,6 +113,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int stdout_fd) 
   if (argv.empty()) throw bad_argument("no command to run", "e.g. gpuclk stat -- python train.py");
   const std::string program = resolve(argv.front());
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 

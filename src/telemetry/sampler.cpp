@@ -1,6 +1,7 @@
 #include "telemetry/sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "gpu/device.h"
@@ -14,7 +15,7 @@ constexpr Duration kSleepStep = std::chrono::milliseconds(50);
 
 Duration percentile(std::vector<Duration> values, double q) {
   if (values.empty()) return {};
-  auto k = static_cast<std::size_t>(q * double(values.size() - 1) + 0.5);
+  auto k = static_cast<std::size_t>(std::lround(q * double(values.size() - 1)));
   std::nth_element(values.begin(), values.begin() + long(k), values.end());
   return values[k];
 }
@@ -378,6 +379,7 @@ std::uint64_t Sampler::wait_for_tick(std::uint64_t seen,
 std::vector<std::unique_ptr<GpuSource>> device_sources(const std::vector<gpu::Device*>& devices,
                                                        const FieldSet& fields) {
   std::vector<std::unique_ptr<GpuSource>> sources;
+  sources.reserve(devices.size());
   for (const auto* d : devices) sources.push_back(make_device_source(*d, fields));
   return sources;
 }

@@ -15,12 +15,9 @@ enum class CudaLibrary { runtime, cublas };
 
 class CudaError : public Error {
  public:
-  CudaError(ExitCode code, std::string message, std::string hint, CudaLibrary library, int status,
-            std::string call)
-      : Error(code, std::move(message), std::move(hint)),
-        library_(library),
-        status_(status),
-        call_(std::move(call)) {}
+  CudaError(ExitCode code, const std::string& message, const std::string& hint, CudaLibrary library,
+            int status, std::string call)
+      : Error(code, message, hint), library_(library), status_(status), call_(std::move(call)) {}
 
   CudaLibrary library() const noexcept { return library_; }
   int status() const noexcept { return status_; }             // cudaError_t or cublasStatus_t
