@@ -11,39 +11,41 @@ import re
 import sys
 
 
-def parse_status(path):
-    """GPU -> {link: speed GB/s or None when inactive}."""
-    gpus, gpu = {}, None
+def lines_by_gpu(path):
+    """(GPU index, line) for each line under a "GPU N:" header of nvidia-smi's output."""
+    gpu = None
     for line in open(path, encoding="utf-8", errors="replace"):
         m = re.match(r"\s*GPU (\d+):", line)
         if m:
             gpu = int(m.group(1))
-            gpus[gpu] = {}
-            continue
-        m = re.match(r"\s*Link (\d+):\s*(.*)", line)
-        if m and gpu is not None:
+            yield gpu, None
+        elif gpu is not None:
+            yield gpu, line
+
+
+def parse_status(path):
+    """GPU -> {link: speed GB/s or None when inactive}."""
+    gpus = {}
+    for gpu, line in lines_by_gpu(path):
+        links = gpus.setdefault(gpu, {})
+        m = re.match(r"\s*Link (\d+):\s*(.*)", line or "")
+        if m:
             speed = re.search(r"([\d.]+)\s*GB/s", m.group(2))
-            gpus[gpu][int(m.group(1))] = float(speed.group(1)) if speed else None
+            links[int(m.group(1))] = float(speed.group(1)) if speed else None
     return gpus
 
 
 def parse_errors(path):
     """GPU -> {kind: sum over links}; kind is replay, recovery, crc or ecc."""
-    gpus, gpu = {}, None
-    for line in open(path, encoding="utf-8", errors="replace"):
-        m = re.match(r"\s*GPU (\d+):", line)
-        if m:
-            gpu = int(m.group(1))
-            gpus[gpu] = {}
-            continue
-        if gpu is None:
-            continue
-        for name, count in re.findall(r"([A-Za-z][A-Za-z ]*?)\s*Errors?\s*:\s*(\d+)", line):
+    gpus = {}
+    for gpu, line in lines_by_gpu(path):
+        counts = gpus.setdefault(gpu, {})
+        for name, count in re.findall(r"([A-Za-z][A-Za-z ]*?)\s*Errors?\s*:\s*(\d+)", line or ""):
             low = name.lower()
             kind = ("replay" if "replay" in low else "recovery" if "recovery" in low else
                     "crc" if "crc" in low else "ecc" if "ecc" in low else None)
             if kind:
-                gpus[gpu][kind] = gpus[gpu].get(kind, 0) + int(count)
+                counts[kind] = counts.get(kind, 0) + int(count)
     return gpus
 
 
