@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -116,7 +117,10 @@ int run_top(Context& ctx, const TopOptions& o) {
                                               journal_facts);
   }
   heading.node = fmt::format("{} GPU{}", count, count == 1 ? "" : "s");
-  if (!simulated.empty()) heading.node += ", simulated: " + simulated;
+  // A scenario file shows as its name: the heading has one line, and a path would push the
+  // source (sampler or service) off it.
+  if (!simulated.empty())
+    heading.node += ", simulated: " + std::filesystem::path(simulated).stem().string();
   heading.source = feed->source();
 
   tui::Terminal term;  // from here on, the destructor restores the terminal

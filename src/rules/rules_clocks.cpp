@@ -255,10 +255,19 @@ void clock_jitter(const Input& in, const Thresholds& t, std::vector<Finding>& ou
     const auto& g = w.facts;
     if (!g.max_sm_clock) continue;
     const double max = g.max_sm_clock->value();
-    const auto unexplained = select(w, [&](const FastSample& s) {
-      return busy_sample(s, t) && s.sm_clock && s.clock_reasons &&
-             !(s.clock_reasons->bits() & kLimiters);
-    });
+    // A sample counts when it and both its neighbours show no limiter. The clock and its
+    // reasons are two reads: at the edge of a power-capped phase one can see the cap and the
+    // other not, which is not jitter (the capped clock is the cap's, power_capped's finding).
+    auto unlimited = [](const FastSample& s) {
+      return s.clock_reasons && !(s.clock_reasons->bits() & kLimiters);
+    };
+    std::vector<const FastSample*> unexplained;
+    for (std::size_t i = 1; i + 1 < w.fast.size(); ++i) {
+      const auto& s = w.fast[i];
+      if (busy_sample(s, t) && s.sm_clock && unlimited(s) && unlimited(w.fast[i - 1]) &&
+          unlimited(w.fast[i + 1]))
+        unexplained.push_back(&s);
+    }
     if (unexplained.size() < 10) continue;
     const double p5 = *sm_clock_percentile(unexplained, 0.05);
     const double p95 = *sm_clock_percentile(unexplained, 0.95);

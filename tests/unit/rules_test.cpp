@@ -242,7 +242,19 @@ TEST(rules_test, jitter_counts_only_samples_no_limiter_explains) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].gpus, std::vector<unsigned>{0});
   EXPECT_DOUBLE_EQ(evidence(f[0], "sm_clock_p5_mhz"), 1500);
-  EXPECT_DOUBLE_EQ(evidence(f[0], "drops"), 50);  // every 1980 → 1500 step
+  // Every 1980 → 1500 step among samples 1..98 (the first and last lack a neighbour).
+  EXPECT_DOUBLE_EQ(evidence(f[0], "drops"), 48);
+}
+
+TEST(rules_test, a_clock_read_at_the_edge_of_a_capped_phase_is_not_jitter) {
+  // Capped phases of 5 samples at 1410 MHz, then 5 free at 1980. The first sample after each
+  // capped phase read the clock while capped and the reasons after: 1410 with no limiter.
+  auto in = window(1, 100, [](unsigned, int i) {
+    const int phase = i % 10;
+    if (phase < 5) return busy(1410, ClockReasons::sw_power_cap);
+    return busy(phase == 5 ? 1410 : 1980);
+  });
+  EXPECT_TRUE(evaluate(in, {find_rule("clock_jitter")}).empty());
 }
 
 // GPU g runs process pids[g] (0: no process); owners by pid.
