@@ -36,7 +36,7 @@ format:
 	@git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format -i
 
 tidy: deps
-	@TIDY=$${TIDY:-all} scripts/ci/check-rules.sh tidy
+	@TIDY=$${TIDY:-changed} TIDY_RECORD=1 scripts/ci/check-rules.sh tidy
 
 clean:
 	rm -rf build

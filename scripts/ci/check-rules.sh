@@ -5,13 +5,16 @@
 #      nvml/ headers (and src/cli/context.cpp, which opens the library); nothing outside src/cli/
 #      includes cli/; sim/ takes from src/ only the NVML ABI it implements;
 #   2. clang-format --dry-run --Werror on every tracked C++ file (.clang-format);
-#   3. clang-tidy (.clang-tidy) on the C++ sources changed since the merge base with main, or on
-#      every source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
+#   3. clang-tidy (.clang-tidy) on the C++ sources changed since the last commit found clean
+#      (.ci/tidy-clean, written by `make tidy`), else since the merge base with main, or on every
+#      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
 # Usage: scripts/ci/check-rules.sh [includes|format|tidy]...   (default: all three)
 # Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
 #   build/tidy),
-#   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the merge
-#   base with main or origin/main), JOBS (default nproc).
+#   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the commit
+#   in .ci/tidy-clean when history has it, else the merge base with main or origin/main),
+#   TIDY_RECORD=1 (on a clean pass with no uncommitted C++ change, write HEAD to .ci/tidy-clean:
+#   every C++ file as of HEAD has been through clang-tidy), JOBS (default nproc).
 # Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,7 +138,12 @@ check_tidy() {
       { echo "check-rules: configuring $build for clang-tidy failed ($build.configure.log)"; failed=1; return; }
   fi
   cmake --build "$build" --target nvml_sim_entry_points >/dev/null 2>&1 || true
-  local files base=${TIDY_BASE:-}
+  local files base=${TIDY_BASE:-} marker=.ci/tidy-clean
+  if [ "$mode" != all ] && [ -z "$base" ] && [ -f "$marker" ] &&
+    git cat-file -e "$(cat "$marker")^{commit}" 2>/dev/null; then
+    base=$(cat "$marker")
+    echo "check-rules: clang-tidy was clean at $(git rev-parse --short "$base") ($marker)"
+  fi
   if [ "$mode" != all ] && [ -z "$base" ]; then
     base=$(git merge-base HEAD main 2>/dev/null || git merge-base HEAD origin/main 2>/dev/null || true)
     # On main itself the last commit is the change.
@@ -161,7 +169,7 @@ check_tidy() {
   local count
   count=$(echo "$files" | grep -c . || true)
   echo "check-rules: clang-tidy on $count file(s) ($mode, $build)"
-  [ "$count" -eq 0 ] && return
+  [ "$count" -eq 0 ] && { record_tidy_clean; return; }
   local start=$SECONDS log
   log=$(mktemp)
   echo "$files" | xargs -P "$JOBS" -n 4 clang-tidy -p "$build" --quiet --warnings-as-errors='*' >"$log" 2>&1
@@ -173,7 +181,20 @@ check_tidy() {
     failed=1
   else
     echo "check-rules: clang-tidy ok ($((SECONDS - start)) s)"
+    record_tidy_clean
   fi
+}
+
+# With TIDY_RECORD=1, after a clean pass: HEAD's C++ files have all been through clang-tidy (the
+# earlier ones at the previous mark), so the next run needs only what changes after HEAD.
+record_tidy_clean() {
+  [ "${TIDY_RECORD:-0}" = 1 ] || return 0
+  if [ -n "$(git status --porcelain -- 'src/*.cpp' 'src/*.h' 'sim/*.cpp' 'sim/*.h')" ]; then
+    echo "check-rules: uncommitted C++ changes: .ci/tidy-clean left as it is (commit, then make tidy)"
+    return 0
+  fi
+  git rev-parse HEAD >.ci/tidy-clean
+  echo "check-rules: .ci/tidy-clean = $(git rev-parse --short HEAD) (commit it: CI tidies only what changes after)"
 }
 
 for c in $CHECKS; do
