@@ -122,9 +122,15 @@ print(sum(results), "of 100 socket clients answered in %.0f ms" % ((time.time() 
 echo "$OUT"
 check; grep -q "^100 of 100" <<<"$OUT" || fail "100 socket clients: $OUT"
 # 100 HTTP clients at once
-for i in $(seq 100); do curl -sf -m 10 -o /dev/null -w '%{http_code}\n' "$URL/metrics" >"$TMP/http.$i" & done
-wait_n=0; for i in $(seq 100); do :; done; sleep 0.1
-while [ "$(jobs -rp | wc -l)" -gt 0 ] && [ $wait_n -lt 150 ]; do sleep 0.1; wait_n=$((wait_n + 1)); done
+# Every client answered is the property; how fast is perf/serve_cost.sh's. A sanitized service
+# on a loaded machine took more than 10 s for the last of them (83 of 100 in time): curl waits
+# a minute, scaled for slow builds.
+pids=()
+for i in $(seq 100); do
+  curl -sf -m "$((60 * ${GPUCLK_TEST_TIME_SCALE:-1}))" -o /dev/null -w '%{http_code}\n' "$URL/metrics" >"$TMP/http.$i" &
+  pids+=($!)
+done
+wait "${pids[@]}" 2>/dev/null
 ok=$(cat "$TMP"/http.* 2>/dev/null | grep -c '^200$')
 echo "$ok of 100 HTTP clients at once got 200"
 check; [ "$ok" -eq 100 ] || fail "100 HTTP clients: $ok got 200"
