@@ -3,7 +3,7 @@
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
-# copy_variants gemm_dtypes dmon_groups serve doctor govern top bench_copy trace;
+# copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -286,6 +286,11 @@ section_copy_variants() {
 section_gemm_dtypes() {
   echo "## GEMM rate, clock and power per data type and shape (perf/gemm_power_by_dtype.py)"
   python3 perf/gemm_power_by_dtype.py --seconds 4 --warmup 1 --json "$OUT/gemm_power_by_dtype.json"
+}
+
+section_power_by_data() {
+  echo "## power, clock and rate by the data a kernel moves (perf/power_by_data.py; issue 27)"
+  CUDA_DEVICE_ORDER=PCI_BUS_ID python3 perf/power_by_data.py --json "$OUT/power_by_data.json"
 }
 
 section_dmon_groups() {

@@ -107,11 +107,20 @@ nvmlReturn_t fill_field(std::size_t i, nvmlFieldValue_t& v) {
     case NVML_FI_DEV_ENERGY:
       set_ull(v, static_cast<unsigned long long>(d.energy_j * 1000));
       return NVML_SUCCESS;
+    // Scopes as the H100 answers them: the GPU's average and instant power; the memory's
+    // average only; no module (that is Grace Hopper's).
     case NVML_FI_DEV_POWER_AVERAGE:
       if (!spec.power_average_supported) return NVML_ERROR_NOT_SUPPORTED;
+      if (v.scopeId == NVML_POWER_SCOPE_MEMORY) {
+        if (!spec.memory_power_supported) return NVML_ERROR_NOT_SUPPORTED;
+        set_uint(v, average_memory_power_w(s) * 1000);
+        return NVML_SUCCESS;
+      }
+      if (v.scopeId != NVML_POWER_SCOPE_GPU) return NVML_ERROR_NOT_SUPPORTED;
       set_uint(v, average_power_w(s) * 1000);
       return NVML_SUCCESS;
     case NVML_FI_DEV_POWER_INSTANT:
+      if (v.scopeId != NVML_POWER_SCOPE_GPU) return NVML_ERROR_NOT_SUPPORTED;
       set_uint(v, d.power_w * 1000);
       return NVML_SUCCESS;
     case NVML_FI_DEV_POWER_MIN_LIMIT:

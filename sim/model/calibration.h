@@ -26,7 +26,8 @@ struct PhaseMeasurement {
   double die_start_c = 0;
   double die_after_6s_c = 0;  // as far into the phase as bench_power.json ran
   double die_end_c = 0;
-  double max_power_w = 0;  // highest instant power of any tick
+  double max_power_w = 0;     // highest instant power of any tick
+  double memory_power_w = 0;  // NVML's memory scope, energy / duration
 };
 
 // Steps GPU `gpu` of `scenario` from power-on to `until_s` and measures every phase it ran
@@ -70,6 +71,28 @@ std::vector<GemmMeasurement> load_gemm_measurements(const std::filesystem::path&
 // phase is missing.
 std::vector<CalibrationRow> gemm_dtype_table(const Scenario& scenario,
                                              const std::vector<GemmMeasurement>& measured);
+
+// One case of docs/results/raw/power_by_data_h100.json (perf/power_by_data.py on the card):
+// a kernel on one kind of input, what the card did over its 4 s window.
+struct PowerByDataCase {
+  std::string name;   // "copy 1 GiB (dst.copy_(src))", "gemm bf16 8192^3", …
+  std::string input;  // zeros, constant, pattern, normal, bits; "-" for idle
+  std::string kind;   // idle, copy, elementwise, reduction, gemm
+  double rate = 0;    // FLOP/s or bytes/s; 0 for idle
+  double sm_mhz = 0;
+  double power_w = 0;
+  double memory_power_w = -1;  // NVML's memory scope, average; < 0: not read
+  bool held_out = false;       // kept out of sim/tools/fit_power.py's fit
+};
+
+// The cases of that file, in the order they ran; held_out from fit_power.py's list. Throws
+// std::runtime_error naming the file and the field on anything malformed.
+std::vector<PowerByDataCase> load_power_by_data(const std::filesystem::path& json);
+
+// Rate, median SM clock and power of each case against the phase "caseNN" (NN its position) of
+// h100-power-by-data.toml, each within 5 %; the memory scope's power is listed, not checked.
+std::vector<CalibrationRow> power_by_data_table(const Scenario& scenario,
+                                                const std::vector<PowerByDataCase>& cases);
 
 // Markdown table of the rows.
 std::string format_calibration_table(const std::vector<CalibrationRow>& rows);

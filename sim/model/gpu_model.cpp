@@ -53,6 +53,10 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   into.dram += a.dram * weight;
   for (int i = 0; i < kDataTypeCount; ++i) into.pipe[i] += a.pipe[i] * weight;
   for (int i = 0; i < kDataTypeCount; ++i) into.kernel[i] += a.kernel[i] * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.kernel_quiet[i] += a.kernel_quiet[i] * weight;
+  for (int i = 0; i < kDataTypeCount; ++i) into.pipe_quiet[i] += a.pipe_quiet[i] * weight;
+  into.dram_quiet += a.dram_quiet * weight;
+  into.dram_bytes_per_s_quiet += a.dram_bytes_per_s_quiet * weight;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     into.activity[i] += a.activity[i] * weight;
   }
@@ -73,10 +77,13 @@ double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mh
                 std::uint32_t memory_mhz, double die_c) {
   const GpuSpec& spec = *config.spec;
   PhaseRates r = phase_rates(spec, phase, sm_mhz, memory_mhz, link_bandwidth(config, phase));
-  return board_power(spec, sm_mhz, memory_mhz, die_c, r.activity, config.leakage_factor);
+  // The controller holds the average power and the tensor pipes' data-independent peak.
+  return std::max(board_power(spec, sm_mhz, memory_mhz, die_c, r.activity, config.leakage_factor),
+                  peak_pipe_power(spec, sm_mhz, r.activity));
 }
 
-// Highest supported clock ≤ ceiling where `phase` draws at most limit_w (sm_min if none does).
+// Highest supported clock ≤ ceiling where `phase` draws at most limit_w (sm_min if none does),
+// its data-independent peak included.
 // P(f) rises with f, so the search starts at last step's clock and moves a step or two.
 std::uint32_t power_capped_clock(const GpuConfig& config, const Phase& phase, const GpuDynamics& d,
                                  std::uint32_t ceiling, double limit_w) {
@@ -253,7 +260,11 @@ GpuState initial_gpu_state(const GpuConfig& config) {
   d.power_w = power;
   d.die_c = die;
   d.sink_c = config.ambient_c + spec.sink_k_per_w * config.cooling_factor * power;
-  for (int i = 0; i < kWindowTicks; ++i) d.window_power_w[i] = power;
+  const double memory_w = memory_power(spec, d.memory_mhz, TickActivity{});
+  for (int i = 0; i < kWindowTicks; ++i) {
+    d.window_power_w[i] = power;
+    d.window_memory_power_w[i] = memory_w;
+  }
   d.ecc_corrected_volatile = 0;
   d.ecc_corrected_aggregate = config.ecc_corrected;
   d.ecc_uncorrected_aggregate = config.ecc_uncorrected;
@@ -301,8 +312,10 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
       job ? run_job(config, d, job_work, now_s, dt) : run_workload(config, d, now_s, dt);
   const double power =
       board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
+  const double memory_w = memory_power(spec, d.memory_mhz, activity);
   d.last = activity;
   d.power_w = power;
+  d.memory_power_w = memory_w;
   d.energy_j += power * dt;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     d.activity_seconds[i] += activity.activity[i] * dt;
@@ -313,6 +326,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
     d.window_power_w[d.window_pos] = power;
     d.window_busy[d.window_pos] = activity.busy;
     d.window_dram[d.window_pos] = activity.dram;
+    d.window_memory_power_w[d.window_pos] = memory_w;
     d.window_pos = (d.window_pos + 1) % kWindowTicks;
   }
 
@@ -384,6 +398,9 @@ double average_busy(const GpuState& state) {
 }
 double average_dram(const GpuState& state) {
   return window_sum(state.dynamics.window_dram) / kWindowTicks;
+}
+double average_memory_power_w(const GpuState& state) {
+  return window_sum(state.dynamics.window_memory_power_w) / kWindowTicks;
 }
 
 }  // namespace gpuclk::sim

@@ -27,6 +27,8 @@ Process context_process(const GpuConfig& config, const GpuState& state);
 double average_power_w(const GpuState& state);
 double average_busy(const GpuState& state);
 double average_dram(const GpuState& state);
+// NVML's memory power scope, averaged like average_power_w.
+double average_memory_power_w(const GpuState& state);
 
 // Clocks the settings ask for, before power and thermal limits: [lowest, highest] SM MHz.
 struct ClockRange {

@@ -77,12 +77,41 @@ struct GpuSpec {
   double load_store_full_w = 0;     // SM-side dynamic W at 100 % DRAM bandwidth utilisation, sm_max
   double dram_joules_per_byte = 0;  // DRAM + fabric energy per byte moved
   double pcie_joules_per_byte = 0;
+  // Power by the data ([power.data]): of each term, the share that the data's switching activity
+  // scales (a phase's data_activity a: the term × (1 − share × (1 − a)); 0: the data does not
+  // matter), and the activity of the named inputs between zeros (0) and random values (1).
+  PerDataType<double> pipe_data_share{};
+  double load_store_data_share = 0;
+  double dram_data_share = 0;
+  double constant_activity = 0;  // every element the same nonzero value
+  double pattern_activity = 0;   // a short byte pattern repeated
+  // A tensor pipe's data-independent peak (W at sm_max with the pipe 100 % busy; 0: none): the
+  // driver holds ds(f) × peak × utilisation within the power limit too, so a GEMM on zeros is
+  // held below the top clock while it draws far less than the limit.
+  PerDataType<double> pipe_peak_w{};
+  // NVML's memory power scope (NVML_POWER_SCOPE_MEMORY, average only): idle W at the max memory
+  // clock (∝ memory clock) and J per DRAM byte (scaled by the data like dram_joules_per_byte).
+  bool memory_power_supported = false;
+  double memory_scope_idle_w = 0;
+  double memory_scope_joules_per_byte = 0;
 
   // Throughput (roofline).
   PerDataType<double> flop_per_clock_per_sm{};  // dense; 0 where the GPU has no such pipe
   PerDataType<double> default_efficiency{};     // achieved / peak for the phase kind's kernels
-  double memory_bandwidth_bytes_per_s = 0;      // peak at the max memory clock
-  double memory_default_efficiency = 0;         // achieved / peak of a device copy
+  // GEMMs with a shape ([gemm]): rate = flop / (flop / (peak × base × tile fill × K / (K + k0)) +
+  // call overhead / waves), the tile the one of 128×256, 128×128 (× tile_q128), 64×128
+  // (× tile_q64) that fills the SMs' waves best; DRAM bytes per call = operands × rereads +
+  // result, × l2_resident when both fit in L2 together (sim/tools/fit_power.py fits them).
+  PerDataType<double> gemm_base_efficiency{};  // 0: default_efficiency
+  PerDataType<double> gemm_k0{};
+  double gemm_call_overhead_s = 0;
+  double gemm_tile_q128 = 1;
+  double gemm_tile_q64 = 1;
+  double gemm_operand_rereads = 1;
+  double gemm_l2_resident = 1;
+  double l2_bytes = 0;
+  double memory_bandwidth_bytes_per_s = 0;  // peak at the max memory clock
+  double memory_default_efficiency = 0;     // achieved / peak of a device copy
   Curve bandwidth_vs_sm_throughput;  // x: SM issue rate / max (count × clock), y: bandwidth / max
 
   // Thermal: die above heat sink (fast), heat sink above ambient (slow); both first order.

@@ -80,8 +80,17 @@ struct TickActivity {
   double pcie_rx_bytes_per_s = 0;
   double pcie_tx_bytes_per_s = 0;
   double nvlink_tx_bytes_per_s = 0;  // p2p phases: sent to a peer GPU
-  // A compute kernel of each data type ran (its pipe draws pipe_busy_w at any rate it reaches).
+  // The share of the time a compute kernel of each data type ran (its pipe draws pipe_busy_w
+  // then, at any rate it reaches); below 1 where a GEMM's calls leave gaps.
   double kernel[kDataTypeCount] = {};
+  // The part of kernel, pipe, dram and DRAM bytes that moves no switching data: each × (1 − a)
+  // for the data's activity a (Phase::data_activity; 0 for random data, the default). Kept
+  // apart so that phases mixed in one tick add up: a term × (1 − share × (1 − a)) = x − share ×
+  // x_quiet.
+  double kernel_quiet[kDataTypeCount] = {};
+  double pipe_quiet[kDataTypeCount] = {};
+  double dram_quiet = 0;
+  double dram_bytes_per_s_quiet = 0;
 };
 
 struct GpuDynamics {
@@ -94,11 +103,13 @@ struct GpuDynamics {
   std::uint64_t event_reasons = 0;
   double die_c = 0;
   double sink_c = 0;
-  double power_w = 0;   // instant (this tick)
-  double energy_j = 0;  // since t = 0
+  double power_w = 0;         // instant (this tick)
+  double memory_power_w = 0;  // NVML's memory scope, instant (this tick)
+  double energy_j = 0;        // since t = 0
   double window_power_w[kWindowTicks] = {};
   double window_busy[kWindowTicks] = {};
   double window_dram[kWindowTicks] = {};
+  double window_memory_power_w[kWindowTicks] = {};  // NVML's memory scope
   std::uint32_t window_pos = 0;
   TickActivity last;
   double activity_seconds[static_cast<int>(Activity::count)] = {};

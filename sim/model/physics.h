@@ -39,9 +39,25 @@ struct PhaseRates {
 PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, double memory_mhz,
                        double pcie_bytes_per_s);
 
+// A GEMM phase's rate at an SM clock from its shape (Phase::gemm_m/n/k/batch; GpuSpec's [gemm]).
+struct GemmRate {
+  double flops_per_s = 0;
+  double peak_flops_per_s = 0;
+  double kernel_share = 1;    // of the time, the share a kernel runs (the rest: call overhead)
+  double bytes_per_flop = 0;  // DRAM traffic
+};
+GemmRate gemm_rate(const GpuSpec& spec, const Phase& phase, double sm_mhz);
+
 // Board power (W) at these clocks, die temperature and activity; leakage_factor scales the
 // static part for one board (1 = the model's typical part).
 double board_power(const GpuSpec& spec, double sm_mhz, double memory_mhz, double die_c,
                    const TickActivity& activity, double leakage_factor = 1);
+
+// The tensor pipes' data-independent peak power (W) at this clock and activity
+// (GpuSpec::pipe_peak_w); the power controller holds it within the limit too.
+double peak_pipe_power(const GpuSpec& spec, double sm_mhz, const TickActivity& activity);
+
+// What NVML's memory power scope reads (W): the memory's idle power and its traffic.
+double memory_power(const GpuSpec& spec, double memory_mhz, const TickActivity& activity);
 
 }  // namespace gpuclk::sim

@@ -128,6 +128,41 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
     t.fail("dtype", "GPU model " + spec.key + " has no " + dtype + " pipe");
   }
   if (p.efficiency < 0 || p.efficiency > 1) t.fail("efficiency", "must be in 0..1");
+  // input = "zeros" | "constant" | "pattern" | "random" or the data's switching activity 0..1.
+  if (const toml::node* input = t.get("input")) {
+    if (auto name = input->value<std::string>()) {
+      if (*name == "zeros") {
+        p.data_activity = 0;
+      } else if (*name == "constant") {
+        p.data_activity = spec.constant_activity;
+      } else if (*name == "pattern") {
+        p.data_activity = spec.pattern_activity;
+      } else if (*name == "random") {
+        p.data_activity = 1;
+      } else {
+        t.fail("input", "expected zeros, constant, pattern, random or a number in 0..1, got '" +
+                            *name + "'");
+      }
+    } else {
+      p.data_activity = t.number("input");
+      if (!(p.data_activity >= 0 && p.data_activity <= 1))
+        t.fail("input", "the data's switching activity must be in 0..1 (0: zeros, 1: random)");
+    }
+  }
+  // A GEMM's shape: m, n and k together (and an optional batch), on a compute phase.
+  const bool shaped = t.has("m") || t.has("n") || t.has("k");
+  if (shaped) {
+    if (p.kind != PhaseKind::compute) t.fail("m", "a shape (m, n, k) is for compute phases");
+    if (t.has("efficiency") || t.has("intensity"))
+      t.fail("m", "a shape sets the rate and the DRAM traffic: leave out efficiency and intensity");
+    constexpr std::uint64_t kMaxDim = 1ULL << 24;
+    p.gemm_m = t.integer_in("m", 1, kMaxDim);
+    p.gemm_n = t.integer_in("n", 1, kMaxDim);
+    p.gemm_k = t.integer_in("k", 1, kMaxDim);
+    p.gemm_batch = t.has("batch") ? t.integer_in("batch", 1, kMaxDim) : 1;
+  } else if (t.has("batch")) {
+    t.fail("batch", "batch goes with a shape (m, n, k)");
+  }
   return p;
 }
 

@@ -122,6 +122,30 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.load_store_full_w = power.number("load_store_full_w");
   s.dram_joules_per_byte = power.number("dram_picojoules_per_byte") * 1e-12;
   s.pcie_joules_per_byte = power.number("pcie_picojoules_per_byte") * 1e-12;
+  // Optional: a tensor pipe's data-independent peak (none: only the average is held).
+  if (power.has("pipe_peak_w")) s.pipe_peak_w = per_data_type(power, "pipe_peak_w", false);
+  // Optional: power by the data (none: every input draws what random data draws).
+  if (auto data = power.optional_sub("data")) {
+    s.pipe_data_share = per_data_type(*data, "pipe_share", false);
+    s.load_store_data_share = data->number("load_store_share");
+    s.dram_data_share = data->number("dram_share");
+    s.constant_activity = data->number("constant_activity");
+    s.pattern_activity = data->number("pattern_activity");
+    auto fraction = [&](std::string_view key, double v) {
+      if (!(v >= 0 && v <= 1)) data->fail(key, "must be in 0..1");
+    };
+    for (int i = 0; i < kDataTypeCount; ++i) fraction("pipe_share", s.pipe_data_share[i]);
+    fraction("load_store_share", s.load_store_data_share);
+    fraction("dram_share", s.dram_data_share);
+    fraction("constant_activity", s.constant_activity);
+    fraction("pattern_activity", s.pattern_activity);
+  }
+  // Optional: NVML's memory power scope (the card answers it as an average only).
+  if (auto memory = power.optional_sub("memory_scope")) {
+    s.memory_power_supported = true;
+    s.memory_scope_idle_w = memory->number("idle_w");
+    s.memory_scope_joules_per_byte = memory->number("picojoules_per_byte") * 1e-12;
+  }
 
   TomlAccess throughput = top.sub("throughput");
   s.flop_per_clock_per_sm = per_data_type(throughput, "flop_per_clock_per_sm", false);
@@ -129,6 +153,23 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.memory_bandwidth_bytes_per_s = throughput.number("memory_bandwidth_gb_s") * 1e9;
   s.memory_default_efficiency = throughput.number("memory_efficiency");
   s.bandwidth_vs_sm_throughput = throughput.curve("bandwidth_vs_sm_throughput");
+
+  // Optional: GEMM phases with a shape (m, n, k) take their rate from it; without [gemm] a shape
+  // only sets the DRAM traffic and the base efficiency is the dtype's default.
+  if (auto gemm = top.optional_sub("gemm")) {
+    if (gemm->has("efficiency")) s.gemm_base_efficiency = per_data_type(*gemm, "efficiency", false);
+    if (gemm->has("k0")) s.gemm_k0 = per_data_type(*gemm, "k0", false);
+    s.gemm_call_overhead_s = gemm->number_or("call_overhead_us", 0) * 1e-6;
+    s.gemm_tile_q128 = gemm->number_or("tile_q128", 1);
+    s.gemm_tile_q64 = gemm->number_or("tile_q64", 1);
+    s.gemm_operand_rereads = gemm->number_or("operand_rereads", 1);
+    s.gemm_l2_resident = gemm->number_or("l2_resident", 1);
+    s.l2_bytes = gemm->number_or("l2_mib", 0) * 1048576.0;
+    for (double q : {s.gemm_tile_q128, s.gemm_tile_q64, s.gemm_l2_resident}) {
+      if (!(q >= 0 && q <= 1))
+        gemm->fail("tile_q128", "tile_q128, tile_q64 and l2_resident must be in 0..1");
+    }
+  }
 
   TomlAccess thermal = top.sub("thermal");
   s.ambient_c = thermal.number("ambient_c");

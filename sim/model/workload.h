@@ -35,6 +35,15 @@ struct Phase {
   double intensity = 0;      // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
   double efficiency = 0;     // achieved / peak; 0: the GPU model's default for the dtype or copy
   double sm_occupancy = -1;  // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
+  // Switching activity of the data the kernels move, 0..1 (`input`): zeros 0, random values 1.
+  // Scales the part of the pipes', load/store and DRAM power that toggles with the data.
+  double data_activity = 1;
+  // compute: the GEMM's shape (m × n × k, `batch` of them per call); 0: no shape (`efficiency`
+  // and `intensity` as given). With a shape the rate and the DRAM traffic follow from it.
+  std::uint64_t gemm_m = 0;
+  std::uint64_t gemm_n = 0;
+  std::uint64_t gemm_k = 0;
+  std::uint64_t gemm_batch = 1;
   double pcie_bytes_per_s = 0;  // transfer: requested rate, 0 = as fast as the link allows
   bool to_host = false;         // transfer direction
   std::uint32_t peer = 0;       // p2p: the receiving GPU's index

@@ -512,6 +512,14 @@ enum : unsigned int {
 // Telemetry extras (dmon columns; src/gpu reads them). Appended; values are NVML's own.
 extern "C" {
 
+// nvmlFieldValue_t.scopeId of the power fields (NVML_FI_DEV_POWER_AVERAGE/INSTANT): the GPU, the
+// module (Grace Hopper), the memory. An H100 answers the memory's average and no instant one.
+enum : unsigned int {
+  NVML_POWER_SCOPE_GPU = 0,
+  NVML_POWER_SCOPE_MODULE = 1,
+  NVML_POWER_SCOPE_MEMORY = 2
+};
+
 // nvmlDeviceGetFieldValues field ids (NVML_FI_DEV_MEMORY_TEMP is in the list above).
 enum : unsigned int {
   NVML_FI_DEV_PCIE_REPLAY_COUNTER = 94  // PCIe replays since driver load

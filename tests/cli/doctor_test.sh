@@ -52,8 +52,9 @@ expect_exit 0
 expect_serious ""
 expect_json '[.findings[] | select(.rule == "power_capped")] | length' 2
 expect_between power_capped 1 capped_pct_of_busy 95 100
-expect_between power_capped 0 sm_clock_median_mhz 1395 1425  # BF16 at 700 W: 1410 MHz (H100)
-expect_between power_capped 0 clock_cost_pct 27 30
+# BF16 at 700 W: 1410 MHz on a card at 56 C, 1358 at 72 C (H100; power_by_data_h100.md)
+expect_between power_capped 0 sm_clock_median_mhz 1350 1425
+expect_between power_capped 0 clock_cost_pct 27 32
 
 doctor_on "$SCEN/power-limit-lowered.toml" 30
 expect_exit 10

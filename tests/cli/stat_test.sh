@@ -38,10 +38,13 @@ expect_json '.sampling.interval_ms' 100; expect_json '.sampling.sampled_by' 'thi
 fresh_node
 GPUCLK_SIM_START=62 GPUCLK_SIM_SPEED=10 gpuclk --sim h100-calibration stat --json "$JSON" -- sleep 1
 expect_exit 0
-expect_err "Verdict                         : power-capped 100 % of the time: median SM clock 1410 of 1980 MHz"
+# The card held BF16 at 1410 MHz at 56 C and 1358 at 72 C: the model's clock depends on how warm
+# the earlier phases left it (1380-1410).
+check; grep -qE "Verdict +: power-capped 100 % of the time: median SM clock 1(38|39|41)[05] of 1980 MHz" <<<"$ERR" ||
+  fail "stderr lacks the power-capped verdict at 1380-1410 MHz"
 OUT=$(cat "$JSON")
-expect_json '.gpus[0].verdict' "power-capped 100 % of the time: median SM clock 1410 of 1980 MHz"
-expect_json '.gpus[0].sm_clock_mhz.median' 1410
+expect_json '.gpus[0].verdict | test("^power-capped 100 % of the time: median SM clock 1(38|39|41)[05] of 1980 MHz$")' true
+expect_json '.gpus[0].sm_clock_mhz.median >= 1380 and .gpus[0].sm_clock_mhz.median <= 1410' true
 energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
 check; within 2 "$energy" "$truth" || fail "BF16: energy $energy J vs truth $truth J"
 

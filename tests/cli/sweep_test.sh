@@ -48,7 +48,9 @@ for f in 810 990 1170 1350; do
 done
 # Above it the 700 W cap holds the clock: flat rate, the lock is only a ceiling (said so).
 cap=$(jq -r '.points[] | select(.requested_sm_mhz == 1980) | .median_sm_mhz' <<<"$OUT")
-check; within 2 "$cap" 1410 || fail "BF16 at 1980 MHz ran at $cap MHz; the calibration capped it at 1410"
+# The card: 1410 MHz at 56 C (docs/calibration.md), 1358 at 72 C (power_by_data_h100.md).
+check; [ "$cap" -ge 1350 ] && [ "$cap" -le 1425 ] ||
+  fail "BF16 at 1980 MHz ran at $cap MHz; the H100 held 1358-1410 under its 700 W cap"
 expect_json '.points[] | select(.requested_sm_mhz == 1980) | .held_below_lock' true
 expect_json '.points[] | select(.requested_sm_mhz == 810) | .held_below_lock' false
 r1980=$(jq -r '.points[] | select(.requested_sm_mhz == 1980) | .rate' <<<"$OUT")
@@ -427,13 +429,18 @@ gpuclk --sim sweep -i 1 --sm-clocks 990 --repeat 0 --workload gemm-bf16
 expect_exit 2; expect_err "--repeat 0: need at least 1 run per point"
 
 # --- --repeat N with --workload: N measured windows of --duration after one warm-up ---
+started=$EPOCHREALTIME
 gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1980 --workload gemm-bf16 --warmup 1 --duration 1 --repeat 3
+# the simulated time that passed meanwhile: wall time x GPUCLK_SIM_SPEED
+wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" -v s="$GPUCLK_SIM_SPEED" 'BEGIN { printf "%.2f", (b - a) * s }')
 expect_exit 0
 expect_json '[.points[].runs] | join(",")' "3,3,3"
 expect_json '[.points[] | .run_rates | length] | join(",")' "3,3,3"
 expect_json '[.points[] | .rate == (.run_rates | sort | .[1])] | all' true   # the median
 expect_json '[.points[] | .rate_spread < 0.02] | all' true
-expect_json '[.points[] | .seconds >= 2.9 and .seconds < 5] | all' true   # 3 windows of 1 s (simulated)
+# 3 windows of 1 s each, within the simulated time the whole sweep took (a loaded machine
+# stretches them; a fixed upper bound failed CI)
+expect_json "[.points[] | .seconds >= 2.9 and .seconds < $wall] | all" true
 r990=$(jq -r '.points[] | select(.requested_sm_mhz == 990) | .rate' <<<"$OUT")
 expected=$(awk -v e="$EFF" -v c="$FLOP_PER_CLK" -v s="$SMS" 'BEGIN { print e * c * s * 990e6 / 1e12 }')
 check; within 1.5 "$r990" "$expected" || fail "--repeat 3 at 990 MHz: $r990 TFLOP/s, the model says $expected"

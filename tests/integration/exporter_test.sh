@@ -110,7 +110,7 @@ for node in nodes:
         checks = [("power", got("gpuclk_gpu_power_watts"), row["power.draw"], 0.01),
                   ("SM clock", got("gpuclk_gpu_sm_clock_hertz"), row["clocks.sm"] * 1e6, 0.5),
                   ("energy", got("gpuclk_gpu_energy_joules_total"), row["energy.total"], 0.01)]
-        for reason in row["clocks_event_reasons.names"].split(","):
+        for reason in row["clocks_event_reasons.names"].replace(",", " ").split():
             if reason != "none":
                 checks.append((reason, got("gpuclk_gpu_clock_event_reason", reason), 1, 0))
         for what, have, want, tolerance in checks:
