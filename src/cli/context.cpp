@@ -83,8 +83,20 @@ void Context::effect(std::string_view what) {
   // Checked until it passes: a caller that swallows an Error (journal_dir's "no NVML") must not
   // let the next effect through with a bad -i.
   if (options.devices_given && !selection_checked_) {
+    // Refused: the hint lists this node's GPUs, read through NVML (an effect of its own, which
+    // must not run this check again).
+    const auto present = [this]() -> std::optional<std::vector<gpu::DeviceKey>> {
+      selection_checked_ = true;
+      struct Again {
+        bool& flag;
+        ~Again() { flag = false; }
+      } again{selection_checked_};
+      std::vector<gpu::DeviceKey> keys;
+      for (const auto* d : devices().all()) keys.push_back({d->index(), d->uuid(), d->bus_id()});
+      return keys;
+    };
     try {
-      gpu::check_selection(options.devices);
+      gpu::check_selection(options.devices, present);
     } catch (const Error& e) {
       throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
     }
