@@ -308,7 +308,7 @@ expect_out "no GPU changed by gpuclk is recorded"
 # --- Bad ranges ---
 fresh_node
 gpuclk --sim sweep -i 0 --sm-clocks 800:1980:90 --workload gemm-bf16
-expect_exit 2; expect_err "SM clock 800 MHz is not a supported clock of GPU 0 (nearest: 795 MHz or 810 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
+expect_exit 2; expect_err "SM clock 800 MHz is not a supported clock of GPU 0 (nearest: 795 MHz or 810 MHz; supported: 345–1980 MHz, step 15, 110 values)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:2100:90 --workload gemm-bf16
 expect_exit 2; expect_err "outside GPU 0's supported clocks"
 gpuclk --sim sweep -i 0 --power-limits 100:700:100 --workload gemm-bf16
@@ -316,7 +316,7 @@ expect_exit 2; expect_err "power limit 100 W is outside GPU 0's range (200 W–7
 gpuclk --sim sweep -i 0 --sm-clocks 810:x:90 --workload gemm-bf16
 expect_exit 2; expect_err "'x' is not a number"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980:100 --workload gemm-bf16   # a step off the 15 MHz grid
-expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
+expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz, step 15, 110 values)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980 --workload gemm-bf16
 expect_exit 2; expect_err "A:B:STEP"
 gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-int3
