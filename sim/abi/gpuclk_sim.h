@@ -83,6 +83,11 @@ const char* gpuclk_sim_job_kinds(void);
 // a job's), 7 insufficient size, 999 cannot load.
 int gpuclk_sim_process_owner(unsigned int pid, char* owner, unsigned int length);
 
+// The simulated host: logical CPUs and NUMA nodes of the scenario ([node] cpu_count, numa_nodes;
+// the GPUs' CPU affinity splits the CPUs evenly over the nodes). 0 on success, -1 if the scenario
+// cannot load or an argument is NULL. *cpus is 0 when the scenario gives none.
+int gpuclk_sim_host(unsigned int* cpus, unsigned int* numa_nodes);
+
 // Paths in use, and the last load error ("" if none). Valid until the next call.
 const char* gpuclk_sim_scenario_path(void);
 const char* gpuclk_sim_state_path(void);

@@ -87,6 +87,15 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_tr
   });
 }
 
+GPUCLK_SIM_EXPORT int gpuclk_sim_host(unsigned int* cpus, unsigned int* numa_nodes) {
+  if (!cpus || !numa_nodes) return -1;
+  return with_model(-1, [&](Context& c) {
+    *cpus = c.scenario().cpu_count;
+    *numa_nodes = c.scenario().numa_nodes;
+    return 0;
+  });
+}
+
 GPUCLK_SIM_EXPORT double gpuclk_sim_energy_joules(unsigned int index) {
   return with_model(kNaN, [&](Context& c) {
     return index < c.model().gpu_count() ? c.model().gpu(index).dynamics.energy_j : kNaN;

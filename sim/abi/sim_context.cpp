@@ -12,7 +12,9 @@
 namespace gpuclk::sim::abi {
 namespace {
 
-constexpr char kMagic[8] = {'G', 'C', 'S', 'I', 'M', 'A', 'B', '1'};
+// Version 2 records the start time the node was powered on at (GPUCLK_SIM_START), so that a
+// command asking for another one can say it is ignored; a version 1 file is discarded (power-on).
+constexpr char kMagic[8] = {'G', 'C', 'S', 'I', 'M', 'A', 'B', '2'};
 constexpr long long kSaveEveryNs = 1'000'000'000;  // periodic save, wall time
 
 struct FileHeader {
@@ -20,6 +22,7 @@ struct FileHeader {
   double speed;
   long long anchor_wall_ns;
   double anchor_sim_s;
+  double powered_on_at_s;
 };
 
 long long wall_ns() {
@@ -140,9 +143,19 @@ bool Context::ensure_loaded() {
       speed_ = v;
       speed_from_env_ = true;
     }
-    if (const char* s = env("GPUCLK_SIM_START")) start_s_ = std::max(0.0, std::strtod(s, nullptr));
+    const char* start = env("GPUCLK_SIM_START");
+    if (start) start_s_ = std::max(0.0, std::strtod(start, nullptr));
     loaded_ = true;
-    load_or_create(false);
+    if (load_or_create(false) && start && std::abs(powered_on_at_s_ - start_s_) > 1e-9) {
+      // The node was already on, powered on at another start time: its state file decides the
+      // time, not GPUCLK_SIM_START. Said here, or README examples with a start time silently
+      // show another moment. (A command that asks for the start the node had is continuing it.)
+      std::fprintf(stderr,
+                   "libnvml-sim: GPUCLK_SIM_START=%s ignored: the simulated node in %s is "
+                   "already on (started at %g s, now at %.0f s); delete that file "
+                   "(or give GPUCLK_SIM_STATE a new one) to power it on at %s s\n",
+                   start, state_path.c_str(), powered_on_at_s_, model_->now_s(), start);
+    }
     // GPUCLK_SIM_ADVANCE=S: this process first moves the shared node's clock S seconds on (what
     // gpuclk_sim_advance does), so a test can step past a fault's window whatever the machine's
     // load; a high GPUCLK_SIM_SPEED does that only while the process keeps up with it.
@@ -206,6 +219,7 @@ std::string Context::encode() const {
   h.speed = speed_;
   h.anchor_wall_ns = anchor_wall_ns_;
   h.anchor_sim_s = anchor_sim_s_;
+  h.powered_on_at_s = powered_on_at_s_;
   std::string out(sizeof h, '\0');
   std::memcpy(out.data(), &h, sizeof h);
   return out + model_->serialize();
@@ -219,6 +233,7 @@ bool Context::decode(const std::string& bytes) {
   if (!model_->deserialize(std::string_view(bytes).substr(sizeof h))) return false;
   anchor_wall_ns_ = h.anchor_wall_ns;
   anchor_sim_s_ = h.anchor_sim_s;
+  powered_on_at_s_ = h.powered_on_at_s;
   if (speed_from_env_ && h.speed != speed_) {
     // This process runs time at another speed: continue from the simulated now, at ours.
     const double now =
@@ -243,10 +258,10 @@ void Context::save() {
   }
 }
 
-void Context::load_or_create(bool have_lock) {
+bool Context::load_or_create(bool have_lock) {
   if (auto bytes = state_->read(); bytes && decode(*bytes)) {
     model_->advance_to(sim_now());
-    return;
+    return true;
   }
   // No state yet (or another scenario's): power on now, at the start time. Under the lock, so two
   // processes starting together agree on one timeline. (flock is per open file: taking it again
@@ -255,13 +270,15 @@ void Context::load_or_create(bool have_lock) {
   if (!have_lock) lock.emplace(state_->path().string() + ".lock");
   if (auto bytes = state_->read(); bytes && decode(*bytes)) {
     model_->advance_to(sim_now());
-    return;
+    return true;
   }
   model_->reset();
   anchor_wall_ns_ = wall_ns();
   anchor_sim_s_ = start_s_;
+  powered_on_at_s_ = start_s_;
   model_->advance_to(start_s_);
   save();
+  return false;
 }
 
 void Context::sync() {
@@ -299,6 +316,7 @@ void Context::reset() {
   model_->reset();
   anchor_wall_ns_ = wall_ns();
   anchor_sim_s_ = start_s_;
+  powered_on_at_s_ = start_s_;
   model_->advance_to(start_s_);
   save();
 }

@@ -59,8 +59,9 @@ class Context {
 
  private:
   Context() = default;
-  void load_or_create(bool have_lock);  // state file → model, or a fresh model (saved)
-  void save();                          // model → state file (caller holds the file lock)
+  // State file → model (true), or a fresh model at the start time, saved (false).
+  bool load_or_create(bool have_lock);
+  void save();  // model → state file (caller holds the file lock)
   std::string encode() const;
   bool decode(const std::string& bytes);
 
@@ -77,6 +78,7 @@ class Context {
   long long anchor_wall_ns_ = 0;  // wall time at which simulated time was anchor_sim_s_
   double anchor_sim_s_ = 0;
   double start_s_ = 0;
+  double powered_on_at_s_ = 0;  // the start time the node in the state file was powered on at
   long long last_save_wall_ns_ = 0;
   bool save_failed_ = false;
   std::uint64_t call_counter_ = 0;

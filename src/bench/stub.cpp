@@ -1,4 +1,6 @@
 // Entry points of a build without CUDA: each says how to get a build that has it.
+#include <string>
+
 #include "bench/p2p.h"
 #include "bench/workload.h"
 #include "util/error.h"
@@ -6,11 +8,27 @@
 namespace gpuclk::bench {
 
 namespace {
-[[noreturn]] void throw_not_built() {
-  throw Error(ExitCode::not_supported,
-              "gpuclk was built without CUDA; install the CUDA toolkit (nvcc) and reconfigure "
-              "with -DGPUCLK_WITH_CUDA=ON");
+
+#ifndef GPUCLK_WITH_CUDA_SETTING
+#define GPUCLK_WITH_CUDA_SETTING "OFF"
+#endif
+
+// Why this build has no CUDA: the CMake option as configured (AUTO: nvcc was not found).
+std::string why_not_built() {
+  const std::string setting = GPUCLK_WITH_CUDA_SETTING;
+  if (setting == "AUTO") return "GPUCLK_WITH_CUDA=AUTO found no nvcc when it was configured";
+  return "configured with GPUCLK_WITH_CUDA=" + setting;
 }
+
+[[noreturn]] void throw_not_built() {
+  throw Error(
+      ExitCode::not_supported,
+      "gpuclk was built without CUDA (" + why_not_built() + "): gpuclk bench has no kernels to run",
+      "install the CUDA toolkit (nvcc, e.g. /usr/local/cuda/bin/nvcc) and reconfigure "
+      "with -DGPUCLK_WITH_CUDA=ON (cmake --preset release -DGPUCLK_WITH_CUDA=ON), then "
+      "build again");
+}
+
 }  // namespace
 
 Result run(const WorkloadSpec&, int, const RunOptions&) { throw_not_built(); }

@@ -263,8 +263,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
       "clock it ran, with the reason for any gap; GPU-GPU and host-GPU transfers (p2p)");
   bench->require_subcommand(1);
   bench->footer(
-      "Exit code: 0 ok, 2 bad argument, 3 not supported (no CUDA in this build, dtype, "
-      "simulator), 6 GPU not found, 255 a result check failed.");
+      "Exit code: 0 ok, 2 bad argument, 3 not supported (no CUDA in this build: it says how to "
+      "enable it; dtype; simulator), 6 GPU not found, 12 no NVIDIA driver, 255 a result check "
+      "failed.");
   auto set_run = [&ctx, opts](const std::string& workload) {
     return [&ctx, opts, workload] {
       ctx.run = [&ctx, opts, workload] { return run_bench(ctx, workload, *opts); };

@@ -292,8 +292,9 @@ void add_bench_p2p_command(CLI::App* bench, Context& ctx) {
                   "show what a remote node costs");
   sub->add_flag("--no-check", opts->no_check, "skip comparing each copy with its source");
   sub->footer(
-      "Exit code: 0 ok, 2 bad argument, 3 not supported (no CUDA in this build, simulator), 6 "
-      "GPU not found, 255 a copy's data did not match.");
+      "Exit code: 0 ok, 2 bad argument, 3 not supported (no CUDA in this build: it says how to "
+      "enable it; simulator), 6 GPU not found, 12 no NVIDIA driver, 255 a copy's data did not "
+      "match.");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_p2p(ctx, *opts); }; });
 }
 

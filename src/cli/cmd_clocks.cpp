@@ -164,8 +164,11 @@ out::Node clocks_tree(const gpu::Device& d, const control::Settings& settings) {
       auto s = gpu::summarize_clocks(entry.graphics);
       m.add("graphics_min", "Graphics Min", out::integer((long long)s.min.value(), "MHz"));
       m.add("graphics_max", "Graphics Max", out::integer((long long)s.max.value(), "MHz"));
+      // A V100's 7.5 MHz grid (listed as 7 and 8 MHz gaps) reads 7.5.
       m.add("graphics_step", "Graphics Step",
-            s.step.value() > 0 ? out::integer((long long)s.step.value(), "MHz") : out::na());
+            s.step.value() <= 0 ? out::na()
+            : s.step_rounded    ? out::number(s.step.value(), "MHz", 1)
+                                : out::integer((long long)s.step.value(), "MHz"));
       m.add("graphics_count", "Graphics Values", out::integer((long long)s.count));
     }
   } else {

@@ -151,10 +151,10 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
                {"policy", "Policy", true},
                {"energy", "Energy J", false, "J"},
                {"time", "Time s", false, "s"},
-               {"saved", "Saved", false, "%"},
-               {"slowdown", "Slowdown", false, "%"},
-               {"oracle_gap", "Gap to oracle", false, "%"},
-               {"idle_saved", "Idle-gap saved", false, "%"},
+               {"saved", "Saved %", false, "%"},
+               {"slowdown", "Slowdown %", false, "%"},
+               {"oracle_gap", "Gap to oracle pp", false, "pp"},
+               {"idle_saved", "Idle-gap saved %", false, "%"},
                {"writes", "Writes"}};
   for (const auto& s : results) {
     const auto* oracle = s.find("oracle");
@@ -164,7 +164,9 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
            output::text(std::string(govern::to_string(s.knee))), output::text(r.policy),
            output::number(r.energy_joules, "J", 0), output::number(r.time_seconds, "s", 2),
            pct(r.energy_saved_ratio), pct(r.slowdown_ratio),
-           oracle ? pct(oracle->energy_saved_ratio - r.energy_saved_ratio) : output::na(),
+           oracle
+               ? output::number((oracle->energy_saved_ratio - r.energy_saved_ratio) * 100, "pp", 1)
+               : output::na(),
            s.results.front().idle_energy_joules > 0 ? pct(r.idle_energy_saved_ratio) : output::na(),
            r.policy == "none" || r.policy == "oracle" ? output::na() : output::integer(r.writes)});
     }
@@ -181,8 +183,8 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
                {"sm_clock", "SM MHz", false, "MHz"},
                {"energy", "Energy J", false, "J"},
                {"time", "Time s", false, "s"},
-               {"saved", "Saved", false, "%"},
-               {"slowdown", "Slowdown", false, "%"}};
+               {"saved", "Saved %", false, "%"},
+               {"slowdown", "Slowdown %", false, "%"}};
   for (const auto& s : results) {
     const auto& none = s.results.front().phases;
     for (const auto& r : s.results) {
@@ -361,8 +363,12 @@ void add_govern_command(CLI::App& app, Context& ctx) {
   sub->add_option("--log", o->log, "append decisions to FILE (JSON Lines)");
   sub->add_option("--duration", o->duration,
                   "stop after this long (e.g. 60s) and restore, as on SIGTERM");
-  sub->add_option("--geopm-phi", o->geopm_phi, "geopm policy's bias 0..1 (default 0.5)")
-      ->check(CLI::Range(0.0, 1.0));
+  // The range in the description: CLI11 would print the validator as "FLOAT:FLOAT in [0 - 1]".
+  sub->add_option("--geopm-phi", o->geopm_phi,
+                  "geopm policy's bias, 0 to 1: below 0.5 saves energy, above favours speed "
+                  "(default 0.5)")
+      ->type_name("PHI")
+      ->check(CLI::Range(0.0, 1.0).description(""));
   sub->add_flag("--evaluate", o->evaluate,
                 "run every policy and the per-phase oracle on simulator scenarios");
   sub->add_option("--scenario", o->scenarios,

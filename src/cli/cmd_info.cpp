@@ -24,12 +24,17 @@ out::Value tflops(double flops) { return out::number(flops / 1e12, "TFLOP/s", 1)
 out::Node info_host_tree(Context& ctx, const host::CpuInfo& cpu) {
   out::Node h{"host", "Host", {}, {}, false};
   auto& c = h.section("cpu", "CPU");
+  // On a simulated node, its host (the scenario's CPUs and NUMA nodes, which the GPUs' affinity
+  // below refers to), never this machine's mixed in.
+  c.add("source", "Source", out::text(cpu.source));
+  const auto count = [](unsigned n) { return n > 0 ? out::integer(n) : out::na(); };
   c.add("vendor", "Vendor", cpu.vendor.empty() ? out::na() : out::text(cpu.vendor));
   c.add("model", "Model", cpu.model.empty() ? out::na() : out::text(cpu.model));
-  c.add("microarchitecture", "Microarchitecture", out::text(cpu.microarchitecture));
-  c.add("sockets", "Sockets", out::integer(cpu.sockets));
-  c.add("cores", "Cores", out::integer(cpu.cores));
-  c.add("threads", "Threads", out::integer(cpu.threads));
+  c.add("microarchitecture", "Microarchitecture",
+        cpu.microarchitecture.empty() ? out::na() : out::text(cpu.microarchitecture));
+  c.add("sockets", "Sockets", count(cpu.sockets));
+  c.add("cores", "Cores", count(cpu.cores));
+  c.add("threads", "Threads", count(cpu.threads));
   auto& numa = c.section("numa_nodes", "NUMA Nodes", true);
   for (const auto& n : cpu.numa_nodes) {
     auto& node = numa.section("node", fmt::format("Node {}", n.os_index));
@@ -189,7 +194,7 @@ int run_info(Context& ctx) {
     for (auto pos : ctx.select_from(reply->at("gpus")))
       gpus.children.push_back(serve::node_from_json(reply->at("rows").at(pos)));
   } else {
-    auto cpu = host::read_cpu_info();
+    const auto cpu = ctx.host_cpu();
     root.children.push_back(info_host_tree(ctx, cpu));
     auto& gpus = root.section("gpus", "GPUs", true);
     for (const auto* d : ctx.selected()) gpus.children.push_back(info_gpu_tree(*d, cpu));

@@ -87,9 +87,13 @@ int run_status(Context& ctx) {
     for (auto pos : ctx.select_from(reply->at("gpus")))
       gpus.push_back(serve::status_from_json(reply->at("status").at(pos)));
     simulated = reply->value("simulated", std::string());
+    if (const auto note = reply->value("sim_time_note", std::string()); !note.empty())
+      simulated += ", " + note;
   } else {
     for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
-    if (ctx.simulated()) simulated = ctx.options.sim;
+    // With what its time does when that is not real time (a frozen node stays frozen for every
+    // later command: the speed lives in the state file).
+    if (ctx.simulated()) simulated = ctx.simulated_node();
   }
   // The rules engine over this one look; clock locks come from the journal (NVML cannot read
   // them).

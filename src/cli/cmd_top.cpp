@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
+#include "gpu/simulator.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
 #include "telemetry/interval.h"
@@ -97,6 +98,7 @@ int run_top(Context& ctx, const TopOptions& o) {
   };
   std::size_t count = 0;
   std::string simulated;
+  std::string frozen;  // a simulated node whose time stands still or runs fast
   if (auto hello = ctx.service_hello()) {
     // The service's sampler and history; this process loads no NVML.
     auto positions = ctx.select_from(hello->at("gpus"));
@@ -112,7 +114,13 @@ int run_top(Context& ctx, const TopOptions& o) {
   } else {
     const auto devices = ctx.selected();
     count = devices.size();
-    if (ctx.simulated()) simulated = ctx.options.sim.empty() ? "default" : ctx.options.sim;
+    if (ctx.simulated()) {
+      simulated = ctx.options.sim.empty() ? "default" : ctx.options.sim;
+      // The heading has one line: the note in short, "time frozen at 10 s" (status and doctor
+      // say it in full).
+      const auto note = gpu::simulator_time_note(ctx.nvml());
+      if (!note.empty()) frozen = ", " + note.substr(0, note.find(" ("));
+    }
     feed = std::make_unique<tui::SamplerFeed>(ctx.devices(), devices, ctx.clock(), interval,
                                               journal_facts);
   }
@@ -120,7 +128,7 @@ int run_top(Context& ctx, const TopOptions& o) {
   // A scenario file shows as its name: the heading has one line, and a path would push the
   // source (sampler or service) off it.
   if (!simulated.empty())
-    heading.node += ", simulated: " + std::filesystem::path(simulated).stem().string();
+    heading.node += ", simulated: " + std::filesystem::path(simulated).stem().string() + frozen;
   heading.source = feed->source();
 
   tui::Terminal term;  // from here on, the destructor restores the terminal

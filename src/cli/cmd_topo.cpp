@@ -20,9 +20,8 @@ namespace out = output;
 
 }  // namespace
 
-out::Table topo_table(const std::vector<gpu::Device*>& devices) {
+out::Table topo_table(const std::vector<gpu::Device*>& devices, const host::CpuInfo& cpu) {
   auto matrix = gpu::connection_matrix(devices);
-  auto cpu = host::read_cpu_info();
 
   out::Table t;
   t.columns.push_back({"gpu", "", true});
@@ -75,9 +74,17 @@ int run_topo(Context& ctx) {
   // links), so the service's whole-node table serves only a command without -i.
   std::optional<nlohmann::json> reply;
   if (!ctx.selection_given()) reply = ctx.ask_service({{"request", "view"}, {"name", "topo"}});
-  const auto t = reply ? serve::table_from_json(reply->at("node")) : topo_table(ctx.selected());
+  // Where the affinity's CPUs and NUMA nodes are (the service says it for its table).
+  std::string cpus_from = reply ? reply->at("node").value("cpus_from", std::string()) : "";
+  const auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
+    const auto cpu = ctx.host_cpu();
+    cpus_from = cpu.source;
+    return topo_table(ctx.selected(), cpu);
+  }();
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
+    if (ctx.simulated() && !cpus_from.empty())
+      std::cout << "\nCPU and NUMA affinity: CPUs and NUMA nodes of " << cpus_from << '\n';
     // NVLinks per GPU pair, as bandwidth (the matrix's NV# counts them), and links down.
     std::vector<std::string> lines;
     if (reply && reply->at("node").contains("nvlink")) {

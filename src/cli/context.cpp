@@ -10,6 +10,7 @@
 
 #include "gpu/limits_cache.h"
 #include "gpu/selection.h"
+#include "gpu/simulator.h"
 #include "nvml/api.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
@@ -83,8 +84,20 @@ void Context::effect(std::string_view what) {
   // Checked until it passes: a caller that swallows an Error (journal_dir's "no NVML") must not
   // let the next effect through with a bad -i.
   if (options.devices_given && !selection_checked_) {
+    // Refused: the hint lists this node's GPUs, read through NVML (an effect of its own, which
+    // must not run this check again).
+    const auto present = [this]() -> std::optional<std::vector<gpu::DeviceKey>> {
+      selection_checked_ = true;
+      struct Again {
+        bool& flag;
+        ~Again() { flag = false; }
+      } again{selection_checked_};
+      std::vector<gpu::DeviceKey> keys;
+      for (const auto* d : devices().all()) keys.push_back({d->index(), d->uuid(), d->bus_id()});
+      return keys;
+    };
     try {
-      gpu::check_selection(options.devices);
+      gpu::check_selection(options.devices, present);
     } catch (const Error& e) {
       throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
     }
@@ -229,6 +242,30 @@ bool Context::simulated() {
   // nvmlInit (10-14 ms on an H100: status and clocks through the service took 15 ms, not 3).
   if (!api_ && service_simulated_) return *service_simulated_;
   return nvml().simulated();
+}
+
+std::string Context::simulated_node() {
+  if (!simulated()) return {};
+  std::string node = options.sim.empty() ? "default" : options.sim;
+  if (api_ || !service_simulated_) {
+    if (const auto note = gpu::simulator_time_note(nvml()); !note.empty()) node += ", " + note;
+  }
+  return node;
+}
+
+host::CpuInfo Context::host_cpu() {
+  if (simulated()) {
+    const std::string scenario = options.sim.empty() ? "default" : options.sim;
+    if (const auto h = gpu::simulator_host(nvml())) {
+      return host::simulated_cpu_info(
+          h->cpus, h->numa_nodes,
+          fmt::format("the simulated node (scenario {}: cpu_count, numa_nodes)", scenario));
+    }
+    auto cpu = host::read_cpu_info();
+    cpu.source = fmt::format("this host (hwloc): scenario {} gives no CPUs", scenario);
+    return cpu;
+  }
+  return host::read_cpu_info();
 }
 
 std::string Context::state_dir() const {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "host/cpu.h"
 #include "output/format.h"
 #include "output/printer.h"
 #include "util/clock.h"
@@ -88,6 +89,12 @@ class Context {
   const Clock& clock();
   bool read_only() const;
   bool simulated();
+  // The simulated node as headings name it: the scenario, and what its time does when it is not
+  // real time ("default, time frozen at 45 s (GPUCLK_SIM_SPEED=0, …)"); "" on a real driver.
+  std::string simulated_node();
+  // The host's CPUs and NUMA nodes for info and topo: on a simulated node the scenario's (its
+  // GPUs' CPU affinity is the scenario's too), else this machine's (hwloc).
+  host::CpuInfo host_cpu();
   std::string state_dir() const;
   // Asks the service (gpuclk serve) when one answers on the socket and --direct is not given;
   // nullopt means "read NVML yourself". A service on another node kind (simulated or not, another

@@ -12,16 +12,18 @@ std::vector<serve::View> service_views(Context& ctx) {
   views.push_back({"clocks",
                    [](const gpu::Device& d, const gpu::DeviceSet&) { return clocks_view_row(d); },
                    {}});
-  // The host's CPU and NUMA layout do not change while the service runs: read once.
-  auto cpu = std::make_shared<host::CpuInfo>(host::read_cpu_info());
+  // The host's CPU and NUMA layout do not change while the service runs: read once (a simulated
+  // node's: the scenario's).
+  auto cpu = std::make_shared<host::CpuInfo>(ctx.host_cpu());
   views.push_back(
       {"info",
        [cpu](const gpu::Device& d, const gpu::DeviceSet&) {
          return serve::to_json(info_gpu_tree(d, *cpu));
        },
        [&ctx, cpu](const gpu::DeviceSet&) { return serve::to_json(info_host_tree(ctx, *cpu)); }});
-  views.push_back({"topo", {}, [](const gpu::DeviceSet& set) {
-                     auto j = serve::to_json(topo_table(set.all()));
+  views.push_back({"topo", {}, [cpu](const gpu::DeviceSet& set) {
+                     auto j = serve::to_json(topo_table(set.all(), *cpu));
+                     j["cpus_from"] = cpu->source;  // where the affinity's CPUs are
                      j["nvlink"] = nvlink_lines(set.all());
                      return j;
                    }});

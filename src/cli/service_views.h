@@ -25,7 +25,7 @@ nlohmann::json clocks_view_row(const gpu::Device& d);
 output::Node info_host_tree(Context& ctx, const host::CpuInfo& cpu);
 output::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu);
 // `gpuclk topo`'s table over `devices` (the legend is printed apart).
-output::Table topo_table(const std::vector<gpu::Device*>& devices);
+output::Table topo_table(const std::vector<gpu::Device*>& devices, const host::CpuInfo& cpu);
 // Its NVLink lines: "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)", links down.
 std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices);
 

@@ -78,7 +78,7 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
           result.index, entry.uuid,         s, describe(now, s), describe(entry.original, s),
           {},           Outcome::unchanged, {}};
       if (now.same(entry.original, s)) {
-        row.read_back = row.before;
+        if (!options.dry_run) row.read_back = row.before;  // a dry run reads nothing back
       } else if (options.dry_run) {
         row.outcome = Outcome::would_change;
       } else {

@@ -95,7 +95,8 @@ std::vector<Plan> plan_writes(const std::vector<GpuChange>& changes, const Journ
                         Outcome::unchanged,
                         {}};
       if (p.before.same(c.target, s)) {
-        row.read_back = row.before;
+        // Unchanged: what was read before is what the GPU has. A dry run reads nothing back.
+        if (!dry_run) row.read_back = row.before;
       } else {
         row.outcome = dry_run ? Outcome::would_change : Outcome::not_attempted;
         p.writes.push_back({s, report.settings.size()});

@@ -78,9 +78,12 @@ class Checker {
       note(fmt::format("{} {} MHz snapped to {} MHz", what, value, v));
       return v;
     }
+    // The supported list once per GPU: a lock's minimum and maximum share it.
+    std::string supported = describe_list(values);
+    if (!described_.insert(supported).second) supported = "as above";
     problem(ExitCode::bad_argument,
             fmt::format("{} {} MHz is not supported; nearest: {} (supported: {})", what, value,
-                        nearest_text(values, value), describe_list(values)),
+                        nearest_text(values, value), supported),
             "pick a listed value, or pass --snap to round to the nearest one");
     return std::nullopt;
   }
@@ -88,6 +91,7 @@ class Checker {
   const GpuFacts& facts_;
   bool snap_;
   GpuTarget& out_;
+  std::set<std::string> described_;  // supported lists already written out for this GPU
 };
 
 void check_application_clocks(const Change<ApplicationClocks>& change, Checker& c,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 #include "util/error.h"
 #include "util/parse.h"
@@ -34,11 +35,29 @@ bool iequals_prefix(std::string_view prefix, std::string_view full) {
   return true;
 }
 
-std::string available(const std::vector<DeviceKey>& keys) {
+}  // namespace
+
+std::string available_gpus(const std::vector<DeviceKey>& keys) {
   if (keys.empty()) return "no GPUs are visible";
   std::string out = "GPUs here:";
-  for (const auto& k : keys) out += fmt::format(" {} ({}, {})", k.index, k.uuid, k.bus_id);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto& k = keys[i];
+    out += fmt::format("{} {} ({}{}{})", i == 0 ? "" : ";", k.index, k.uuid,
+                       k.bus_id.empty() ? "" : ", ", k.bus_id);
+  }
   return out;
+}
+
+namespace {
+
+std::string available(const std::vector<DeviceKey>& keys) { return available_gpus(keys); }
+
+// What a selection may name: on this node when its GPUs are known, else the forms only.
+std::string valid_forms(const std::vector<DeviceKey>* keys) {
+  const std::string forms =
+      "give GPU indexes, UUIDs (GPU-…, or a unique prefix) or PCI bus ids (DDDDDDDD:BB:DD.F), "
+      "comma separated";
+  return keys ? forms + "; " + available(*keys) : forms;
 }
 
 }  // namespace
@@ -75,8 +94,8 @@ struct Item {
 };
 
 // The checks that need no GPU (exit 2): empty or too long spec, empty or malformed item, index
-// beyond kMaxGpuIndex. `hint` ends the out-of-range message (what GPUs there are, when known).
-std::vector<Item> parse_items(std::string_view spec, const std::string& hint) {
+// beyond kMaxGpuIndex. `keys`: the GPUs there are, when known, for the hints (nullptr: not).
+std::vector<Item> parse_items(std::string_view spec, const std::vector<DeviceKey>* keys) {
   // Empty is never "all": `gpuclk -i "$GPU" set …` with $GPU unset must not change every GPU.
   if (trim(spec).empty()) {
     throw bad_argument("the GPU selection is empty",
@@ -105,7 +124,8 @@ std::vector<Item> parse_items(std::string_view spec, const std::string& hint) {
       const auto index = parse::try_unsigned(text, 0, kMaxGpuIndex);
       if (!index) {
         throw bad_argument(fmt::format("GPU index '{}' is out of range", parse::quote(text)),
-                           fmt::format("indexes run from 0 to {} at most{}", kMaxGpuIndex, hint));
+                           keys ? valid_forms(keys)
+                                : fmt::format("indexes run from 0 to {} at most", kMaxGpuIndex));
       }
       items.push_back({Item::Kind::index, text, static_cast<unsigned>(*index), {}});
       continue;
@@ -122,21 +142,39 @@ std::vector<Item> parse_items(std::string_view spec, const std::string& hint) {
     }
     throw bad_argument(
         fmt::format("'{}' is not a GPU index, UUID or PCI bus id", parse::quote(text)),
-        "valid: 0 | GPU-xxxxxxxx-... | 00000000:00:06.0, comma separated");
+        valid_forms(keys));
   }
   return items;
 }
 
 }  // namespace
 
-void check_selection(std::string_view spec) { parse_items(spec, ""); }
+void check_selection(std::string_view spec,
+                     const std::function<std::optional<std::vector<DeviceKey>>()>& present) {
+  try {
+    parse_items(spec, nullptr);
+  } catch (const Error&) {
+    // The hint names the GPUs of this node when they can be listed (the message stays).
+    std::optional<std::vector<DeviceKey>> keys;
+    if (present) {
+      try {
+        keys = present();
+      } catch (...) {
+        keys.reset();  // no NVML here, or a command that may not load it: the forms only
+      }
+    }
+    if (!keys) throw;
+    parse_items(spec, &*keys);  // the same refusal, its hint naming this node's GPUs
+    throw;
+  }
+}
 
 std::vector<std::size_t> select_devices(std::string_view spec, const std::vector<DeviceKey>& keys) {
   std::vector<std::size_t> chosen;
   auto add = [&](std::size_t pos) {
     if (std::find(chosen.begin(), chosen.end(), pos) == chosen.end()) chosen.push_back(pos);
   };
-  for (const auto& item : parse_items(spec, "; " + available(keys))) {
+  for (const auto& item : parse_items(spec, &keys)) {
     switch (item.kind) {
       case Item::Kind::index: {
         auto it = std::find_if(keys.begin(), keys.end(),

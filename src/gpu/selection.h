@@ -3,6 +3,8 @@
 // "0000:00:06.0", "00:06.0").
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +30,13 @@ std::vector<std::size_t> select_devices(std::string_view spec, const std::vector
 // The checks of select_devices that need no GPU: throws Error (exit 2) for an empty or too long
 // spec, an empty or malformed item, an index beyond kMaxGpuIndex. Context runs it on -i before a
 // command's first effect, so a bad -i is refused before the journal is locked or NVML loaded.
-void check_selection(std::string_view spec);
+// Only when it refuses, `present` (if given) is asked for this node's GPUs, so that the hint names
+// the indexes, UUIDs and bus ids there are; it may throw or answer nullopt (the forms only).
+void check_selection(std::string_view spec,
+                     const std::function<std::optional<std::vector<DeviceKey>>()>& present = {});
+
+// "GPUs here: 0 (GPU-…, 00000000:18:00.0); 1 (…)": what a selection may name on this node.
+std::string available_gpus(const std::vector<DeviceKey>& keys);
 
 // Normalizes a PCI bus id to "DDDDDDDD:BB:DD.F" (upper-case hex); empty if not a bus id.
 std::string normalize_bus_id(std::string_view text);

@@ -135,6 +135,20 @@ CpuInfo read_cpu_info() {
   return cpu;
 }
 
+CpuInfo simulated_cpu_info(unsigned cpus, unsigned numa_nodes, std::string source) {
+  CpuInfo cpu;
+  cpu.source = std::move(source);
+  cpu.threads = cpus;
+  const unsigned nodes = std::max(1u, numa_nodes);
+  const unsigned per_node = std::max(1u, cpus / nodes);
+  for (unsigned k = 0; k < nodes; ++k) {
+    NumaNode node{k, {}};
+    for (unsigned c = k * per_node; c < (k + 1) * per_node && c < cpus; ++c) node.cpus.push_back(c);
+    cpu.numa_nodes.push_back(std::move(node));
+  }
+  return cpu;
+}
+
 }  // namespace gpuclk::host
 
 namespace gpuclk::host {

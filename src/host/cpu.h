@@ -18,10 +18,16 @@ struct CpuInfo {
   std::string microarchitecture;  // "Zen 4 (Genoa)"; "unknown (family 6 model 255)" if not in table
   unsigned sockets = 0, cores = 0, threads = 0;
   std::vector<NumaNode> numa_nodes;
+  std::string source = "this host (hwloc)";  // where the figures come from
 };
 
 // Reads the topology once. Never throws: fields it cannot tell stay empty/zero.
 CpuInfo read_cpu_info();
+
+// A simulated node's host: `cpus` logical CPUs split evenly over `numa_nodes` nodes (node k has
+// CPUs k*cpus/numa_nodes … (k+1)*cpus/numa_nodes − 1, as the simulated GPUs' CPU affinity);
+// vendor, model, sockets and cores unknown. `source` names where it comes from.
+CpuInfo simulated_cpu_info(unsigned cpus, unsigned numa_nodes, std::string source);
 
 // Names the microarchitecture of an x86 CPU from its vendor, family and model number.
 std::string microarchitecture(const std::string& vendor, int family, int model);

@@ -632,6 +632,12 @@ json Service::handle(const json& request, const Peer& peer) const {
       auto r = ok_response();
       r["simulated"] = options_.simulated;
       r["sim_state"] = options_.sim_state;
+      // What the simulated node's time does when it is not real time ("time frozen at 60 s
+      // (…)"), as a direct `gpuclk status` says it.
+      if (!options_.simulated.empty()) {
+        if (const auto note = gpu::simulator_time_note(devices_.api()); !note.empty())
+          r["sim_time_note"] = note;
+      }
       r["gpus"] = keys_json();
       r["status"] = json::array();
       for (const auto& g : s->status) r["status"].push_back(to_json(g));

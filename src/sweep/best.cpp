@@ -8,7 +8,7 @@ namespace gpuclk::sweep {
 namespace {
 
 // Rates (energies, EDPs) within this fraction of the best count as the same: measurement noise.
-constexpr double kSameRate = 0.005;
+constexpr double kSameRate = kTieTolerance;
 
 struct Sums {
   double rate = 0, power = 0, energy = 0, work = 0;
@@ -64,9 +64,16 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
     return c.rate >= top * (1 - kSameRate);
   });
   const CurvePoint reference = baseline.value_or(*fastest);
+  const CurvePoint* strict_least = nullptr;  // the last lowest()'s least value, before the tie rule
   const auto best = [&](std::string kind, const CurvePoint& c) {
     out.push_back({std::move(kind), c, c.rate / reference.rate,
                    c.energy_per_work / reference.energy_per_work});
+  };
+  // As best(), saying where the least value itself was when the tie rule named a lower setting.
+  const auto best_of_least = [&](std::string kind, const CurvePoint& c) {
+    best(std::move(kind), c);
+    if (strict_least && strict_least->requested != c.requested)
+      out.back().least_at = strict_least->requested;
   };
   // The lowest setting whose key is within kSameRate of the least: points the power cap holds
   // at the same clock measure the same within noise, and the lowest lock asks for least.
@@ -75,6 +82,7 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
     for (const auto& c : curve) {
       if (qualifies(c) && (!least || key(c) < key(*least))) least = &c;
     }
+    strict_least = least;
     if (!least) return nullptr;
     for (const auto& c : curve) {  // ascending: the first that qualifies is the lowest setting
       if (qualifies(c) && key(c) <= key(*least) * (1 + kSameRate)) return &c;
@@ -85,12 +93,14 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
 
   best("max_throughput", *fastest);
   if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; }, all)) {
-    best("min_energy", *c);
+    best_of_least("min_energy", *c);
   }
-  if (auto* c = lowest([](const CurvePoint& p) { return p.edp(); }, all)) best("min_edp", *c);
+  if (auto* c = lowest([](const CurvePoint& p) { return p.edp(); }, all)) {
+    best_of_least("min_edp", *c);
+  }
   if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; },
                        [&](const CurvePoint& p) { return p.rate >= top * (1 - max_slowdown); })) {
-    best("min_energy_within_slowdown", *c);
+    best_of_least("min_energy_within_slowdown", *c);
   }
   for (std::size_t k = curve.size() - 1; k > 0; --k) {
     const CurvePoint& hi = curve[k];

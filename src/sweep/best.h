@@ -25,7 +25,14 @@ struct BestPoint {
   CurvePoint point;
   double rate_vs_baseline = 0;    // rate / baseline's rate
   double energy_vs_baseline = 0;  // energy per work / baseline's
+  // min_energy, min_edp, min_energy_within_slowdown: the setting whose value is strictly the
+  // least, when the tie rule (kTieTolerance) named a lower one; nullopt when they are the same.
+  std::optional<double> least_at;
 };
+
+// Values within this fraction of the least count as a tie (measurement noise): the lowest setting
+// among them is the best point.
+inline constexpr double kTieTolerance = 0.005;
 
 // The curve of the measured points that succeeded, summed over GPUs per requested value
 // (rate and power add, energy per work is total energy / total work), sorted by setting.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "gpu/clock_list.h"
 #include "util/error.h"
 
 namespace gpuclk::sweep {
@@ -92,10 +93,8 @@ CheckedPoints check_sm_clocks(const std::vector<double>& values,
   std::sort(mhz.begin(), mhz.end());
   mhz.erase(std::unique(mhz.begin(), mhz.end()), mhz.end());
   const double lo = mhz.front(), hi = mhz.back();
-  const double step = mhz.size() > 1 ? mhz[1] - mhz[0] : 0;
-  const auto range_text =
-      step > 0 ? fmt::format("{:.0f}–{:.0f} MHz in steps of {:.0f} MHz", lo, hi, step)
-               : fmt::format("{:.0f} MHz", lo);
+  // The grid as `gpuclk clocks` writes it (a V100's 7.5 MHz steps are 7 and 8 MHz gaps).
+  const auto range_text = gpu::describe_clocks(supported);
   CheckedPoints out;
   std::set<double> seen;
   for (double v : values) {

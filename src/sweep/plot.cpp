@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -44,8 +45,10 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
       {6, fmt::format("energy x delay (J s / {}²)", r.unit.name)}};
   std::string out = fmt::format(
       "set multiplot layout 2,2 title {}\n",
-      quoted(fmt::format("gpuclk sweep: {} (best points marked{})", r.workload,
-                         r.best_per_gpu.empty() ? "" : ", each GPU's on its own curve")));
+      quoted(fmt::format("gpuclk sweep: {} (best points marked{}; a best point is the lowest "
+                         "setting within {:g} % of the least value)",
+                         r.workload, r.best_per_gpu.empty() ? "" : ", each GPU's on its own curve",
+                         kTieTolerance * 100)));
   for (const auto& p : list) {
     out += fmt::format("set xlabel {}\nset ylabel {}\n", quoted(x_label), quoted(p.label));
     std::string plot = "plot ";
@@ -56,11 +59,15 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
           k, p.column, gpus[k]);
     }
     if (any_best) {
+      // Four label rows (best.dat columns 7-10): near above, near below, far above, far below;
+      // neighbouring best points alternate between near and far so their labels stay apart.
       plot += fmt::format(
-          "'best.dat' using 1:{} with points pt 6 ps 2.5 lw 2 lc rgb 'red' title 'best points', "
-          "'best.dat' using 1:{}:7 with labels offset 0,1.2 font ',8' notitle, "
-          "'best.dat' using 1:{}:8 with labels offset 0,-1.2 font ',8' notitle",
-          p.column - 1, p.column - 1, p.column - 1);
+          "'best.dat' using 1:{0} with points pt 6 ps 2.5 lw 2 lc rgb 'red' title 'best points', "
+          "'best.dat' using 1:{0}:7 with labels offset 0,1.2 font ',8' notitle, "
+          "'best.dat' using 1:{0}:8 with labels offset 0,-1.2 font ',8' notitle, "
+          "'best.dat' using 1:{0}:9 with labels offset 0,2.4 font ',8' notitle, "
+          "'best.dat' using 1:{0}:10 with labels offset 0,-2.4 font ',8' notitle",
+          p.column - 1);
     } else {
       plot.resize(plot.size() - 2);
     }
@@ -104,6 +111,7 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
       best_at[b.point.requested] = &b;
     }
     std::string out;
+    int slot = 0;  // alternates near/far between neighbouring labelled points
     for (const auto& [requested, kinds] : kinds_at) {
       const CurvePoint& c = best_at[requested]->point;
       std::string label;
@@ -111,14 +119,28 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
         if (!labelled.insert({requested, k}).second) continue;
         label += label.empty() ? prefix : "+";
         label += k;
+        // The tie rule named this setting: say where the least value itself was.
+        const auto it = std::find_if(list.begin(), list.end(), [&](const BestPoint& b) {
+          return b.kind == k && b.point.requested == requested;
+        });
+        if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
       }
-      out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\"\n", requested, c.rate,
-                         c.power_w, c.energy_per_work, c.edp(), prefix.empty() ? label : "",
-                         prefix.empty() ? "" : label);
+      // Columns 7-10: near above, near below, far above, far below (the first GPU above, the
+      // others below).
+      std::string cells[4];
+      if (!label.empty()) {
+        cells[(prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
+        ++slot;
+      }
+      out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\" \"{}\" \"{}\"\n",
+                         requested, c.rate, c.power_w, c.energy_per_work, c.edp(), cells[0],
+                         cells[1], cells[2], cells[3]);
     }
     return out;
   };
-  std::string best = "# requested rate power_w energy_per_work edp 0 label label_below\n";
+  std::string best =
+      "# requested rate power_w energy_per_work edp 0 label_above label_below label_above_far "
+      "label_below_far\n";
   if (r.best_per_gpu.empty()) {
     best += rows(r.best, "");
   } else {
@@ -130,8 +152,8 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
       first = false;
     }
   }
-  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7 label
-  // (above the point), 8 label (below);
+  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7-10 labels
+  // (above, below, far above, far below the point);
   // panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
   std::string script =
       "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"

@@ -99,6 +99,9 @@ void add_best(output::Node& parent, const Report& r, const std::vector<BestPoint
     n.add("edp", "", number(b.point.edp(), "", 9));
     n.add("rate_vs_baseline", "", number(b.rate_vs_baseline, "", 4));
     n.add("energy_vs_baseline", "", number(b.energy_vs_baseline, "", 4));
+    // Where the least value itself was, when the tie rule named this lower setting (else null).
+    n.add("least_at", "",
+          b.least_at ? number(*b.least_at, "", r.axis == Axis::sm_clock ? 0 : 1) : na());
   }
 }
 
@@ -106,9 +109,27 @@ void add_best(output::Node& parent, const Report& r, const std::vector<BestPoint
 
 std::string energy_unit(const WorkUnit& unit) { return "J/" + unit.name; }
 
+namespace {
+
+std::string tie_note(Axis axis, const BestPoint& b) {
+  const char* what = b.kind == "min_edp" ? "energy x delay" : "energy per unit of work";
+  return fmt::format(
+      "{} is {}, the lowest setting within {:g} % of the least {} (at {}): values that close "
+      "are the same within measurement noise, and the lower setting asks for less",
+      b.kind, setting_text(axis, b.point.requested), kTieTolerance * 100, what,
+      setting_text(axis, b.least_at));
+}
+
+}  // namespace
+
 void find_best(Report& report) {
   report.baseline = baseline_of(report.points);
   report.best = best_points(curve_of(report.points), report.baseline, report.max_slowdown);
+  // The tie rule, said where the result is shown: the plot and the table name the lower setting
+  // although another one measured a hair less.
+  for (const auto& b : report.best) {
+    if (b.least_at) report.notes.push_back(tie_note(report.axis, b));
+  }
   report.best_per_gpu.clear();
   auto per_gpu = best_points_per_gpu(report.points, report.max_slowdown);
   if (per_gpu.size() < 2) return;

@@ -107,6 +107,7 @@ struct Series {
   double top = 1;
   std::function<std::optional<double>(const FastSample&)> value;
   Tone tone = Tone::good;
+  std::string scale;  // `top` as the y-scale's label ("1980", "700", "79.6")
 };
 
 Series metric_series(const GpuFrame& g, Metric m) {
@@ -119,26 +120,31 @@ Series metric_series(const GpuFrame& g, Metric m) {
       s.label = "temperature";
       s.latest = f ? celsius(f->gpu_temperature) + " C" : "N/A";
       s.top = g.facts.slowdown_temperature ? g.facts.slowdown_temperature->value() : 100;
+      s.scale = fmt::format("{:.0f}", s.top);
       break;
     case Metric::gpu_utilization:
       s.label = "utilization";
       s.latest = f ? percent(f->gpu_utilization) : "N/A";
       s.top = 1;
+      s.scale = "100%";
       break;
     case Metric::memory_clock:
       s.label = "memory clock";
       s.latest = f ? mhz(f->memory_clock) + " MHz" : "N/A";
       s.top = g.max_memory_clock ? g.max_memory_clock->value() : 1;
+      s.scale = mhz(g.max_memory_clock);
       break;
     case Metric::memory_used:
       s.label = "memory used";
       s.latest = f ? gib(f->memory_used) + " GiB" : "N/A";
       s.top = g.memory_total ? g.memory_total->value() : 1;
+      s.scale = gib(g.memory_total);
       break;
     case Metric::memory_temperature:
       s.label = "memory temp";
       s.latest = f ? celsius(f->memory_temperature) + " C" : "N/A";
       s.top = 105;
+      s.scale = "105";
       break;
   }
   return s;
@@ -222,9 +228,12 @@ class Layout {
     t_.text(y, x, temp, -1, temperature_tone(g));
     x += static_cast<int>(temp.size()) + 2;
     std::string load = fmt::format("util {}", s ? percent(s->gpu_utilization) : "N/A");
-    if (g.slow && g.slow->gpm)
-      load += fmt::format("  SM {} tensor {} DRAM {}", percent(g.slow->gpm->sm),
-                          percent(g.slow->gpm->tensor), percent(g.slow->gpm->dram));
+    // GPM only whole: a narrow screen would cut the DRAM figure; the detail below shows it then.
+    const std::string gpm = gpm_text(g);
+    if (!gpm.empty() && x + static_cast<int>(load.size() + 2 + gpm.size()) <= cols_)
+      load += "  " + gpm;
+    else if (!gpm.empty() && selected)
+      gpm_in_detail_ = true;
     t_.text(y, x, load);
 
     const int bw = std::clamp(cols_ - 60, 10, 50);
@@ -335,10 +344,23 @@ class Layout {
                                      s ? mhz(s->memory_clock) : "N/A", mhz(g.max_memory_clock),
                                      s ? gib(s->memory_used) : "N/A", gib(g.memory_total));
       if (s && s->pstate) more = fmt::format("P{} · ", *s->pstate) + more;
-      if (g.slow && g.slow->gpm)
-        more += fmt::format(" · GPM SM {} tensor {} DRAM {}", percent(g.slow->gpm->sm),
-                            percent(g.slow->gpm->tensor), percent(g.slow->gpm->dram));
-      t_.text(y++, 1, more, cols_ - 1);
+      // The GPM figures on the same line when they fit whole, else on a line of their own (at
+      // 80 columns the DRAM figure was cut off).
+      const std::string gpm = gpm_text(g);
+      const auto width = [](const std::string& text) {
+        int cells = 0;
+        for (unsigned char c : text) cells += (c & 0xC0) != 0x80;
+        return cells;
+      };
+      if (!gpm.empty() && width(more + " · GPM " + gpm) <= cols_ - 1) {
+        more += " · GPM " + gpm;
+        t_.text(y++, 1, more, cols_ - 1);
+      } else {
+        t_.text(y++, 1, more, cols_ - 1);
+        if (!gpm.empty() && y < bottom) t_.text(y++, 1, "GPM " + gpm, cols_ - 1);
+      }
+    } else if (gpm_in_detail_ && y < bottom) {
+      t_.text(y++, 1, "GPM " + gpm_text(g), cols_ - 1);
     }
 
     // The rest: graphs, processes, findings.
@@ -377,9 +399,14 @@ class Layout {
                    return f.power ? std::optional(f.power->value()) : std::nullopt;
                  },
                  Tone::warn};
+    series[0].scale = mhz(g.facts.max_sm_clock);
+    series[1].scale = watts(g.facts.power_limit);
     series[2] = metric_series(g, v_.metric);
+    // The y-scale between the labels and the graph: the top of the scale on the graph's first
+    // row, 0 on its last (a graph one row tall shows the top only).
     const int label = 16;
-    const int width = std::max(1, cols_ - label - 1);
+    const int scale = 6;  // 5 cells right-aligned, then the axis
+    const int width = std::max(1, cols_ - label - scale - 1);
     const auto span =
         std::chrono::duration_cast<telemetry::Duration>(std::chrono::minutes(v_.history_minutes));
     for (const auto& sr : series) {
@@ -388,7 +415,13 @@ class Layout {
         t_.text(y + 1, 1, sr.latest, label - 1);
       else
         t_.text(y, 1, sr.label + " " + sr.latest, label - 1, Tone::plain, true);
-      t_.graph(y, label, height, bins(g.history, f_.time, span, width, sr), sr.tone);
+      for (int row = 0; row < height; ++row) {
+        const bool top = row == 0, bottom = row == height - 1 && height >= 2;
+        const std::string number = top ? sr.scale : bottom ? "0" : "";
+        t_.text(y + row, label, fmt::format("{:>5}", number.substr(0, 5)), 5, Tone::plain);
+        t_.text(y + row, label + 5, t_.unicode() ? (top || bottom ? "┤" : "│") : "|", 1);
+      }
+      t_.graph(y, label + scale, height, bins(g.history, f_.time, span, width, sr), sr.tone);
       y += height;
     }
     return y;
@@ -468,11 +501,19 @@ class Layout {
       t_.text(y + 1 + i, x + 2, lines[i], w - 4, Tone::plain, i == 0);
   }
 
+  // "SM 52% tensor 40% DRAM 10%" (GPM activity); "" without GPM.
+  static std::string gpm_text(const GpuFrame& g) {
+    if (!g.slow || !g.slow->gpm) return {};
+    return fmt::format("SM {} tensor {} DRAM {}", percent(g.slow->gpm->sm),
+                       percent(g.slow->gpm->tensor), percent(g.slow->gpm->dram));
+  }
+
   Terminal& t_;
   const Frame& f_;
   const View& v_;
   const Heading& h_;
   int rows_, cols_;
+  bool gpm_in_detail_ = false;  // the selected GPU's GPM figures did not fit its block's line
 };
 
 }  // namespace

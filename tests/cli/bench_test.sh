@@ -48,10 +48,18 @@ gpuclk --sim bench fma
 if grep -q "built without CUDA" <<<"$ERR"; then
   echo "# this gpuclk has no CUDA: checking the build message"
   expect_exit 3; expect_err "reconfigure with -DGPUCLK_WITH_CUDA=ON"
+  # It names the setting that left CUDA out, nvcc, and the configure command.
+  expect_err_re "built without CUDA \((configured with GPUCLK_WITH_CUDA=OFF|GPUCLK_WITH_CUDA=AUTO found no nvcc)"
+  expect_err "install the CUDA toolkit (nvcc"; expect_err "cmake --preset release -DGPUCLK_WITH_CUDA=ON"
+  # Without a driver too: the build is what is missing first (not "no GPU", exit 12).
+  gpuclk --nvml-lib /nonexistent/libnvidia-ml.so.1 bench gemm --dtype bf16
+  expect_exit 3; expect_err "built without CUDA"
   gpuclk bench gemm --dtype bf16
   expect_exit 3; expect_err "built without CUDA"
   gpuclk --sim bench p2p
   expect_exit 3; expect_err "reconfigure with -DGPUCLK_WITH_CUDA=ON"
+  gpuclk bench --help
+  expect_exit 0; expect_out "12 no NVIDIA driver"
 else
   echo "# this gpuclk has CUDA: checking what it says without a GPU"
   # The simulator answers NVML only: no kernels to run.

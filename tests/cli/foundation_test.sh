@@ -67,6 +67,28 @@ expect_exit 6
 gpuclk --sim -i "zero" status
 expect_exit 2
 
+# --- a frozen node says so, in every later command too (the speed lives in the state file); a
+# start time on a node already on is said to be ignored, naming the file (issue 32) ---
+FROZEN="$TEST_TMP/frozen.state"
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=45 gpuclk --sim status
+expect_exit 0
+expect_out "(simulated node: default, time frozen at 45 s (GPUCLK_SIM_SPEED=0, kept in $FROZEN for every later command; GPUCLK_SIM_SPEED=1 runs it again))"
+check; ! grep -q "ignored" <<<"$ERR" || fail "a fresh state file took GPUCLK_SIM_START, yet it says ignored"
+GPUCLK_SIM_STATE=$FROZEN gpuclk --sim status
+expect_exit 0; expect_out "time frozen at 45 s"
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=45 gpuclk --sim status
+expect_exit 0; check; ! grep -q "ignored" <<<"$ERR" || fail "the same start time is not ignored"
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=100 gpuclk --sim status
+expect_exit 0; expect_out "time frozen at 45 s"
+expect_err "libnvml-sim: GPUCLK_SIM_START=100 ignored: the simulated node in $FROZEN is already on (started at 45 s, now at 45 s); delete that file (or give GPUCLK_SIM_STATE a new one) to power it on at 100 s"
+# Asking for the start the node had continues it, at any speed: nothing to say.
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=20 GPUCLK_SIM_START=45 gpuclk --sim query --fields index
+expect_exit 0; check; ! grep -q "ignored" <<<"$ERR" || fail "the node's own start time is said to be ignored: $ERR"
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=20 gpuclk --sim status
+expect_exit 0; expect_out "time runs 20x (GPUCLK_SIM_SPEED=20"
+GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=1 gpuclk --sim status
+expect_exit 0; expect_out "(simulated node: default)"
+
 # --- clocks ---
 gpuclk --sim clocks -i 0
 expect_exit 0; expect_out "Max Clocks"; expect_out "Clock Event Reasons"; expect_out "sw_power_cap"
@@ -85,10 +107,25 @@ gpuclk --sim info --format json
 expect_exit 0; expect_json '.gpus[0].sm_count' 132; expect_json '.gpus[0].compute_capability' 9.0
 expect_json '.gpus[0].peak.bf16.at_max_clock' 1070.5; expect_json '.gpus[0].memory.peak_bandwidth' 3352
 expect_json '.host.simulated' true; expect_json '.host.cpu.threads > 0' true
+# A simulated node's host is the scenario's (default: 64 CPUs on 2 NUMA nodes), which the GPUs'
+# affinity refers to; never this machine's CPUs mixed in (issue 32).
+expect_json '.host.cpu.source | test("the simulated node")' true
+expect_json '.host.cpu.threads' 64; expect_json '.host.cpu.numa_nodes | length' 2
+expect_json '.host.cpu.numa_nodes[1].cpus' "32-63"
+expect_json '.gpus[2].affinity.cpus' "32-63"; expect_json '.gpus[2].affinity.numa_nodes' "1"
+expect_json '.gpus[2].affinity.gpu_numa_id' 1; expect_json '.gpus[0].affinity.numa_nodes' "0"
+gpuclk --sim=8xh100 info --format json
+expect_exit 0; expect_json '.host.cpu.threads' 224; expect_json '.host.cpu.numa_nodes[1].cpus' "112-223"
+expect_json '[.gpus[] | .affinity.numa_nodes] | join(",")' "0,0,0,0,1,1,1,1"
+gpuclk --sim info -i 0
+expect_exit 0; expect_out_re "Source +: the simulated node \(scenario default: cpu_count, numa_nodes\)"
+expect_out_re "Threads +: 64"; expect_out_re "Cores +: N/A"
 
 # --- topo ---
 gpuclk --sim topo
 expect_exit 0; expect_out "GPU0"; expect_out "Legend:"; expect_out "NV#"
+expect_out_re "^GPU2 .* 32-63 +1 +1 *$"; expect_out_re "^GPU0 .* 0-31 +0 +0 *$"
+expect_out "CPU and NUMA affinity: CPUs and NUMA nodes of the simulated node (scenario default"
 gpuclk --sim topo --format json
 expect_exit 0; expect_json '.[0].GPU0' X; expect_json 'length' 4
 

@@ -167,6 +167,13 @@ expect_json '.scenarios[0].results[0].phases[0].mean_sm_clock_mhz' "1980"
 expect_json '.scenarios[0].results[] | select(.policy == "phase") | ([.phases[].energy_joules] | add) - .energy_joules | fabs < 1' "true"
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --phases
 expect_exit 0; expect_out "stencil sweep"; expect_out "SM MHz"
+# Every figure's header names its unit; the help spells --geopm-phi's range in words.
+expect_out_re "Energy J +Time s +Saved % +Slowdown % +Gap to oracle pp +Idle-gap saved % +Writes"
+expect_out_re "SM MHz +Energy J +Time s +Saved % +Slowdown %"
+gpuclk govern --help
+expect_exit 0; expect_out "--geopm-phi PHI"; expect_out "0 to 1"; expect_no_out "FLOAT:FLOAT"
+gpuclk --sim "$NODE" govern --policy geopm --geopm-phi 1.5 --dry-run --duration 1s
+expect_exit 2
 gpuclk --sim "$NODE" govern --policy phase --phases
 expect_exit 2; expect_err "--phases goes with --evaluate"
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --knee steep

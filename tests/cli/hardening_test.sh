@@ -29,6 +29,16 @@ expect_exit 2; unchanged
 gpuclk --sim -i "0,x" --state-dir "$TEST_TMP/never" set --power-limit 600
 expect_exit 2; expect_err "-i: 'x' is not a GPU index"; unchanged
 [ ! -e "$TEST_TMP/never" ] || fail "a bad -i created the journal directory"
+# The hint names the GPUs of this node (every index, UUID and bus id there), not a made-up bus id
+# beside index 0 alone (issue 32).
+gpuclk --sim -i -1 status
+expect_exit 2; expect_err "-i: '-1' is not a GPU index, UUID or PCI bus id"
+expect_err "GPUs here: 0 (GPU-"; expect_err "; 3 (GPU-"; expect_err "00000000:18:00.0"
+check; ! grep -qF "00:06.0" <<<"$ERR" || fail "the hint names a bus id that is not on this node"
+gpuclk --sim=8xh100 -i gpu0 query --query-gpu=index
+expect_exit 2; expect_err "; 7 (GPU-"
+gpuclk --nvml-lib /nonexistent/libnvidia-ml.so.1 -i -1 status
+expect_exit 2; expect_err "give GPU indexes, UUIDs (GPU-…, or a unique prefix) or PCI bus ids (DDDDDDDD:BB:DD.F)"
 gpuclk --sim set -i "" --power-limit 600
 expect_exit 2; unchanged
 gpuclk --sim -i "" query --query-gpu=index

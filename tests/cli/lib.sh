@@ -97,6 +97,7 @@ expect_out() { check; grep -qF -- "$1" <<<"$OUT" || fail "stdout lacks '$1'"; }
 expect_no_out() { check; ! grep -qF -- "$1" <<<"$OUT" || fail "stdout has '$1'"; }
 expect_err() { check; grep -qF -- "$1" <<<"$ERR" || fail "stderr lacks '$1'"; }
 expect_out_re() { check; grep -qE -- "$1" <<<"$OUT" || fail "stdout does not match /$1/"; }
+expect_err_re() { check; grep -qE -- "$1" <<<"$ERR" || fail "stderr does not match /$1/"; }
 # expect_lines N: stdout has exactly N lines.
 expect_lines() { check; local n; n=$(printf '%s\n' "$OUT" | grep -c ''); [ "$n" -eq "$1" ] || fail "$n lines, expected $1"; }
 # expect_json 'jq filter' expected: the filter's output on stdout (JSON) equals expected.

@@ -57,6 +57,14 @@ gpuclk --sim restore --dry-run
 expect_exit 0; expect_out_re "0 +power limit +500 W +700 W .*would change"
 gpuclk --sim restore -i 0
 expect_exit 0
+# A setting already back at its original is unchanged, and a dry run reads nothing back (N/A).
+gpuclk --sim set -i 0 --power-limit 500 --lock-gpu-clocks 1005
+gpuclk --sim set -i 0 --lock-gpu-clocks default
+gpuclk --sim restore --dry-run
+expect_exit 0; expect_out_re "0 +power limit +500 W +700 W +N/A +would change"
+expect_out_re "0 +locked GPU clocks .* N/A +unchanged"
+gpuclk --sim restore -i 0
+expect_exit 0
 
 # --- kill -9 between two writes of a 4-GPU set, then restore. ---
 # The hook (simulator only) stops after the 5th write (GPU 0's three settings, GPU 1's first

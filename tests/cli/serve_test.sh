@@ -58,7 +58,8 @@ expect_out "Set by gpuclk"; expect_out "Differs From Other GPUs"
 gpuclk --sim --direct restore
 expect_exit 0
 gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so status
-expect_exit 0; expect_out "(simulated node: default)"; expect_out "H100"
+# The service's node is frozen (GPUCLK_SIM_SPEED=0): its status says so, as a direct one does.
+expect_exit 0; expect_out "(simulated node: default, time frozen at "; expect_out "H100"
 # -i errors are the same, and come without NVML too
 gpuclk --sim --socket "$SOCK" --nvml-lib /nonexistent/lib.so -i 7 status
 expect_exit 6; expect_err "7"
@@ -167,7 +168,8 @@ for _ in $(seq "$(scaled 50)"); do
   sleep 0.2
 done
 expect_out "(GPU is lost)"; expect_out "CRITICAL: GPU 2: cannot be read"
-lost_direct=$(GPUCLK_SIM_STATE="$TEST_TMP/lost.state" "$GPUCLK_BIN" --sim=faults --direct -i 2 status)
+# At the service's speed (a process with GPUCLK_SIM_SPEED=0 would say its time is frozen).
+lost_direct=$(GPUCLK_SIM_SPEED=1 GPUCLK_SIM_STATE="$TEST_TMP/lost.state" "$GPUCLK_BIN" --sim=faults --direct -i 2 status)
 check; [ "$OUT" == "$lost_direct" ] || fail "differs from --direct: $(diff <(echo "$lost_direct") <(echo "$OUT") | head -8)"
 GPUCLK_SIM_STATE="$TEST_TMP/lost.state" gpuclk --sim=faults --socket "$SOCK" status --format json
 expect_json '[.findings[] | select(.rule == "gpu_lost") | .gpus[0]] | tostring' '[2]'

@@ -106,6 +106,16 @@ gpuclk --sim query --query-gpu=index,clocks.applications.graphics,power.limit --
 expect_out "0, 1980, 700.00"; expect_out "2, 1980, 700.00"
 gpuclk --sim reset
 expect_exit 0; expect_out "nothing to reset"
+# A dry run with nothing to change still says so, and reads nothing back: Read back is N/A.
+gpuclk --sim reset --power-limit --dry-run
+expect_exit 0; expect_out "nothing to reset: the GPUs already run the driver's defaults; dry run, nothing written"
+expect_out_re "0 +power limit +700 W +700 W +N/A +unchanged"; expect_no_out "700 W      unchanged"
+gpuclk --sim set -i 0 --power-limit 800 --snap --dry-run
+expect_exit 0; expect_out "power limit 800 W clamped to 700 W"
+expect_out_re "0 +power limit +700 W +700 W +N/A +unchanged"
+expect_out "nothing to change: the GPUs already have these settings; dry run, nothing written"
+gpuclk --sim --format json set -i 0 --power-limit 700 --dry-run
+expect_exit 0; expect_json '.settings[0].read_back' "null"; expect_json '.settings[0].result' "unchanged"
 gpuclk --sim reset --memory-clocks
 expect_exit 0; expect_out "memory clocks cannot be locked on Hopper: nothing to reset"
 

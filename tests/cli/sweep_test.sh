@@ -75,6 +75,20 @@ min_e=$(jq -r "$LOWEST"' [.points[] | select(.baseline | not)] | lowest(.energy_
 expect_json '.best.min_energy.requested_sm_mhz' "$min_e"
 min_edp=$(jq -r "$LOWEST"' [.points[] | select(.baseline | not)] | lowest(.energy_per_work / .rate)' <<<"$OUT")
 expect_json '.best.min_edp.requested_sm_mhz' "$min_edp"
+# The tie rule is said where the result is shown (issue 32: the plot circled 1170 MHz while 1260
+# was lower): least_at in JSON, a note, and the plot's label name where the least value was.
+strict_edp=$(jq -r '[.points[] | select(.baseline | not)] | min_by(.energy_per_work / .rate) | .requested_sm_mhz' <<<"$OUT")
+if [ "$strict_edp" != "$min_edp" ]; then
+  expect_json '.best.min_edp.least_at' "$strict_edp"
+  expect_json "[.notes[] | select(startswith(\"min_edp is $min_edp MHz, the lowest setting within 0.5 % of the least energy x delay (at $strict_edp MHz)\"))] | length" 1
+  check; grep -q "min_edp (ties $strict_edp)" "$TEST_TMP/bf16/best.dat" || fail "best.dat does not say min_edp ties $strict_edp: $(cat "$TEST_TMP/bf16/best.dat")"
+else
+  expect_json '.best.min_edp.least_at' "null"
+fi
+expect_json '([.best[] | select(.least_at != null)] | length) == ([.notes[] | select(test("the lowest setting within 0.5 % of the least"))] | length)' true
+# Neighbouring best points' labels alternate between near and far rows, so they do not overlap.
+check; grep -q "offset 0,2.4" "$TEST_TMP/bf16/sweep.gp" || fail "sweep.gp has no far label row"
+check; grep -q "lowest setting within 0.5 % of the least value" "$TEST_TMP/bf16/sweep.gp" || fail "the plot's title does not state the tie rule"
 check; awk -v m="$min_e" -v v="$V_FLOOR_MHZ" 'BEGIN { exit !(m >= v - 180 && m <= v + 180) }' ||
   fail "min energy per work at $min_e MHz; the model puts it near the voltage floor ($V_FLOOR_MHZ MHz)"
 within5=$(jq -r "$LOWEST"' ([.points[] | select(.baseline | not) | .rate] | max) as $top | [.points[] | select((.baseline | not) and .rate >= 0.95 * $top)] | lowest(.energy_per_work)' <<<"$OUT")
@@ -310,7 +324,7 @@ expect_out "no GPU changed by gpuclk is recorded"
 # --- Bad ranges ---
 fresh_node
 gpuclk --sim sweep -i 0 --sm-clocks 800:1980:90 --workload gemm-bf16
-expect_exit 2; expect_err "SM clock 800 MHz is not a supported clock of GPU 0 (nearest: 795 MHz or 810 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
+expect_exit 2; expect_err "SM clock 800 MHz is not a supported clock of GPU 0 (nearest: 795 MHz or 810 MHz; supported: 345–1980 MHz, step 15, 110 values)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:2100:90 --workload gemm-bf16
 expect_exit 2; expect_err "outside GPU 0's supported clocks"
 gpuclk --sim sweep -i 0 --power-limits 100:700:100 --workload gemm-bf16
@@ -318,7 +332,7 @@ expect_exit 2; expect_err "power limit 100 W is outside GPU 0's range (200 W–7
 gpuclk --sim sweep -i 0 --sm-clocks 810:x:90 --workload gemm-bf16
 expect_exit 2; expect_err "'x' is not a number"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980:100 --workload gemm-bf16   # a step off the 15 MHz grid
-expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz in steps of 15 MHz)"
+expect_exit 2; expect_err "SM clock 910 MHz is not a supported clock of GPU 0 (nearest: 900 MHz or 915 MHz; supported: 345–1980 MHz, step 15, 110 values)"
 gpuclk --sim sweep -i 0 --sm-clocks 810:1980 --workload gemm-bf16
 expect_exit 2; expect_err "A:B:STEP"
 gpuclk --sim sweep -i 0 --sm-clocks 990 --workload gemm-int3
@@ -332,7 +346,8 @@ expect_exit 4
 gpuclk --sim --format json sweep -i 0 --sm-clocks 800,1000 --snap --workload gemm-bf16 --warmup 0.5 --duration 1 --no-baseline
 expect_exit 0
 expect_json '[.points[].requested_sm_mhz] | join(",")' "795,1005"
-expect_json '.notes | length' 2
+# (besides the snaps, a tie rule's note when the two points' values come within 0.5 %)
+expect_json '[.notes[] | select(test("snapped"))] | length' 2
 
 # --- A command that fails at one point: reported, the sweep goes on; --fail-fast stops ---
 fresh_node

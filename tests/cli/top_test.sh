@@ -79,6 +79,11 @@ done <<<"$Q"
 check; [ -n "$Q" ] || fail "gpuclk query printed nothing"
 expect_out "4 GPUs, simulated: default"
 expect_out "own sampler, every 1 s"
+# The heading says the node's time stands still (GPUCLK_SIM_SPEED=0 stays with its state file).
+expect_out "simulated: default, time frozen at 10 s"
+# Each graph has a y-scale: its top (max SM clock, power limit, slowdown temperature) and 0.
+expect_out_re "^ SM clock +1980┤"; expect_out_re "^ power +700┤"; expect_out_re "^ temperature +89┤"
+check; [ "$(grep -cF '    0┤' <<<"$OUT")" -eq 3 ] || fail "not 3 graphs with a 0 at the bottom: $OUT"
 check; [ "$(alternate_on)" = 1 ] || fail "top does not use the alternate screen"
 
 # Keys: select, metric, sort, history span, pause, help.
@@ -105,6 +110,16 @@ keys q; wait_screen "TOP-EXIT="
 LAST_CMD="q"
 expect_out "TOP-EXIT=0"; expect_out "BEFORE-TOP"; expect_no_out "? help"
 check; [ "$(alternate_on)" = 0 ] || fail "still on the alternate screen after q"
+
+# --- 4 H100s in 80x24, time running (GPM figures come): the detail shows DRAM whole, and every
+# line fits 80 columns (issue 32: the DRAM value was cut off) ---
+SIM="GPUCLK_SIM_SPEED=4 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/gpm.state"
+start 80 24 "$SIM" "--sim"
+wait_screen "DRAM"
+expect_out_re "DRAM [0-9]+%"
+expect_out_re "1980┤"
+check; [ "$(wc -l <<<"$OUT")" -le 24 ] || fail "more than 24 lines"
+keys q; wait_screen "TOP-EXIT=0"
 
 # --- 8 H100s in 80x24: a compact row each, all 8 on screen, values as gpuclk query ---
 SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/8x.state"

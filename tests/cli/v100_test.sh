@@ -27,8 +27,11 @@ expect_out_re "At Max Clock +: 125.3 TFLOP/s"  # FP16 tensor, 80 SMs at 1530 MHz
 
 gpuclk --sim v100 clocks -i 0
 expect_exit 0
-expect_out "135, 142, 150, 157, 165"  # steps of 7.5 MHz rounded down, as NVML lists them
-expect_out "1500, 1507, 1515, 1522, 1530 MHz"
+# 7.5 MHz steps, listed by NVML in whole MHz (135, 142, 150, …): a range with its steps, not 187
+# values one by one (issue 32).
+expect_out_re "Graphics +: 135–1530 MHz in 7–8 MHz steps \(7.5 on average\), 187 values"
+expect_out_re "Graphics Step +: 7.5 MHz"
+expect_no_out "135, 142, 150"
 expect_out_re "Memory +: 877 MHz"
 
 gpuclk --sim v100 query --fields index,name,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.limit,temperature.gpu --format csv,noheader
@@ -57,6 +60,15 @@ expect_out "1522 MHz"
 gpuclk --sim v100 set -i 0 --app-clocks 877,1523
 expect_exit 2
 expect_err "1522"
+expect_err "supported: 135–1530 MHz in 7–8 MHz steps (7.5 on average), 187 values"
+# A lock's minimum and maximum off the grid: the supported clocks once per GPU, not twice.
+gpuclk --sim v100 set -i 0 --lock-gpu-clocks 1000,1001
+expect_exit 2
+expect_err "nearest: 997 MHz or 1005 MHz (supported: 135–1530 MHz in 7–8 MHz steps"
+expect_err "maximum GPU clock 1001 MHz is not supported; nearest: 997 MHz or 1005 MHz (supported: as above)"
+check; [ "$(grep -o "187 values" <<<"$ERR" | wc -l)" -eq 1 ] || fail "the supported clocks are listed more than once"
+gpuclk --sim v100 -i 0 sweep --sm-clocks 1000 --workload gemm-fp16 --duration 1
+expect_exit 2; expect_err "supported: 135–1530 MHz in 7–8 MHz steps"
 gpuclk --sim v100 restore
 expect_exit 0
 

@@ -77,3 +77,40 @@ TEST(selection_test, normalize_bus_id_rejects_out_of_range_parts) {
 }
 
 }  // namespace gpuclk::gpu
+
+namespace gpuclk::gpu {
+
+// A malformed item's hint names the GPUs of this node (issue 32: `-i -1` suggested a bus id that
+// was not there, and read as if only index 0 were valid); without a node, the forms only.
+TEST(selection_test, malformed_item_hint_names_this_nodes_gpus) {
+  const auto hint_of = [](std::string_view spec, const auto& present) {
+    try {
+      check_selection(spec, present);
+    } catch (const Error& e) {
+      return std::string(e.hint());
+    }
+    return std::string("accepted");
+  };
+  const auto node = [] { return std::optional(kNode); };
+  const std::string hint = hint_of("-1", node);
+  EXPECT_NE(hint.find("GPUs here: 0 (GPU-cba78776-3017-caf5-5d64-a73aee97faac, 00000000:00:06.0); "
+                      "1 (GPU-1b2c3d4e"),
+            std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("2 (GPU-1b2c9999-0000-1111-2222-333344445555, 00000000:1A:00.0)"),
+            std::string::npos)
+      << hint;
+  EXPECT_EQ(hint_of("0,1", node), "accepted");
+  // Out of range: the node's GPUs too.
+  EXPECT_NE(hint_of("4096", node).find("GPUs here: 0 ("), std::string::npos);
+  // No NVML to ask (it throws) or no node: the forms, and no made-up bus id.
+  const auto none = []() -> std::optional<std::vector<DeviceKey>> {
+    throw Error(ExitCode::nvml_not_found, "no NVIDIA driver found");
+  };
+  const std::string forms = hint_of("-1", none);
+  EXPECT_NE(forms.find("give GPU indexes, UUIDs (GPU-"), std::string::npos) << forms;
+  EXPECT_EQ(forms.find("00:06.0"), std::string::npos) << forms;
+  EXPECT_EQ(hint_of("-1", std::function<std::optional<std::vector<DeviceKey>>()>{}), forms);
+}
+
+}  // namespace gpuclk::gpu
