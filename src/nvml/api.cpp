@@ -85,7 +85,18 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
 
   trace::install(*api, std::chrono::steady_clock::now() - open_start);
   nvmlReturn_t rc = api->nvmlInit_v2();
-  if (rc != NVML_SUCCESS) throw NvmlError(rc, "nvmlInit_v2", api->path_);
+  if (rc != NVML_SUCCESS) {
+    // The simulator refuses a scenario it cannot load (a bad file, a key it does not know, a
+    // node too large): that is a bad argument (--sim, GPUCLK_SIM_*), not a driver failure.
+    using LastError = const char* (*)();
+    if (auto last = reinterpret_cast<LastError>(dlsym(handle, "gpuclk_sim_last_error"))) {
+      if (const char* why = last(); why && *why) {
+        throw Error(ExitCode::bad_argument, fmt::format("simulator: {}", why),
+                    "docs/simulator.md describes the scenario format");
+      }
+    }
+    throw NvmlError(rc, "nvmlInit_v2", api->path_);
+  }
   api->initialized_ = true;
   return api;
 }

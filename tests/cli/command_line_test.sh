@@ -28,6 +28,14 @@ expect_err "governor/stencil"
 check; ! grep -q "models/" <<<"$ERR" || fail "the list names GPU models"
 gpuclk --sim=/nonexistent.toml status
 expect_exit 2; expect_err "no such simulator scenario file '/nonexistent.toml'"
+# A scenario the simulator cannot load is a bad argument (2) naming what is wrong, not a driver
+# failure (it was NVML's Unknown Error, exit 255).
+printf '[node]\ngpu_model = "h100-sxm5-80gb"\ngpu_count = 100000\n' >"$TEST_TMP/huge.toml"
+gpuclk --sim "$TEST_TMP/huge.toml" status
+expect_exit 2; expect_err "gpuclk: error: simulator: "; expect_err "gpu_count: expected 0..1024, not 100000"
+printf '[node]\ngpu_model = "h100-sxm5-80gb"\ngpu_count = 1\nbogus_key = 12\n' >"$TEST_TMP/typo.toml"
+gpuclk --sim "$TEST_TMP/typo.toml" status
+expect_exit 2; expect_err "unknown key 'bogus_key'"
 # Real scenario names, and a scenario file by path, still work.
 gpuclk --sim 8xh100 query --fields count --format csv,noheader
 expect_exit 0
