@@ -68,7 +68,7 @@ def fill(t, kind):
     elif kind == "constant":
         t.fill_(0.7 if t.is_floating_point() else 0x55)
     elif kind == "pattern":  # bytes 0..255 repeated
-        b = t.view(torch.uint8)
+        b = t.reshape(-1).view(torch.uint8)  # contiguous: a view, whatever t's shape
         b.copy_(torch.arange(b.numel(), device=t.device, dtype=torch.int64).remainder_(256).to(torch.uint8))
     elif kind == "normal":
         if t.is_floating_point():
@@ -141,6 +141,9 @@ def main():
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="fewer cases (a smoke test)")
+    ap.add_argument("--more", action="store_true",
+                    help="the cases the first run left out instead: FP8 GEMMs by input, BF16/FP16 GEMMs "
+                         "on a byte pattern and random bits, a GEMM with idle gaps (mixed phases)")
     a = ap.parse_args()
     n.nvmlInit()
     torch.cuda.set_device(a.device)
@@ -159,6 +162,14 @@ def main():
             rec["sm_mhz"], rec["power_w"] or 0, rec.get("avg_memory_w"), rec["power_capped_pct"]), file=sys.stderr)
 
     W, S = a.warmup, a.seconds
+    if a.more:
+        more_cases(case, h, W, S)
+        torch.cuda.empty_cache()
+        time.sleep(1)
+        out.append(idle("idle, context held, after the work", h, 5))
+        report(out, name, a.json)
+        n.nvmlShutdown()
+        return
     kinds_copy = ["zeros", "constant", "pattern", "normal", "bits"]
     # Device copy, 1 GiB
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -223,6 +234,63 @@ def main():
     time.sleep(1)
     out.append(idle("idle, context held, after the work", h, 5))
 
+    report(out, name, a.json)
+    n.nvmlShutdown()
+
+
+def more_cases(case, h, W, S):
+    """The second run's cases (--more)."""
+    m = 8192
+    # FP8 (torch._scaled_mm, BF16 out) on zeros, a constant and random values.
+    A = torch.empty(m, m, device="cuda").to(torch.float8_e4m3fn)
+    B = torch.empty(m, m, device="cuda").to(torch.float8_e4m3fn)
+    C = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
+    one = torch.tensor(1.0, device="cuda")
+    for k in ["zeros", "constant", "normal"]:
+        src = torch.empty(m, m, device="cuda")
+        fill(src, k)
+        if k == "normal":
+            src.clamp_(-8, 8)
+        A.copy_(src.to(torch.float8_e4m3fn))
+        B.copy_(src.to(torch.float8_e4m3fn))
+        del src
+        Bt = B.t()  # column-major, as _scaled_mm wants
+        case(measure("gemm fp8 %d^3" % m, 2 * m ** 3,
+                     lambda: torch._scaled_mm(A, Bt, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, out=C),
+                     h, W, S, dict(kind="gemm", dtype="fp8", input=k, shape="%dx%dx%d" % (m, m, m), unit="TFLOP/s")))
+    del A, B, C
+    # BF16 and FP16 on a byte pattern and on random bits (NaN/Inf patterns cleared: bits of the
+    # exponent field all ones would make the GEMM a different kernel's work).
+    for dt_name, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        A = torch.empty(m, m, device="cuda", dtype=dt)
+        B = torch.empty_like(A)
+        C = torch.empty_like(A)
+        for k in ["pattern", "bits"]:
+            fill(A, k)
+            fill(B, k)
+            A.nan_to_num_(0.0, 1.0, -1.0)
+            B.nan_to_num_(0.0, 1.0, -1.0)
+            case(measure("gemm %s %d^3" % (dt_name, m), 2 * m ** 3, lambda: torch.matmul(A, B, out=C), h, W, S,
+                         dict(kind="gemm", dtype=dt_name, input=k, shape="%dx%dx%d" % (m, m, m), unit="TFLOP/s")))
+        del A, B, C
+    # Mixed phases: BF16 8192^3 GEMMs for ~0.6 s, then 0.4 s with the context held and nothing launched.
+    A = fill(torch.empty(m, m, device="cuda", dtype=torch.bfloat16), "normal")
+    B = fill(torch.empty_like(A), "normal")
+    C = torch.empty_like(A)
+    state = {"t": time.time()}
+
+    def mixed():
+        torch.matmul(A, B, out=C)
+        if time.time() - state["t"] > 0.6:
+            torch.cuda.synchronize()
+            time.sleep(0.4)
+            state["t"] = time.time()
+    case(measure("gemm bf16 8192^3, 0.6 s on / 0.4 s idle", 2 * m ** 3, mixed, h, W, S,
+                 dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m), unit="TFLOP/s")))
+    del A, B, C
+
+
+def report(out, name, json_path):
     print("| case | input | rate | SM MHz | mem MHz | power W | memory-scope avg W | module avg W | temp C | power-capped % |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in out:
@@ -232,9 +300,8 @@ def main():
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f |" % (
             r["name"], r.get("input", "-"), rate, fmt(r["sm_mhz"], 0), fmt(r["mem_mhz"], 0), fmt(r["power_w"]),
             fmt(r.get("avg_memory_w")), fmt(r.get("avg_module_w")), fmt(r["temp_c"], 0), r["power_capped_pct"]))
-    if a.json:
-        json.dump(dict(gpu=name, cases=out), open(a.json, "w"), indent=1)
-    n.nvmlShutdown()
+    if json_path:
+        json.dump(dict(gpu=name, cases=out), open(json_path, "w"), indent=1)
 
 
 if __name__ == "__main__":

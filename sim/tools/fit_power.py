@@ -166,7 +166,7 @@ def power(p, case, f, temp):
         busy = p["busyfrac_" + dt] * p["full_" + dt]
         pipes = (busy * duty + (p["full_" + dt] - busy) * u) * d(share)
     else:  # copy, elementwise, reduction: bandwidth-bound at mem_eff of the peak
-        bw = p["mem_eff"] * PEAK_BW * case.get("bw_factor", 1.0)
+        bw = case["bw"]
         rate = bw
         pipes, u = 0.0, 0.0
     dram_util = bw / PEAK_BW
@@ -204,39 +204,53 @@ def steady(p, case):
     return f, rate, pw, ms
 
 
-def load_cases():
+# The cards: their measurements (power_by_data runs, then the GEMMs per dtype where there are any)
+# and the peak DRAM bandwidth of their model file.
+CARDS = {
+    "h100": {"runs": ["power_by_data_h100.json"], "dtypes": "gemm_power_by_dtype_h100.json",
+             "peak_bw": 3352e9},
+    "h200": {"runs": ["power_by_data_h200.json", "power_by_data_more_h200.json"], "dtypes": None,
+             "peak_bw": 4800e9},
+}
+
+
+def load_cases(card="h100"):
+    global PEAK_BW
+    PEAK_BW = CARDS[card]["peak_bw"]
     cases = []
-    d = json.load(open(os.path.join(RAW, "power_by_data_h100.json")))
-    for r in d["cases"]:
-        c = {"name": r["name"], "input": r["input"], "temp_c": r["temp_c"], "power_w": r["power_w"],
-             "sm_mhz": r["sm_mhz"], "rate": r["rate"], "mem_w": r.get("avg_memory_w"),
-             "src": "power_by_data"}
-        if r["kind"] == "idle":
-            c["kind"] = "idle"
-        elif r["kind"] == "gemm":
-            c["kind"] = "gemm"
-            c["dtype"] = r["dtype"]
-            shape = r["shape"]
-            if "bmm" in r["name"]:
-                c["mnkb"] = (2048, 2048, 2048, 64)
+    for run in CARDS[card]["runs"]:
+        d = json.load(open(os.path.join(RAW, run)))
+        for r in d["cases"]:
+            if r["kind"] == "mixed":  # a phase with idle gaps: the scenario's business, not a case
+                continue
+            c = {"name": r["name"], "input": r["input"], "temp_c": r["temp_c"], "power_w": r["power_w"],
+                 "sm_mhz": r["sm_mhz"], "rate": r["rate"], "mem_w": r.get("avg_memory_w"),
+                 "src": run}
+            if r["kind"] == "idle":
+                c["kind"] = "idle"
+            elif r["kind"] == "gemm":
+                c["kind"] = "gemm"
+                c["dtype"] = r["dtype"]
+                if "bmm" in r["name"]:
+                    c["mnkb"] = (2048, 2048, 2048, 64)
+                else:
+                    m, n, k = (int(x) for x in r["shape"].split("x"))
+                    c["mnkb"] = (m, n, k, 1)
             else:
-                m, n, k = (int(x) for x in shape.split("x"))
-                c["mnkb"] = (m, n, k, 1)
-        else:
-            c["kind"] = r["kind"]
-            # add and sum ran at 3.04 TB/s, the copy at 3.00: within 1.2 % of each other
-            c["bw_factor"] = r["rate"] / 3.0e12
-        c["hold"] = (r["name"], r["input"]) in HOLD
-        cases.append(c)
-    d = json.load(open(os.path.join(RAW, "gemm_power_by_dtype_h100.json")))
-    for r in d["results"]:
-        if "error" in r:
-            continue
-        cases.append({"name": "dtypes %s %s" % (r["dtype"], r["shape"]), "input": "normal",
-                      "kind": "gemm", "dtype": r["dtype"], "mnkb": (r["m"], r["n"], r["k"], 1),
-                      "temp_c": r["temperature_c_end"], "power_w": r["power_w_median"],
-                      "sm_mhz": r["sm_clock_mhz_median"], "rate": r["rate_tflops"] * 1e12,
-                      "mem_w": None, "src": "gemm_by_dtype", "hold": False})
+                c["kind"] = r["kind"]
+                c["bw"] = r["rate"]  # copies, adds and sums: the bandwidth they reached
+            c["hold"] = (r["name"], r["input"]) in HOLD
+            cases.append(c)
+    if CARDS[card]["dtypes"]:
+        d = json.load(open(os.path.join(RAW, CARDS[card]["dtypes"])))
+        for r in d["results"]:
+            if "error" in r:
+                continue
+            cases.append({"name": "dtypes %s %s" % (r["dtype"], r["shape"]), "input": "normal",
+                          "kind": "gemm", "dtype": r["dtype"], "mnkb": (r["m"], r["n"], r["k"], 1),
+                          "temp_c": r["temperature_c_end"], "power_w": r["power_w_median"],
+                          "sm_mhz": r["sm_clock_mhz_median"], "rate": r["rate_tflops"] * 1e12,
+                          "mem_w": None, "src": "gemm_by_dtype", "hold": False})
     return cases
 
 
@@ -325,7 +339,9 @@ def fit_gemm_power(p, cases):
         shares, peaks = [], []
         for c in gemms:
             a_ = activity(p, c["input"])
-            if c["dtype"] != dt or a_ == 1:
+            # zeros and a constant only: a byte pattern is the copies' measure of activity (a
+            # GEMM's operands through nan_to_num are other data), checked, not fitted
+            if c["dtype"] != dt or c["input"] not in ("zeros", "constant"):
                 continue
             q = dict(p, **{"share_" + dt: 0.0})
             full_data, _, _, u = power(q, c, c["sm_mhz"], c["temp_c"])
@@ -377,20 +393,20 @@ def table(p, cases, held):
     return "\n".join(head + rows), worst
 
 
-SCENARIO_HEAD = """# h100-power-by-data — the run of perf/power_by_data.py on one H100 (docs/results/power_by_data_h100.md),
+SCENARIO_HEAD = """# {stem} — the run of perf/power_by_data.py on one {card} (docs/results/{doc}),
 # phase by phase in the order it ran: idle with a context held, copies, an elementwise add and a
 # sum, GEMMs of four dtypes on zeros, a constant and random values, BF16 GEMMs of eight shapes,
 # idle again. Each case ran 2 s of warm-up and 4 s measured: each phase is 6 s of work at the
-# card's rate. The card idled at 48 C with 133 W and reached 72 C at 698 W: this board's cooling
-# (ambient_c, cooling_factor below) is better than the model's typical one.
+# card's rate. The card idled at {idle_c:g} C with {idle_w} W and reached {hot_c:g} C at {hot_w} W: this
+# board's cooling (ambient_c, cooling_factor below) differs from the model's typical one.
 # sim/model/calibration.cpp (power_by_data_table) compares each phase with the card; the cases
 # sim/tools/fit_power.py kept out of the fit are marked there. Inputs: input = "zeros",
 # "constant", "pattern" or "random" (normal values and random bits are both random).
-# Written by `sim/tools/fit_power.py --scenario` from docs/results/raw/power_by_data_h100.json.
+# Written by `sim/tools/fit_power.py --scenario` from docs/results/raw/{json}.
 
 [node]
-description = "1x H100 SXM5 80GB: perf/power_by_data.py's cases (data kinds, dtypes, GEMM shapes)"
-gpu_model = "h100-sxm5-80gb"
+description = "1x {card}: perf/power_by_data.py's cases (data kinds, dtypes, GEMM shapes)"
+gpu_model = "{model}"
 gpu_count = 1
 privileged = true
 cpu_count = 16
@@ -402,22 +418,31 @@ workload = "power_by_data"
 
 [[gpu]]
 index = 0
-ambient_c = 42.3         # idle 48 C at 133 W
-cooling_factor = 0.53    # 72 C at 698 W: 0.0425 K/W die to inlet
+ambient_c = {ambient:.1f}
+cooling_factor = {cooling:.2f}
 
 [workloads.power_by_data]
 start_s = 0
 repeat = false
-process = { pid = 52200, name = "python3 perf/power_by_data.py", memory_gib = 8 }
+process = {{ pid = 52200, name = "python3 perf/power_by_data.py", memory_gib = 8 }}
 """
 
 
-def write_scenario(path):
-    """sim/scenarios/h100-power-by-data.toml: one phase per case, 6 s of work at the card's rate."""
-    d = json.load(open(os.path.join(RAW, "power_by_data_h100.json")))
+def write_scenario(path, json_name="power_by_data_h100.json", model="h100-sxm5-80gb"):
+    """sim/scenarios/h100-power-by-data.toml: one phase per case, 6 s of work at the card's rate,
+    on a board whose ambient and cooling give the card's idle and hottest readings."""
+    d = json.load(open(os.path.join(RAW, json_name)))
     inputs = {"zeros": "zeros", "constant": "constant", "pattern": "pattern", "normal": "random",
               "bits": "random"}
-    out = [SCENARIO_HEAD]
+    idle = d["cases"][0]
+    hot = max(d["cases"], key=lambda c: c["temp_c"])
+    r_total = (hot["temp_c"] - idle["temp_c"]) / (hot["power_w"] - idle["power_w"])
+    die_k, sink_k = 0.025, 0.033  # the H100/H200 model's thermal stages
+    stem = os.path.splitext(os.path.basename(path))[0]
+    out = [SCENARIO_HEAD.format(
+        stem=stem, card=d["gpu"], doc=json_name.replace(".json", ".md"), json=json_name, model=model,
+        idle_c=idle["temp_c"], idle_w=round(idle["power_w"]), hot_c=hot["temp_c"], hot_w=round(hot["power_w"]),
+        ambient=idle["temp_c"] - r_total * idle["power_w"], cooling=(r_total - die_k) / sink_k)]
     for i, c in enumerate(d["cases"]):
         lines = ["", "[[workloads.power_by_data.phases]]",
                  'name = "case%02d"  # %s, %s' % (i, c["name"], c["input"])]
@@ -442,18 +467,23 @@ def write_scenario(path):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--card", choices=sorted(CARDS), default="h100",
+                    help="whose measurements (default %(default)s)")
     ap.add_argument("--check", action="store_true", help="no fit: the tables at --params")
     ap.add_argument("--params", help="JSON of parameters to start from (default: built in)")
     ap.add_argument("--out", help="write the fitted parameters here (JSON)")
-    ap.add_argument("--scenario", help="write the h100-power-by-data scenario here and stop")
+    ap.add_argument("--scenario", help="write the power-by-data scenario here and stop")
+    ap.add_argument("--json", default="power_by_data_h100.json",
+                    help="--scenario's measurements, in docs/results/raw/ (default %(default)s)")
+    ap.add_argument("--model", default="h100-sxm5-80gb", help="--scenario's GPU model")
     a = ap.parse_args()
     if a.scenario:
-        write_scenario(a.scenario)
+        write_scenario(a.scenario, a.json, a.model)
         return 0
     p = dict(P0)
     if a.params:
         p.update(json.load(open(a.params)))
-    cases = load_cases()
+    cases = load_cases(a.card)
     if not a.check:
         p = fit(p, cases)
     if a.out:

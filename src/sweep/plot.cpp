@@ -120,8 +120,9 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
         label += label.empty() ? prefix : "+";
         label += k;
         // The tie rule named this setting: say where the least value itself was.
+        const double setting = requested;  // a structured binding: clang cannot capture it
         const auto it = std::find_if(list.begin(), list.end(), [&](const BestPoint& b) {
-          return b.kind == k && b.point.requested == requested;
+          return b.kind == k && b.point.requested == setting;
         });
         if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
       }
