@@ -5,7 +5,8 @@
 #   tsan  the parts with threads — the telemetry sampler (through stat and dmon), the node
 #         service and its socket server, the event watcher — and the tests that drive them end to
 #         end, under ThreadSanitizer (the `tsan` preset). Single-threaded code (control, the
-#         simulator, rules) gains nothing from it and is left out to keep CI within its time.
+#         simulator, rules) gains nothing from it and is left out to keep CI within its time:
+#         the unit tests built are gpuclk_thread_tests (tests/unit/CMakeLists.txt), six files.
 #   scripts/ci/sanitizers.sh [asan] [tsan] [tsan-build]     (default: asan tsan)
 #   (tsan-build: only the build, so .ci/run can compile it while the ci suite runs)
 #
@@ -53,7 +54,7 @@ for stage in $STAGES; do
       echo "== TSan: sampler, service, event watcher (tsan preset)"
       start=$SECONDS
       test -f build/tsan/CMakeCache.txt || cmake --preset tsan >/dev/null
-      cmake --build build/tsan -j"$JOBS" --target gpuclk gpuclk-serve nvml_sim gpuclk_unit_tests
+      cmake --build build/tsan -j"$JOBS" --target gpuclk gpuclk-serve nvml_sim gpuclk_thread_tests
       echo "tsan build: $((SECONDS - start)) s"
       [ "$stage" = tsan-build ] && continue
       start=$SECONDS

@@ -136,7 +136,9 @@ changes=$(jq -s '[.[] | .class] | [range(1; length) as $i | select(.[$i] != .[$i
 LAST_CMD="hysteresis: $decisions decisions, $changes class changes, $writes writes"
 echo "$LAST_CMD"
 check; [ "${decisions:-0}" -ge 100 ] || fail "too few decisions"
-check; [ "${changes:-0}" -ge 50 ] || fail "the class did not change often enough to test hysteresis"
+# The fixture flips class every interval; a loaded machine samples it unevenly (37 changes in 165
+# decisions on a CI run with builds beside it): 20 are enough to tell damping from none.
+check; [ "${changes:-0}" -ge 20 ] || fail "the class did not change often enough to test hysteresis"
 # Without hysteresis every class change is a write (writes ~ changes). A slow or loaded machine
 # (a sanitized build, the CI machine) spaces the decisions unevenly, so the class sometimes holds
 # long enough for a justified write: 10 writes for 57 changes were seen under ASan. A quarter
