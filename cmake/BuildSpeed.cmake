@@ -79,7 +79,14 @@ function(gpuclk_apply_build_speed)
       set_target_properties(${target} PROPERTIES UNITY_BUILD ON
                             UNITY_BUILD_BATCH_SIZE ${GPUCLK_UNITY_BATCH_SIZE})
     endif()
-    if(GPUCLK_PCH)
+    # clang refuses a PCH built with another default visibility (the simulator's libraries hide
+    # theirs); gcc takes it. Under clang (the fuzz preset) they compile without one.
+    get_target_property(visibility ${target} CXX_VISIBILITY_PRESET)
+    set(pch ${GPUCLK_PCH})
+    if(visibility STREQUAL "hidden" AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      set(pch OFF)
+    endif()
+    if(pch)
       if(tests AND TARGET gpuclk_test_pch)
         target_precompile_headers(${target} REUSE_FROM gpuclk_test_pch)
       elseif(type STREQUAL "EXECUTABLE")

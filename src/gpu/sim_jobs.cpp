@@ -20,6 +20,7 @@ struct SimJobs::Table {
   decltype(&gpuclk_sim_job_stop) stop = nullptr;
   decltype(&gpuclk_sim_job_kinds) kinds = nullptr;
   decltype(&gpuclk_sim_time) time = nullptr;
+  double (*time_scale)() = nullptr;  // gpuclk_sim_time_scale
 };
 
 namespace {
@@ -55,9 +56,15 @@ std::optional<SimJobs> SimJobs::of(const Api& api) {
   t.stop = resolve<decltype(t.stop)>(api, "gpuclk_sim_job_stop");
   t.kinds = resolve<decltype(t.kinds)>(api, "gpuclk_sim_job_kinds");
   t.time = resolve<decltype(t.time)>(api, "gpuclk_sim_time");
+  t.time_scale = resolve<decltype(t.time_scale)>(api, "gpuclk_sim_time_scale");
   if (!t.start || !t.status || !t.stop || !t.kinds || !t.time) return std::nullopt;
   tables[&api] = t;
   return SimJobs(&tables[&api]);
+}
+
+double SimJobs::time_scale() const {
+  const double scale = table_->time_scale ? table_->time_scale() : 1;
+  return scale > 0 ? scale : 1;
 }
 
 std::vector<std::string> SimJobs::kinds() const {

@@ -46,6 +46,8 @@ class SimJobs {
   void stop(unsigned index, std::uint64_t id) const;
   // Simulated seconds since power-on.
   double time_s() const;
+  // Simulated seconds per second of wall time (GPUCLK_SIM_SPEED; 1 when time stands still).
+  double time_scale() const;
 
  private:
   struct Table;

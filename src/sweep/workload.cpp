@@ -46,8 +46,10 @@ class SimulatedWorkload final : public Workload {
     const double scale = unit().name == "GB" ? 1e9 : 1e12;
     const unsigned windows = std::max(1U, timing_.windows);
     // The job ends by itself a while after the point, so a sweep killed with -9 leaves no GPU
-    // busy for ever.
-    const double max_s = seconds_of(timing_.warmup + timing_.measure * windows) + 30;
+    // busy for ever: 30 s of wall time after its windows. (30 simulated seconds were 0.75 s of
+    // wall time at GPUCLK_SIM_SPEED=40: a loaded machine's stall ended jobs mid-window.)
+    const double max_s =
+        seconds_of(timing_.warmup + timing_.measure * windows) + 30 * jobs_.time_scale();
     std::vector<std::uint64_t> ids;
     ids.reserve(gpus.size());
     for (auto* g : gpus) ids.push_back(jobs_.start(g->index(), name_, 0, max_s));
