@@ -120,6 +120,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
     for (const auto& s : results) {
       auto& node = list.section("scenario", "");
       node.add("scenario", "", output::text(s.scenario));
+      node.add("data", "", output::text(s.data));
       auto& rows = node.section("results", "", true);
       for (const auto& r : s.results) {
         auto& row = rows.section("result", "");
@@ -148,6 +149,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
   output::Table t;
   t.columns = {{"scenario", "Scenario", true},
                {"knee", "Knee", true},
+               {"data", "Data", true},
                {"policy", "Policy", true},
                {"energy", "Energy J", false, "J"},
                {"time", "Time s", false, "s"},
@@ -161,9 +163,9 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
     for (const auto& r : s.results) {
       t.rows.push_back(
           {output::text(fs::path(s.scenario).stem().string()),
-           output::text(std::string(govern::to_string(s.knee))), output::text(r.policy),
-           output::number(r.energy_joules, "J", 0), output::number(r.time_seconds, "s", 2),
-           pct(r.energy_saved_ratio), pct(r.slowdown_ratio),
+           output::text(std::string(govern::to_string(s.knee))), output::text(s.data),
+           output::text(r.policy), output::number(r.energy_joules, "J", 0),
+           output::number(r.time_seconds, "s", 2), pct(r.energy_saved_ratio), pct(r.slowdown_ratio),
            oracle
                ? output::number((oracle->energy_saved_ratio - r.energy_saved_ratio) * 100, "pp", 1)
                : output::na(),

@@ -310,6 +310,22 @@ const PolicyResult* ScenarioResult::find(std::string_view policy) const {
   return nullptr;
 }
 
+// What the scenario's working phases move, as ScenarioResult::data says it.
+std::string data_of(const sim::Scenario& scenario) {
+  double lo = 1;
+  double hi = 0;
+  for (const auto& gpu : scenario.gpus) {
+    for (const auto& phase : gpu.workload.phases) {
+      if (phase.kind == sim::PhaseKind::idle || phase.kind == sim::PhaseKind::off) continue;
+      lo = std::min(lo, phase.data_activity);
+      hi = std::max(hi, phase.data_activity);
+    }
+  }
+  if (lo > hi || lo == 1) return "random";
+  if (hi == 0) return "zeros";
+  return fmt::format("activity {:g}-{:g}", lo, hi);
+}
+
 std::vector<ScenarioResult> evaluate(const EvaluateOptions& o) {
   std::vector<ScenarioResult> out;
   for (const auto& file : o.scenarios) {
@@ -317,6 +333,7 @@ std::vector<ScenarioResult> evaluate(const EvaluateOptions& o) {
     ScenarioResult result;
     result.scenario = file.string();
     result.description = scenario.description;
+    result.data = data_of(scenario);
     result.knee = o.knee;
     const auto note = [&](const std::string& policy) {
       if (o.progress)

@@ -64,6 +64,9 @@ struct PolicyResult {
 struct ScenarioResult {
   std::string scenario;  // the path as given
   std::string description;
+  // The data its kernels move, which sets their power (the phases' `input`): "random" (the
+  // default, what training data is closest to), "zeros", or "activity LO-HI" when they differ.
+  std::string data;
   Knee knee = Knee::model_default;
   std::vector<PolicyResult> results;  // none first, oracle last
 

@@ -157,6 +157,18 @@ expect_json '[.scenarios[0].results[] | keys_unsorted | join(",")] | unique | jo
 expect_json '.scenarios[0].results[0].energy_saved_ratio' "0"
 expect_json '.scenarios[0].results[0].slowdown_ratio' "0"
 expect_json '[.scenarios[0].results[] | .energy_joules > 0 and .time_seconds > 0] | all' "true"
+# The data its figures assume: the phases' input (random unless a scenario says otherwise).
+expect_json '.scenarios[0].data' "random"
+RANDOM_NONE_J=$(jq -r '.scenarios[0].results[0].energy_joules' <<<"$OUT")
+sed -E '/^kind = "(compute|memory)"/a input = "zeros"' \
+  "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" >"$TEST_TMP/stencil-zeros.toml"
+gpuclk govern --evaluate --scenario "$TEST_TMP/stencil-zeros.toml" --iterations 2 --format json
+expect_exit 0
+expect_json '.scenarios[0].data' "zeros"
+expect_json ".scenarios[0].results[0].energy_joules < $RANDOM_NONE_J" "true"  # zeros draw less
+gpuclk govern --evaluate --scenario "$TEST_TMP/stencil-zeros.toml" --iterations 1
+expect_exit 0
+expect_out_re "stencil-zeros +default +zeros +none "
 # --phases: energy, time and SM clock of every workload phase under every policy.
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --phases --format json
 expect_exit 0
@@ -214,7 +226,7 @@ done
 # Idle gaps with the context held: ≥ 30 % of their energy saved (table form carries it).
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/bursty-service.toml"
 expect_exit 0
-idle_saved=$(awk '$3 == "phase" { print $(NF-1) }' <<<"$OUT")
+idle_saved=$(awk '$4 == "phase" { print $(NF-1) }' <<<"$OUT")
 LAST_CMD="bursty-service idle-gap energy saved by phase: $idle_saved %"
 check; awk -v v="$idle_saved" 'BEGIN { exit !(v >= 30) }' || fail "below 30 %"
 
