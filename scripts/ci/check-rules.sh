@@ -3,7 +3,8 @@
 #   1. include direction: a layer of src/ includes only lower layers (the order is
 #      docs/architecture.md's table); only src/nvml/, src/gpu/ and the control's NVML writer include
 #      nvml/ headers (and src/cli/context.cpp, which opens the library); nothing outside src/cli/
-#      includes cli/; sim/ takes from src/ only the NVML ABI it implements;
+#      includes cli/; sim/ takes from src/ only the NVML ABI it implements; no thread in src/cli/;
+#      no simulator header included from src/;
 #   2. clang-format --dry-run --Werror on every tracked C++ file (.clang-format);
 #   3. clang-tidy (.clang-tidy) on the C++ sources changed since the last commit found clean
 #      (.ci/tidy-clean, written by `make tidy`), else since the merge base with main, or on every
@@ -70,8 +71,8 @@ check_includes() {
       src/cli/*) continue ;;
       src/*) ;;
       sim/*)
-        if [ -n "$(rank_of "$target")" ] && [ "$included" != nvml/nvml_abi.h ] && [ "$included" != nvml/error_text.h ]; then
-          echo "$file:$line: includes $included: sim/ takes from src/ only the NVML ABI (nvml/nvml_abi.h, nvml/error_text.h)"
+        if [ -n "$(rank_of "$target")" ] && [ "$included" != nvml/nvml_abi.h ] && [ "$included" != nvml/error_text.h ] && [ "$included" != nvml/sim_abi.h ]; then
+          echo "$file:$line: includes $included: sim/ takes from src/ only the ABI it implements (nvml/nvml_abi.h, nvml/sim_abi.h, nvml/error_text.h)"
           bad=1
         fi
         continue ;;
@@ -104,6 +105,31 @@ check_includes() {
     { code = $0; sub(/\/\/.*/, "", code) }
     code ~ /(^|[^A-Za-z_"])(NVML_[A-Z0-9_]+|nvml[A-Z][A-Za-z0-9_]*_t)([^A-Za-z0-9_]|$)/ {
       print FILENAME ":" FNR ": " $0 }')
+  # src/cli/ holds commands: a thread belongs in the layer whose work it does (serve::Node's
+  # parts, rules::watch, the telemetry sampler), where it can be unit-tested and stopped in order.
+  while IFS= read -r hit; do
+    echo "$hit: a thread in src/cli/ (commands parse, call and print; move it into a layer)"
+    bad=1
+  done < <(git ls-files -- 'src/cli/*' | grep -E '\.(cpp|h)$' | xargs awk '
+    { code = $0; sub(/\/\/.*/, "", code) }
+    code ~ /std::(j?thread|async)[^:_A-Za-z]|pthread_create/ { print FILENAME ":" FNR ": " $0 }')
+  # A bare-name include of a simulator header (one found through sim/'s include paths) hides a
+  # dependency on sim/ that the include direction cannot see: src/ reaches the simulator only
+  # through the ABI in src/nvml/ (nvml_abi.h, sim_abi.h). The one exception is `govern
+  # --evaluate`, which runs the simulator's model in-process by design (src/govern/CMakeLists.txt:
+  # gpuclk_govern_evaluate links gpuclk_sim_model; docs/govern.md).
+  local sim_headers
+  sim_headers=$(git ls-files -- 'sim/*.h' | xargs -n1 basename | sort -u)
+  while IFS=: read -r file line included; do
+    [ -e "src/$included" ] && continue
+    [ "$file" = src/govern/evaluate.cpp ] && continue
+    if grep -qxF "$(basename "$included")" <<<"$sim_headers"; then
+      echo "$file:$line: includes \"$included\", a simulator header: src/ reaches the simulator only through src/nvml/sim_abi.h"
+      bad=1
+    fi
+  done < <(git ls-files -- 'src/*' | grep -E '\.(cpp|h)$' |
+    xargs grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' |
+    sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1:\2:\3/')
   [ $bad -eq 0 ] && echo "check-rules: include direction ok" || failed=1
 }
 

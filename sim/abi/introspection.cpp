@@ -1,4 +1,4 @@
-// gpuclk_sim_*: the library's own exports (see gpuclk_sim.h).
+// gpuclk_sim_*: the library's own exports (see src/nvml/sim_abi.h).
 #include <unistd.h>
 
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "abi_common.h"
 #include "gpu_model.h"
-#include "gpuclk_sim.h"
+#include "nvml/sim_abi.h"
 
 using namespace gpuclk::sim;
 using namespace gpuclk::sim::abi;
@@ -106,7 +106,7 @@ namespace {
 
 constexpr int kCannotLoad = NVML_ERROR_UNKNOWN;
 
-// Runs a job call for GPU `index`: NVML codes as ints (gpuclk_sim.h).
+// Runs a job call for GPU `index`: NVML codes as ints (nvml/sim_abi.h).
 template <typename Body>
 int with_job_gpu(unsigned int index, Body&& body) {
   return with_model(static_cast<int>(kCannotLoad), [&](Context& c) {

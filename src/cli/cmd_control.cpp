@@ -108,68 +108,22 @@ std::optional<control::Journal> peek_journal(Context& ctx) {
   }
 }
 
-namespace {
-
-// The journal under the lock; one from an earlier boot is moved aside (settings do not survive
-// a reboot: the GPUs it lists are at their defaults now).
-control::Journal load_current(Context& ctx, const control::JournalStore& store) {
-  auto journal = store.load();
-  const auto boot = control::current_boot_id();
-  if (!journal.boot_id.empty() && !boot.empty() && journal.boot_id != boot && !ctx.simulated()) {
-    const auto moved = store.archive("boot-" + journal.boot_id.substr(0, 8));
-    std::cerr << "gpuclk: the journal is from an earlier boot; a reboot reset those GPUs, so it "
-                 "was moved to "
-              << moved.string() << "\n";
-    journal = control::Journal{};
-  }
-  return journal;
-}
-
-}  // namespace
-
-ControlSession::ControlSession(Context& ctx, std::string command, bool dry_run)
-    : ctx_(ctx), command_(std::move(command)), dry_run_(dry_run), store_(fs::path()) {
-  if (!dry_run_) access_ = control::allow_writes(ctx.read_only(), command_);
-  store_ = control::JournalStore(journal_dir(ctx));
-  if (dry_run_) {
-    journal_ = store_.try_load().value_or(control::Journal{});
-    return;
-  }
-  ctx.effect("lock the journal");
-  lock_.emplace(store_.lock([&](long pid) {
-    std::cerr << "gpuclk: waiting for another gpuclk"
-              << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
-              << store_.dir().string() << "\n";
-  }));
-  signals_.emplace();
-  journal_ = load_current(ctx, store_);
-}
-
-control::PersistJournal ControlSession::persist() {
-  return [this](const control::Journal& j) { store_.save(j); };
-}
-
-control::RunOptions ControlSession::options() {
-  control::RunOptions o;
-  o.command = command_;
-  o.dry_run = dry_run_;
-  o.after_write = pause_hook(ctx_);
-  if (signals_) o.interrupted = [this] { return signals_->interrupted(); };
-  // Clock changes take effect within milliseconds; read back after they have.
-  o.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+control::SessionOptions session_options(Context& ctx, std::string command, bool dry_run) {
+  if (!dry_run) (void)control::allow_writes(ctx.read_only(), command);
+  control::SessionOptions o;
+  o.journal_dir = journal_dir(ctx);
+  o.command = std::move(command);
+  o.read_only = ctx.read_only();
+  o.simulated = [&ctx] { return ctx.simulated(); };
+  o.after_write = pause_hook(ctx);
+  o.before_lock = [&ctx](std::string_view what) { ctx.effect(what); };
   return o;
 }
 
-std::vector<std::unique_ptr<control::GpuControl>> ControlSession::open(
-    const std::vector<gpu::Device*>& devices) const {
-  std::vector<std::unique_ptr<control::GpuControl>> out;
-  out.reserve(devices.size());
-  for (auto* d : devices) out.push_back(std::make_unique<control::NvmlGpuControl>(*d, access_));
-  return out;
-}
-
-int ControlSession::finish(const control::ChangeReport& report, const std::string& nothing_to_do) {
-  return print_change_report(ctx_, report, store_.file().string(), nothing_to_do, dry_run_);
+int finish(Context& ctx, const control::ControlSession& session,
+           const control::ChangeReport& report, const std::string& nothing_to_do) {
+  return print_change_report(ctx, report, session.store().file().string(), nothing_to_do,
+                             session.dry_run());
 }
 
 int print_change_report(Context& ctx, const control::ChangeReport& report,
@@ -236,7 +190,8 @@ std::optional<int> run_delegated(Context& ctx, const nlohmann::json& asked,
                              dry_run);
 }
 
-int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,
+int run_change(Context& ctx, control::ControlSession& session,
+               const std::vector<DeviceRequest>& requests, bool snap,
                const std::string& nothing_to_do) {
   std::vector<gpu::Device*> devices;
   devices.reserve(requests.size());
@@ -256,41 +211,7 @@ int run_change(ControlSession& session, const std::vector<DeviceRequest>& reques
   auto report =
       control::apply_changes(changes, session.journal(), session.persist(), session.options());
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
-  return session.finish(report, nothing_to_do);
-}
-
-ResidentSession::ResidentSession(Context& ctx, std::string command)
-    : ctx_(ctx),
-      command_(std::move(command)),
-      access_(control::allow_writes(ctx.read_only(), command_)),
-      store_(journal_dir(ctx)) {
-  ctx.effect("lock the journal");
-  auto lock = store_.lock();
-  load_current(ctx_, store_);
-}
-
-control::ChangeReport ResidentSession::with_journal(const Change& change) {
-  auto lock = store_.lock([&](long pid) {
-    std::cerr << "gpuclk serve: waiting for another gpuclk"
-              << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
-              << store_.dir().string() << "\n";
-  });
-  auto journal = load_current(ctx_, store_);
-  return change(journal, [this](const control::Journal& j) { store_.save(j); });
-}
-
-control::RunOptions ResidentSession::options() const {
-  control::RunOptions o;
-  o.command = command_;
-  return o;
-}
-
-std::vector<std::unique_ptr<control::GpuControl>> ResidentSession::open(
-    const std::vector<gpu::Device*>& devices) const {
-  std::vector<std::unique_ptr<control::GpuControl>> out;
-  out.reserve(devices.size());
-  for (auto* d : devices) out.push_back(std::make_unique<control::NvmlGpuControl>(*d, access_));
-  return out;
+  return finish(ctx, session, report, nothing_to_do);
 }
 
 }  // namespace gpuclk::cli

@@ -1,6 +1,7 @@
-// What `gpuclk set`, `reset`, `restore` and `apply` share: where the journal is, the session a
-// writing command holds (read-only check, journal lock, signals held, journal loaded), and how a
-// change report is printed and turned into an exit code.
+// What `gpuclk set`, `reset`, `restore` and `apply` share: where the journal is, the options of
+// the session a writing command holds (control/session.h: read-only check, journal lock, signals
+// held, journal loaded) from the global flags, and how a change report is printed and turned
+// into an exit code.
 #pragma once
 
 #include <filesystem>
@@ -16,7 +17,7 @@
 #include "control/profile.h"
 #include "control/report.h"
 #include "control/request.h"
-#include "control/signals.h"
+#include "control/session.h"
 #include "control/transaction.h"
 
 namespace gpuclk::cli {
@@ -30,71 +31,18 @@ std::filesystem::path journal_dir(Context& ctx);
 // it cannot be read. Never takes the lock, never writes.
 std::optional<control::Journal> peek_journal(Context& ctx);
 
-class ControlSession {
- public:
-  // Refuses in read-only mode (exit 4) unless `dry_run`; a real run takes the journal lock,
-  // holds signals back and loads the journal (moving aside one left from an earlier boot).
-  ControlSession(Context& ctx, std::string command, bool dry_run);
+// The options of a journal session for `command` from the global flags: the journal's directory,
+// read-only mode, the simulated node, the crash-test hook and the fuzz hook. Unless `dry_run`,
+// read-only mode is refused (exit 4) first, before NVML is loaded to find the directory.
+control::SessionOptions session_options(Context& ctx, std::string command, bool dry_run = false);
 
-  control::Journal& journal() { return journal_; }
-  const control::JournalStore& store() const { return store_; }
-  control::PersistJournal persist();
-  control::RunOptions options();
-  bool dry_run() const { return dry_run_; }
-  // One GpuControl per device; in a dry run they can read but refuse to write.
-  std::vector<std::unique_ptr<control::GpuControl>> open(
-      const std::vector<gpu::Device*>& devices) const;
+// Prints a session's change report as print_change_report() does, naming its journal.
+int finish(Context& ctx, const control::ControlSession& session,
+           const control::ChangeReport& report, const std::string& nothing_to_do);
 
-  // Prints the report (table/csv/json), notes and a summary line; returns 0 or throws the
-  // report's Error so main() prints it and exits with its code.
-  int finish(const control::ChangeReport& report, const std::string& nothing_to_do);
+using control::DeviceRequest;
 
- private:
-  Context& ctx_;
-  std::string command_;
-  bool dry_run_;
-  control::JournalStore store_;
-  std::optional<control::WriteAccess> access_;
-  std::optional<control::JournalStore::Lock> lock_;
-  std::optional<control::SignalDeferral> signals_;
-  control::Journal journal_;
-};
-
-// For a resident writer (`serve --govern`): the journal's lock is taken for one change at a
-// time and the journal read anew under it, so `gpuclk set` or `restore` from a shell waits for
-// one write at most, never for the service's lifetime. Signals are the caller's (the service
-// waits for them on its main thread and stops its writers in order).
-class ResidentSession {
- public:
-  // Refuses in read-only mode (exit 4); moves aside a journal left from an earlier boot.
-  ResidentSession(Context& ctx, std::string command);
-
-  // Runs `change` under the lock with the journal as it is on disk; `persist` saves it.
-  using Change =
-      std::function<control::ChangeReport(control::Journal&, const control::PersistJournal&)>;
-  control::ChangeReport with_journal(const Change& change);
-  // The journal without the lock (nullopt: none or unreadable), for checks between writes.
-  std::optional<control::Journal> peek() const { return store_.try_load(); }
-  // No settle wait, no signal hook, no test pause: a governor writes between its decisions.
-  control::RunOptions options() const;
-  std::vector<std::unique_ptr<control::GpuControl>> open(
-      const std::vector<gpu::Device*>& devices) const;
-
- private:
-  Context& ctx_;
-  std::string command_;
-  control::WriteAccess access_;
-  control::JournalStore store_;
-};
-
-// One GPU and what to change on it.
-struct DeviceRequest {
-  gpu::Device* device = nullptr;
-  control::Request request;
-};
-
-// What a profile asks of each GPU it covers among the selected ones (-i narrows it), overrides
-// merged; GPUs it asks nothing of are left out. `apply` and `serve --profile` share it.
+// control::profile_requests over the GPUs -i selects.
 std::vector<DeviceRequest> profile_requests(Context& ctx, const control::Profile& profile);
 
 // Prints a change report (table/csv/json), notes and a summary line naming `journal_file`;
@@ -112,7 +60,8 @@ std::optional<int> run_delegated(Context& ctx, const nlohmann::json& request,
 
 // Validates every request against its GPU (all problems before any write), then applies them
 // as one transaction and prints the report. Returns 0 or throws Error.
-int run_change(ControlSession& session, const std::vector<DeviceRequest>& requests, bool snap,
+int run_change(Context& ctx, control::ControlSession& session,
+               const std::vector<DeviceRequest>& requests, bool snap,
                const std::string& nothing_to_do);
 
 }  // namespace gpuclk::cli

@@ -20,6 +20,7 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
+#include "util/stop_signal.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -292,24 +293,6 @@ telemetry::Snapshot snapshot_with_slow_reads(const telemetry::Sampler& sampler,
   }
 }
 
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) { g_interrupted = true; }
-
-// Ctrl-C, kill and a closed terminal end dmon cleanly (sampler stopped, exit 0).
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    g_interrupted = false;
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) previous_.push_back({s, std::signal(s, on_interrupt)});
-  }
-  ~InterruptGuard() {
-    for (auto [s, h] : previous_) std::signal(s, h);
-  }
-
- private:
-  std::vector<std::pair<int, void (*)(int)>> previous_;
-};
-
 // Prints one interval's rows; returns how many GPUs are still alive. The same for both sources
 // (the sampler here, or the service's stream), so the output is the same either way.
 class RowPrinter {
@@ -426,8 +409,8 @@ std::optional<int> dmon_through_service(Context& ctx, const DmonOptions& o, cons
   std::vector<std::optional<units::Joules>> energy;
   long long printed = 0;
   auto last_line = std::chrono::steady_clock::now();
-  InterruptGuard guard;
-  while (!g_interrupted) {
+  util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: dmon ends cleanly (exit 0)
+  while (!util::StopFlag::raised()) {
     std::optional<nlohmann::json> line;
     try {
       line = client->read_line(100ms);
@@ -497,12 +480,12 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   const auto slow_wait = std::min<std::chrono::milliseconds>(
       250ms, std::chrono::duration_cast<std::chrono::milliseconds>(interval / 2));
 
-  InterruptGuard guard;
+  util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: dmon ends cleanly (exit 0)
   sampler.start();
   std::uint64_t seen = 0;
   long long printed = 0;
   std::vector<std::optional<units::Joules>> energy;
-  while (!g_interrupted) {
+  while (!util::StopFlag::raised()) {
     const auto tick = sampler.wait_for_tick(seen, 100ms);
     if (tick == seen) continue;
     seen = tick;

@@ -25,6 +25,7 @@
 #include "fleet/snapshot.h"
 #include "util/error.h"
 #include "util/parse.h"
+#include "util/stop_signal.h"
 #include "util/text.h"
 
 namespace gpuclk::cli {
@@ -172,8 +173,6 @@ output::Node json_tree(const fleet::Snapshot& snap,
 // --dmon: one line per node, every --interval. On a terminal the lines are redrawn in place
 // under a status line; piped or redirected, they stream (a time column, no escape codes, no
 // status line) in the format asked for, as `gpuclk dmon` does.
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop(int) { g_stop = true; }
 
 std::vector<output::Column> node_line_columns(const std::vector<fleet::NodeLine>& nodes,
                                               bool with_time) {
@@ -212,23 +211,6 @@ std::vector<output::Value> node_line_row(const fleet::NodeLine& n, const std::st
   return row;
 }
 
-// Ctrl-C, kill and a closed terminal end --dmon (exit 0); the handlers before are put back.
-class StopGuard {
- public:
-  StopGuard() {
-    g_stop = false;
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) previous_.emplace_back(s, std::signal(s, on_stop));
-  }
-  ~StopGuard() {
-    for (auto [s, h] : previous_) std::signal(s, h);
-  }
-  StopGuard(const StopGuard&) = delete;
-  StopGuard& operator=(const StopGuard&) = delete;
-
- private:
-  std::vector<std::pair<int, void (*)(int)>> previous_;
-};
-
 int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selector,
                    std::chrono::milliseconds timeout) {
   const auto interval =
@@ -237,12 +219,12 @@ int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selec
     throw bad_argument(fmt::format("bad --count {}", o.count),
                        "give a count >= 1 (or none: until Ctrl-C)");
   const bool live = ::isatty(STDOUT_FILENO) && ctx.format().kind == output::Format::Kind::table;
-  StopGuard guard;
+  util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: --dmon ends (exit 0)
   auto printer = ctx.printer();
   std::size_t drawn = 0;  // lines of the last refresh (live)
   bool header = false;
   long long refreshes = 0;
-  while (!g_stop) {
+  while (!util::StopFlag::raised()) {
     const auto started = std::chrono::steady_clock::now();
     fleet::Prometheus prometheus(o.prometheus, timeout);  // a fresh deadline per refresh
     ctx.effect("ask Prometheus");
@@ -283,7 +265,7 @@ int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selec
     }
     if (o.count && ++refreshes >= o.count) break;
     const auto next = started + std::chrono::milliseconds(std::llround(interval * 1000));
-    while (!g_stop && std::chrono::steady_clock::now() < next)
+    while (!util::StopFlag::raised() && std::chrono::steady_clock::now() < next)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return 0;

@@ -24,11 +24,11 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/governor_run.h"
 #include "cli/settings_writer.h"
 #include "control/signals.h"
 #include "govern/decision_log.h"
 #include "govern/evaluate.h"
+#include "govern/run.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
 
@@ -81,71 +81,41 @@ std::vector<fs::path> default_scenarios() {
 
 output::Value pct(double ratio) { return output::number(ratio * 100, "%", 1); }
 
-int run_evaluate(Context& ctx, const GovernOptions& o) {
-  govern::EvaluateOptions e;
-  for (const auto& s : o.scenarios) {
-    if (!fs::exists(s)) {
-      throw bad_argument(fmt::format("--scenario {}: no such file", s),
-                         "give a simulator scenario .toml file");
-    }
-    e.scenarios.push_back(s);
-  }
-  if (e.scenarios.empty()) e.scenarios = default_scenarios();
-  e.model_dirs = {fs::path(Context::executable_dir()) / "scenarios",
-                  fs::path(GPUCLK_SOURCE_SCENARIOS)};
-  if (o.knee == "pessimistic") {
-    e.knee = govern::Knee::pessimistic;
-  } else if (o.knee != "default") {
-    throw bad_argument(fmt::format("bad --knee '{}'", o.knee), "give default or pessimistic");
-  }
-  if (o.iterations < 1) {
-    throw bad_argument(fmt::format("bad --iterations {}", o.iterations), "give 1 or more");
-  }
-  e.iterations = o.iterations;
-  e.interval_s =
-      std::chrono::duration<double>(parse_duration_option(o.interval, "--interval")).count();
-  e.policy.max_slowdown = parse_slowdown(o.max_slowdown);
-  e.policy.geopm_phi = o.geopm_phi;
-  if (isatty(STDERR_FILENO) == 1) {
-    e.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
-  }
-  ctx.effect("run the policies on the simulator model");  // seconds of work per scenario
-  const auto results = govern::evaluate(e);
-  if (e.progress) std::cerr << "\r\033[K" << std::flush;
-
-  auto printer = ctx.printer();
-  if (ctx.format().kind == output::Format::Kind::json) {
-    output::Node root;
-    auto& list = root.section("scenarios", "", true);
-    for (const auto& s : results) {
-      auto& node = list.section("scenario", "");
-      node.add("scenario", "", output::text(s.scenario));
-      node.add("data", "", output::text(s.data));
-      auto& rows = node.section("results", "", true);
-      for (const auto& r : s.results) {
-        auto& row = rows.section("result", "");
-        row.add("policy", "", output::text(r.policy));
-        row.add("energy_joules", "", output::number(r.energy_joules, "", 3));
-        row.add("time_seconds", "", output::number(r.time_seconds, "", 3));
-        row.add("energy_saved_ratio", "", output::number(r.energy_saved_ratio, "", 4));
-        row.add("slowdown_ratio", "", output::number(r.slowdown_ratio, "", 4));
-        if (!o.phases) continue;
-        auto& phases = row.section("phases", "", true);
-        for (const auto& p : r.phases) {
-          auto& ph = phases.section("phase", "");
-          ph.add("gpu", "", output::integer(p.gpu));
-          ph.add("index", "", output::integer(static_cast<long long>(p.index)));
-          ph.add("name", "", output::text(p.name));
-          ph.add("kind", "", output::text(p.kind));
-          ph.add("energy_joules", "", output::number(p.energy_joules, "", 3));
-          ph.add("time_seconds", "", output::number(p.time_seconds, "", 3));
-          ph.add("mean_sm_clock_mhz", "", output::number(p.mean_sm_mhz, "", 1));
-        }
+// --format json: every scenario's results (and with --phases each policy's phases).
+output::Node evaluation_tree(const std::vector<govern::ScenarioResult>& results, bool phases) {
+  output::Node root;
+  auto& list = root.section("scenarios", "", true);
+  for (const auto& s : results) {
+    auto& node = list.section("scenario", "");
+    node.add("scenario", "", output::text(s.scenario));
+    node.add("data", "", output::text(s.data));
+    auto& rows = node.section("results", "", true);
+    for (const auto& r : s.results) {
+      auto& row = rows.section("result", "");
+      row.add("policy", "", output::text(r.policy));
+      row.add("energy_joules", "", output::number(r.energy_joules, "", 3));
+      row.add("time_seconds", "", output::number(r.time_seconds, "", 3));
+      row.add("energy_saved_ratio", "", output::number(r.energy_saved_ratio, "", 4));
+      row.add("slowdown_ratio", "", output::number(r.slowdown_ratio, "", 4));
+      if (!phases) continue;
+      auto& phase_list = row.section("phases", "", true);
+      for (const auto& p : r.phases) {
+        auto& ph = phase_list.section("phase", "");
+        ph.add("gpu", "", output::integer(p.gpu));
+        ph.add("index", "", output::integer(static_cast<long long>(p.index)));
+        ph.add("name", "", output::text(p.name));
+        ph.add("kind", "", output::text(p.kind));
+        ph.add("energy_joules", "", output::number(p.energy_joules, "", 3));
+        ph.add("time_seconds", "", output::number(p.time_seconds, "", 3));
+        ph.add("mean_sm_clock_mhz", "", output::number(p.mean_sm_mhz, "", 1));
       }
     }
-    printer->print_tree(root);
-    return 0;
   }
+  return root;
+}
+
+// One row per scenario and policy: energy, time, saved, slowdown, the gap to the oracle.
+output::Table evaluation_table(const std::vector<govern::ScenarioResult>& results) {
   output::Table t;
   t.columns = {{"scenario", "Scenario", true},
                {"knee", "Knee", true},
@@ -173,9 +143,11 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
            r.policy == "none" || r.policy == "oracle" ? output::na() : output::integer(r.writes)});
     }
   }
-  printer->print_table(t);
-  if (!o.phases) return 0;
-  // Per phase: where each policy spends the energy, against none's energy in the same phase.
+  return t;
+}
+
+// --phases: where each policy spends the energy, against none's energy in the same phase.
+output::Table phase_table(const std::vector<govern::ScenarioResult>& results) {
   output::Table p;
   p.columns = {{"scenario", "Scenario", true},
                {"policy", "Policy", true},
@@ -203,8 +175,51 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
       }
     }
   }
+  return p;
+}
+
+int run_evaluate(Context& ctx, const GovernOptions& o) {
+  govern::EvaluateOptions e;
+  for (const auto& s : o.scenarios) {
+    if (!fs::exists(s)) {
+      throw bad_argument(fmt::format("--scenario {}: no such file", s),
+                         "give a simulator scenario .toml file");
+    }
+    e.scenarios.push_back(s);
+  }
+  if (e.scenarios.empty()) e.scenarios = default_scenarios();
+  e.model_dirs = {fs::path(Context::executable_dir()) / "scenarios",
+                  fs::path(GPUCLK_SOURCE_SCENARIOS)};
+  if (o.knee == "pessimistic") {
+    e.knee = govern::Knee::pessimistic;
+  } else if (o.knee != "default") {
+    throw bad_argument(fmt::format("bad --knee '{}'", o.knee), "give default or pessimistic");
+  }
+  if (o.iterations < 1) {
+    throw bad_argument(fmt::format("bad --iterations {}", o.iterations), "give 1 or more");
+  }
+  e.iterations = o.iterations;
+  e.interval_s =
+      std::chrono::duration<double>(govern::parse_duration_option(o.interval, "--interval"))
+          .count();
+  e.policy.max_slowdown = govern::parse_slowdown(o.max_slowdown);
+  e.policy.geopm_phi = o.geopm_phi;
+  if (isatty(STDERR_FILENO) == 1) {
+    e.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  }
+  ctx.effect("run the policies on the simulator model");  // seconds of work per scenario
+  const auto results = govern::evaluate(e);
+  if (e.progress) std::cerr << "\r\033[K" << std::flush;
+
+  auto printer = ctx.printer();
+  if (ctx.format().kind == output::Format::Kind::json) {
+    printer->print_tree(evaluation_tree(results, o.phases));
+    return 0;
+  }
+  printer->print_table(evaluation_table(results));
+  if (!o.phases) return 0;
   if (ctx.format().kind == output::Format::Kind::table) std::cout << '\n';
-  printer->print_table(p);
+  printer->print_table(phase_table(results));
   return 0;
 }
 
@@ -264,12 +279,12 @@ int run_governor(Context& ctx, const GovernOptions& o) {
                                    fmt::join(govern::policy_names(), ", ")));
   }
   govern::PolicyOptions policy_options;
-  policy_options.max_slowdown = parse_slowdown(o.max_slowdown);
+  policy_options.max_slowdown = govern::parse_slowdown(o.max_slowdown);
   policy_options.geopm_phi = o.geopm_phi;
   govern::make_policy(o.policy, policy_options);  // checks the name before anything starts
-  const auto interval = parse_duration_option(o.interval, "--interval");
+  const auto interval = govern::parse_duration_option(o.interval, "--interval");
   std::optional<telemetry::Duration> duration;
-  if (!o.duration.empty()) duration = parse_duration_option(o.duration, "--duration");
+  if (!o.duration.empty()) duration = govern::parse_duration_option(o.duration, "--duration");
   const auto devices = ctx.selected();
   const bool dry_run = o.dry_run || ctx.read_only();
   if (ctx.read_only() && !o.dry_run) {
@@ -277,7 +292,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
                  "written)\n";
   }
   if (!dry_run) {
-    if (auto journal = peek_journal(ctx)) refuse_held_clocks(*journal, devices);
+    if (auto journal = peek_journal(ctx)) govern::refuse_held_clocks(*journal, devices);
   }
   // The writes: root's go to the GPUs (the journal's lock held for the whole run: nobody else
   // writes while it governs); a user who is not root sends them to a `gpuclk serve` that takes
@@ -286,12 +301,12 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   std::unique_ptr<SettingsWriter> writer;
   if (!dry_run) {
     writer = settings_writer(ctx, command, {.hold_journal = true, .settle = false});
-    if (const auto* journal = writer->held_journal()) refuse_held_clocks(*journal, devices);
+    if (const auto* journal = writer->held_journal()) govern::refuse_held_clocks(*journal, devices);
   }
   // Signals are held back from here: the loop asks for them between decisions, then restores.
   control::SignalDeferral signals;
   // The policies read each GPU's facts (its supported clocks) through controls that only read.
-  ControlSession reader(ctx, command, true);
+  control::ControlSession reader(session_options(ctx, command, true), true);
   auto controls = reader.open(devices);
   std::map<const control::GpuControl*, gpu::Device*> device_of;
   for (std::size_t i = 0; i < devices.size(); ++i) device_of[controls[i].get()] = devices[i];
@@ -300,7 +315,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   // that error.
   std::optional<Error> refused;
 
-  GovernSetup setup;
+  govern::GovernSetup setup;
   setup.policy = o.policy;
   setup.policy_options = policy_options;
   setup.interval = interval;
@@ -311,18 +326,18 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   std::vector<control::GpuControl*> raw;
   raw.reserve(controls.size());
   for (auto& c : controls) raw.push_back(c.get());
-  GovernorRun governor(
+  govern::GovernorRun governor(
       devices, raw, ctx.clock(), setup,
       [&](control::GpuControl& gpu, const control::Settings& target) {
         try {
-          return GovernWriteResult{writer->apply({{device_of.at(&gpu), target}}, command),
-                                   std::nullopt};
+          return govern::GovernWriteResult{writer->apply({{device_of.at(&gpu), target}}, command),
+                                           std::nullopt};
         } catch (const Error& e) {
           refused.emplace(e);
           control::ChangeReport report;
           report.exit = e.code();
           report.error = e.what();
-          return GovernWriteResult{report, std::nullopt};
+          return govern::GovernWriteResult{report, std::nullopt};
         }
       },
       [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>&) {

@@ -53,6 +53,61 @@ out::Node info_host_tree(Context& ctx, const host::CpuInfo& cpu) {
   return h;
 }
 
+namespace {
+
+// Dense peaks per data type, at the max SM clock and at the clock it runs now.
+void add_peaks(out::Node& n, const gpu::Device& d,
+               const gpu::Reading<units::Megahertz>& current_sm) {
+  const auto& id = d.identity();
+  const auto& limits = d.clock_limits();
+  auto& peaks = n.section("peak", "Peak (dense)");
+  for (auto t : gpu::kAllDataTypes) {
+    auto& p = peaks.section(std::string(gpu::to_string(t)), std::string(gpu::to_string(t)));
+    bool known = id.arch && id.sm_count && id.arch->flop_per_clock(t) > 0;
+    p.add("flop_per_clock_per_sm", "FLOP/clock/SM",
+          known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
+    p.add(
+        "at_max_clock", "At Max Clock",
+        known && limits.max(ClockDomain::sm)
+            ? tflops(
+                  gpu::peak_flops(*id.arch, t, *id.sm_count, *limits.max(ClockDomain::sm)).value())
+            : out::na());
+    p.add("at_current_clock", "At Current Clock",
+          known && current_sm
+              ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value())
+              : out::na());
+  }
+}
+
+// NVLink: what the links are (probed once) and how many are up now.
+void add_nvlink(out::Node& n, const gpu::Device& d) {
+  auto& nvlink = n.section("nvlink", "NVLink");
+  const auto& links = d.nvlinks().links;
+  if (links && !links->empty()) {
+    const auto counters = d.nvlink_counters(gpu::NvLinkRead::state);
+    long long up = 0;
+    double bandwidth = 0;
+    for (std::size_t k = 0; k < links->size(); ++k) {
+      const auto& f = (*links)[k];
+      if (!(k < counters.size() && counters[k].active ? *counters[k].active : f.active)) continue;
+      ++up;
+      bandwidth += f.gigabytes_per_s.value_or(0);
+    }
+    nvlink.add("links", "Links", out::integer((long long)links->size()));
+    nvlink.add("links_up", "Links Up", out::integer(up));
+    nvlink.add("version", "Version", out::from(links->front().version));
+    nvlink.add("speed", "Speed per Link",
+               links->front().gigabytes_per_s
+                   ? out::number(*links->front().gigabytes_per_s, "GB/s", 3)
+                   : out::na());
+    nvlink.add("bandwidth", "Bandwidth (links up)", out::number(bandwidth, "GB/s", 1));
+  } else {
+    nvlink.add("links", "Links", links ? out::integer(0) : out::na());
+  }
+}
+
+}  // namespace
+
 out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   const auto& id = d.identity();
   const auto& limits = d.clock_limits();
@@ -98,24 +153,7 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   auto current_sm = d.clock(ClockDomain::sm);
   clocks.add("current_sm", "Current SM", out::mhz(current_sm));
 
-  // Dense peaks per data type, at the max SM clock and at the clock it runs now.
-  auto& peaks = n.section("peak", "Peak (dense)");
-  for (auto t : gpu::kAllDataTypes) {
-    auto& p = peaks.section(std::string(gpu::to_string(t)), std::string(gpu::to_string(t)));
-    bool known = id.arch && id.sm_count && id.arch->flop_per_clock(t) > 0;
-    p.add("flop_per_clock_per_sm", "FLOP/clock/SM",
-          known ? out::integer((long long)id.arch->flop_per_clock(t)) : out::na());
-    p.add(
-        "at_max_clock", "At Max Clock",
-        known && limits.max(ClockDomain::sm)
-            ? tflops(
-                  gpu::peak_flops(*id.arch, t, *id.sm_count, *limits.max(ClockDomain::sm)).value())
-            : out::na());
-    p.add("at_current_clock", "At Current Clock",
-          known && current_sm
-              ? tflops(gpu::peak_flops(*id.arch, t, *id.sm_count, *current_sm).value())
-              : out::na());
-  }
+  add_peaks(n, d, current_sm);
 
   auto& power = n.section("power", "Power");
   power.add("default_limit", "Default Limit", out::watts(ratings.default_power_limit));
@@ -144,30 +182,7 @@ out::Node info_gpu_tree(const gpu::Device& d, const host::CpuInfo& cpu) {
   pcie.add("width_max", "Width Max",
            ratings.pcie_max ? out::integer(ratings.pcie_max->width, "x") : out::na());
 
-  // NVLink: what the links are (probed once) and how many are up now.
-  auto& nvlink = n.section("nvlink", "NVLink");
-  const auto& links = d.nvlinks().links;
-  if (links && !links->empty()) {
-    const auto counters = d.nvlink_counters(gpu::NvLinkRead::state);
-    long long up = 0;
-    double bandwidth = 0;
-    for (std::size_t k = 0; k < links->size(); ++k) {
-      const auto& f = (*links)[k];
-      if (!(k < counters.size() && counters[k].active ? *counters[k].active : f.active)) continue;
-      ++up;
-      bandwidth += f.gigabytes_per_s.value_or(0);
-    }
-    nvlink.add("links", "Links", out::integer((long long)links->size()));
-    nvlink.add("links_up", "Links Up", out::integer(up));
-    nvlink.add("version", "Version", out::from(links->front().version));
-    nvlink.add("speed", "Speed per Link",
-               links->front().gigabytes_per_s
-                   ? out::number(*links->front().gigabytes_per_s, "GB/s", 3)
-                   : out::na());
-    nvlink.add("bandwidth", "Bandwidth (links up)", out::number(bandwidth, "GB/s", 1));
-  } else {
-    nvlink.add("links", "Links", links ? out::integer(0) : out::na());
-  }
+  add_nvlink(n, d);
 
   auto& aff = n.section("affinity", "Affinity");
   const auto& aff_of = d.affinity();

@@ -29,16 +29,16 @@ int run_restore(Context& ctx, const RestoreOptions& o) {
                                 false))
       return *rc;
   }
-  ControlSession session(ctx, "restore", o.dry_run);
+  control::ControlSession session(session_options(ctx, "restore", o.dry_run), o.dry_run);
   std::vector<std::string> only;
   if (ctx.selection_given()) {
     for (auto* d : ctx.selected()) only.push_back(d->uuid());
   }
   if (session.journal().clean()) {
     control::ChangeReport empty;
-    return session.finish(
-        empty, fmt::format("nothing to restore: the journal lists no GPU changed by gpuclk ({})",
-                           session.store().file().string()));
+    return finish(ctx, session, empty,
+                  fmt::format("nothing to restore: the journal lists no GPU changed by gpuclk ({})",
+                              session.store().file().string()));
   }
   auto gpus = session.open(ctx.devices().all());
   std::vector<control::GpuControl*> present;
@@ -46,7 +46,8 @@ int run_restore(Context& ctx, const RestoreOptions& o) {
   for (auto& g : gpus) present.push_back(g.get());
   auto report =
       control::restore(present, session.journal(), session.persist(), session.options(), only);
-  return session.finish(report, "nothing to restore: every GPU already has its original settings");
+  return finish(ctx, session, report,
+                "nothing to restore: every GPU already has its original settings");
 }
 
 std::string state_of(const control::JournalEntry& e, control::Setting s) {

@@ -66,8 +66,8 @@ int run_set(Context& ctx, const SetOptions& o) {
           {{"request", "set"}, {"settings", settings}, {"snap", o.snap}, {"dry_run", o.dry_run}},
           nothing, o.dry_run))
     return *rc;
-  ControlSession session(ctx, "set", o.dry_run);
-  return run_change(session, same_for_each(ctx, r), o.snap, nothing);
+  control::ControlSession session(session_options(ctx, "set", o.dry_run), o.dry_run);
+  return run_change(ctx, session, same_for_each(ctx, r), o.snap, nothing);
 }
 
 int run_reset(Context& ctx, const ResetOptions& o) {
@@ -85,7 +85,7 @@ int run_reset(Context& ctx, const ResetOptions& o) {
           run_delegated(ctx, {{"request", "set"}, {"settings", settings}, {"dry_run", o.dry_run}},
                         nothing, o.dry_run))
     return *rc;
-  ControlSession session(ctx, "reset", o.dry_run);
+  control::ControlSession session(session_options(ctx, "reset", o.dry_run), o.dry_run);
   std::vector<DeviceRequest> requests;
   for (auto* d : ctx.selected()) {
     control::Request r;
@@ -101,7 +101,7 @@ int run_reset(Context& ctx, const ResetOptions& o) {
       r.power_limit = control::Change<units::Milliwatts>::driver_default();
     requests.push_back({d, r});
   }
-  return run_change(session, requests, false, nothing);
+  return run_change(ctx, session, requests, false, nothing);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "cli/context.h"
 #include "gpu/sim_jobs.h"
 #include "util/error.h"
+#include "util/stop_signal.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -25,9 +26,6 @@ struct SimJobOptions {
   std::string amount;
   double seconds = 0;
 };
-
-volatile std::sig_atomic_t g_job_signal = 0;
-extern "C" void on_signal(int s) { g_job_signal = s; }
 
 // "2e15", "13620T", "60000G": a number with an optional k/M/G/T/P/E suffix (powers of 1000).
 double parse_amount(const std::string& text) {
@@ -70,9 +68,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
     }
   }
   const auto devices = ctx.selected();
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGHUP, on_signal);
+  util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: the jobs are stopped (128 + signal)
   std::vector<std::uint64_t> ids;
   ids.reserve(devices.size());
   for (auto* d : devices) ids.push_back(jobs->start(d->index(), o.workload, amount, o.seconds));
@@ -83,7 +79,7 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
       last[i] = jobs->status(devices[i]->index(), ids[i]);
       running = running || last[i].running;
     }
-    if (g_job_signal != 0) {
+    if (util::StopFlag::raised()) {
       for (std::size_t i = 0; i < devices.size(); ++i) jobs->stop(devices[i]->index(), ids[i]);
       break;
     }
@@ -102,12 +98,12 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
                       output::number(s.done / scale, unit, 1),
                       output::number(s.end_s - s.start_s, "s", 3),
                       output::number(s.rate / scale, unit + "/s", 2),
-                      output::text(s.completed    ? "completed"
-                                   : g_job_signal ? "stopped"
-                                                  : "ran out of time")});
+                      output::text(s.completed                ? "completed"
+                                   : util::StopFlag::raised() ? "stopped"
+                                                              : "ran out of time")});
   }
   ctx.printer()->print_table(t);
-  if (g_job_signal != 0) return 128 + g_job_signal;
+  if (util::StopFlag::raised()) return 128 + util::StopFlag::signal();
   return 0;
 }
 

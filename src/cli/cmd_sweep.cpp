@@ -35,6 +35,7 @@
 #include "sweep/workload.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
+#include "util/stop_signal.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -59,30 +60,6 @@ struct SweepOptions {
 
 const std::vector<std::string> kBestKinds = {"max_throughput", "min_energy", "min_edp",
                                              "min_energy_within_slowdown", "knee"};
-
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_sweep_signal(int s) { g_signal = s; }
-
-// Signals set a flag the sweep checks between and within points; the GPUs are restored before
-// gpuclk exits (128 + signal).
-class SignalFlag {
- public:
-  SignalFlag() {
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, &previous_[index(s)]);
-  }
-  ~SignalFlag() {
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &previous_[index(s)], nullptr);
-  }
-  SignalFlag(const SignalFlag&) = delete;
-  SignalFlag& operator=(const SignalFlag&) = delete;
-
- private:
-  static int index(int s) { return s == SIGINT ? 0 : s == SIGTERM ? 1 : 2; }
-  struct sigaction previous_[3]{};
-};
 
 // "5%", "0.05", "5 %".
 double parse_slowdown(const std::string& text) {
@@ -157,7 +134,8 @@ struct Before {
 };
 
 std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gpu::Device*>& gpus) {
-  ControlSession peek(ctx, "sweep", true);  // reads only: no lock, no write access
+  control::ControlSession peek(session_options(ctx, "sweep", true),
+                               true);  // reads only: no lock, no write access
   auto controls = peek.open(gpus);
   std::map<std::string, Before> out;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -234,8 +212,57 @@ void write_text(const fs::path& path, const std::function<void(std::ostream&)>& 
   if (!out) throw Error(ExitCode::other, "cannot write " + path.string());
 }
 
-int run_sweep(Context& ctx, const SweepOptions& o) {
-  // Arguments.
+// The report: stdout in --format; with --out also sweep.json, sweep.csv and the plots. Returns
+// 0, or the exit code of plots that could not be written (said on stderr).
+int print_report(Context& ctx, const sweep::Report& report,
+                 const std::optional<fs::path>& out_dir) {
+  const auto format = ctx.format();
+  const auto tree = sweep::report_tree(report);
+  if (format.kind == output::Format::Kind::json) {
+    ctx.printer()->print_tree(tree);
+  } else {
+    ctx.printer()->print_table(sweep::points_table(report));
+    if (format.kind == output::Format::Kind::table) {
+      if (!report.best.empty()) {
+        std::cout << "\nBest points (" << report.workload
+                  << "; base: the settings found before, else the fastest point):\n";
+        ctx.printer()->print_table(sweep::best_table(report));
+      }
+      if (!report.best_per_gpu.empty()) {
+        std::cout << "\nBest points per GPU (each GPU's own curve; base: its settings found "
+                     "before):\n";
+        ctx.printer()->print_table(sweep::best_per_gpu_table(report));
+      }
+      for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
+    }
+  }
+  std::cout.flush();
+  int rc = 0;
+  if (out_dir) {
+    write_text(*out_dir / "sweep.json", [&](std::ostream& s) {
+      output::make_printer(output::Format{output::Format::Kind::json}, s)->print_tree(tree);
+    });
+    write_text(*out_dir / "sweep.csv", [&](std::ostream& s) {
+      output::make_printer(output::Format{output::Format::Kind::csv}, s)
+          ->print_table(sweep::points_table(report));
+    });
+    try {
+      sweep::write_plots(report, *out_dir);
+    } catch (const Error& e) {
+      std::cerr << "gpuclk: " << e.what() << (e.hint().empty() ? "" : " (" + e.hint() + ")")
+                << '\n';
+      rc = static_cast<int>(e.code());
+    }
+    if (format.kind == output::Format::Kind::table) {
+      std::cout << "wrote " << (*out_dir / "sweep.json").string() << ", sweep.csv, sweep.png, "
+                << "sweep.svg\n";
+    }
+  }
+  return rc;
+}
+
+// The options that do not depend on the GPUs: each bad one is exit 2, before anything runs.
+void check_options(const SweepOptions& o) {
   if (o.sm_clocks.empty() == o.power_limits.empty()) {
     throw bad_argument("give one of --sm-clocks or --power-limits",
                        "e.g. --sm-clocks 810:1980:90 or --power-limits 200:700:50");
@@ -281,6 +308,24 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
     throw bad_argument("--per-gpu chooses which best point --apply-best applies: give --apply-best",
                        "e.g. --apply-best min_energy --per-gpu");
   }
+}
+
+// --out DIR, created now (exit 2 when it cannot be); nullopt without --out.
+std::optional<fs::path> make_out_dir(Context& ctx, const std::string& out) {
+  if (out.empty()) return std::nullopt;
+  fs::path dir(out);
+  ctx.effect("create --out DIR");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw bad_argument(fmt::format("--out {}: cannot create the directory ({})", out,
+                                   ec ? ec.message() : "not a directory"));
+  }
+  return dir;
+}
+
+int run_sweep(Context& ctx, const SweepOptions& o) {
+  check_options(o);
   const auto interval = telemetry::parse_interval(o.interval);
   if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
   const double max_slowdown = parse_slowdown(o.max_slowdown);
@@ -288,18 +333,8 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   const auto option = axis == sweep::Axis::sm_clock ? "--sm-clocks" : "--power-limits";
   const auto raw =
       sweep::parse_points(axis == sweep::Axis::sm_clock ? o.sm_clocks : o.power_limits, option);
-  const auto format = ctx.format();
-  std::optional<fs::path> out_dir;
-  if (!o.out.empty()) {
-    out_dir = fs::path(o.out);
-    ctx.effect("create --out DIR");
-    std::error_code ec;
-    fs::create_directories(*out_dir, ec);
-    if (ec || !fs::is_directory(*out_dir)) {
-      throw bad_argument(fmt::format("--out {}: cannot create the directory ({})", o.out,
-                                     ec ? ec.message() : "not a directory"));
-    }
-  }
+  (void)ctx.format();  // a bad --format is exit 2 before anything runs
+  const auto out_dir = make_out_dir(ctx, o.out);
   // Every point writes: refuse in read-only mode before touching anything. Root writes
   // directly; a user who is not root through a `gpuclk serve` that takes delegated settings.
   const auto writer = settings_writer(ctx, "sweep");
@@ -309,32 +344,9 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   sweep::Report report;
   report.axis = axis;
   report.max_slowdown = max_slowdown;
-  std::vector<double> values;
-  for (auto* g : gpus) {
-    const auto& limits = g->clock_limits();
-    const auto& ratings = g->ratings();
-    sweep::CheckedPoints checked;
-    if (axis == sweep::Axis::sm_clock) {
-      std::vector<units::Megahertz> clocks;
-      if (limits.supported_clocks) {
-        for (const auto& per_memory : *limits.supported_clocks) {
-          clocks.insert(clocks.end(), per_memory.graphics.begin(), per_memory.graphics.end());
-          break;  // the highest memory clock (NVML lists it first): the one the GPU runs at
-        }
-      }
-      checked = sweep::check_sm_clocks(raw, clocks, o.snap, g->index());
-    } else {
-      if (!ratings.power_constraints) {
-        throw Error(ExitCode::not_supported,
-                    fmt::format("GPU {} does not report its power limit range", g->index()),
-                    "sweep --sm-clocks instead");
-      }
-      checked = sweep::check_power_limits(raw, ratings.power_constraints->min,
-                                          ratings.power_constraints->max, o.snap, g->index());
-    }
-    if (values.empty()) values = checked.values;
-    report.notes.insert(report.notes.end(), checked.notes.begin(), checked.notes.end());
-  }
+  const auto checked = sweep::check_points(axis, raw, gpus, o.snap);
+  const auto& values = checked.values;
+  report.notes = checked.notes;
 
   const sweep::Timing timing{
       std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(o.warmup)),
@@ -346,7 +358,9 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   report.unit = workload->unit();
 
   const auto before = settings_before(ctx, gpus);
-  SignalFlag signals;
+  // Signals set a flag the sweep checks between and within points (blocking waits end at once);
+  // the GPUs are restored before gpuclk exits (128 + signal).
+  util::StopFlag signals(false);
   sweep::SweepOptions run_options;
   run_options.axis = axis;
   run_options.values = values;
@@ -368,13 +382,13 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
         [&](const std::vector<gpu::Device*>& group) {
           restore_settings(*writer, group, axis, before, written);
         },
-        run_options, ctx.clock(), [] { return g_signal != 0; },
+        run_options, ctx.clock(), [] { return util::StopFlag::raised(); },
         show_progress ? std::function<void(const sweep::ProgressInfo&)>(print_progress)
                       : std::function<void(const sweep::ProgressInfo&)>{});
   } catch (const Error&) {
     // A signal that reached a transaction rolls it back and fails it: that is an interruption
     // (the group was restored on the way out), not an error.
-    if (g_signal == 0) throw;
+    if (!util::StopFlag::raised()) throw;
     run.interrupted = true;
   }
   report.points = run.points;
@@ -382,116 +396,38 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   report.failed_fast = run.failed_fast;
   report.restored = true;
   sweep::find_best(report);
-  // A lock is a ceiling: say where the clock really ran, once per GPU.
-  std::map<unsigned, std::vector<const sweep::PointResult*>> held;
-  for (const auto& p : report.points) {
-    if (p.held_below) held[p.gpu].push_back(&p);
-  }
-  for (const auto& [gpu, points] : held) {
-    std::string locks;
-    double lo = 1e9, hi = 0;
-    for (const auto* p : points) {
-      locks += fmt::format("{}{:.0f}", locks.empty() ? "" : ", ", p->requested);
-      lo = std::min(lo, p->median_sm_mhz.value_or(0));
-      hi = std::max(hi, p->median_sm_mhz.value_or(0));
-    }
-    report.notes.push_back(fmt::format(
-        "GPU {}: a clock lock is a ceiling: at {} MHz the clock ran at {} MHz (median), held "
-        "lower by the power cap or a thermal limit (see Reasons)",
-        gpu, locks, lo == hi ? fmt::format("{:.0f}", lo) : fmt::format("{:.0f}–{:.0f}", lo, hi)));
-  }
+  sweep::add_held_below_notes(report);
 
   // --apply-best: the chosen point, journaled like any setting (undo with gpuclk restore); with
   // --per-gpu each GPU's own point.
   if (!o.apply_best.empty() && !run.interrupted) {
-    const auto setting_of =
-        [&](const std::vector<sweep::BestPoint>& list) -> std::optional<double> {
-      const auto it = std::find_if(list.begin(), list.end(), [&](const sweep::BestPoint& b) {
-        return b.kind == o.apply_best;
-      });
-      return it == list.end() ? std::nullopt : std::optional(it->point.requested);
-    };
-    const bool per_gpu = o.per_gpu && !report.best_per_gpu.empty();
-    std::map<unsigned, double> value_of;  // GPU index → setting
+    std::vector<unsigned> indexes;
+    for (auto* g : gpus) indexes.push_back(g->index());
+    const auto choice = sweep::choose_best(report, o.apply_best, o.per_gpu, indexes);
     std::vector<gpu::Device*> targets;
-    std::string applied, missing;
-    for (auto* g : gpus) {
-      std::optional<double> v;
-      if (!per_gpu) {
-        v = setting_of(report.best);
-      } else if (const auto own = report.best_per_gpu.find(g->index());
-                 own != report.best_per_gpu.end()) {
-        v = setting_of(own->second);
-      }
-      if (!v) {
-        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", g->index());
-        continue;
-      }
-      value_of[g->index()] = *v;
-      targets.push_back(g);
-      applied += fmt::format("{}GPU {} {} {}", applied.empty() ? "" : ", ", g->index(), *v,
-                             sweep::unit_of(axis));
-    }
+    for (auto* g : gpus)
+      if (choice.value_of.contains(g->index())) targets.push_back(g);
     if (targets.empty()) {
       report.notes.push_back(
           fmt::format("--apply-best {}: no such point was found; nothing applied", o.apply_best));
     } else {
-      apply_requests(*writer, fmt::format("sweep --apply-best {}", o.apply_best), targets,
-                     [&](gpu::Device& g) { return point_request(axis, value_of.at(g.index())); });
+      apply_requests(
+          *writer, fmt::format("sweep --apply-best {}", o.apply_best), targets,
+          [&](gpu::Device& g) { return point_request(axis, choice.value_of.at(g.index())); });
       report.notes.push_back(fmt::format(
-          "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best, per_gpu ? " per GPU" : "",
-          applied,
-          missing.empty() ? ""
-                          : fmt::format(" (no such point on GPU {}: left as it was)", missing)));
+          "applied {}{}: {}; `gpuclk restore` undoes it{}", o.apply_best,
+          choice.per_gpu ? " per GPU" : "", choice.applied,
+          choice.missing.empty()
+              ? ""
+              : fmt::format(" (no such point on GPU {}: left as it was)", choice.missing)));
     }
   }
 
-  // Output: stdout in --format; with --out also sweep.json, sweep.csv and the plots.
-  const auto tree = sweep::report_tree(report);
-  if (format.kind == output::Format::Kind::json) {
-    ctx.printer()->print_tree(tree);
-  } else {
-    ctx.printer()->print_table(sweep::points_table(report));
-    if (format.kind == output::Format::Kind::table) {
-      if (!report.best.empty()) {
-        std::cout << "\nBest points (" << report.workload
-                  << "; base: the settings found before, else the fastest point):\n";
-        ctx.printer()->print_table(sweep::best_table(report));
-      }
-      if (!report.best_per_gpu.empty()) {
-        std::cout << "\nBest points per GPU (each GPU's own curve; base: its settings found "
-                     "before):\n";
-        ctx.printer()->print_table(sweep::best_per_gpu_table(report));
-      }
-      for (const auto& n : report.notes) std::cout << "note: " << n << '\n';
-    }
-  }
-  std::cout.flush();
-  int rc = 0;
-  if (out_dir) {
-    write_text(*out_dir / "sweep.json", [&](std::ostream& s) {
-      output::make_printer(output::Format{output::Format::Kind::json}, s)->print_tree(tree);
-    });
-    write_text(*out_dir / "sweep.csv", [&](std::ostream& s) {
-      output::make_printer(output::Format{output::Format::Kind::csv}, s)
-          ->print_table(sweep::points_table(report));
-    });
-    try {
-      sweep::write_plots(report, *out_dir);
-    } catch (const Error& e) {
-      std::cerr << "gpuclk: " << e.what() << (e.hint().empty() ? "" : " (" + e.hint() + ")")
-                << '\n';
-      rc = static_cast<int>(e.code());
-    }
-    if (format.kind == output::Format::Kind::table) {
-      std::cout << "wrote " << (*out_dir / "sweep.json").string() << ", sweep.csv, sweep.png, "
-                << "sweep.svg\n";
-    }
-  }
+  int rc = print_report(ctx, report, out_dir);
   if (run.interrupted) {
-    std::cerr << "gpuclk: sweep interrupted by " << strsignal(g_signal)
+    std::cerr << "gpuclk: sweep interrupted by " << strsignal(util::StopFlag::signal())
               << "; the GPUs have their settings from before the sweep again\n";
-    return 128 + g_signal;
+    return 128 + util::StopFlag::signal();
   }
   bool failed = false;
   for (const auto& p : report.points) failed = failed || !p.error.empty();

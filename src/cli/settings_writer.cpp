@@ -29,7 +29,8 @@ class DirectWriter : public SettingsWriter {
  public:
   DirectWriter(Context& ctx, std::string command, WriterOptions options)
       : ctx_(ctx), command_(std::move(command)), options_(options), root_(::geteuid() == 0) {
-    if (options_.hold_journal) guarded([&] { held_.emplace(ctx_, command_, false); });
+    if (options_.hold_journal)
+      guarded([&] { held_.emplace(session_options(ctx_, command_), false); });
   }
 
   control::ChangeReport apply(const std::vector<Target>& targets,
@@ -37,7 +38,7 @@ class DirectWriter : public SettingsWriter {
     return guarded([&] {
       return in_session(
           targets_gpus(targets), command,
-          [&](ControlSession& session, const std::vector<control::GpuControl*>& controls,
+          [&](control::ControlSession& session, const std::vector<control::GpuControl*>& controls,
               const control::RunOptions& options) {
             std::vector<control::GpuChange> changes;
             for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -64,7 +65,7 @@ class DirectWriter : public SettingsWriter {
       report = guarded([&] {
         return in_session(
             fresh, command,
-            [&](ControlSession& session, const std::vector<control::GpuControl*>& controls,
+            [&](control::ControlSession& session, const std::vector<control::GpuControl*>& controls,
                 control::RunOptions options) {
               // A second signal must not cut a governor's last restore short.
               if (held_) options.interrupted = {};
@@ -86,7 +87,7 @@ class DirectWriter : public SettingsWriter {
  private:
   using Controls = std::map<const gpu::Device*, std::unique_ptr<control::GpuControl>>;
   using Change = std::function<control::ChangeReport(
-      ControlSession&, const std::vector<control::GpuControl*>&, control::RunOptions)>;
+      control::ControlSession&, const std::vector<control::GpuControl*>&, control::RunOptions)>;
 
   static std::vector<gpu::Device*> targets_gpus(const std::vector<Target>& targets) {
     std::vector<gpu::Device*> out;
@@ -98,8 +99,8 @@ class DirectWriter : public SettingsWriter {
   // Runs `change` in the held session, or in one of its own (the journal's lock for this change).
   control::ChangeReport in_session(const std::vector<gpu::Device*>& gpus,
                                    const std::string& command, const Change& change) {
-    std::optional<ControlSession> own;
-    if (!held_) own.emplace(ctx_, command, false);
+    std::optional<control::ControlSession> own;
+    if (!held_) own.emplace(session_options(ctx_, command), false);
     auto& session = held_ ? *held_ : *own;
     auto options = session.options();
     options.command = command;
@@ -137,7 +138,7 @@ class DirectWriter : public SettingsWriter {
   std::string command_;
   WriterOptions options_;
   bool root_;
-  std::optional<ControlSession> held_;
+  std::optional<control::ControlSession> held_;
   Controls held_controls_;
 };
 

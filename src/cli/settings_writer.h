@@ -1,7 +1,7 @@
 // Where the setting changes of `sweep` and `govern` go: straight to the GPUs as journaled
-// transactions (root; cmd_control.h's ControlSession), or, for a user who is not root, to a
-// running `gpuclk serve` that takes delegated settings, as `set` and `restore` requests over its
-// socket (docs/serve.md, "Delegated settings"), where the admin's policy, the holders and the
+// transactions (root; control::ControlSession, control/session.h), or, for a user who is not root,
+// to a running `gpuclk serve` that takes delegated settings, as `set` and `restore` requests over
+// its socket (docs/serve.md, "Delegated settings"), where the admin's policy, the holders and the
 // sessions are checked for each write. The commands say what to write; settings_writer() picks
 // the way, as `gpuclk set` and `restore` pick it (run_delegated).
 #pragma once

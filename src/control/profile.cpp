@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <toml++/toml.h>
 #endif
 
+#include "gpu/selection.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/parse.h"
@@ -147,6 +149,46 @@ Profile load_profile(const std::filesystem::path& path) {
   auto p = parse_profile(file::read_bounded(path.string(), "profile"), path.string());
   p.path = path;
   return p;
+}
+
+namespace {
+
+// A profile's gpus: "all" (also when it names none), or -i syntax.
+std::vector<std::size_t> positions(const std::string& spec,
+                                   const std::vector<gpu::DeviceKey>& keys) {
+  if (spec.empty() || spec == "all") {
+    std::vector<std::size_t> all(keys.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+  return gpu::select_devices(spec, keys);
+}
+
+}  // namespace
+
+std::vector<DeviceRequest> profile_requests(const Profile& profile, const gpu::DeviceSet& all,
+                                            const std::vector<gpu::Device*>& selected) {
+  std::vector<gpu::DeviceKey> keys;
+  for (const auto& d : all)
+    keys.push_back({d->index(), d->uuid(), d->identity().pci ? d->identity().pci->bus_id : ""});
+  const auto covered = positions(profile.gpus, keys);
+  // -i narrows the profile to some of its GPUs.
+  std::vector<std::size_t> chosen;
+  for (auto p : covered) {
+    if (std::any_of(selected.begin(), selected.end(), [&](auto* d) { return d == &all[p]; }))
+      chosen.push_back(p);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  std::vector<DeviceRequest> requests;
+  for (auto p : chosen) {
+    Request r = profile.settings;
+    for (const auto& group : profile.overrides) {
+      const auto in_group = positions(group.gpus, keys);
+      if (std::find(in_group.begin(), in_group.end(), p) != in_group.end()) r.merge(group.request);
+    }
+    if (!r.empty()) requests.push_back({const_cast<gpu::Device*>(&all[p]), r});
+  }
+  return requests;
 }
 
 }  // namespace gpuclk::control

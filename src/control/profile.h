@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "control/request.h"
+#include "gpu/device.h"
 
 namespace gpuclk::control {
 
@@ -41,5 +42,17 @@ struct Profile {
 // (a typo must not silently leave a GPU unconfigured).
 Profile load_profile(const std::filesystem::path& path);
 Profile parse_profile(const std::string& text, const std::string& source_name);
+
+// One GPU and what to change on it.
+struct DeviceRequest {
+  gpu::Device* device = nullptr;
+  Request request;
+};
+
+// What `profile` asks of each GPU it covers among `selected` (-i narrows it; `all` is every GPU,
+// in whose order the profile's "gpus" count), its overrides merged; GPUs it asks nothing of are
+// left out. `apply` and `serve --profile` share it. Throws Error (exit 2/6) for a bad "gpus".
+std::vector<DeviceRequest> profile_requests(const Profile& profile, const gpu::DeviceSet& all,
+                                            const std::vector<gpu::Device*>& selected);
 
 }  // namespace gpuclk::control

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <sstream>
 
-#include "gpuclk_sim.h"
 #include "nvml/api.h"
+#include "nvml/sim_abi.h"
 #include "util/error.h"
 
 namespace gpuclk::gpu {

@@ -1,4 +1,4 @@
-// SimJobs: the simulator's jobs on demand (gpuclk_sim_job_* in sim/abi/gpuclk_sim.h) behind a
+// SimJobs: the simulator's jobs on demand (gpuclk_sim_job_* in src/nvml/sim_abi.h) behind a
 // typed interface, so commands and layers above never resolve simulator symbols themselves.
 // Available only when the loaded library is libnvml-sim.so. Thread-safe (the library is).
 #pragma once

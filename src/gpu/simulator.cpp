@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "gpu/device.h"
-#include "gpuclk_sim.h"
 #include "nvml/api.h"
+#include "nvml/sim_abi.h"
 
 namespace gpuclk::gpu {
 

@@ -51,7 +51,7 @@ class Api {
   // OPTIONAL entry points the library does not export (diagnostics: `gpuclk info -v`).
   const std::vector<std::string>& missing_symbols() const { return missing_; }
 
-  // Simulator introspection (the extras libnvml-sim.so exports beside NVML; sim/abi/gpuclk_sim.h).
+  // Simulator introspection (the extras libnvml-sim.so exports beside NVML; src/nvml/sim_abi.h).
   // On a real driver each answers "none".
   // The simulator's state file ("" on real hardware).
   std::string simulator_state_path() const;

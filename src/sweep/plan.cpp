@@ -153,4 +153,32 @@ CheckedPoints check_power_limits(const std::vector<double>& values, units::Watts
   return out;
 }
 
+CheckedPoints check_points(Axis axis, const std::vector<double>& raw,
+                           const std::vector<gpu::Device*>& gpus, bool snap) {
+  CheckedPoints out;
+  for (auto* g : gpus) {
+    CheckedPoints checked;
+    if (axis == Axis::sm_clock) {
+      std::vector<units::Megahertz> clocks;
+      if (const auto& supported = g->clock_limits().supported_clocks;
+          supported && !supported->empty()) {
+        // The highest memory clock (NVML lists it first): the one the GPU runs at.
+        clocks = supported->front().graphics;
+      }
+      checked = check_sm_clocks(raw, clocks, snap, g->index());
+    } else {
+      const auto& range = g->ratings().power_constraints;
+      if (!range) {
+        throw Error(ExitCode::not_supported,
+                    fmt::format("GPU {} does not report its power limit range", g->index()),
+                    "sweep --sm-clocks instead");
+      }
+      checked = check_power_limits(raw, range->min, range->max, snap, g->index());
+    }
+    if (out.values.empty()) out.values = checked.values;
+    out.notes.insert(out.notes.end(), checked.notes.begin(), checked.notes.end());
+  }
+  return out;
+}
+
 }  // namespace gpuclk::sweep

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/device.h"
 #include "gpu/units.h"
 
 namespace gpuclk::sweep {
@@ -35,5 +36,12 @@ CheckedPoints check_sm_clocks(const std::vector<double>& values,
 // Power limits (W) against the card's [min, max]. `snap` clamps into range instead.
 CheckedPoints check_power_limits(const std::vector<double>& values, units::Watts min,
                                  units::Watts max, bool snap, unsigned gpu);
+
+// The points against every GPU of the sweep: SM clocks against each GPU's supported clocks at its
+// highest memory clock, power limits against its range. `values`: the first GPU's (they agree,
+// or a GPU's check threw); notes from every GPU. Throws Error: exit 2 for a point a GPU cannot
+// take (without `snap`), exit 3 for a power sweep on a GPU that reports no range.
+CheckedPoints check_points(Axis axis, const std::vector<double>& values,
+                           const std::vector<gpu::Device*>& gpus, bool snap);
 
 }  // namespace gpuclk::sweep

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuclk::sweep {
 namespace {
 
@@ -121,6 +123,53 @@ std::string tie_note(Axis axis, const BestPoint& b) {
 }
 
 }  // namespace
+
+void add_held_below_notes(Report& report) {
+  std::map<unsigned, std::vector<const PointResult*>> held;
+  for (const auto& p : report.points) {
+    if (p.held_below) held[p.gpu].push_back(&p);
+  }
+  for (const auto& [gpu, points] : held) {
+    std::string locks;
+    double lo = 1e9, hi = 0;
+    for (const auto* p : points) {
+      locks += fmt::format("{}{:.0f}", locks.empty() ? "" : ", ", p->requested);
+      lo = std::min(lo, p->median_sm_mhz.value_or(0));
+      hi = std::max(hi, p->median_sm_mhz.value_or(0));
+    }
+    report.notes.push_back(fmt::format(
+        "GPU {}: a clock lock is a ceiling: at {} MHz the clock ran at {} MHz (median), held "
+        "lower by the power cap or a thermal limit (see Reasons)",
+        gpu, locks, lo == hi ? fmt::format("{:.0f}", lo) : fmt::format("{:.0f}–{:.0f}", lo, hi)));
+  }
+}
+
+BestChoice choose_best(const Report& report, const std::string& kind, bool per_gpu,
+                       const std::vector<unsigned>& gpus) {
+  const auto setting_of = [&](const std::vector<BestPoint>& list) -> std::optional<double> {
+    const auto it =
+        std::find_if(list.begin(), list.end(), [&](const BestPoint& b) { return b.kind == kind; });
+    return it == list.end() ? std::nullopt : std::optional(it->point.requested);
+  };
+  BestChoice out;
+  out.per_gpu = per_gpu && !report.best_per_gpu.empty();
+  for (auto g : gpus) {
+    std::optional<double> v;
+    if (!out.per_gpu) {
+      v = setting_of(report.best);
+    } else if (const auto own = report.best_per_gpu.find(g); own != report.best_per_gpu.end()) {
+      v = setting_of(own->second);
+    }
+    if (!v) {
+      out.missing += fmt::format("{}{}", out.missing.empty() ? "" : ", ", g);
+      continue;
+    }
+    out.value_of[g] = *v;
+    out.applied +=
+        fmt::format("{}GPU {} {} {}", out.applied.empty() ? "" : ", ", g, *v, unit_of(report.axis));
+  }
+  return out;
+}
 
 void find_best(Report& report) {
   report.baseline = baseline_of(report.points);

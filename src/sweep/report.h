@@ -36,6 +36,22 @@ struct Report {
 // differs between GPUs ("GPU 2's max_throughput point is 1260 MHz, the others' 1440 MHz").
 void find_best(Report& report);
 
+// A lock is a ceiling: one note per GPU whose clock ran below the lock at some points, saying
+// where it really ran ("GPU 1: a clock lock is a ceiling: at 1980, 1905 MHz the clock ran at
+// 1380–1395 MHz (median), held lower by the power cap or a thermal limit").
+void add_held_below_notes(Report& report);
+
+// What --apply-best KIND writes: each GPU's setting from the node's best points, or with
+// `per_gpu` from its own; GPUs with no such point are listed in `missing` and left alone.
+struct BestChoice {
+  std::map<unsigned, double> value_of;  // GPU index → setting
+  std::string applied;                  // "GPU 0 1380 MHz, GPU 1 1455 MHz"
+  std::string missing;                  // "2, 3"
+  bool per_gpu = false;                 // each GPU's own curve was used
+};
+BestChoice choose_best(const Report& report, const std::string& kind, bool per_gpu,
+                       const std::vector<unsigned>& gpus);
+
 output::Table points_table(const Report& report);
 output::Table best_table(const Report& report);
 // One row per GPU and kind (empty without best_per_gpu).

@@ -27,11 +27,16 @@ printf 'int policy = NVML_PERF_POLICY_POWER;\n' >"$repo/src/output/nvml_constant
 printf '#include "cli/context.h"\n' >"$repo/src/control/uses_cli.cpp"
 printf '#include "serve/service.h"\n' >"$repo/src/control/uses_serve.cpp"
 printf '#include "gpu/device.h"\n' >"$repo/sim/model/uses_gpu.cpp"
+printf '#include <thread>\nstd::thread t;\n' >"$repo/src/cli/owns_thread.cpp"
+printf 'int f();\n' >"$repo/sim/model/gpu_model.h"
+printf '#include "gpu_model.h"\n' >"$repo/src/gpu/bare_sim_include.cpp"
 # Allowed: downward includes, the control's NVML writer, the CLI including itself and layers.
 printf '#include "nvml/api.h"\n#include "gpu/device.h"\n' >"$repo/src/control/nvml_gpu_control.cpp"
 printf '#include "cli/context.h"\n#include "serve/service.h"\n' >"$repo/src/cli/cmd.cpp"
 printf '#include "control/request.h"\n#include "telemetry/sampler.h"\n' >"$repo/src/serve/service.cpp"
 printf '// NVML_ERROR_GPU_IS_LOST in a comment is fine\n' >"$repo/src/output/comment.cpp"
+printf '#include <thread>\n// a std::thread in a comment, std::this_thread::sleep_for(d): fine\n' >"$repo/src/cli/sleeps.cpp"
+printf '#include "nvml/sim_abi.h"\n' >"$repo/sim/model/uses_sim_abi.cpp"
 git -C "$repo" init -q && git -C "$repo" add -A
 OUT=$("$repo/scripts/ci/check-rules.sh" includes 2>&1)
 RC=$?
@@ -42,12 +47,16 @@ expect_out "src/telemetry/nvml_above_gpu.cpp:1: includes nvml/api.h: only src/nv
 expect_out "src/output/nvml_constant.cpp:1: int policy = NVML_PERF_POLICY_POWER;: names an NVML constant"
 expect_out "src/control/uses_cli.cpp:1: includes cli/context.h: nothing outside src/cli/ includes cli/"
 expect_out "src/control/uses_serve.cpp:1: includes serve/service.h: control (rank 4) may include only lower layers, serve is rank 7"
-expect_out "sim/model/uses_gpu.cpp:1: includes gpu/device.h: sim/ takes from src/ only the NVML ABI"
+expect_out "sim/model/uses_gpu.cpp:1: includes gpu/device.h: sim/ takes from src/ only the ABI it implements"
+expect_out "src/cli/owns_thread.cpp:2: std::thread t;: a thread in src/cli/"
+expect_out "src/gpu/bare_sim_include.cpp:1: includes \"gpu_model.h\", a simulator header"
 expect_no_out "nvml_gpu_control.cpp"
 expect_no_out "src/cli/cmd.cpp"
 expect_no_out "src/serve/service.cpp"
 expect_no_out "comment.cpp"
-expect_lines 7
+expect_no_out "sleeps.cpp"
+expect_no_out "uses_sim_abi.cpp"
+expect_lines 9
 
 # A layer that is not in the documented order is named.
 mkdir -p "$repo/src/newlayer" && printf 'int x;\n' >"$repo/src/newlayer/a.cpp" && git -C "$repo" add -A

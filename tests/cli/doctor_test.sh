@@ -88,7 +88,9 @@ expect_between hw_slowdown 1 events 2 3             # 1.5 s every 10 s over 20 s
 expect_between hw_slowdown 1 held_s 2.5 3.5
 expect_between hw_slowdown 1 sm_clock_median_held_mhz 600 990  # halved: at most 990 MHz
 
-doctor_on "$SCEN/jitter.toml" 30
+# At 10x, not the file's 40x: the median of GPU 0's wandering clock needs its ~100 samples, and
+# a loaded machine's sampler at 40x (5 ms of wall time a sample) got too few to place it.
+GPUCLK_SIM_SPEED=$(slowed 10) doctor_on "$SCEN/jitter.toml" 30
 expect_exit 10
 expect_serious "clock_jitter:warning:0 straggler:warning:0"  # jitter costs it ~10 % clock
 expect_between clock_jitter 0 sm_clock_p5_mhz 1530 1700  # up to 450 MHz below 1980
@@ -115,7 +117,9 @@ doctor_on "$SCEN/pcie-replays.toml" 30
 expect_exit 10
 expect_serious "pcie_replays:warning:0"
 expect_between pcie_replays 0 replays_in_window 17 21  # 1 per s over ~19 s of slow reads
-expect_between pcie_replays 0 replays_total 45 52      # since power-on (~50 s)
+# Since power-on: ~50 s at the window's end, more by the time the facts are read after it (55
+# on a loaded 2-core machine, where reading them took 5 simulated seconds at 40x).
+expect_between pcie_replays 0 replays_total 45 65
 
 doctor_on "$SCEN/input-starved.toml" 30
 expect_exit 10
@@ -305,7 +309,9 @@ expect_json '.findings | map(select(.severity != "info")) | length' 0
 
 # --- through gpuclk serve: the window is the service's history, looked back at ---
 # The service samples every 100 ms; doctor asks for 200 ms: ~200 samples per GPU over 20 s are the
-# service's, ~100 would be doctor's own. The same findings as watching (jitter.toml above).
+# service's, at most 100 would be doctor's own, so more than 2 x 125 can only be the service's
+# (a loaded machine costs the service some ticks: 360 of 400 was too tight there). The same
+# findings as watching (jitter.toml above).
 fresh_node
 export GPUCLK_SIM_START=30
 start_serve --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" serve --listen off --history 15m
@@ -314,7 +320,7 @@ gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" --format json docto
 expect_exit 10
 expect_serious "clock_jitter:warning:0 straggler:warning:0"
 expect_json .source serve
-expect_json '.samples >= 360' true
+expect_json '.samples > 250' true
 expect_between clock_jitter 0 sm_clock_p5_mhz 1530 1700
 expect_json '.xid_watched | length' 2
 gpuclk --sim "$SCEN/jitter.toml" --socket "$TEST_TMP/d.sock" doctor --duration 5s

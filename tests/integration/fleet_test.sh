@@ -79,8 +79,16 @@ for n in "${NODES[@]}"; do
   (on_node "$n" serve --listen 127.0.0.1:0 --interval 250ms) 2>"$TMP/n$n.log" &
   PIDS+=($!)
 done
+# Each service says when it listens; one that exits has failed. The bound is only for a hang:
+# four sanitized services starting on a loaded 2-core machine took more than 30 s.
+i=0
 for n in "${NODES[@]}"; do
-  for _ in $(seq 300); do grep -q "metrics http://" "$TMP/n$n.log" && break; sleep 0.1; done
+  for _ in $(seq $((1200 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do
+    grep -q "metrics http://" "$TMP/n$n.log" && break
+    kill -0 "${PIDS[$i]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  i=$((i + 1))
   PORT[$n]=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/n$n.log" | head -1 | sed 's/.*://')
   [ -n "${PORT[$n]}" ] || { echo "serve on node $n did not start: $(cat "$TMP/n$n.log")"; exit 1; }
   INSTANCE[$n]="127.0.0.1:${PORT[$n]}"

@@ -16,8 +16,8 @@
 #include <map>
 #include <string>
 
-#include "../../sim/abi/gpuclk_sim.h"
 #include "nvml/nvml_abi.h"
+#include "nvml/sim_abi.h"
 
 namespace gpuclk::sim::testing {
 

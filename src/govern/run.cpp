@@ -1,4 +1,4 @@
-#include "cli/governor_run.h"
+#include "govern/run.h"
 
 #include <fmt/format.h>
 
@@ -11,22 +11,20 @@
 #include "util/error.h"
 #include "util/parse.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::govern {
 
 using namespace std::chrono_literals;
-using govern::Decision;
-using govern::Megahertz;
 
 namespace {
 
-govern::ClockLadder ladder_of(const control::GpuFacts& facts) {
+ClockLadder ladder_of(const control::GpuFacts& facts) {
   if (!facts.supported_clocks || facts.supported_clocks->empty()) {
     throw Error(
         ExitCode::not_supported,
         fmt::format("GPU {} does not list its supported clocks: nothing to govern", facts.index));
   }
   // The graphics clocks of the highest memory clock (NVML lists it first).
-  return govern::ClockLadder(facts.supported_clocks->front().graphics, Megahertz(0));
+  return ClockLadder(facts.supported_clocks->front().graphics, Megahertz(0));
 }
 
 }  // namespace
@@ -88,13 +86,13 @@ void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::
 struct GovernorRun::Gpu {
   gpu::Device* device = nullptr;
   control::GpuControl* control = nullptr;
-  std::unique_ptr<govern::Governor> governor;
+  std::unique_ptr<Governor> governor;
   bool gpm = false;
   bool lost = false;
   bool touched = false;                           // a lock was written
   std::uint64_t writes = 0;                       // locks that landed
   std::optional<telemetry::SlowSample> last_gpm;  // the newest slow sample that had GPM
-  std::optional<govern::PhaseClass> last_class;
+  std::optional<PhaseClass> last_class;
   std::optional<Decision> last_logged;
   std::uint64_t decisions = 0;
   std::string held_by;                               // standing aside for this command
@@ -109,7 +107,7 @@ GovernorRun::GovernorRun(std::vector<gpu::Device*> devices,
       setup_(std::move(setup)),
       write_(std::move(write)),
       restore_(std::move(restore)) {
-  govern::make_policy(setup_.policy, setup_.policy_options);  // checks the name first
+  make_policy(setup_.policy, setup_.policy_options);  // checks the name first
   if (!setup_.log.empty()) log_.emplace(setup_.log);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     Gpu g;
@@ -123,8 +121,8 @@ GovernorRun::GovernorRun(std::vector<gpu::Device*> devices,
       continue;
     }
     g.gpm = gpu::GpmSampler(*devices_[i]).supported();
-    g.governor = std::make_unique<govern::Governor>(
-        govern::make_policy(setup_.policy, setup_.policy_options), ladder_of(g.control->facts()));
+    g.governor = std::make_unique<Governor>(make_policy(setup_.policy, setup_.policy_options),
+                                            ladder_of(g.control->facts()));
     gpus_.push_back(std::move(g));
   }
   for (const auto& g : gpus_) {
@@ -238,7 +236,7 @@ int GovernorRun::run() {
       } else if (g.last_gpm) {
         gpu_now.slow = g.last_gpm;
       }
-      const auto signals = govern::signals_from(gpu_now, started, gpm_max_age, g.gpm);
+      const auto signals = signals_from(gpu_now, started, gpm_max_age, g.gpm);
       const auto step = g.governor->step(signals);
       ++decisions;
       ++g.decisions;
@@ -250,7 +248,7 @@ int GovernorRun::run() {
       const bool changed = !g.last_class || *g.last_class != step.phase_class || !g.last_logged ||
                            !(*g.last_logged == step.decision);
       if (log && (changed || step.write)) {
-        govern::LogEntry entry;
+        LogEntry entry;
         entry.time = control::utc_now();
         entry.elapsed_s = std::chrono::duration<double>(elapsed).count();
         entry.gpu = g.device->index();
@@ -284,7 +282,7 @@ int GovernorRun::run() {
     const auto elapsed = std::chrono::duration<double>(sampler.now() - started).count();
     for (auto& g : gpus_) {
       if (!g.last_class) continue;
-      govern::LogEntry entry;
+      LogEntry entry;
       entry.time = control::utc_now();
       entry.elapsed_s = elapsed;
       entry.gpu = g.device->index();
@@ -340,4 +338,4 @@ int GovernorRun::run() {
   return 0;
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::govern

@@ -1,5 +1,5 @@
 // The governor on GPUs: what `gpuclk govern` and `gpuclk serve --govern` share. Each interval,
-// per GPU, the sampler's readings → govern::Governor (classify, policy, hysteresis) → a clock
+// per GPU, the sampler's readings → Governor (classify, policy, hysteresis) → a clock
 // lock handed to `write`; at the end one more log line per GPU and every GPU it touched handed
 // to `restore`. Where the journal lives and when its lock is held is the caller's: `govern`
 // holds it for the whole run, the service takes it for each write (docs/govern.md).
@@ -24,7 +24,7 @@
 #include "telemetry/sampler.h"
 #include "util/clock.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::govern {
 
 // Writes one GPU's clock lock; the report's exit says whether it took. `held_by` set instead:
 // another command holds this GPU's clocks (nothing written), the governor stands aside.
@@ -40,8 +40,8 @@ using GovernWrite =
 using GovernHeldBy = std::function<std::optional<std::string>(const gpu::Device&)>;
 
 struct GovernSetup {
-  std::string policy;  // checked by govern::make_policy before anything starts
-  govern::PolicyOptions policy_options;
+  std::string policy;  // checked by make_policy before anything starts
+  PolicyOptions policy_options;
   telemetry::Duration interval = std::chrono::milliseconds(20);
   std::optional<telemetry::Duration> duration;  // stop after this long, as on SIGTERM
   bool dry_run = false;                         // decide and log, write nothing
@@ -55,8 +55,8 @@ struct GovernSetup {
 struct GovernedGpuState {
   unsigned gpu = 0;
   std::string uuid;
-  govern::PhaseClass phase_class = govern::PhaseClass::unknown;
-  govern::Decision decision;  // what is in force (written, or would be in a dry run)
+  PhaseClass phase_class = PhaseClass::unknown;
+  Decision decision;  // what is in force (written, or would be in a dry run)
   std::uint64_t decisions = 0, writes = 0;
   bool lost = false;
   std::string held_by;  // another command holds its clocks: the governor stands aside
@@ -99,17 +99,17 @@ class GovernorRun {
 
  private:
   struct Gpu;
-  bool write(Gpu& g, const govern::Decision& d);
+  bool write(Gpu& g, const Decision& d);
 
   std::vector<gpu::Device*> devices_;
   const Clock& clock_;
   GovernSetup setup_;
   GovernWrite write_;
   GovernRestore restore_;
-  std::optional<govern::DecisionLog> log_;
+  std::optional<DecisionLog> log_;
   std::vector<Gpu> gpus_;
   mutable std::mutex state_mutex_;
   std::vector<GovernedGpuState> state_;
 };
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::govern

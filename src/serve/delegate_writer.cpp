@@ -1,28 +1,35 @@
-#include "cli/serve_delegate.h"
+#include "serve/delegate_writer.h"
 
 #include <fmt/format.h>
-
-#include <chrono>
-#include <thread>
 
 #include "control/journal_store.h"
 #include "control/restore.h"
 #include "control/transaction.h"
 #include "control/validate.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::serve {
 
-DelegateWriter::DelegateWriter(Context& ctx)
-    : session_(ctx, "set (delegated)"),
-      controls_(session_.open(ctx.devices().all())),
-      journal_(control::JournalStore(journal_dir(ctx)).file().string()) {}
+namespace {
 
-serve::DelegateBackend DelegateWriter::backend() {
-  serve::DelegateBackend b;
+control::SessionOptions with_command(control::SessionOptions o) {
+  o.command = "set (delegated)";
+  return o;
+}
+
+}  // namespace
+
+DelegateWriter::DelegateWriter(control::SessionOptions session,
+                               const std::vector<gpu::Device*>& devices)
+    : session_(with_command(std::move(session))),
+      controls_(session_.open(devices)),
+      journal_(session_.store().file().string()) {}
+
+DelegateBackend DelegateWriter::backend() {
+  DelegateBackend b;
   b.journal = journal_;
   b.validate = [this](const std::vector<std::size_t>& positions, const control::Request& request,
                       bool snap) {
-    serve::DelegateBackend::Checked out;
+    DelegateBackend::Checked out;
     std::vector<control::Problem> problems;
     for (auto pos : positions) {
       const auto& facts = controls_.at(pos)->facts();
@@ -42,7 +49,7 @@ serve::DelegateBackend DelegateWriter::backend() {
   b.apply = [this](const std::vector<std::size_t>& positions,
                    const std::vector<control::Settings>& targets, const std::string& command,
                    bool dry_run, bool settle) {
-    serve::DelegateBackend::Applied out;
+    DelegateBackend::Applied out;
     out.report = session_.with_journal(
         [&](control::Journal& journal, const control::PersistJournal& persist) {
           std::vector<control::GpuChange> changes;
@@ -69,19 +76,18 @@ serve::DelegateBackend DelegateWriter::backend() {
           options.dry_run = dry_run;
           // Read back after the clocks took effect, as `gpuclk set` does (a governor's writes:
           // at once, as `gpuclk govern` reads back its own).
-          if (settle)
-            options.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+          if (settle) options.settle = control::settle;
           return control::apply_changes(changes, journal, persist, options);
         });
     return out;
   };
-  b.put_back = [this](const std::vector<serve::DelegateBackend::PutBack>& back,
+  b.put_back = [this](const std::vector<DelegateBackend::PutBack>& back,
                       const std::string& command) {
     return session_.with_journal([&](control::Journal& journal,
                                      const control::PersistJournal& persist) {
       auto options = session_.options();
       options.command = command;
-      options.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+      options.settle = control::settle;
       // GPUs the journal did not list before the session: restored whole, so they leave it.
       std::vector<control::GpuControl*> whole;
       std::vector<std::string> uuids;
@@ -126,4 +132,4 @@ serve::DelegateBackend DelegateWriter::backend() {
   return b;
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::serve

@@ -20,35 +20,33 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cmd_control.h"
-#include "cli/context.h"
 #include "control/gpu_control.h"
 #include "control/profile.h"
 #include "control/report.h"
+#include "control/session.h"
 #include "control/transaction.h"
 #include "gpu/device.h"
 #include "serve/service.h"
 
-namespace gpuclk::cli {
-
-// --profile-check: "5s", "1m"… from 1 s to 1 h; throws Error (exit 2) naming the option.
-std::chrono::milliseconds parse_profile_check(const std::string& text);
+namespace gpuclk::serve {
 
 class ProfileKeeper {
  public:
-  // Loads and validates the profile against the selected GPUs (exit 2 before any write), then
+  // Loads and validates the profile against the `selected` GPUs (exit 2 before any write), then
   // applies it; a change that fails is undone and thrown with apply's exit code. `governed`:
   // the governor owns the SM clock lock, so the profile's locked_gpu_clocks is left out.
-  // `all`: the service's GPUs, to label series by position.
-  ProfileKeeper(Context& ctx, const std::string& path, std::chrono::milliseconds check,
-                bool governed, const gpu::DeviceSet& all);
+  // `all`: the service's GPUs, to label series by position. `session`: where the journal is
+  // and read-only mode (drift is then reported, never corrected); its command is set here.
+  ProfileKeeper(control::SessionOptions session, const std::string& path,
+                std::chrono::milliseconds check, bool governed, const gpu::DeviceSet& all,
+                const std::vector<gpu::Device*>& selected);
   ~ProfileKeeper();
   ProfileKeeper(const ProfileKeeper&) = delete;
   ProfileKeeper& operator=(const ProfileKeeper&) = delete;
 
   void start();
   void stop();
-  std::vector<serve::ExtraSeries> series() const;
+  std::vector<ExtraSeries> series() const;
   // The settings the profile keeps on some GPU (delegated requests may not change them).
   std::set<control::Setting> settings() const;
 
@@ -61,12 +59,12 @@ class ProfileKeeper {
   control::ChangeReport pass();
   void check(bool at_start);
 
-  Context& ctx_;
   std::string path_, command_;
+  std::filesystem::path journal_dir_;
   std::chrono::milliseconds every_;
   bool read_only_ = false;
-  std::optional<ResidentSession> session_;
-  std::optional<ControlSession> dry_session_;
+  std::optional<control::ResidentSession> session_;
+  std::optional<control::ControlSession> dry_session_;
   std::vector<std::unique_ptr<control::GpuControl>> controls_;
   std::vector<control::GpuChange> changes_;
   // Differences already logged (UUID, setting) → the value found, so a lasting one is not
@@ -81,4 +79,4 @@ class ProfileKeeper {
   std::thread thread_;
 };
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::serve

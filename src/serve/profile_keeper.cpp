@@ -1,4 +1,4 @@
-#include "cli/serve_profile.h"
+#include "serve/profile_keeper.h"
 
 #include <fmt/format.h>
 
@@ -12,47 +12,32 @@
 #include "util/parse.h"
 #include "util/thread_name.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::serve {
 
-std::chrono::milliseconds parse_profile_check(const std::string& text) {
-  // A number with an optional unit: ms, s (the default), m, h.
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  const double scale = unit.empty() || unit == "s" ? 1
-                       : unit == "ms"              ? 1e-3
-                       : unit == "m"               ? 60
-                       : unit == "h"               ? 3600
-                                                   : 0;
-  const double seconds = value * scale;
-  if (text.empty() || ec != std::errc() || scale == 0 || !(seconds >= 1 && seconds <= 3600))
-    throw bad_argument(fmt::format("bad --profile-check '{}'", parse::quote(text)),
-                       "give a duration from 1s to 1h, e.g. 5s, 30s, 10m");
-  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
-}
-
-ProfileKeeper::ProfileKeeper(Context& ctx, const std::string& path, std::chrono::milliseconds every,
-                             bool governed, const gpu::DeviceSet& all)
-    : ctx_(ctx),
-      path_(path),
+ProfileKeeper::ProfileKeeper(control::SessionOptions session, const std::string& path,
+                             std::chrono::milliseconds every, bool governed,
+                             const gpu::DeviceSet& all, const std::vector<gpu::Device*>& selected)
+    : path_(path),
       command_("serve --profile " + path),
+      journal_dir_(session.journal_dir),
       every_(every),
-      read_only_(ctx.read_only()) {
+      read_only_(session.read_only) {
+  session.command = command_;
   const auto profile = control::load_profile(path);
-  auto requests = profile_requests(ctx, profile);
+  auto requests = control::profile_requests(profile, all, selected);
   if (governed) {
     // The governor writes the SM clock lock; keeping the profile's would fight it.
     for (auto& r : requests) r.request.locked_gpu_clocks.reset();
-    std::erase_if(requests, [](const DeviceRequest& r) { return r.request.empty(); });
+    std::erase_if(requests, [](const control::DeviceRequest& r) { return r.request.empty(); });
   }
   std::vector<gpu::Device*> devices;
   devices.reserve(requests.size());
   for (const auto& r : requests) devices.push_back(r.device);
   if (read_only_) {
-    dry_session_.emplace(ctx, command_, true);
+    dry_session_.emplace(session, true);
     controls_ = dry_session_->open(devices);
   } else {
-    session_.emplace(ctx, command_);
+    session_.emplace(session);
     controls_ = session_->open(devices);
   }
   // Every value against every GPU before anything is written, as `apply` checks it.
@@ -88,7 +73,12 @@ ProfileKeeper::~ProfileKeeper() { stop(); }
 
 control::ChangeReport ProfileKeeper::pass() {
   if (read_only_) {
-    auto journal = peek_journal(ctx_).value_or(control::Journal{});
+    // The journal as it is now (its clock locks are what gpuclk set), never locked.
+    control::Journal journal;
+    try {
+      journal = control::JournalStore(journal_dir_).try_load().value_or(control::Journal{});
+    } catch (const std::exception&) {
+    }
     control::RunOptions options;
     options.command = command_;
     options.dry_run = true;
@@ -100,7 +90,7 @@ control::ChangeReport ProfileKeeper::pass() {
         auto options = session_->options();
         options.command = command_;
         // Clocks take effect within milliseconds; read back after they have.
-        options.settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+        options.settle = control::settle;
         return control::apply_changes(changes_, journal, persist, options);
       });
 }
@@ -201,9 +191,9 @@ void ProfileKeeper::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<serve::ExtraSeries> ProfileKeeper::series() const {
+std::vector<ExtraSeries> ProfileKeeper::series() const {
   std::lock_guard lock(mutex_);
-  std::vector<serve::ExtraSeries> out;
+  std::vector<ExtraSeries> out;
   out.push_back({"gpuclk_profile_info",
                  "The profile the service keeps the GPUs at (value 1)",
                  false,
@@ -248,4 +238,4 @@ std::set<control::Setting> ProfileKeeper::settings() const {
   return out;
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::serve

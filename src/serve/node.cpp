@@ -1,0 +1,140 @@
+#include "serve/node.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+
+#include "control/journal_store.h"
+#include "serve/delegate.h"
+#include "serve/delegate_writer.h"
+#include "serve/http.h"
+#include "serve/journal_locks.h"
+#include "serve/profile_keeper.h"
+#include "serve/protocol.h"
+#include "serve/socket_server.h"
+#include "util/text.h"
+
+namespace gpuclk::serve {
+
+namespace {
+
+// One request line → the part that answers it: `set` and `restore` to the delegation (refused
+// without a policy), everything else to the service.
+Reply route(std::string_view line, const Peer& peer, Service& service, Delegation* delegation) {
+  auto request = json::parse(line, nullptr, false);
+  if (request.is_discarded())
+    return Reply{
+        error_response("malformed request: not JSON", static_cast<int>(ExitCode::bad_argument)),
+        nullptr};
+  if (request.is_object() && request.contains("request") && request["request"].is_string() &&
+      Delegation::handles(request["request"].get<std::string>())) {
+    if (!delegation)
+      return Reply{error_response("this service takes no settings from users: it runs without a "
+                                  "delegation policy",
+                                  static_cast<int>(ExitCode::no_permission)),
+                   nullptr};
+    return delegation->answer(request, peer);
+  }
+  return service.answer(request, peer);
+}
+
+}  // namespace
+
+Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
+    : devices_(devices), options_(std::move(options)) {
+  auto& so = options_.service;
+  so.settings_watch = control::JournalStore(options_.session.journal_dir).file().string();
+  if (options_.policy) so.delegation_policy = options_.policy->source;
+  // The socket first: a second service on the same path stops here, before touching a GPU.
+  // Requests wait in the listen queue until start().
+  socket_ = std::make_unique<SocketServer>(options_.socket_path,
+                                           [this](std::string_view line, const Peer& peer) {
+                                             return route(line, peer, *service_, delegation_.get());
+                                           });
+  // The profile before the governor: applied (or refused) before anything else starts.
+  if (!options_.profile.empty())
+    keeper_ =
+        std::make_unique<ProfileKeeper>(options_.session, options_.profile, options_.profile_check,
+                                        options_.govern.has_value(), devices_, options_.selected);
+  // The governor's checks (policy, journal, held clocks) before anything starts.
+  if (options_.govern)
+    governor_ = std::make_unique<ServiceGovernor>(
+        options_.session, *options_.govern, options_.selected, devices_, clock, keeper_ != nullptr);
+  // Delegated settings: the settings the service keeps itself are no user's to change.
+  if (options_.policy) {
+    std::set<control::Setting> reserved;
+    std::string by;  // what reserves them, for the refusal
+    if (governor_) {
+      reserved.insert(control::Setting::locked_gpu_clocks);
+      by = "--govern holds the SM clock lock";
+    }
+    if (keeper_) {
+      for (auto s : keeper_->settings()) reserved.insert(s);
+      by += (by.empty() ? "" : "; ") + std::string("--profile keeps its settings");
+    }
+    writer_ = std::make_unique<DelegateWriter>(options_.session, devices_.all());
+    std::vector<gpu::DeviceKey> keys;
+    for (const auto& d : devices_) keys.push_back({d->index(), d->uuid(), d->bus_id()});
+    delegation_ =
+        std::make_unique<Delegation>(*options_.policy, keys, writer_->backend(), reserved, by);
+    delegation_->set_wake([this] { socket_->wake(); });
+    std::cerr << "gpuclk serve: delegated settings under " << options_.policy->source << " ("
+              << options_.policy->rules.size() << " rules)" << std::endl;
+  }
+  service_ = std::make_unique<Service>(devices_, clock, so, std::move(options_.views));
+  locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
+  service_->add_series([this] { return locks_->series(); });
+  if (governor_) service_->add_series([this] { return governor_->series(); });
+  if (keeper_) service_->add_series([this] { return keeper_->series(); });
+  if (delegation_) service_->add_series([this] { return delegation_->series(); });
+}
+
+Node::~Node() { stop(); }
+
+std::string Node::start() {
+  started_ = true;
+  service_->start();
+  locks_->start();
+  if (keeper_) keeper_->start();
+  if (governor_) governor_->start();
+  if (delegation_) delegation_->start();
+  if (options_.listen) {
+    http_ = std::make_unique<HttpExporter>(*service_, options_.listen->text());
+    service_->set_http_address(http_->address());
+  }
+  socket_->start();
+  const auto& so = options_.service;
+  return fmt::format(
+      "{}{}, sampling every {} ms; socket {}; {}", text::counted(devices_.size(), "GPU"),
+      so.simulated.empty() ? "" : " (simulated: " + so.simulated + ")",
+      std::chrono::duration_cast<std::chrono::milliseconds>(so.interval).count(),
+      options_.socket_path,
+      http_ ? "metrics http://" + http_->address() + "/metrics" : std::string("no HTTP"));
+}
+
+ExitCode Node::stop() {
+  if (stopped_) return ExitCode::ok;
+  stopped_ = true;
+  if (!started_) return ExitCode::ok;
+  // The governor first: its clocks go back while the service still answers; then what users
+  // hold through the service (no one watches their sessions any more).
+  const auto governed = governor_ ? governor_->stop() : ExitCode::ok;
+  if (delegation_) delegation_->stop();
+  // The profile stays applied: it is the node's desired state (`gpuclk restore` undoes it).
+  if (keeper_) {
+    keeper_->stop();
+    std::cerr << "gpuclk serve: profile " << options_.profile
+              << " stays applied; `gpuclk restore` returns the GPUs to their original settings"
+              << std::endl;
+  }
+  http_.reset();
+  socket_->stop();
+  locks_->stop();
+  service_->stop();
+  return governed;
+}
+
+std::string Node::http_address() const { return http_ ? http_->address() : std::string(); }
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,96 @@
+// The node service as one object: what `gpuclk serve` runs, built from plain options.
+//   Service          the sampler, its history and the cached views (service.h);
+//   SocketServer     the Unix socket every read command asks first, with the request router:
+//                    `set`/`restore` go to Delegation, everything else to Service;
+//   HttpExporter     /metrics and /healthz (when `listen` is given);
+//   JournalLocks     the clock locks gpuclk's journal records, as series;
+//   ProfileKeeper    `--profile`: the desired state, applied at start and kept;
+//   ServiceGovernor  `--govern`: the energy governor on the selected GPUs;
+//   Delegation       `--policy`: settings users who are not root may change, written by a
+//                    DelegateWriter.
+// The constructor checks and applies everything that can fail (the socket path, the profile, the
+// governor's journal checks) before any thread starts; start() starts them, stop() stops them in
+// order: the governor first (its clocks go back while the service still answers), then what
+// users hold through the service, the profile keeper (its settings stay applied), HTTP, the
+// socket, the service.
+//
+// Thread-safety: construct, start() and stop() from one controlling thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/delegation.h"
+#include "control/session.h"
+#include "gpu/device.h"
+#include "serve/governor.h"
+#include "serve/listen_address.h"
+#include "serve/service.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+namespace gpuclk::serve {
+
+class SocketServer;
+class HttpExporter;
+class Delegation;
+class JournalLocks;
+class ProfileKeeper;
+class DelegateWriter;
+
+struct NodeOptions {
+  ServiceOptions service;  // its settings_watch and delegation_policy are set by Node
+  std::string socket_path;
+  std::optional<ListenAddress> listen;  // nullopt: no HTTP side
+  // Where the journal is, read-only mode, the simulated node: every writer's session starts
+  // from these (each sets its own command).
+  control::SessionOptions session;
+  // The GPUs -i selects: what --profile and --govern act on (the service samples them all).
+  std::vector<gpu::Device*> selected;
+  std::string profile;  // empty: none
+  std::chrono::milliseconds profile_check{5000};
+  std::optional<GovernOptions> govern;
+  // Who may change what through the socket; nullopt: nobody who is not root.
+  std::optional<control::DelegationPolicy> policy;
+  std::vector<View> views;
+};
+
+class Node {
+ public:
+  // Throws Error before any thread starts: a socket path in use (another service), a profile
+  // that does not load or apply, a governor that cannot start (its exit code).
+  Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Starts every part; returns the line the service prints once ready ("4 GPUs, sampling every
+  // 100 ms; socket …; metrics http://…/metrics"). Throws Error (exit 255) when the HTTP side
+  // cannot listen.
+  std::string start();
+  // Stops every part in order; ok, or the governor's exit code when restoring its clocks failed.
+  // Idempotent.
+  ExitCode stop();
+
+  const Service& service() const { return *service_; }
+  // The HTTP address actually bound ("127.0.0.1:41234" for port 0); empty without HTTP.
+  std::string http_address() const;
+
+ private:
+  gpu::DeviceSet& devices_;
+  NodeOptions options_;
+  bool started_ = false, stopped_ = false;
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<Delegation> delegation_;
+  std::unique_ptr<SocketServer> socket_;
+  std::unique_ptr<ProfileKeeper> keeper_;
+  std::unique_ptr<ServiceGovernor> governor_;
+  std::unique_ptr<DelegateWriter> writer_;
+  std::unique_ptr<JournalLocks> locks_;
+  std::unique_ptr<HttpExporter> http_;
+};
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,175 @@
+// The node service's parts over libnvml-sim.so, as gpuclk serve runs them: the delegated
+// writer (journaled writes, put back), the profile keeper (applied at start, drift corrected on
+// its thread) and serve::Node (its socket answers, refuses settings without a policy, and a
+// second Node on the same socket stops before touching a GPU). Simulated time is frozen; the
+// keeper's checks run on wall time (1 s, the shortest --profile-check).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "control/journal_store.h"
+#include "control/request.h"
+#include "entry_points.gen.h"
+#include "gpu/device.h"
+#include "nvml/api.h"
+#include "serve/client.h"
+#include "serve/delegate_writer.h"
+#include "serve/node.h"
+#include "serve/profile_keeper.h"
+#include "sim_abi_fixture.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+namespace gpuclk::sim::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<nvml::Api> open_sim() {
+  return nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
+}
+
+double watts(const gpu::Device& d) {
+  const auto r = d.power_limit();
+  return r ? r->value() : -1;
+}
+
+control::SessionOptions session_in(const fs::path& dir) {
+  control::SessionOptions o;
+  o.journal_dir = dir / "journal";
+  o.name = "gpuclk serve";
+  return o;
+}
+
+// The value of series `name` for GPU position `gpu` (-1 when absent).
+double series(const std::vector<serve::ExtraSeries>& all, const std::string& name,
+              std::size_t gpu) {
+  for (const auto& s : all)
+    if (s.name == name && s.gpu == gpu) return s.value;
+  return -1;
+}
+
+TEST_F(sim_abi_test, delegate_writer_journals_its_write_and_puts_it_back) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    const double before = watts(set[1]);
+    ASSERT_GT(before, 500);
+    serve::DelegateWriter writer(session_in(dir), set.all());
+    auto backend = writer.backend();
+    EXPECT_EQ(backend.journal, (dir / "journal" / "journal.json").string());
+
+    control::Request request;
+    request.power_limit = control::parse_power_limit("500", "power_limit_w");
+    const auto checked = backend.validate({1}, request, false);
+    ASSERT_EQ(checked.targets.size(), 1u);
+    const auto applied = backend.apply({1}, checked.targets, "set (delegated)", false, false);
+    EXPECT_EQ(applied.report.exit, ExitCode::ok) << applied.report.error;
+    EXPECT_DOUBLE_EQ(watts(set[1]), 500);
+    EXPECT_DOUBLE_EQ(watts(set[0]), before);  // only the GPU asked for
+    ASSERT_EQ(applied.journaled.size(), 1u);
+    EXPECT_FALSE(applied.journaled[0]);  // the journal had no entry for it before
+    const auto journal = control::JournalStore(dir / "journal").load();
+    ASSERT_NE(journal.find(set[1].uuid()), nullptr);
+    EXPECT_EQ(journal.find(set[0].uuid()), nullptr);
+
+    // A value the GPU cannot take is refused before anything is written (exit 2).
+    control::Request too_high;
+    too_high.power_limit = control::parse_power_limit("5000", "power_limit_w");
+    try {
+      backend.validate({1}, too_high, false);
+      ADD_FAILURE() << "5000 W was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_argument) << e.what();
+    }
+
+    serve::DelegateBackend::PutBack back;
+    back.position = 1;
+    back.settings = applied.before[0];
+    back.expected = checked.targets[0];
+    back.drop_from_journal = true;
+    const auto restored = backend.put_back({back}, "restore (delegated)");
+    EXPECT_EQ(restored.exit, ExitCode::ok) << restored.error;
+    EXPECT_DOUBLE_EQ(watts(set[1]), before);
+    EXPECT_TRUE(control::JournalStore(dir / "journal").load().clean());
+  }));
+}
+
+TEST_F(sim_abi_test, profile_keeper_applies_at_start_and_corrects_drift) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    const auto profile = dir / "profile.toml";
+    std::ofstream(profile) << "gpus = \"1,2\"\n[settings]\npower_limit_w = 450\n";
+    serve::ProfileKeeper keeper(session_in(dir), profile.string(), 1000ms, false, set, set.all());
+    EXPECT_DOUBLE_EQ(watts(set[1]), 450);
+    EXPECT_DOUBLE_EQ(watts(set[2]), 450);
+    EXPECT_GT(watts(set[0]), 450);  // not in the profile
+    EXPECT_EQ(keeper.settings(), std::set<control::Setting>{control::Setting::power_limit});
+    EXPECT_EQ(series(keeper.series(), "gpuclk_profile_in_sync", 2), 1);
+
+    // Another tool changes GPU 2's limit: the next check puts the profile's back.
+    nvmlDevice_t handle = nullptr;
+    ASSERT_EQ(SIM_FN(nvmlDeviceGetHandleByIndex_v2)(2, &handle), 0);
+    ASSERT_EQ(SIM_FN(nvmlDeviceSetPowerManagementLimit)(handle, 600000), 0);
+    EXPECT_DOUBLE_EQ(watts(set[2]), 600);
+    keeper.start();
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (series(keeper.series(), "gpuclk_profile_drift_corrections_total", 2) < 1 &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(50ms);
+    keeper.stop();
+    EXPECT_EQ(series(keeper.series(), "gpuclk_profile_drift_corrections_total", 2), 1);
+    EXPECT_EQ(series(keeper.series(), "gpuclk_profile_drift_corrections_total", 1), 0);
+    EXPECT_DOUBLE_EQ(watts(set[2]), 450);
+  }));
+}
+
+TEST_F(sim_abi_test, node_answers_on_its_socket_and_stops_in_order) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    ScaledClock clock(0);
+    serve::NodeOptions options;
+    options.service.simulated = "default";
+    options.socket_path = (dir / "node.sock").string();
+    options.session = session_in(dir);
+    options.selected = set.all();
+    serve::Node node(set, clock, options);
+    const auto status = node.start();
+    EXPECT_NE(status.find("4 GPUs (simulated: default)"), std::string::npos) << status;
+    EXPECT_NE(status.find("no HTTP"), std::string::npos) << status;
+
+    auto client = serve::Client::connect(options.socket_path);
+    ASSERT_TRUE(client);
+    const auto hello = client->request({{"request", "hello"}});
+    EXPECT_EQ(hello.at("gpus").size(), 4u) << hello.dump();
+    EXPECT_FALSE(hello.contains("delegation"));  // no policy
+    // Settings from users need a policy: refused, exit 4.
+    try {
+      client->request({{"request", "set"}, {"settings", {{"power_limit_w", "500"}}}});
+      ADD_FAILURE() << "a set was accepted without a policy";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::no_permission) << e.what();
+    }
+    // A second service on the same socket stops in its constructor.
+    try {
+      serve::Node second(set, clock, options);
+      ADD_FAILURE() << "a second Node took the same socket";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(options.socket_path), std::string::npos) << e.what();
+    }
+    client.reset();
+    EXPECT_EQ(node.stop(), ExitCode::ok);
+    EXPECT_EQ(node.stop(), ExitCode::ok);  // idempotent
+    EXPECT_FALSE(serve::Client::connect(options.socket_path));
+  }));
+}
+
+}  // namespace
+}  // namespace gpuclk::sim::testing
