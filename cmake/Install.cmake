@@ -4,6 +4,7 @@
 #   component gpuclk (the node's tools):
 #     ${bindir}/gpuclk, gpuclk-serve          beside each other (`gpuclk serve` execs gpuclk-serve)
 #     ${libdir}/gpuclk/                        the portable build's prometheus-cpp/civetweb
+#                                              (${libdir}: lib/<multiarch> where CMake knows it)
 #     ${libexecdir}/gpuclk/                    the Slurm prolog, epilog and their common part
 #     ${datadir}/gpuclk/                       Grafana dashboard, Prometheus alert rules,
 #                                              Kubernetes manifests, Slurm examples, example profile
@@ -26,7 +27,14 @@
 # the packages' /usr get their own paths.
 include(GNUInstallDirs)
 
-set(GPUCLK_INSTALL_PRIVLIBDIR ${CMAKE_INSTALL_LIBDIR}/gpuclk)
+# The private library folder is architecture-specific, as Debian's multiarch layout has it
+# (/usr/lib/x86_64-linux-gnu/gpuclk), whatever prefix the tree was configured for: GNUInstallDirs
+# says plain "lib" for /usr/local, and the packages take their files from such a tree too.
+if(CMAKE_INSTALL_LIBDIR STREQUAL "lib" AND CMAKE_LIBRARY_ARCHITECTURE)
+  set(GPUCLK_INSTALL_PRIVLIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE}/gpuclk)
+else()
+  set(GPUCLK_INSTALL_PRIVLIBDIR ${CMAKE_INSTALL_LIBDIR}/gpuclk)
+endif()
 set(GPUCLK_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/gpuclk)
 set(GPUCLK_INSTALL_SCENARIODIR ${GPUCLK_INSTALL_DATADIR}/scenarios)
 set(GPUCLK_INSTALL_LIBEXECDIR ${CMAKE_INSTALL_LIBEXECDIR}/gpuclk)

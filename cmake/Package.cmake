@@ -19,10 +19,12 @@ set(CPACK_PACKAGE_NAME gpuclk)
 set(CPACK_PACKAGE_VENDOR gpuclk)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "${GPUCLK_DEB_MAINTAINER}")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "clocks, power and performance of every NVIDIA GPU in the host")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it before each package's own synopsis.
 # Packages install to /usr (Debian's prefix), whatever CMAKE_INSTALL_PREFIX the tree was
-# configured with; DESTDIR staging lets the rules that install to /etc do so.
+# configured with; DESTDIR staging (CPACK_SET_DESTDIR, which takes CPACK_INSTALL_PREFIX) lets the
+# rules that install to /etc do so.
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS ${CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS})
@@ -73,7 +75,7 @@ A second implementation of NVML's C API over a GPU physics model calibrated on
 a real H100 (power cap, DVFS, thermals, workloads), with scenarios from one to
 eight GPUs, misconfigured nodes and faults. `gpuclk --sim` runs every gpuclk
 command on it; nvtop and pynvml find it through
-LD_LIBRARY_PATH=/usr/lib/gpuclk/nvml-compat.")
+LD_LIBRARY_PATH=/usr/${GPUCLK_INSTALL_PRIVLIBDIR}/nvml-compat.")
 set(CPACK_DEBIAN_GPUCLK-SIM_PACKAGE_ENHANCES gpuclk)
 
 # Each package's copyright and changelog (Debian policy 12.5 and 12.7), in its doc folder.

@@ -21,7 +21,7 @@ bool present(const fs::path& path) {
 fs::path exe_dir() { return Context::executable_dir(); }
 
 // The installed place, relative to the executable's folder (bindir), normalised so messages
-// name /usr/lib/gpuclk rather than /usr/bin/../lib/gpuclk.
+// name /usr/lib/x86_64-linux-gnu/gpuclk rather than /usr/bin/../lib/x86_64-linux-gnu/gpuclk.
 fs::path installed(const char* relative_to_bindir) {
   return (exe_dir() / relative_to_bindir).lexically_normal();
 }

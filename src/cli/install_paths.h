@@ -1,7 +1,8 @@
 // Where gpuclk finds what is not in its binary: the simulator (libnvml-sim.so) and its scenarios.
 // In a build tree they lie beside the executable (build/release/libnvml-sim.so, scenarios/); once
-// installed (cmake --install, the Debian packages) they are where GNUInstallDirs put them:
-// ${libdir}/gpuclk and ${datadir}/gpuclk/scenarios (the gpuclk-sim component). The installed
+// installed (cmake --install, the Debian packages) they are where cmake/Install.cmake put them:
+// ${libdir}/gpuclk (lib/x86_64-linux-gnu/gpuclk) and ${datadir}/gpuclk/scenarios (the gpuclk-sim
+// component). The installed
 // places are found relative to the executable, so a DESTDIR staging root or a moved prefix works
 // as the real one does. gpuclk-serve is beside gpuclk in both layouts (serve_exec.cpp).
 #pragma once

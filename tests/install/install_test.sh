@@ -5,7 +5,8 @@
 # and the systemd units (systemd-analyze verify, where it is). Also: an example the admin changed
 # in /etc/gpuclk survives the install, and the tools alone (no gpuclk-sim component) say how to
 # get the simulator. The Debian packages of the same rules: scripts/check-packages.sh.
-# Usage: install_test.sh BUILD_DIR   (exit 77: cmake, python3 or man missing)
+# Usage: install_test.sh BUILD_DIR PRIVATE_LIBDIR (relative to the prefix; CMake passes it)
+# Exit 77: cmake, python3 or man missing.
 set -u
 BUILD_DIR=$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd)
 SRC_DIR=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,6 +18,8 @@ for tool in cmake python3 man; do
 done
 
 ROOT=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-install.XXXXXX")
+# The private library folder below the prefix (lib/x86_64-linux-gnu/gpuclk on Debian).
+PRIVLIB=${2:?usage: install_test.sh BUILD_DIR PRIVATE_LIBDIR}
 PREFIX=/usr/local
 P=$ROOT$PREFIX
 # The admin's: an example already in /etc/gpuclk that they edited. The install must keep it.
@@ -43,7 +46,7 @@ expect_executable() { check; [ -x "$1" ] && [ -f "$1" ] || fail "not an executab
 for f in bin/gpuclk bin/gpuclk-serve libexec/gpuclk/gpuclk-prolog.sh libexec/gpuclk/gpuclk-epilog.sh; do
   expect_executable "$P/$f"
 done
-for f in lib/gpuclk/libnvml-sim.so lib/gpuclk/nvml-compat/libnvidia-ml.so.1 \
+for f in "$PRIVLIB/libnvml-sim.so" "$PRIVLIB/nvml-compat/libnvidia-ml.so.1" \
   share/gpuclk/scenarios/default.toml share/gpuclk/scenarios/governor \
   share/gpuclk/grafana/gpuclk.json share/gpuclk/prometheus/alerts.yml \
   share/gpuclk/kubernetes/gpuclk-serve.yaml share/gpuclk/slurm/slurm.conf.snippet \
@@ -58,7 +61,7 @@ check
 grep -q "the admin's own notes" "$ROOT/etc/gpuclk/profile.toml.example" ||
   fail "the admin's /etc/gpuclk/profile.toml.example was overwritten"
 check
-[ -L "$P/lib/gpuclk/nvml-compat/libnvidia-ml.so.1" ] || fail "nvml-compat/libnvidia-ml.so.1 is not a link"
+[ -L "$P/$PRIVLIB/nvml-compat/libnvidia-ml.so.1" ] || fail "nvml-compat/libnvidia-ml.so.1 is not a link"
 # Paths in the installed units and Slurm files are this prefix's, and lead to what was installed.
 unit_exec=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$P/lib/systemd/system/gpuclk-serve.service")
 check
@@ -113,7 +116,7 @@ OUT=$(DESTDIR=$TOOLS cmake --install "$BUILD_DIR" --prefix "$PREFIX" --component
 RC=$?
 expect_exit 0
 check
-[ ! -e "$TOOLS$PREFIX/lib/gpuclk/libnvml-sim.so" ] || fail "the gpuclk component installed the simulator"
+[ ! -e "$TOOLS$PREFIX/$PRIVLIB/libnvml-sim.so" ] || fail "the gpuclk component installed the simulator"
 OUT=$("$TOOLS$PREFIX/bin/gpuclk" --sim --direct 2>&1)
 RC=$?
 LAST_CMD="gpuclk --sim without gpuclk-sim"
