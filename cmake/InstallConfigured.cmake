@@ -53,7 +53,10 @@ else()
   set(zshdir "${datadir}/zsh/site-functions")
 endif()
 
-set(staging "${GPUCLK_BINARY_DIR}/install-configured")
+# One staging folder per destination: two installs of the tree at once (a test's and a user's)
+# do not write each other's files.
+string(MD5 destination "$ENV{DESTDIR}|${prefix}")
+set(staging "${GPUCLK_BINARY_DIR}/install-configured/${destination}")
 file(REMOVE_RECURSE "${staging}")
 file(MAKE_DIRECTORY "${staging}")
 
@@ -105,3 +108,5 @@ endforeach()
 
 file(INSTALL DESTINATION "${zshdir}" TYPE FILE FILES "${GPUCLK_ZSH_COMPLETION}"
      PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+
+file(REMOVE_RECURSE "${staging}")
