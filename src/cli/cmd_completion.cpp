@@ -283,14 +283,13 @@ std::vector<std::string> zsh_option_specs(const OptionSpec& o) {
   const std::string desc = "[" + zsh_text(o.description) + "]";
   for (const auto& n : o.names) {
     const bool is_long = n.rfind("--", 0) == 0;
+    const std::string label = o.type.empty() ? "value" : text::lower(o.type);
     if (!o.takes_value) {
-      specs.push_back("'" + n + desc + "'");
+      specs.push_back(fmt::format("'{}{}'", n, desc));
     } else if (o.optional_value) {
-      specs.push_back("'" + n + "=-" + desc + "::" + text::lower(o.type) + ":_files'");
+      specs.push_back(fmt::format("'{}=-{}::{}:_files'", n, desc, label));
     } else {
-      const std::string how = is_long ? "=" : "+";
-      const std::string label = o.type.empty() ? "value" : text::lower(o.type);
-      specs.push_back("'" + n + how + desc + ":" + label + ":_files'");
+      specs.push_back(fmt::format("'{}{}{}:{}:_files'", n, is_long ? "=" : "+", desc, label));
     }
   }
   return specs;

@@ -29,13 +29,13 @@ fs::path installed(const char* relative_to_bindir) {
 }  // namespace
 
 fs::path sim_library() {
-  const auto beside = exe_dir() / "libnvml-sim.so";
+  auto beside = exe_dir() / "libnvml-sim.so";
   if (present(beside)) return beside;
   return installed(GPUCLK_SIM_LIBDIR_FROM_BINDIR) / "libnvml-sim.so";
 }
 
 fs::path scenarios_dir() {
-  const auto beside = exe_dir() / "scenarios";
+  auto beside = exe_dir() / "scenarios";
   if (present(beside)) return beside;
   return installed(GPUCLK_SCENARIOS_FROM_BINDIR);
 }
