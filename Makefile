@@ -46,6 +46,7 @@ install: configure
 # cpack stages and packages in $(BIN)/packages; the .debs are copied to build/ (apt-get install
 # ./build/gpuclk_*.deb ./build/gpuclk-sim_*.deb). Needs dpkg-dev (dpkg-shlibdeps).
 deb: configure
+	@command -v dpkg-shlibdeps >/dev/null || { echo "make deb: dpkg-shlibdeps is missing (apt-get install dpkg-dev)" >&2; exit 1; }
 	@cmake --build $(BIN) -j $(JOBS) --target $(INSTALL_TARGETS)
 	@rm -f $(BIN)/packages/*.deb
 	@cpack -G DEB -B $(CURDIR)/$(BIN)/packages --config $(BIN)/CPackConfig.cmake
