@@ -67,7 +67,10 @@ std::vector<std::filesystem::path> scenario_dirs() {
   if (const char* d = env("GPUCLK_SIM_SCENARIO_DIR")) dirs.emplace_back(d);
   const auto lib = library_dir();
   if (!lib.empty()) {
-    dirs.push_back(lib / "scenarios");
+    dirs.push_back(lib / "scenarios");  // the build tree: copied beside the library
+#ifdef GPUCLK_SIM_INSTALLED_SCENARIOS
+    dirs.push_back((lib / GPUCLK_SIM_INSTALLED_SCENARIOS).lexically_normal());  // installed
+#endif
     dirs.push_back(lib.parent_path() / "share" / "gpuclk" / "scenarios");
   }
 #ifdef GPUCLK_SIM_SOURCE_SCENARIOS
@@ -83,9 +86,10 @@ std::filesystem::path resolve_scenario(const std::string& value, bool& by_name) 
     auto file = dir / (value + ".toml");
     if (std::filesystem::exists(file)) return file;
   }
-  throw ScenarioError("no scenario named '" + value +
-                      "' (looked in the scenarios directory next to " +
-                      "libnvml-sim.so; set GPUCLK_SIM_SCENARIO to a name or a .toml path)");
+  std::string looked;
+  for (const auto& dir : scenario_dirs()) looked += (looked.empty() ? "" : ", ") + dir.string();
+  throw ScenarioError("no scenario named '" + value + "' (looked in " + looked +
+                      "; set GPUCLK_SIM_SCENARIO to a name or a .toml path)");
 }
 
 // The library's one context, created on first use. It outlives every atexit handler (NVML calls

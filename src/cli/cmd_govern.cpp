@@ -24,6 +24,7 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/install_paths.h"
 #include "cli/settings_writer.h"
 #include "control/signals.h"
 #include "govern/decision_log.h"
@@ -62,7 +63,7 @@ struct GovernOptions {
 // --evaluate
 
 std::vector<fs::path> default_scenarios() {
-  std::vector<fs::path> dirs{fs::path(Context::executable_dir()) / "scenarios" / "governor",
+  std::vector<fs::path> dirs{install::scenarios_dir() / "governor",
                              fs::path(GPUCLK_SOURCE_SCENARIOS) / "governor"};
   for (const auto& dir : dirs) {
     std::error_code ec;
@@ -75,8 +76,9 @@ std::vector<fs::path> default_scenarios() {
       return found;
     }
   }
-  throw bad_argument("no governor scenarios found beside gpuclk (scenarios/governor/)",
-                     "give --scenario FILE");
+  throw bad_argument(fmt::format("no governor scenarios found in {}",
+                                 (install::scenarios_dir() / "governor").string()),
+                     "give --scenario FILE, or install the simulator (the gpuclk-sim package)");
 }
 
 output::Value pct(double ratio) { return output::number(ratio * 100, "%", 1); }
@@ -188,8 +190,7 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
     e.scenarios.push_back(s);
   }
   if (e.scenarios.empty()) e.scenarios = default_scenarios();
-  e.model_dirs = {fs::path(Context::executable_dir()) / "scenarios",
-                  fs::path(GPUCLK_SOURCE_SCENARIOS)};
+  e.model_dirs = {install::scenarios_dir(), fs::path(GPUCLK_SOURCE_SCENARIOS)};
   if (o.knee == "pessimistic") {
     e.knee = govern::Knee::pessimistic;
   } else if (o.knee != "default") {

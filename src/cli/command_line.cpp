@@ -11,18 +11,20 @@
 #include <map>
 #include <utility>
 
+#include "cli/build_config.h"  // GPUCLK_VERSION
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/install_paths.h"
 #include "util/error.h"
 #include "util/text.h"
 
 namespace gpuclk::cli {
 namespace {
 
-// True when `word` names a scenario: a file, or a name in the scenarios folder beside gpuclk.
+// True when `word` names a scenario: a file, or a name in the simulator's scenarios folder.
 bool is_scenario(const std::string& word) {
   std::error_code ec;
-  const auto dir = std::filesystem::path(gpuclk::cli::Context::executable_dir()) / "scenarios";
+  const auto dir = install::scenarios_dir();
   return std::filesystem::exists(word, ec) || std::filesystem::exists(dir / (word + ".toml"), ec);
 }
 
@@ -212,19 +214,21 @@ struct Command {
   const char* name;
   void (*add)(CLI::App&, Context&);
 };
-// In the order `gpuclk --help` lists them.
+// In the order `gpuclk --help` lists them. The last two are hidden (cmd_completion.cpp): the
+// build writes the shell completions and man pages with them.
 constexpr Command kCommands[] = {
-    {"status", add_status_command},   {"info", add_info_command},
-    {"topo", add_topo_command},       {"clocks", add_clocks_command},
-    {"query", add_query_command},     {"occupancy", add_occupancy_command},
-    {"set", add_set_command},         {"reset", add_reset_command},
-    {"restore", add_restore_command}, {"journal", add_journal_command},
-    {"apply", add_apply_command},     {"dmon", add_dmon_command},
-    {"stat", add_stat_command},       {"bench", add_bench_command},
-    {"sweep", add_sweep_command},     {"sim-job", add_sim_job_command},
-    {"govern", add_govern_command},   {"serve", add_serve_command},
-    {"doctor", add_doctor_command},   {"top", add_top_command},
-    {"fleet", add_fleet_command}};
+    {"status", add_status_command},    {"info", add_info_command},
+    {"topo", add_topo_command},        {"clocks", add_clocks_command},
+    {"query", add_query_command},      {"occupancy", add_occupancy_command},
+    {"set", add_set_command},          {"reset", add_reset_command},
+    {"restore", add_restore_command},  {"journal", add_journal_command},
+    {"apply", add_apply_command},      {"dmon", add_dmon_command},
+    {"stat", add_stat_command},        {"bench", add_bench_command},
+    {"sweep", add_sweep_command},      {"sim-job", add_sim_job_command},
+    {"govern", add_govern_command},    {"serve", add_serve_command},
+    {"doctor", add_doctor_command},    {"top", add_top_command},
+    {"fleet", add_fleet_command},      {"completion", add_completion_command},
+    {"manpages", add_manpages_command}};
 
 // The command the line names: its first word that is a command's name, or null.
 const Command* named_command(const std::vector<std::string>& argv) {
@@ -240,12 +244,14 @@ const Command* named_command(const std::vector<std::string>& argv) {
 // The parser with the global options and `only` (every command when null). Building all 21
 // commands' options is most of gpuclk's own start-up (~2 M of its ~3 M instructions before
 // main's work, callgrind), which is most of what a command answered by the service costs.
-std::unique_ptr<CLI::App> make_parser(Context& ctx, const Command* only, CLI::Option*& id_option) {
+// `globals_in_help`: each command's help (its footer) lists the global options too.
+std::unique_ptr<CLI::App> make_parser(Context& ctx, const Command* only, CLI::Option*& id_option,
+                                      bool globals_in_help = true) {
   auto app = std::make_unique<CLI::App>(
       "gpuclk: clocks, power and performance of every NVIDIA GPU in the host", "gpuclk");
   app->fallthrough();
   app->require_subcommand(0, 1);
-  app->set_version_flag("--version", "gpuclk 0.1.0");
+  app->set_version_flag("--version", "gpuclk " GPUCLK_VERSION);
   auto& o = ctx.options;
   id_option = app->add_option(
       "-i,--id", o.devices, "GPUs: indexes, UUIDs or PCI bus ids, comma separated (default: all)");
@@ -265,11 +271,16 @@ std::unique_ptr<CLI::App> make_parser(Context& ctx, const Command* only, CLI::Op
   for (const auto& c : kCommands) {
     if (!only || only == &c) c.add(*app, ctx);
   }
-  show_global_options_in_subcommand_help(*app);
+  if (globals_in_help) show_global_options_in_subcommand_help(*app);
   return app;
 }
 
 }  // namespace
+
+std::unique_ptr<CLI::App> make_command_line(Context& ctx) {
+  CLI::Option* id_option = nullptr;
+  return make_parser(ctx, nullptr, id_option, false);
+}
 
 int run_command_line(Context& ctx, const std::vector<std::string>& given) {
   // `gpuclk help` and `gpuclk help COMMAND`, as git and most tools take them.

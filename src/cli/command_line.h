@@ -2,6 +2,7 @@
 // subcommand's help, and "unknown command" with the subcommand a typo probably meant.
 #pragma once
 
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ class Context;
 // Returns the exit code (README: 0, 2, 3, 4, 6, 9, 10, 11, 12, 15, 16, 255; `stat -- CMD` the
 // command's own). The fuzz target tests/fuzz/fuzz_argv.cpp calls it with ctx.before_effect set.
 int run_command_line(Context& ctx, const std::vector<std::string>& args);
+
+// The whole parser: the global options and every command (hidden ones too), each command's help
+// without the global options appended. What the generators of completions and man pages walk
+// (cmd_completion.cpp); parsing with it is run_command_line's job.
+std::unique_ptr<CLI::App> make_command_line(Context& ctx);
 
 // Appends the global options (those `app` itself takes: -i, --format, --sim, --read-only, …) to
 // the help of every subcommand, so `gpuclk set --help` shows them too. Call after every

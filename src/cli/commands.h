@@ -31,6 +31,8 @@ void add_serve_command(CLI::App& app, Context& ctx);
 void add_doctor_command(CLI::App& app, Context& ctx);
 void add_top_command(CLI::App& app, Context& ctx);
 void add_fleet_command(CLI::App& app, Context& ctx);
+void add_completion_command(CLI::App& app, Context& ctx);  // hidden
+void add_manpages_command(CLI::App& app, Context& ctx);    // hidden
 
 // Runs the default view (`gpuclk` with no subcommand = `gpuclk status`).
 int run_status(Context& ctx);

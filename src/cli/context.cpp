@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/install_paths.h"
 #include "gpu/limits_cache.h"
 #include "gpu/selection.h"
 #include "gpu/simulator.h"
@@ -26,15 +27,15 @@ bool env_true(const char* name) {
 }
 
 // Resolves --sim's scenario to what libnvml-sim.so reads from GPUCLK_SIM_SCENARIO: a file path
-// stays a path; a name is looked up in the scenarios folder beside the library.
-std::string scenario_for(const std::string& sim, const std::string& exe_dir) {
+// stays a path; a name is looked up in the simulator's scenarios folder (install_paths.h).
+std::string scenario_for(const std::string& sim) {
   if (sim.empty() || sim == "default") return "default";
   if (std::filesystem::exists(sim)) {
     // A path must be a regular file (never /dev/zero or a FIFO: the simulator would read it).
     file::require_regular(sim, "simulator scenario");
     return std::filesystem::absolute(sim).string();
   }
-  const auto folder = std::filesystem::path(exe_dir) / "scenarios";
+  const auto folder = install::scenarios_dir();
   auto named = folder / (sim + ".toml");
   // A name in a subfolder (doctor/ecc) reaches the simulator as its file: it takes a name with
   // a slash for a path.
@@ -111,9 +112,10 @@ std::string Context::nvml_library_path() { return nvml().path(); }
 nvml::Api& Context::nvml() {
   if (api_) return *api_;
   effect("load NVML");
-  const std::string sim_lib = (std::filesystem::path(executable_dir()) / "libnvml-sim.so").string();
+  const std::string sim_lib = install::sim_library().string();
   if (!options.sim.empty()) {
-    ::setenv("GPUCLK_SIM_SCENARIO", scenario_for(options.sim, executable_dir()).c_str(), 1);
+    if (options.nvml_lib.empty() && !install::simulator_installed()) install::simulator_missing();
+    ::setenv("GPUCLK_SIM_SCENARIO", scenario_for(options.sim).c_str(), 1);
     api_ = nvml::Api::open(options.nvml_lib.empty() ? sim_lib : options.nvml_lib);
     return *api_;
   }
@@ -123,7 +125,9 @@ nvml::Api& Context::nvml() {
     // `make run` on a machine without a driver shows the simulated node instead (one line).
     const bool no_driver =
         e.code() == ExitCode::nvml_not_found || e.code() == ExitCode::driver_not_loaded;
-    if (!no_driver || !options.nvml_lib.empty() || !env_true("GPUCLK_FALLBACK_SIM")) throw;
+    if (!no_driver || !options.nvml_lib.empty() || !env_true("GPUCLK_FALLBACK_SIM") ||
+        !install::simulator_installed())
+      throw;
     std::cerr << "gpuclk: no NVIDIA GPU here (" << e.what()
               << "); showing the simulated 4x H100 node (gpuclk --sim)\n";
     options.sim = "default";

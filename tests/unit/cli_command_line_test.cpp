@@ -47,6 +47,7 @@ TEST(cli_command_line_test, a_change_stops_before_the_journal_and_nvml) {
   EXPECT_EQ(run({"stat", "--json", "/nonexistent/x.json", "--", "true"}).stopped_at,
             "write --json FILE");
   EXPECT_EQ(run({"fleet", "--prometheus", "http://127.0.0.1:1"}).stopped_at, "ask Prometheus");
+  EXPECT_EQ(run({"manpages", "/nonexistent/man1"}).stopped_at, "write /nonexistent/man1");
 }
 
 TEST(cli_command_line_test, bad_options_are_refused_before_any_effect) {
@@ -55,7 +56,8 @@ TEST(cli_command_line_test, bad_options_are_refused_before_any_effect) {
         {"set", "--power-limit", "nan"},
         {"fleet", "--prometheus", "ftp://x"},
         {"govern", "--report", "/dev/zero"},
-        {"stauts"}}) {
+        {"stauts"},
+        {"completion", "fish"}}) {
     const auto o = run(args);
     EXPECT_EQ(o.stopped_at, "") << args.front();
     EXPECT_EQ(o.code, 2) << args.front();
@@ -71,6 +73,26 @@ TEST(cli_command_line_test, pure_commands_run_to_their_end) {
   EXPECT_EQ(o.stopped_at, "");
   EXPECT_EQ(o.code, 0);
   EXPECT_EQ(run({"--version"}).code, 0);
+}
+
+// The hidden generators (cmd_completion.cpp) print what they read from the whole command line:
+// every command and option, the hidden ones left out.
+TEST(cli_command_line_test, completions_come_from_the_command_line) {
+  auto o = run({"completion", "bash"});
+  EXPECT_EQ(o.stopped_at, "");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("complete -o default -F _gpuclk gpuclk"), std::string::npos);
+  EXPECT_NE(o.out.find("'bench') echo 'gemm mem fma compare p2p' ;;"), std::string::npos);
+  EXPECT_NE(o.out.find("--power-limit"), std::string::npos);
+  EXPECT_EQ(o.out.find("manpages"), std::string::npos);  // hidden
+  o = run({"completion", "zsh"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("#compdef gpuclk\n", 0), 0u);
+  EXPECT_NE(o.out.find("_gpuclk__bench__gemm() {"), std::string::npos);
+  EXPECT_NE(o.out.find("'--power-limit=[watts, or default]:text:_files'"), std::string::npos);
+  // `gpuclk completion` is not listed by --help.
+  o = run({"--help"});
+  EXPECT_EQ(o.out.find("completion"), std::string::npos);
 }
 
 }  // namespace
