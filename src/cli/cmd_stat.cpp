@@ -296,8 +296,16 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   // window starts here, and so do the ticks and the simulator's energy counted for it.
   const auto snapshot_start = snapshot_now();
   const auto& timing_start = snapshot_start.at("timing");
-  auto drain = [&] {
-    while (auto line = client->read_line(0ms)) consume(*line);
+  // The lines that have come, for at most `budget` of wall time: where parsing them is slower
+  // than the service sends them (a sanitized build on a loaded machine), an unbounded drain never
+  // returned, no other request went out, and the service dropped the idle connection.
+  auto drain = [&](std::chrono::milliseconds budget) {
+    const auto until = std::chrono::steady_clock::now() + budget;
+    while (std::chrono::steady_clock::now() < until) {
+      auto line = client->read_line(0ms);
+      if (!line) break;
+      consume(*line);
+    }
   };
 
   telemetry::ChildProcess child(o.command);
@@ -307,7 +315,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   auto attribute = [&] {
     if (failed) return;
     try {
-      drain();
+      drain(200ms);
       auto view = processes();
       if (!view) return;
       const auto& rows = view->at("rows");
@@ -325,12 +333,20 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   nlohmann::json snapshot_end;
   try {
     if (failed) throw *failed;
-    // The samples up to the command's end come with the next line. The counters are read once
-    // a second: the window's last part, after the last read, comes from the power readings.
-    drain();
-    if (auto line = client->read_line(
-            std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000)))
+    // The samples up to the command's end: every line up to the service's time now (asked
+    // once the command has ended), then the next one. The counters are read once a second: the
+    // window's last part, after the last read, comes from the power readings.
+    // (A service that does not say its time, an older gpuclk serve: the next line.)
+    const auto asked = snapshot_now();
+    const auto end = asked.contains("time")
+                         ? std::optional(time_point_of(asked.at("time").get<double>()))
+                         : std::nullopt;
+    const auto wait = std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000);
+    do {
+      auto line = client->read_line(wait);
+      if (!line) break;
       consume(*line);
+    } while (end && (!last || *last < *end));
     snapshot_end = snapshot_now();
   } catch (const Error& e) {
     std::cerr << fmt::format(

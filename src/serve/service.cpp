@@ -368,6 +368,8 @@ json Service::snapshot_response(const json& request) const {
   r["simulated"] = options_.simulated;  // clients check they asked the node they meant
   r["sim_state"] = options_.sim_state;
   r["tick"] = snap.tick;
+  // The sampler's clock now, in the stream lines' time base: a client reads a stream up to it.
+  r["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
   r["gpus"] = json::array();
   for (auto pos : positions(request)) {
     const auto& g = snap.gpus.at(pos);
