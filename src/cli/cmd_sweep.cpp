@@ -402,6 +402,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   // --per-gpu each GPU's own point.
   if (!o.apply_best.empty() && !run.interrupted) {
     std::vector<unsigned> indexes;
+    indexes.reserve(gpus.size());
     for (auto* g : gpus) indexes.push_back(g->index());
     const auto choice = sweep::choose_best(report, o.apply_best, o.per_gpu, indexes);
     std::vector<gpu::Device*> targets;

@@ -110,7 +110,9 @@ PIDS+=($PROM_PID)
 URL="http://127.0.0.1:$PROM_PORT"
 promql() { curl -sf --get "$URL/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // 0' 2>/dev/null; }
 # Eight nodes up with their settings and findings, and a few scrapes of each in the range.
-for _ in $(seq 400); do
+# (Bounds only for a hang: each loop ends as soon as its condition holds; a loaded machine with
+# sanitized services needs more than the seconds an idle one does.)
+for _ in $(seq $((600 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do
   up=$(promql 'sum(up{job="gpuclk"})')
   n=$(promql 'min(count_over_time(gpuclk_gpu_application_sm_clock_hertz[20s]))')
   [ "${up:-0}" == 8 ] && [ "${n:-0}" -ge 6 ] && break
@@ -205,7 +207,7 @@ echo "fleet --dmon (piped):"; head -3 "$TMP/dmon.txt" | sed 's/^/    /'
 # --- a clock lock set while the services run (gpuclk's journal → /metrics → fleet) ---
 (on_node 0 set -i 2 --lock-gpu-clocks 1410,1755) >"$TMP/lock.txt" 2>&1 ||
   fail "set --lock-gpu-clocks on node 0: $(cat "$TMP/lock.txt")"
-for _ in $(seq 100); do
+for _ in $(seq $((300 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do
   got=$(promql "gpuclk_gpu_locked_clock_max_hertz{instance=\"${INSTANCE[0]}\",gpu=\"2\",domain=\"sm\"}")
   [ "$got" == 1755000000 ] && break
   sleep 0.1
@@ -246,7 +248,13 @@ SLOW_PORT=$(free_port)
 python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1',$SLOW_PORT)); s.listen(); c=s.accept(); time.sleep(60)" &
 SLOW_PID=$!
 PIDS+=($SLOW_PID)
-sleep 0.3
+# Listening before fleet connects (a fixed 0.3 s was not always enough under load: fleet then
+# met a refused connection, not a silent server). /proc/net/tcp, not a connection: the server
+# accepts only one. (Local address 0100007F:PORT in state 0A, LISTEN.)
+for _ in $(seq 100); do
+  grep -qi "0100007F:$(printf '%04X' "$SLOW_PORT") 00000000:0000 0A" /proc/net/tcp && break
+  sleep 0.1
+done
 t0=$(date +%s.%N)
 "$GPUCLK_BIN" fleet --prometheus "http://127.0.0.1:$SLOW_PORT" --timeout 2s >"$TMP/slow.out" 2>&1
 RC=$?
