@@ -3,7 +3,8 @@
 # machine; read-only: both only copy memory). Every gpuclk figure must reach 0.97x nvbandwidth's
 # (for latency, lower is better: the ratio is nvbandwidth's ns over gpuclk's).
 #   perf/bench_p2p_vs_nvbandwidth.sh [path/to/gpuclk]     (default build/device/gpuclk)
-#   NVBANDWIDTH=path/to/nvbandwidth (default build/peers/nvbandwidth; ../shared/peers/README.md)
+#   NVBANDWIDTH=path/to/nvbandwidth (default build/peers/nvbandwidth: NVIDIA's nvbandwidth v0.8,
+#   github.com/NVIDIA/nvbandwidth, built for sm_90 with CUDA 13 and carried to the GPU machine)
 #   EXTRA="--samples 9" passes more options to gpuclk bench p2p.
 # Prints a markdown table: figure, nvbandwidth, gpuclk, ratio, >= 0.97. Raw JSON and logs under
 # $OUT. Exit: 0 every ratio >= 0.97, 1 otherwise (or nothing to compare), 2 a tool failed.
