@@ -27,6 +27,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Named for the service, so scripts/ci/sanitizers.sh's TSan selection ("serve") takes them.
+class serve_node_test : public sim_abi_test {};
+
 std::unique_ptr<nvml::Api> open_sim() {
   return nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
 }
@@ -51,7 +54,7 @@ double series(const std::vector<serve::ExtraSeries>& all, const std::string& nam
   return -1;
 }
 
-TEST_F(sim_abi_test, delegate_writer_journals_its_write_and_puts_it_back) {
+TEST_F(serve_node_test, delegate_writer_journals_its_write_and_puts_it_back) {
   const auto dir = dir_;
   expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
     auto api = open_sim();
@@ -98,7 +101,7 @@ TEST_F(sim_abi_test, delegate_writer_journals_its_write_and_puts_it_back) {
   }));
 }
 
-TEST_F(sim_abi_test, profile_keeper_applies_at_start_and_corrects_drift) {
+TEST_F(serve_node_test, profile_keeper_applies_at_start_and_corrects_drift) {
   const auto dir = dir_;
   expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
     auto api = open_sim();
@@ -129,7 +132,7 @@ TEST_F(sim_abi_test, profile_keeper_applies_at_start_and_corrects_drift) {
   }));
 }
 
-TEST_F(sim_abi_test, node_answers_on_its_socket_and_stops_in_order) {
+TEST_F(serve_node_test, node_answers_on_its_socket_and_stops_in_order) {
   const auto dir = dir_;
   expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
     auto api = open_sim();
