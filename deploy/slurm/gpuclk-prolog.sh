@@ -75,6 +75,7 @@ fi
 # not wait for it; the epilog sends SIGTERM and stat writes its report. Never fails the job.
 # The placeholder waits for stat itself (the subshell's pid, which exec hands on to stat), so
 # it ends too if stat dies some other way.
+rm -f "$JOB_STATE/stat.json" # a report left by an earlier run of this job id is not this one's
 (
   # shellcheck disable=SC2086  # GPUCLK_OPTS is a list of options
   cd / && exec setsid "$GPUCLK" $GPUCLK_OPTS -i "$gpus" stat --interval "$STAT_INTERVAL" \
@@ -82,7 +83,13 @@ fi
     </dev/null >/dev/null 2>"$JOB_STATE/stat.txt"
 ) &
 echo $! >"$JOB_STATE/stat.pid"
-sleep 0.2
+# stat creates its JSON file once it holds the signals the epilog sends: from then on a SIGTERM
+# (a job cancelled at once) still ends in a report. Waits for that, or for stat to fail.
+for _ in $(seq $((STOP_TIMEOUT * 10))); do
+  [ -e "$JOB_STATE/stat.json" ] && break
+  kill -0 "$(cat "$JOB_STATE/stat.pid")" 2>/dev/null || break
+  sleep 0.1
+done
 if ! kill -0 "$(cat "$JOB_STATE/stat.pid")" 2>/dev/null; then
   log warning "the measurement did not start (no report for this job): $(head -c 500 "$JOB_STATE/stat.txt" | tr '\n' ' ')"
 fi

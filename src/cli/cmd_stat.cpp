@@ -376,6 +376,9 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
 }
 
 int run_stat(Context& ctx, const StatOptions& o) {
+  // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
+  // still writes its report, however early it came (a Slurm job cancelled at once).
+  const telemetry::EarlySignalForwarding early_signals;
   if (o.command.empty()) {
     throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
   }

@@ -34,6 +34,9 @@ std::atomic<bool> g_shares_our_group{false};
 // threads can take one meanwhile: CI lost a SIGTERM that way.)
 std::atomic<int> g_pending{0};
 struct sigaction g_previous[kForwarded.size()];
+// install_forwarding() calls not yet undone (an EarlySignalForwarding and a ChildProcess nest);
+// the main thread's alone.
+int g_depth = 0;
 
 extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
   const pid_t target = g_target.load();
@@ -48,6 +51,7 @@ extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
 }
 
 void install_forwarding() {
+  if (g_depth++ > 0) return;  // already caught: keep a signal that came meanwhile
   g_pending = 0;
   for (std::size_t i = 0; i < kForwarded.size(); ++i) {
     struct sigaction sa {};
@@ -60,6 +64,7 @@ void install_forwarding() {
 
 void remove_forwarding() {
   g_target = 0;
+  if (g_depth == 0 || --g_depth > 0) return;
   for (std::size_t i = 0; i < kForwarded.size(); ++i)
     sigaction(kForwarded[i], &g_previous[i], nullptr);
 }
@@ -108,6 +113,10 @@ bool in_foreground_of_terminal() {
 }
 
 }  // namespace
+
+EarlySignalForwarding::EarlySignalForwarding() { install_forwarding(); }
+
+EarlySignalForwarding::~EarlySignalForwarding() { remove_forwarding(); }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, int stdout_fd) {
   if (argv.empty()) throw bad_argument("no command to run", "e.g. gpuclk stat -- python train.py");

@@ -24,6 +24,19 @@ struct ChildExit {
   std::chrono::nanoseconds wall{};  // from fork to exit (steady clock)
 };
 
+// Catches the signals ChildProcess forwards from now on, before the command starts: one that
+// comes meanwhile is sent to the command as soon as it runs (dropped if none ever does: gpuclk
+// then ends with the error that kept it from running). gpuclk stat holds one from its first step, so a job cancelled while stat is still
+// starting ends with a report instead of killing stat. Main thread only; nests with
+// ChildProcess.
+class EarlySignalForwarding {
+ public:
+  EarlySignalForwarding();
+  ~EarlySignalForwarding();
+  EarlySignalForwarding(const EarlySignalForwarding&) = delete;
+  EarlySignalForwarding& operator=(const EarlySignalForwarding&) = delete;
+};
+
 class ChildProcess {
  public:
   // Starts argv (argv[0] searched in PATH). Throws gpuclk::Error with exit code 127 when the

@@ -51,6 +51,17 @@ TEST(telemetry_child_process_test, signals_to_gpuclk_reach_the_command) {
   EXPECT_LT(e.wall, 5s);
 }
 
+TEST(telemetry_child_process_test, a_signal_before_the_command_starts_reaches_it_once_it_does) {
+  // gpuclk stat holds the signals from its first step: a SIGTERM while it is still starting
+  // (a Slurm job cancelled at once) must stop the command, not kill gpuclk without a report.
+  const EarlySignalForwarding early;
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);  // caught and held: the test process lives on
+  ChildProcess child({"sleep", "30"});
+  auto e = child.wait({}, 50ms);
+  EXPECT_EQ(e.exit_code, 128 + SIGTERM);
+  EXPECT_LT(e.wall, 5s);
+}
+
 TEST(telemetry_child_process_test, the_tick_runs_while_the_command_runs) {
   ChildProcess child({"sleep", "0.3"});
   int ticks = 0;
