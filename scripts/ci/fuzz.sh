@@ -5,12 +5,18 @@
 # move it to tests/fuzz/regressions/NAME/ with the fix (the ctest fuzz.NAME replays it forever).
 #   scripts/ci/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 30 s, every target)
 #   (SECONDS_PER_TARGET 0: build only, so .ci/run can compile them while the ci suite runs)
+# FUZZ_TARGETS=parsers: every target but argv, the whole command line, which needs all of src/
+# built for libFuzzer (the others about half): what CI runs. Its committed inputs are replayed by
+# the ctest fuzz.argv in every build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_PER_TARGET=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(values profile scenario batch journal bench_compare tool_output argv)
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  TARGETS=(values profile scenario batch journal bench_compare tool_output)
+  [ "${FUZZ_TARGETS:-all}" = parsers ] || TARGETS+=(argv)
+fi
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}   # one input may take at most this long (a hang)
 FUZZ_RSS_MB=${FUZZ_RSS_MB:-1024}       # and at most this much memory
 FUZZ_SEED=${FUZZ_SEED:-0}              # libFuzzer's -seed: 0 picks one; CI fixes it (.ci/run)
