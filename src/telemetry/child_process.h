@@ -26,9 +26,9 @@ struct ChildExit {
 
 // Catches the signals ChildProcess forwards from now on, before the command starts: one that
 // comes meanwhile is sent to the command as soon as it runs (dropped if none ever does: gpuclk
-// then ends with the error that kept it from running). gpuclk stat holds one from its first step, so a job cancelled while stat is still
-// starting ends with a report instead of killing stat. Main thread only; nests with
-// ChildProcess.
+// then ends with the error that kept it from running). gpuclk stat holds one from its first step,
+// so a job cancelled while stat is still starting ends with a report instead of killing stat. Main
+// thread only; nests with ChildProcess.
 class EarlySignalForwarding {
  public:
   EarlySignalForwarding();
