@@ -2,7 +2,9 @@
 # The governor's evaluation on the simulator (docs/govern.md): every policy and the per-phase
 # oracle on sim/scenarios/governor/*, under the model's memory knee and a pessimistic one.
 # Writes docs/results/governor_sim.md (tables, goals checked), governor_sim.json (the raw
-# --evaluate output of both knees) and governor_sim.svg (energy saved vs slowdown, gnuplot).
+# --evaluate output of both knees, and of the default knee on zero data) and governor_sim.svg
+# (energy saved vs slowdown, gnuplot). The scenarios' kernels move random data (what training
+# data is closest to, and what draws the most power); `--input zeros` is the other end.
 # Usage: perf/governor_sim.sh [GPUCLK_BINARY] [OUT_DIR]
 set -euo pipefail
 bin=${1:-build/release/gpuclk}
@@ -14,8 +16,10 @@ for knee in default pessimistic; do
   "$bin" govern --evaluate --knee "$knee" --format json >"$tmp/$knee.json"
   "$bin" govern --evaluate --knee "$knee" >"$tmp/$knee.txt"
 done
+"$bin" govern --evaluate --input zeros --format json >"$tmp/zeros.json"
 jq -n --slurpfile d "$tmp/default.json" --slurpfile p "$tmp/pessimistic.json" \
-  '{default: $d[0], pessimistic: $p[0]}' >"$out/governor_sim.json"
+  --slurpfile z "$tmp/zeros.json" \
+  '{default: $d[0], pessimistic: $p[0], default_zero_data: $z[0]}' >"$out/governor_sim.json"
 
 # One data block per knee for gnuplot: scenario policy slowdown% saved%.
 for knee in default pessimistic; do
@@ -154,6 +158,28 @@ fi
     echo "|---|---|---|---|---|---|"
     beats "$knee"
   done
+  echo
+  echo "## The same on zero data (default knee, \`--input zeros\`)"
+  echo
+  echo "Every phase's kernels moving zeros instead of random values: the same work at the same clocks"
+  echo "draws less power (on the H100, a 1 GiB copy 401 W instead of 552 W; a BF16 GEMM 455 W at 1650 MHz"
+  echo "instead of 698 W at 1358 MHz: [power_by_data_h100.md](power_by_data_h100.md)), so the phases differ"
+  echo "in how much a lower clock saves. What the"
+  echo "governor saves on the users' data is the random table above; this one is how far a benchmark on"
+  echo "zeros would overstate or understate it."
+  echo
+  echo "| scenario | policy | energy J | time s | saved % | slowdown % | gap to oracle (points) |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  table zeros
+  echo
+  echo "| scenario | policy | saved %, random data | saved %, zeros | energy of \`none\`, zeros vs random |"
+  echo "|---|---|---:|---:|---:|"
+  jq -r -s '(.[0].scenarios | map({key: .scenario, value: .}) | from_entries) as $z |
+    .[1].scenarios[] | .scenario as $s | ($z[$s].results | map({key: .policy, value: .}) | from_entries) as $zr |
+    (.results[] | select(.policy == "none")) as $none |
+    .results[] | select(.policy == "phase" or .policy == "bandit" or .policy == "oracle") |
+    "| \($s | split("/") | last | rtrimstr(".toml")) | \(.policy) | \(.energy_saved_ratio * 1000 | round / 10) | \($zr[.policy].energy_saved_ratio * 1000 | round / 10) | \(($zr["none"].energy_joules / $none.energy_joules - 1) * 1000 | round / 10) % |"' \
+    "$tmp/zeros.json" "$tmp/default.json"
   echo
   echo "## Per scenario and knee: do \`phase\` and \`bandit\` beat \`threshold\` and \`geopm\`?"
   echo

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_spec.h"
@@ -138,6 +140,11 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file);
 // model_dirs, in order. Throws ScenarioError.
 Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::filesystem::path>& model_dirs);
+
+// The data's switching activity (Phase::data_activity) a phase's `input = NAME` stands for on
+// this GPU model: zeros 0, constant and pattern the model's measured figures, random 1; nullopt
+// for any other name.
+std::optional<double> input_activity(const GpuSpec& spec, std::string_view name);
 
 // An NVML return code number by its short name ("unknown", "timeout", "gpu_is_lost",
 // "driver_not_loaded", …); throws ScenarioError for a name it does not know.

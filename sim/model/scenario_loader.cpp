@@ -131,14 +131,8 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   // input = "zeros" | "constant" | "pattern" | "random" or the data's switching activity 0..1.
   if (const toml::node* input = t.get("input")) {
     if (auto name = input->value<std::string>()) {
-      if (*name == "zeros") {
-        p.data_activity = 0;
-      } else if (*name == "constant") {
-        p.data_activity = spec.constant_activity;
-      } else if (*name == "pattern") {
-        p.data_activity = spec.pattern_activity;
-      } else if (*name == "random") {
-        p.data_activity = 1;
+      if (auto activity = input_activity(spec, *name)) {
+        p.data_activity = *activity;
       } else {
         t.fail("input", "expected zeros, constant, pattern, random or a number in 0..1, got '" +
                             *name + "'");
@@ -479,6 +473,14 @@ void apply_nvlink_topology(const TomlAccess& root, const TomlAccess& node, Scena
 }
 
 }  // namespace
+
+std::optional<double> input_activity(const GpuSpec& spec, std::string_view name) {
+  if (name == "zeros") return 0.0;
+  if (name == "constant") return spec.constant_activity;
+  if (name == "pattern") return spec.pattern_activity;
+  if (name == "random") return 1.0;
+  return std::nullopt;
+}
 
 std::uint32_t nvml_code_by_name(const std::string& name) {
   static const std::map<std::string, std::uint32_t> kCodes = {{"uninitialized", 1},

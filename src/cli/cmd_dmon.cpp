@@ -207,9 +207,11 @@ const std::vector<Group>& groups() {
         {{"dram", "%", "gpm.dram_active"},
          slow([](const L& s) { return s.gpm ? rounded(s.gpm->dram, kPercent) : output::na(); })}}},
       {'x',
-       "energy since dmon started (gpuclk)",
+       "energy since dmon started, and the memory's share of the power (gpuclk)",
        {Field::energy, Field::power},
-       {{{"energy", "J", "energy"}, [](const RowInput& in) { return rounded(in.energy); }}}},
+       {{{"energy", "J", "energy"}, [](const RowInput& in) { return rounded(in.energy); }},
+        {{"mpwr", "W", "memory.power.draw.average"},
+         fast([](const S& s) { return rounded(s.memory_power); })}}},
   };
   return all;
 }
@@ -224,7 +226,8 @@ std::vector<const Group*> parse_groups(const std::string& select) {
     if (it == groups().end()) {
       throw bad_argument(fmt::format("unknown metric group '{}' in -s {}", c, select),
                          "valid: p u c v m e t (as nvidia-smi dmon), r (clock event reasons), "
-                         "g (GPM activity), x (energy), n (NVLink throughput); default puc");
+                         "g (GPM activity), x (energy, memory power), n (NVLink throughput); "
+                         "default puc");
     }
     chosen.push_back(&*it);
   }

@@ -4,7 +4,7 @@
 //       policy, hysteresis) → a clock lock written through src/control (journaled); on exit,
 //       SIGTERM or SIGINT the clocks go back to what the journal recorded before the first write.
 //       A user who is not root writes through `gpuclk serve`'s delegated settings instead.
-//   govern --evaluate [--scenario FILE]... [--knee default|pessimistic]
+//   govern --evaluate [--scenario FILE]... [--knee default|pessimistic] [--input DATA]
 //       the policies and the per-phase oracle on simulator scenarios (govern/evaluate.h).
 //   govern --report LOG
 //       a decision log summarised per GPU and class.
@@ -53,6 +53,7 @@ struct GovernOptions {
   bool evaluate = false;
   std::vector<std::string> scenarios;
   std::string knee = "default";
+  std::string input;  // --evaluate: every phase's data (empty: the scenarios' own)
   int iterations = 3;
   bool phases = false;  // --phases: energy, time and SM clock per workload phase
   // --report
@@ -196,6 +197,12 @@ int run_evaluate(Context& ctx, const GovernOptions& o) {
   } else if (o.knee != "default") {
     throw bad_argument(fmt::format("bad --knee '{}'", o.knee), "give default or pessimistic");
   }
+  if (!o.input.empty() && o.input != "zeros" && o.input != "constant" && o.input != "pattern" &&
+      o.input != "random") {
+    throw bad_argument(fmt::format("bad --input '{}'", o.input),
+                       "give zeros, constant, pattern or random");
+  }
+  e.input = o.input;
   if (o.iterations < 1) {
     throw bad_argument(fmt::format("bad --iterations {}", o.iterations), "give 1 or more");
   }
@@ -392,6 +399,9 @@ void add_govern_command(CLI::App& app, Context& ctx) {
   sub->add_option("--scenario", o->scenarios,
                   "scenario file for --evaluate (repeatable; default: scenarios/governor/*)");
   sub->add_option("--knee", o->knee, "--evaluate's memory knee: default | pessimistic");
+  sub->add_option("--input", o->input,
+                  "--evaluate: the data every phase moves, which sets its power: zeros | constant "
+                  "| pattern | random (default: each scenario's own, random unless it says)");
   sub->add_option("--iterations", o->iterations,
                   "--evaluate: passes of a repeating workload (default 3)");
   sub->add_flag("--phases", o->phases,

@@ -77,12 +77,22 @@ Node gpu_node(const GpuReport& g) {
   n.add("energy_source", "Energy from",
         s.energy ? output::text(std::string(to_string(s.energy_source))) : output::na());
   if (!s.energy_note.empty()) n.add("energy_note", "Energy note", output::text(s.energy_note));
+  // The memory's share: what no SM clock setting can save (boards that report it: Hopper on).
+  if (s.memory_energy) {
+    n.add("memory_energy_j", "Energy of the memory", number(s.memory_energy, "J", 1));
+    if (s.energy && s.energy->value() > 0) {
+      n.add("memory_energy_pct", "Memory's share",
+            pct(units::Ratio(std::min(1.0, s.memory_energy->value() / s.energy->value()))));
+    }
+  }
   if (g.truth_energy_j)
     n.add("simulator_energy_j", "Energy (simulator truth)",
           output::number(*g.truth_energy_j, "J", 1));
   auto& power = n.section("power_w", "Power");
   power.add("mean", "Mean", number(s.power_mean, "W", 1));
   power.add("peak", "Peak", number(s.power_peak, "W", 1));
+  if (s.memory_power_mean)
+    power.add("memory", "Memory (mean)", number(s.memory_power_mean, "W", 1));
   power.add("limit", "Limit", number(g.info.power_limit, "W", 0));
   auto& sm = n.section("sm_clock_mhz", "SM clock");
   const auto* c = s.sm_clock ? &*s.sm_clock : nullptr;

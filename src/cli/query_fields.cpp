@@ -151,6 +151,10 @@ std::vector<QueryField> build() {
   add("power.draw", {"power.draw.average"}, "W",
       "power draw (the driver's reading; a 1 s average on Hopper)",
       [](const Device& d, const DeviceSet&) { return out::watts(d.power_draw()); });
+  add("memory.power.draw.average", {}, "W",
+      "the memory's share of power.draw, a 1 s average (gpuclk; H100 and later, as "
+      "nvidia-smi's module.power.draw.average is the module's)",
+      [](const Device& d, const DeviceSet&) { return out::watts(d.memory_power()); });
   add("power.limit", {"power.management_limit"}, "W", "power limit set",
       [](const Device& d, const DeviceSet&) { return out::watts(d.power_limit()); });
   add("enforced.power.limit", {}, "W", "power limit in force",

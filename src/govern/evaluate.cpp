@@ -238,6 +238,14 @@ sim::Scenario load(const fs::path& file, const EvaluateOptions& o) {
   }
   bool any = false;
   for (auto& gpu : scenario.gpus) {
+    if (!o.input.empty()) {
+      const auto activity = sim::input_activity(*gpu.spec, o.input);
+      if (!activity) {
+        throw bad_argument(fmt::format("bad --input '{}'", o.input),
+                           "give zeros, constant, pattern or random");
+      }
+      for (auto& phase : gpu.workload.phases) phase.data_activity = *activity;
+    }
     gpu.spec = with_knee(gpu.spec, o.knee);
     any = any || !gpu.workload.phases.empty();
   }
@@ -314,15 +322,24 @@ const PolicyResult* ScenarioResult::find(std::string_view policy) const {
 std::string data_of(const sim::Scenario& scenario) {
   double lo = 1;
   double hi = 0;
+  // The input name every working phase's activity stands for, where they all agree on one.
+  std::optional<std::string> name;
+  bool one_name = true;
   for (const auto& gpu : scenario.gpus) {
     for (const auto& phase : gpu.workload.phases) {
       if (phase.kind == sim::PhaseKind::idle || phase.kind == sim::PhaseKind::off) continue;
       lo = std::min(lo, phase.data_activity);
       hi = std::max(hi, phase.data_activity);
+      std::optional<std::string> this_name;
+      for (const char* input : {"zeros", "constant", "pattern", "random"}) {
+        if (sim::input_activity(*gpu.spec, input) == phase.data_activity) this_name = input;
+      }
+      if (!this_name || (name && *name != *this_name)) one_name = false;
+      if (!name) name = this_name;
     }
   }
-  if (lo > hi || lo == 1) return "random";
-  if (hi == 0) return "zeros";
+  if (lo > hi) return "random";
+  if (one_name && name) return *name;
   return fmt::format("activity {:g}-{:g}", lo, hi);
 }
 

@@ -29,6 +29,9 @@ struct EvaluateOptions {
   std::vector<std::filesystem::path> scenarios;
   std::vector<std::filesystem::path> model_dirs;  // searched after each scenario's own folders
   Knee knee = Knee::model_default;
+  // Every phase's data instead of the scenario's own `input`: "zeros", "constant", "pattern" or
+  // "random" (empty: as the scenario says). Random data draws the most power.
+  std::string input;
   double interval_s = 0.02;
   int iterations = 3;           // passes of a repeating workload
   double oracle_step_mhz = 30;  // the oracle's sweep grid

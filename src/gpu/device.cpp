@@ -384,6 +384,19 @@ Reading<Watts> Device::power_draw() const {
   });
 }
 
+Reading<Watts> Device::memory_power() const {
+  return read<Watts>(kMemoryPower, [&](Watts& w) {
+    nvmlFieldValue_t fv{};
+    fv.fieldId = NVML_FI_DEV_POWER_AVERAGE;
+    fv.scopeId = NVML_POWER_SCOPE_MEMORY;
+    auto rc = Api::call(api_.nvmlDeviceGetFieldValues, handle_, 1, &fv);
+    unsigned long long mw = 0;
+    if (rc == NVML_SUCCESS) rc = unsigned_value(fv, mw);
+    w = units::from_milliwatts(static_cast<unsigned>(mw));
+    return rc;
+  });
+}
+
 Reading<units::Milliwatts> Device::power_limit_mw() const {
   return read<units::Milliwatts>(kPowerLimit, [&](units::Milliwatts& out) {
     unsigned mw = 0;

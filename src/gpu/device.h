@@ -268,7 +268,11 @@ class Device {
   // them (0.6 ms on an H100 against 0.65 ms for each violation_time()).
   std::array<Reading<std::chrono::nanoseconds>, 6> violation_times() const;
 
-  Reading<Watts> power_draw() const;   // the driver's power reading (1 s average on Hopper)
+  Reading<Watts> power_draw() const;  // the driver's power reading (1 s average on Hopper)
+  // The memory's share of power_draw(): NVML's memory power scope, which an H100 or H200 answers
+  // as an average only (field NVML_FI_DEV_POWER_AVERAGE, scope NVML_POWER_SCOPE_MEMORY);
+  // not_supported on boards without it. The part a lower SM clock cannot take away.
+  Reading<Watts> memory_power() const;
   Reading<Watts> power_limit() const;  // the limit currently set
   // The same, exactly as NVML gives it (what control reads before a change and restores).
   Reading<units::Milliwatts> power_limit_mw() const;
@@ -332,6 +336,7 @@ class Device {
     kProcesses,
     kPstateRange,
     kMemoryTemperature,
+    kMemoryPower,
     kPcieReplay,
     kBar1,
     kProtectedMemory,

@@ -133,6 +133,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       f.gauge("gpuclk_gpu_memory_clock_hertz", "Current memory clock", gpu, s.memory_clock, kMHz);
       f.gauge("gpuclk_gpu_power_watts", "Power draw as the driver reports it (1 s mean on Hopper)",
               gpu, s.power);
+      f.gauge("gpuclk_gpu_memory_power_watts",
+              "The device memory's share of the power draw (1 s mean; H100 and later)", gpu,
+              s.memory_power);
       f.gauge("gpuclk_gpu_temperature_celsius", "GPU core temperature", gpu, s.gpu_temperature);
       f.gauge("gpuclk_gpu_memory_temperature_celsius", "Device memory (HBM) temperature", gpu,
               s.memory_temperature);

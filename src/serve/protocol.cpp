@@ -252,6 +252,7 @@ json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
   put(j, "sm_clock_mhz", s.sm_clock);
   put(j, "memory_clock_mhz", s.memory_clock);
   put(j, "power_watts", s.power);
+  put(j, "memory_power_watts", s.memory_power);
   put(j, "temperature_celsius", s.gpu_temperature);
   put(j, "memory_temperature_celsius", s.memory_temperature);
   put(j, "gpu_utilization_ratio", s.gpu_utilization);
@@ -343,6 +344,7 @@ telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint 
   get(j, "sm_clock_mhz", s.sm_clock);
   get(j, "memory_clock_mhz", s.memory_clock);
   get(j, "power_watts", s.power);
+  get(j, "memory_power_watts", s.memory_power);
   get(j, "temperature_celsius", s.gpu_temperature);
   get(j, "memory_temperature_celsius", s.memory_temperature);
   get(j, "gpu_utilization_ratio", s.gpu_utilization);

@@ -14,7 +14,7 @@ enum class Field : std::uint8_t {
   // Fast tier: a few µs per GPU in all.
   sm_clock,
   memory_clock,
-  power,
+  power,  // and the memory's share where the board reports it
   gpu_temperature,
   memory_temperature,
   utilization,  // GPU and memory busy (one NVML call)

@@ -40,6 +40,9 @@ struct FastSample {
   TimePoint time{};  // when the reads of this GPU began
   std::optional<Megahertz> sm_clock, memory_clock;
   std::optional<Watts> power;  // the driver's reading (a 1 s average on Hopper)
+  // The memory's share of `power` (a 1 s average on Hopper; read with Field::power where the
+  // board reports it).
+  std::optional<Watts> memory_power;
   std::optional<Celsius> gpu_temperature, memory_temperature;
   std::optional<Ratio> gpu_utilization, memory_utilization;  // over the driver's sample period
   std::optional<gpu::ClockReasons> clock_reasons;

@@ -97,6 +97,10 @@ void SummaryBuilder::close_pending(TimePoint until) {
     power_seconds_ += w;
     power_joules_ += s.power->value() * w;
   }
+  if (s.memory_power) {
+    memory_power_seconds_ += w;
+    memory_power_joules_ += s.memory_power->value() * w;
+  }
   if (s.sm_clock) sm_clock_.add(s.sm_clock->value(), w);
   if (s.memory_clock) memory_clock_.add(s.memory_clock->value(), w);
   if (s.clock_reasons) {
@@ -186,6 +190,12 @@ Summary SummaryBuilder::finish(TimePoint end) const {
   }
   if (out.energy && seconds > 0) out.power_mean = Watts(out.energy->value() / seconds);
   out.power_peak = power_peak_;
+  if (b.memory_power_seconds_ > 0) {
+    out.memory_power_mean = Watts(b.memory_power_joules_ / b.memory_power_seconds_);
+    // Read for part of the window only (a GPU that stopped answering it): its mean stands for
+    // the rest, as the power readings' integral does for the energy counter's edges.
+    if (seconds > 0) out.memory_energy = Joules(out.memory_power_mean->value() * seconds);
+  }
   if (out.energy && seconds < kShortestEnergyWindowSeconds) {
     // A counter that refreshes every ~0.1 s gives 0 J for a 50 ms run, or 10 % too much for a
     // 0.9 s one; 1 s power averages say little about a shorter window either.
@@ -195,6 +205,8 @@ Summary SummaryBuilder::finish(TimePoint end) const {
         seconds, kShortestEnergyWindowSeconds);
     out.energy.reset();
     out.power_mean.reset();
+    out.memory_energy.reset();
+    out.memory_power_mean.reset();
   } else if (out.power_mean && out.power_peak && *out.power_mean > *out.power_peak &&
              out.energy_source == EnergySource::counter && b.power_seconds_ > 0) {
     // The counter is right, but the peak is the highest 1 s average: a mean above it reads as

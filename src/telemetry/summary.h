@@ -45,6 +45,11 @@ struct Summary {
   EnergySource energy_source = EnergySource::integrated_power;
   std::optional<Watts> power_mean;  // energy / time where energy is known; never above the peak
   std::optional<Watts> power_peak;  // highest single reading
+  // The memory's share (FastSample::memory_power) integrated over the time it was read, and its
+  // mean: what a lower SM clock cannot save. Absent where the board does not report it, and
+  // where energy is (a window too short).
+  std::optional<Joules> memory_energy;
+  std::optional<Watts> memory_power_mean;
   // Why energy and mean power are missing or integrated from power readings although the GPU has
   // an energy counter ("" when neither): a window shorter than kShortestEnergyWindow, or a
   // counter mean above the peak reading.
@@ -108,6 +113,7 @@ class SummaryBuilder {
 
   // Closed coverage.
   double power_seconds_ = 0, power_joules_ = 0;
+  double memory_power_seconds_ = 0, memory_power_joules_ = 0;
   std::optional<Watts> power_peak_;
   Histogram sm_clock_, memory_clock_;
   std::map<std::uint64_t, double> reason_seconds_by_bits_;

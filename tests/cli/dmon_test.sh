@@ -23,8 +23,8 @@ check; [ "$(grep -vc '^#' <<<"$OUT")" -eq 3 ] && ! grep -q '^    [023] ' <<<"$OU
 
 gpuclk --sim dmon -c 1 -s pucvmetrgx -o DT -d 0.05
 expect_exit 0
-expect_out "#Date       Time            gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk  pviol  tviol     fb   bar1   ccpm  sbecc  dbecc    pci  rxpci  txpci reason  smact tensor   dram energy "
-expect_out "#YYYYMMDD   HH:MM:SS.mmm    Idx      W      C      C      %      %      %      %      %      %    MHz    MHz      %   bool     MB     MB     MB   errs   errs   errs   MB/s   MB/s      -      %      %      %      J "
+expect_out "#Date       Time            gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk  pviol  tviol     fb   bar1   ccpm  sbecc  dbecc    pci  rxpci  txpci reason  smact tensor   dram energy   mpwr "
+expect_out "#YYYYMMDD   HH:MM:SS.mmm    Idx      W      C      C      %      %      %      %      %      %    MHz    MHz      %   bool     MB     MB     MB   errs   errs   errs   MB/s   MB/s      -      %      %      %      J      W "
 expect_out "# slow fields are read every 100 ms"
 expect_out_re '^ [0-9]{8}   [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}      3 '
 
@@ -57,6 +57,9 @@ expect_json 'select(.gpu == 0) | ."clocks.mem"' "2619
 2619"
 check; jq -e -s 'all(has("timestamp") and has("power.draw") and has("energy") and has("clocks_event_reasons.active"))' <<<"$OUT" >/dev/null ||
   fail "JSON Lines rows lack keys"
+# the memory's share of the power (an H100's memory scope): a number, below the GPU's power
+check; jq -e -s 'all(."memory.power.draw.average" > 10 and ."memory.power.draw.average" < ."power.draw")' <<<"$OUT" >/dev/null ||
+  fail "memory.power.draw.average missing or not below power.draw: $OUT"
 # clocks_event_reasons.active is query's field: the hex bitmask, not dmon's short names (issue 32)
 check; jq -e -s 'all(."clocks_event_reasons.active" | test("^0x[0-9A-F]{16}$"))' <<<"$OUT" >/dev/null ||
   fail "clocks_event_reasons.active is not query's bitmask"

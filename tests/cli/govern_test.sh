@@ -172,6 +172,17 @@ expect_json ".scenarios[0].results[0].energy_joules < $RANDOM_NONE_J" "true"  # 
 gpuclk govern --evaluate --scenario "$TEST_TMP/stencil-zeros.toml" --iterations 1
 expect_exit 0
 expect_out_re "stencil-zeros +default +zeros +none "
+# --input sets every phase's data whatever the scenario says: the same figures as the edited file.
+gpuclk govern --evaluate --scenario "$TEST_TMP/stencil-zeros.toml" --iterations 2 --format json
+ZEROS_NONE_J=$(jq -r '.scenarios[0].results[0].energy_joules' <<<"$OUT")
+gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 2 --input zeros --format json
+expect_exit 0
+expect_json '.scenarios[0].data' "zeros"
+expect_json '.scenarios[0].results[0].energy_joules' "$ZEROS_NONE_J"
+gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --input pattern --format json
+expect_exit 0; expect_json '.scenarios[0].data' "pattern"
+gpuclk govern --evaluate --scenario "$TEST_TMP/stencil-zeros.toml" --iterations 1 --input ones
+expect_exit 2; expect_err "bad --input 'ones'"; expect_err "give zeros, constant, pattern or random"
 # --phases: energy, time and SM clock of every workload phase under every policy.
 gpuclk govern --evaluate --scenario "$GPUCLK_BIN_DIR/scenarios/governor/stencil.toml" --iterations 1 --phases --format json
 expect_exit 0

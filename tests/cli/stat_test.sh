@@ -47,6 +47,12 @@ expect_json '.gpus[0].verdict | test("^power-capped 100 % of the time: median SM
 expect_json '.gpus[0].sm_clock_mhz.median >= 1380 and .gpus[0].sm_clock_mhz.median <= 1410' true
 energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
 check; within 2 "$energy" "$truth" || fail "BF16: energy $energy J vs truth $truth J"
+# The memory's share (the H100's memory power scope, a 1 s average): under a power-capped BF16
+# GEMM the card reported ~80-100 W of ~700 W, a share no SM clock setting takes away.
+memory=$(stat_json '.gpus[0].memory_energy_j'); share=$(stat_json '.gpus[0].memory_energy_pct')
+check; awk -v m="$memory" -v e="$energy" 'BEGIN { exit !(m > 0 && m < e) }' || fail "BF16: memory energy $memory J of $energy J"
+check; points "$share" 15 10 || fail "BF16: the memory's share $share %, expected 5-25 %"
+check; grep -qE "Memory \(mean\) +: [0-9]+\.[0-9] W" <<<"$ERR" || fail "stderr lacks the memory's mean power"
 
 # --- no energy counter: integrated power, still within 2 % (window ends in a steady phase) ---
 fresh_node

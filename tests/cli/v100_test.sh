@@ -37,6 +37,16 @@ expect_out_re "Memory +: 877 MHz"
 gpuclk --sim v100 query --fields index,name,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.limit,temperature.gpu --format csv,noheader
 expect_exit 0
 expect_lines 4
+# A V100 has no memory power scope: N/A, and stat has no memory share rather than 0 J.
+gpuclk --sim v100 query --fields memory.power.draw.average --format csv,noheader -i 0
+expect_exit 0; expect_out "[N/A]"
+gpuclk --sim v100 stat --json "$TEST_TMP/v100-stat.json" -i 0 -- sleep 1.2
+expect_exit 0
+check; [ "$(jq -r '.gpus[0] | has("memory_energy_j")' "$TEST_TMP/v100-stat.json")" == false ] ||
+  fail "a V100 stat report has a memory energy: $(cat "$TEST_TMP/v100-stat.json")"
+gpuclk --sim v100 query --fields index,name,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.limit,temperature.gpu --format csv,noheader
+expect_exit 0
+expect_lines 4
 expect_out "0, Tesla V100-SXM2-32GB, 1530 MHz, 1530 MHz, 1530 MHz, 300.00 W"
 
 # dmon with every group: the GPM columns (g) read "-" on a GPU without GPM.

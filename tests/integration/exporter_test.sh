@@ -89,11 +89,11 @@ check; [ "${up:-0}" == 3 ] && [ "${n:-0}" == 12 ] || fail "Prometheus did not ge
 for node in misconfigured a100; do
   GPUCLK_SIM_SPEED=0 GPUCLK_SIM_STATE="$TMP/$node.state" GPUCLK_STATE_DIR="$TMP/$node.journal" \
     "$GPUCLK_BIN" --sim "$node" --direct query \
-    --fields index,power.draw,clocks.sm,energy.total,clocks_event_reasons.names --format json \
+    --fields index,power.draw,memory.power.draw.average,clocks.sm,energy.total,clocks_event_reasons.names --format json \
     >"$TMP/$node.truth.json"
 done
 curl -sf --get "$API/query" --data-urlencode \
-  'query={__name__=~"gpuclk_gpu_(power_watts|sm_clock_hertz|energy_joules_total|clock_event_reason)"}' \
+  'query={__name__=~"gpuclk_gpu_(power_watts|memory_power_watts|sm_clock_hertz|energy_joules_total|clock_event_reason)"}' \
   >"$TMP/series.json"
 python3 - "$TMP" misconfigured a100 >"$TMP/values.txt" 2>&1 <<'PY'
 import json, sys
@@ -110,6 +110,14 @@ for node in nodes:
         checks = [("power", got("gpuclk_gpu_power_watts"), row["power.draw"], 0.01),
                   ("SM clock", got("gpuclk_gpu_sm_clock_hertz"), row["clocks.sm"] * 1e6, 0.5),
                   ("energy", got("gpuclk_gpu_energy_joules_total"), row["energy.total"], 0.01)]
+        # The memory's share: an H100 reports it, an A100 does not (no series, not 0).
+        memory = row["memory.power.draw.average"]
+        if memory is None:
+            have = got("gpuclk_gpu_memory_power_watts")
+            bad += have is not None
+            print(f"{'ok  ' if have is None else 'FAIL'} {node} GPU {g}: memory power {have} (simulator: none)")
+        else:
+            checks.append(("memory power", got("gpuclk_gpu_memory_power_watts"), memory, 0.01))
         for reason in row["clocks_event_reasons.names"].replace(",", " ").split():
             if reason != "none":
                 checks.append((reason, got("gpuclk_gpu_clock_event_reason", reason), 1, 0))

@@ -90,6 +90,27 @@ TEST(telemetry_summary_test, a_window_under_a_second_has_no_energy) {
   EXPECT_NE(s.energy_note.find("shorter than the counters resolve"), std::string::npos);
 }
 
+TEST(telemetry_summary_test, the_memory_share_is_integrated_and_absent_where_unread) {
+  // An H100 reports its memory's power as a 1 s average: 100 W for 4 s, then 150 W for 6 s.
+  SummaryBuilder b(t0);
+  for (int i = 0; i <= 100; ++i) {
+    auto f = fast_at(i * 100ms, 500);
+    f.memory_power = Watts(i < 40 ? 100 : 150);
+    b.add(f);
+  }
+  auto s = b.finish(t0 + 10s);
+  ASSERT_TRUE(s.memory_energy);
+  // Each reading holds until halfway to the next: 100 W up to 3.95 s, 150 W from there.
+  EXPECT_NEAR(s.memory_energy->value(), 3.95 * 100 + 6.05 * 150, 1e-6);
+  EXPECT_NEAR(s.memory_power_mean->value(), 130.25, 1e-9);
+  // A board without the reading (before Hopper): no figure, not zero.
+  SummaryBuilder none(t0);
+  for (int i = 0; i <= 20; ++i) none.add(fast_at(i * 100ms, 500));
+  auto n = none.finish(t0 + 2s);
+  EXPECT_FALSE(n.memory_energy);
+  EXPECT_FALSE(n.memory_power_mean);
+}
+
 TEST(telemetry_summary_test, a_counter_read_before_the_window_is_not_its_base) {
   // The service's stream gives `gpuclk stat` the last slow read before the command started: it
   // would have counted 0.6 s of energy the window never saw (stat through the service on the
