@@ -3,7 +3,8 @@
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
-# copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace;
+# copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace
+# memory_power;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -442,6 +443,54 @@ section_bench_copy() {
   grep -E "GPU|Median|method|grid|Check|check|Verif" "$OUT/bench_copy.txt" | head -30
   echo; echo "## RUNNER=gpuclk perf/bench_vs_torch.sh (SECONDS=2)"
   RUNNER=gpuclk GPUCLK="$BIN" SECONDS=2 OUT="$OUT/bvt" perf/bench_vs_torch.sh 2>&1 | tail -22
+}
+
+# A BF16 GEMM (8192^3, PyTorch) on GPU 0 for SECONDS on DATA: random (normal values) or zeros.
+gemm_on() {
+  python3 - "$1" "$2" <<'PY'
+import sys, time, torch
+seconds, data = float(sys.argv[1]), sys.argv[2]
+make = torch.randn if data == "random" else torch.zeros
+a = make(8192, 8192, device="cuda", dtype=torch.bfloat16); b = make(8192, 8192, device="cuda", dtype=torch.bfloat16)
+c = torch.empty_like(a)
+end = time.time() + seconds
+while time.time() < end:
+    for _ in range(8): torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+PY
+}
+
+section_memory_power() {
+  echo "## the memory's power (NVML field 185, memory scope) as gpuclk reads it, against pynvml (issue 27)"
+  echo "nvidia-smi's power fields:"; nvidia-smi --help-query-gpu | grep -o '^"[a-z._]*power[a-z._]*"' | tr '\n' ' '; echo
+  echo "idle, no context: gpuclk query and pynvml's nvmlDeviceGetFieldValues(185, scope 2), one after the other"
+  "$BIN" -i 0 query --fields index,name,power.draw,memory.power.draw.average --format csv
+  python3 - <<'PY'
+import pynvml as n
+n.nvmlInit(); h = n.nvmlDeviceGetHandleByIndex(0)
+# (field, scope) pairs: nvidia-ml-py sets scopeId from a tuple.
+for field, scope, name in ((185, 0, "GPU average"), (185, 2, "memory average"), (186, 2, "memory instant")):
+    r = n.nvmlDeviceGetFieldValues(h, [(field, scope)])[0]
+    value = f"{r.value.uiVal / 1000:.3f} W" if r.nvmlReturn == 0 else "not supported"
+    print(f"pynvml field {field} scope {scope} ({name}): return {r.nvmlReturn}, {value}")
+PY
+  echo; echo "dmon -s px, 5 samples at 1 s, idle"
+  "$BIN" -i 0 dmon -s px -c 5
+  for data in random zeros; do
+    echo; echo "gpuclk stat around a BF16 GEMM 8192^3 on $data data, 12 s"
+    "$BIN" -i 0 stat --json "$OUT/stat_memory_power_$data.json" -- bash -c "$(declare -f gemm_on); gemm_on 12 $data" \
+      2> "$OUT/stat_memory_power_$data.txt"
+    echo "exit $?"
+    grep -E "Energy|Memory|Mean|Peak|SM clock|Median|Verdict" "$OUT/stat_memory_power_$data.txt" | head -14
+    sleep 5
+  done
+  echo; echo "/metrics: gpuclk_gpu_memory_power_watts beside gpuclk_gpu_power_watts"
+  "$BIN" --socket "$OUT/mp.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_mp.log" &
+  local spid=$! port=""
+  for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_mp.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
+  sleep 3
+  curl -s "http://127.0.0.1:$port/metrics" | grep -E '^gpuclk_gpu_(memory_)?power_watts\{gpu="0"'
+  kill $spid; wait $spid 2>/dev/null
 }
 
 for s in $SECTIONS; do
