@@ -25,9 +25,9 @@ test -f build/fuzz/CMakeCache.txt || cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j"${JOBS:-2}" --target "${TARGETS[@]/#/fuzz_}"
 [ "$SECONDS_PER_TARGET" = 0 ] && exit 0
 
-status=0
-for t in "${TARGETS[@]}"; do
-  work=build/fuzz/corpus/$t findings=build/fuzz/findings/$t
+# One target: its verdict line, and the end of its log when it found something (exit 1).
+fuzz_one() {
+  local t=$1 work=build/fuzz/corpus/$1 findings=build/fuzz/findings/$1
   mkdir -p "$work" "$findings"
   # New inputs go to the scratch corpus; the committed seeds and regressions are read only.
   if ! ./build/fuzz/tests/fuzz/fuzz_"$t" "$work" tests/fuzz/corpus/"$t" tests/fuzz/regressions/"$t" \
@@ -36,10 +36,28 @@ for t in "${TARGETS[@]}"; do
       > "build/fuzz/$t.log" 2>&1; then
     echo "fuzz_$t: FOUND a problem (build/fuzz/$t.log, input in $findings/)"
     tail -30 "build/fuzz/$t.log"
-    status=1
-  else
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz/$t.log" | grep -o '[0-9]*$')
-    echo "fuzz_$t: ${runs:-?} inputs in ${SECONDS_PER_TARGET} s, nothing found"
+    return 1
   fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz/$t.log" | grep -o '[0-9]*$')
+  echo "fuzz_$t: ${runs:-?} inputs in ${SECONDS_PER_TARGET} s, nothing found"
+}
+
+# FUZZ_JOBS targets at a time (default 1; CI runs two once its other stages are done). Each
+# target's lines are printed whole, when it ends.
+FUZZ_JOBS=${FUZZ_JOBS:-1}
+status=0
+pids=() logs=()
+finish_oldest() {
+  wait "${pids[0]}" || status=1
+  cat "${logs[0]}"
+  rm -f "${logs[0]}"
+  pids=("${pids[@]:1}") logs=("${logs[@]:1}")
+}
+for t in "${TARGETS[@]}"; do
+  [ ${#pids[@]} -lt "$FUZZ_JOBS" ] || finish_oldest
+  log=$(mktemp)
+  fuzz_one "$t" >"$log" 2>&1 &
+  pids+=($!) logs+=("$log")
 done
+while [ ${#pids[@]} -gt 0 ]; do finish_oldest; done
 exit $status

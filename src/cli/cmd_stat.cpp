@@ -202,6 +202,100 @@ telemetry::TimePoint time_point_of(double seconds) {
 // GPUs while the command runs, summarised here by the same SummaryBuilder the sampler uses; this
 // process loads no NVML. nullopt (read NVML yourself) when no service answers or it samples at
 // another interval than --interval.
+// The selected GPUs' static facts, from the service's status answer.
+std::vector<telemetry::GpuInfo> gpu_infos(const nlohmann::json& status,
+                                          const std::vector<std::size_t>& positions) {
+  std::vector<telemetry::GpuInfo> infos;
+  for (auto pos : positions) {
+    const auto st = serve::status_from_json(status.at("status").at(pos));
+    telemetry::GpuInfo info;
+    info.index = st.index;
+    info.uuid = st.uuid;
+    info.name = st.name;
+    info.max_sm_clock = st.sm_max.optional();
+    info.max_memory_clock = st.memory_max.optional();
+    info.power_limit = st.power_limit.optional();
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+// The service sampler's ticks, missed ticks and lateness between two of its snapshots.
+telemetry::TimingStats timing_between(const nlohmann::json& from, const nlohmann::json& to) {
+  telemetry::TimingStats t;
+  t.ticks = to.value("ticks", std::uint64_t{0}) - from.value("ticks", std::uint64_t{0});
+  t.missed_ticks =
+      to.value("missed_ticks", std::uint64_t{0}) - from.value("missed_ticks", std::uint64_t{0});
+  t.lateness_p99 = std::chrono::duration_cast<telemetry::Duration>(
+      std::chrono::duration<double, std::milli>(to.value("lateness_p99_ms", 0.0)));
+  return t;
+}
+
+// The service's stream, as one stat run sees it: a summary per GPU from the window's start (the
+// counter read the service made for the stream), the read errors after the first line, a loss.
+struct StreamWindow {
+  explicit StreamWindow(std::size_t gpus) : builders(gpus), health(gpus), errors_before(gpus) {}
+
+  void consume(const nlohmann::json& line) {
+    const auto now = time_point_of(line.at("time").get<double>());
+    const auto& gpus = line.at("gpus");
+    if (!start) {
+      // The first line comes after a counter read the service made for this stream: the window
+      // starts there, so that the energy counter covers it from its first moment.
+      start = now;
+      for (const auto& g : gpus) {
+        for (const auto& sl : g.at("slow_samples"))
+          start = std::min(*start, serve::slow_sample_from_json(sl, now).time);
+      }
+    }
+    last = now;
+    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) add(k, gpus[k], now);
+  }
+
+  // The samples up to the command's end: every line up to the service's time in `asked` (a
+  // snapshot taken once the command has ended), then the next one. The counters are read once a
+  // second: the window's last part, after the last read, comes from the power readings. (A
+  // service that does not say its time, an older gpuclk serve: the next line.)
+  void read_to(serve::Client& client, const nlohmann::json& asked, double line_seconds) {
+    const auto end = asked.contains("time")
+                         ? std::optional(time_point_of(asked.at("time").get<double>()))
+                         : std::nullopt;
+    const auto wait = std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000);
+    do {
+      auto line = client.read_line(wait);
+      if (!line) break;
+      consume(*line);
+    } while (end && (!last || *last < *end));
+  }
+
+  std::optional<telemetry::TimePoint> start, last;
+  std::vector<std::optional<telemetry::SummaryBuilder>> builders;
+  std::vector<telemetry::GpuHealth> health;
+
+ private:
+  void add(std::size_t k, const nlohmann::json& g, telemetry::TimePoint now) {
+    if (!builders[k]) builders[k].emplace(*start);
+    for (const auto& f : g.at("samples")) builders[k]->add(serve::fast_sample_from_json(f, now));
+    for (const auto& sl : g.at("slow_samples"))
+      builders[k]->add(serve::slow_sample_from_json(sl, now));
+    // The service counts read errors since it started: the run's are those after its first line.
+    const auto errors = g.value("read_errors", std::uint64_t{0});
+    if (!errors_before[k]) errors_before[k] = errors;
+    health[k].read_errors = errors - std::min(errors, *errors_before[k]);
+    if (health[k].read_errors > 0) {
+      health[k].last_error = g.value("last_error", 0);
+      health[k].last_error_field = g.value("last_error_field", std::string());
+    }
+    if (g.contains("lost_t") && !health[k].lost) {
+      health[k].lost = true;
+      health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(
+                                    std::chrono::duration<double>(g.at("lost_t").get<double>()));
+      builders[k]->mark_lost(*health[k].lost_at);
+    }
+  }
+  std::vector<std::optional<std::uint64_t>> errors_before;
+};
+
 std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
                                         telemetry::Duration interval, std::ofstream& json_file) {
   auto hello = ctx.service_hello();
@@ -212,20 +306,9 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   const auto status = ctx.ask_service({{"request", "status"}});
   if (!status) return std::nullopt;
   const auto positions = ctx.select_from(status->at("gpus"));
-  std::vector<telemetry::GpuInfo> infos;
+  const std::vector<telemetry::GpuInfo> infos = gpu_infos(*status, positions);
   nlohmann::json indexes = nlohmann::json::array();
-  for (auto pos : positions) {
-    const auto st = serve::status_from_json(status->at("status").at(pos));
-    telemetry::GpuInfo info;
-    info.index = st.index;
-    info.uuid = st.uuid;
-    info.name = st.name;
-    info.max_sm_clock = st.sm_max.optional();
-    info.max_memory_clock = st.memory_max.optional();
-    info.power_limit = st.power_limit.optional();
-    infos.push_back(std::move(info));
-    indexes.push_back(st.index);
-  }
+  for (const auto& info : infos) indexes.push_back(info.index);
   // The sampler's timing, and on the simulator each GPU's exact energy (in `indexes` order).
   auto snapshot_now = [&ctx, &indexes] {
     return ctx.ask_service({{"request", "snapshot"}, {"gpus", indexes}}).value();
@@ -255,53 +338,10 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   report.sampling.fast_interval = interval;
   report.sampling.slow_interval = std::chrono::duration_cast<telemetry::Duration>(
       std::chrono::duration<double>(hello->value("slow_interval_seconds", 1.0)));
-  std::optional<telemetry::TimePoint> start, last;
-  std::vector<std::optional<telemetry::SummaryBuilder>> builders(infos.size());
-  std::vector<telemetry::GpuHealth> health(infos.size());
-  std::vector<std::optional<std::uint64_t>> read_errors_before(infos.size());
-  std::vector<std::size_t> samples(infos.size());
-  auto consume = [&](const nlohmann::json& line) {
-    const auto now = time_point_of(line.at("time").get<double>());
-    const auto& gpus = line.at("gpus");
-    if (!start) {
-      // The first line comes after a counter read the service made for this stream: the window
-      // starts there, so that the energy counter covers it from its first moment.
-      start = now;
-      for (const auto& g : gpus) {
-        for (const auto& sl : g.at("slow_samples"))
-          start = std::min(*start, serve::slow_sample_from_json(sl, now).time);
-      }
-    }
-    last = now;
-    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) {
-      const auto& g = gpus[k];
-      if (!builders[k]) builders[k].emplace(*start);
-      for (const auto& f : g.at("samples")) {
-        builders[k]->add(serve::fast_sample_from_json(f, now));
-        ++samples[k];
-      }
-      for (const auto& sl : g.at("slow_samples"))
-        builders[k]->add(serve::slow_sample_from_json(sl, now));
-      // The service counts read errors since it started: the run's are those after its first
-      // line.
-      const auto errors = g.value("read_errors", std::uint64_t{0});
-      if (!read_errors_before[k]) read_errors_before[k] = errors;
-      health[k].read_errors = errors - std::min(errors, *read_errors_before[k]);
-      if (health[k].read_errors > 0) {
-        health[k].last_error = g.value("last_error", 0);
-        health[k].last_error_field = g.value("last_error_field", std::string());
-      }
-      if (g.contains("lost_t") && !health[k].lost) {
-        health[k].lost = true;
-        health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(
-                                      std::chrono::duration<double>(g.at("lost_t").get<double>()));
-        builders[k]->mark_lost(*health[k].lost_at);
-      }
-    }
-  };
+  StreamWindow window(infos.size());
   auto first = client->read_line(10000ms);
   if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
-  consume(*first);
+  window.consume(*first);
   // After the first line (which waits for the service's next slow read, up to a second): the
   // window starts here, and so do the ticks and the simulator's energy counted for it.
   const auto snapshot_start = snapshot_now();
@@ -314,7 +354,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     while (std::chrono::steady_clock::now() < until) {
       auto line = client->read_line(0ms);
       if (!line) break;
-      consume(*line);
+      window.consume(*line);
     }
   };
 
@@ -343,20 +383,7 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
   nlohmann::json snapshot_end;
   try {
     if (failed) throw *failed;
-    // The samples up to the command's end: every line up to the service's time now (asked
-    // once the command has ended), then the next one. The counters are read once a second: the
-    // window's last part, after the last read, comes from the power readings.
-    // (A service that does not say its time, an older gpuclk serve: the next line.)
-    const auto asked = snapshot_now();
-    const auto end = asked.contains("time")
-                         ? std::optional(time_point_of(asked.at("time").get<double>()))
-                         : std::nullopt;
-    const auto wait = std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000);
-    do {
-      auto line = client->read_line(wait);
-      if (!line) break;
-      consume(*line);
-    } while (end && (!last || *last < *end));
+    window.read_to(*client, snapshot_now(), line_seconds);
     snapshot_end = snapshot_now();
   } catch (const Error& e) {
     std::cerr << fmt::format(
@@ -366,18 +393,12 @@ std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
     return report.exit.exit_code;
   }
   report.attributed = !report.gpus_used.empty();
-  const auto& timing_end = snapshot_end.at("timing");
-  report.timing.ticks =
-      timing_end.value("ticks", std::uint64_t{0}) - timing_start.value("ticks", std::uint64_t{0});
-  report.timing.missed_ticks = timing_end.value("missed_ticks", std::uint64_t{0}) -
-                               timing_start.value("missed_ticks", std::uint64_t{0});
-  report.timing.lateness_p99 = std::chrono::duration_cast<telemetry::Duration>(
-      std::chrono::duration<double, std::milli>(timing_end.value("lateness_p99_ms", 0.0)));
+  report.timing = timing_between(timing_start, snapshot_end.at("timing"));
   for (std::size_t k = 0; k < infos.size(); ++k) {
     const bool used = report.gpus_used.count(infos[k].index) > 0;
     if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
-    GpuReport g{infos[k], builders[k] ? builders[k]->finish(*last) : Summary{}, health[k],
-                std::nullopt};
+    GpuReport g{infos[k], window.builders[k] ? window.builders[k]->finish(*window.last) : Summary{},
+                window.health[k], std::nullopt};
     const auto truth_start = truth_of(snapshot_start, k), truth_end = truth_of(snapshot_end, k);
     if (truth_start && truth_end && !g.summary.lost) g.truth_energy_j = *truth_end - *truth_start;
     report.gpus.push_back(std::move(g));

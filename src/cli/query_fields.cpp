@@ -34,15 +34,23 @@ out::Value peak(const Device& d, gpu::DataType t, bool at_current_clock) {
                      1);
 }
 
-std::vector<QueryField> build() {
-  std::vector<QueryField> f;
-  auto add = [&](std::string name, std::vector<std::string> aliases, std::string unit,
-                 std::string description, auto read) {
+// The field list build() fills: add() as nvidia-smi names a field, its aliases, unit, help and
+// reader.
+class FieldList {
+ public:
+  template <class Read>
+  void operator()(std::string name, std::vector<std::string> aliases, std::string unit,
+                  std::string description, Read read) {
     // Clock domains whose nvidia-smi nickname is their name ("sm") get no alias.
     std::erase(aliases, name);
-    f.push_back(
+    fields.push_back(
         {std::move(name), std::move(aliases), std::move(unit), std::move(description), read});
-  };
+  }
+  std::vector<QueryField> fields;
+};
+
+// Identity, driver and modes.
+void add_identity(FieldList& add) {
   add("timestamp", {}, "", "time of the query, as nvidia-smi prints it",
       [](const Device&, const DeviceSet&) {
         auto now = std::time(nullptr);
@@ -88,7 +96,10 @@ std::vector<QueryField> build() {
         auto m = d.compute_mode();
         return m && *m >= 0 && *m < 4 ? out::text(names[*m]) : out::na();
       });
+}
 
+// Clocks and clock event reasons.
+void add_clocks(FieldList& add) {
   struct ClockSpec {
     const char* key;
     const char* nick;
@@ -147,7 +158,10 @@ std::vector<QueryField> build() {
         {fmt::format("clocks_throttle_reasons.{}", r.key)}, "", std::string(r.meaning),
         [bit](const Device& d, const DeviceSet&) { return reason_state(d, bit); });
   }
+}
 
+// Power, energy, temperature, fan and utilization.
+void add_power_temperature_utilization(FieldList& add) {
   add("power.draw", {"power.draw.average"}, "W",
       "power draw (the driver's reading; a 1 s average on Hopper)",
       [](const Device& d, const DeviceSet&) { return out::watts(d.power_draw()); });
@@ -199,6 +213,10 @@ std::vector<QueryField> build() {
         auto u = d.utilization();
         return u ? out::percent(gpu::Reading<units::Ratio>(u->memory)) : out::na();
       });
+}
+
+// Device memory and the PCIe link.
+void add_memory_pcie(FieldList& add) {
   auto memory = [](auto pick) {
     return [pick](const Device& d, const DeviceSet&) {
       auto m = d.memory();
@@ -230,6 +248,10 @@ std::vector<QueryField> build() {
     const auto& l = d.ratings().pcie_max;
     return l ? out::integer(l->width) : out::na();
   });
+}
+
+// ECC mode and error counts.
+void add_ecc(FieldList& add) {
   add("ecc.mode.current", {}, "", "Enabled or Disabled", [](const Device& d, const DeviceSet&) {
     auto e = d.ecc_enabled();
     return e ? out::text(*e ? "Enabled" : "Disabled") : out::na();
@@ -259,6 +281,9 @@ std::vector<QueryField> build() {
       return e ? out::integer((long long)*e) : out::na();
     });
   }
+}
+
+void add_nvlink(FieldList& add) {
   // NVLink (gpuclk's: nvidia-smi has no --query-gpu field for links; `nvidia-smi nvlink -s/-e/-gt
   // d` prints the same figures). N/A on GPUs without NVLink.
   add("nvlink.link_count", {"nvlink.links"}, "", "NVLinks the GPU has (gpuclk)",
@@ -337,6 +362,9 @@ std::vector<QueryField> build() {
           return total ? out::integer(*total, "KiB") : out::na();
         });
   }
+}
+
+void add_retired_pages_and_peaks(FieldList& add) {
   // Page retirement (pre-Ampere; N/A on GPUs that remap rows), with nvidia-smi's names.
   add("retired_pages.sbe", {"retired_pages.single_bit_ecc.count"}, "",
       "pages retired after repeated single-bit ECC errors", [](const Device& d, const DeviceSet&) {
@@ -362,7 +390,18 @@ std::vector<QueryField> build() {
         fmt::format("{} dense peak at the current SM clock (gpuclk)", name),
         [t](const Device& d, const DeviceSet&) { return peak(d, t, true); });
   }
-  return f;
+}
+
+std::vector<QueryField> build() {
+  FieldList add;
+  add_identity(add);
+  add_clocks(add);
+  add_power_temperature_utilization(add);
+  add_memory_pcie(add);
+  add_ecc(add);
+  add_nvlink(add);
+  add_retired_pages_and_peaks(add);
+  return std::move(add.fields);
 }
 
 std::string normalize(std::string_view s) { return text::lower_without_space(s); }
