@@ -474,6 +474,19 @@ for field, scope, name in ((185, 0, "GPU average"), (185, 2, "memory average"), 
     value = f"{r.value.uiVal / 1000:.3f} W" if r.nvmlReturn == 0 else "not supported"
     print(f"pynvml field {field} scope {scope} ({name}): return {r.nvmlReturn}, {value}")
 PY
+  echo; echo "what the read costs (the sampler reads it every tick with the power): 200 reads each, pynvml"
+  python3 - <<'PY'
+import time, pynvml as n
+n.nvmlInit(); h = n.nvmlDeviceGetHandleByIndex(0)
+for name, ids in (("185 scope 2 (memory power)", [(185, 2)]), ("185 scope 0 (GPU power avg)", [(185, 0)]), ("82 memory temp", [82]), ("both 185/2 and 82", [(185, 2), 82])):
+    ts = []
+    for _ in range(200):
+        t = time.perf_counter(); n.nvmlDeviceGetFieldValues(h, ids); ts.append(time.perf_counter() - t)
+    ts.sort(); print(f"{name}: median {ts[100]*1e6:.1f} us, p90 {ts[180]*1e6:.1f} us")
+t = time.perf_counter()
+for _ in range(200): n.nvmlDeviceGetPowerUsage(h)
+print(f"nvmlDeviceGetPowerUsage: mean {(time.perf_counter()-t)/200*1e6:.1f} us")
+PY
   echo; echo "dmon -s px, 5 samples at 1 s, idle"
   "$BIN" -i 0 dmon -s px -c 5
   for data in random zeros; do

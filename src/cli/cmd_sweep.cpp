@@ -224,8 +224,8 @@ int print_report(Context& ctx, const sweep::Report& report,
     ctx.printer()->print_table(sweep::points_table(report));
     if (format.kind == output::Format::Kind::table) {
       if (!report.best.empty()) {
-        std::cout << "\nBest points (" << report.workload
-                  << "; base: the settings found before, else the fastest point):\n";
+        std::cout << "\nBest points (" << report.workload << ", " << report.data
+                  << " data; base: the settings found before, else the fastest point):\n";
         ctx.printer()->print_table(sweep::best_table(report));
       }
       if (!report.best_per_gpu.empty()) {
@@ -354,6 +354,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
       static_cast<unsigned>(o.repeat)};
   auto workload = make_workload(ctx, o, timing);
   report.workload = workload->describe();
+  report.data = workload->data();
   report.repeat = static_cast<unsigned>(o.repeat);
   report.unit = workload->unit();
 

@@ -36,6 +36,8 @@ class BenchWorkload final : public Workload {
 
   WorkUnit unit() const override { return {name_.rfind("mem-", 0) == 0 ? "GB" : "TFLOP"}; }
   std::string describe() const override { return name_ + " (" + bench::describe(spec_) + ")"; }
+  // The bench fills its inputs with random values (uniform in [-1, 1), random words for mem).
+  std::string data() const override { return "random"; }
 
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
                             const std::function<bool()>&) override {

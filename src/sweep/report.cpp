@@ -248,6 +248,7 @@ output::Table best_per_gpu_table(const Report& r) {
 output::Node report_tree(const Report& r) {
   output::Node root;
   root.add("workload", "Workload", text(r.workload));
+  root.add("data", "Data", text(r.data));
   root.add("axis", "Axis", text(r.axis == Axis::sm_clock ? "sm_clock" : "power_limit"));
   root.add("rate_unit", "Rate unit", text(r.unit.rate_unit()));
   root.add("energy_per_work_unit", "Energy per work unit", text(energy_unit(r.unit)));

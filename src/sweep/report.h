@@ -17,6 +17,7 @@ namespace gpuclk::sweep {
 struct Report {
   Axis axis = Axis::sm_clock;
   std::string workload;  // Workload::describe()
+  std::string data;      // Workload::data(): what the figures assume the work moves
   WorkUnit unit;
   double max_slowdown = 0.05;
   std::vector<PointResult> points;

@@ -40,6 +40,8 @@ class SimulatedWorkload final : public Workload {
 
   WorkUnit unit() const override { return {name_.rfind("mem-", 0) == 0 ? "GB" : "TFLOP"}; }
   std::string describe() const override { return name_ + " (simulated job)"; }
+  // A job the simulator starts has no `input`: its phases move random data.
+  std::string data() const override { return "random"; }
 
   std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,
                             const std::function<bool()>& stop) override {
@@ -163,6 +165,7 @@ class CommandWorkload final : public Workload {
   }
 
   WorkUnit unit() const override { return {options_.metric ? options_.metric_unit : "run"}; }
+  std::string data() const override { return "the command's own"; }
   std::string describe() const override {
     std::string text;
     for (const auto& a : options_.argv) text += (text.empty() ? "" : " ") + a;

@@ -44,6 +44,9 @@ class Workload {
   virtual WorkUnit unit() const = 0;
   // "gemm-bf16 (simulated)", "command: python train.py"
   virtual std::string describe() const = 0;
+  // The data the work moves, which sets its power (a GEMM on zeros draws a third less than on
+  // random values): "random", or "the command's own".
+  virtual std::string data() const = 0;
   // Runs on `gpus` at once: warms up, calls window.begin(), measures, calls window.end(), and
   // stops. Returns one WorkDone per GPU, in order. `stop` asks to end early (a signal).
   virtual std::vector<WorkDone> run(const std::vector<gpu::Device*>& gpus, const Window& window,

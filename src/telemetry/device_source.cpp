@@ -58,7 +58,8 @@ class DeviceSource final : public GpuSource {
     // noticed on the cheapest call.
     if (f.has(Field::power)) s.power = keep(device_.power_draw(), o, "power.draw");
     if (o.lost) return o;
-    if (f.has(Field::power)) s.memory_power = keep(device_.memory_power(), o, "power.draw.memory");
+    if (f.has(Field::power))
+      s.memory_power = keep(device_.memory_power(), o, "memory.power.draw.average");
     if (f.has(Field::sm_clock)) s.sm_clock = keep(device_.clock(ClockDomain::sm), o, "clocks.sm");
     if (f.has(Field::memory_clock))
       s.memory_clock = keep(device_.clock(ClockDomain::memory), o, "clocks.mem");

@@ -35,6 +35,7 @@ expect_exit 0
 JSON_BF16=$OUT
 expect_json '.points | length' 15          # the baseline and 14 points
 expect_json '.rate_unit' "TFLOP/s"
+expect_json '.data' "random"  # the data its power assumes: the simulated job's phases move random values
 expect_json '[.points[] | select(.error != null)] | length' 0
 expect_json '.restored' true
 echo "BF16 sweep, 15 points on 1 GPU: $elapsed s wall"
@@ -400,6 +401,7 @@ expect_json '.points[0].run_rates | join(",")' "10,20,30"
 expect_json '.points[1].run_rates | join(",")' "40,50,60"
 expect_json '[.points[].rate_spread] | join(",")' "1,0.4"       # (max - min) / rate
 expect_json '.workload | endswith("(3 runs per point)")' true
+expect_json '.data' "the command's own"  # what a command moves is its own business
 rm -f "$TEST_TMP/runs"
 FAIL_AT=5 gpuclk --sim --format json sweep -i 1 --sm-clocks 990,1410,1980 --no-baseline --repeat 3 --metric 'rate ([0-9]+)' -- "$TEST_TMP/printer.sh"
 expect_exit 255
