@@ -47,8 +47,9 @@ expect_json '.gpus[0].verdict | test("^power-capped 100 % of the time: median SM
 expect_json '.gpus[0].sm_clock_mhz.median >= 1380 and .gpus[0].sm_clock_mhz.median <= 1410' true
 energy=$(stat_json '.gpus[0].energy_j'); truth=$(stat_json '.gpus[0].simulator_energy_j')
 check; within 2 "$energy" "$truth" || fail "BF16: energy $energy J vs truth $truth J"
-# The memory's share (the H100's memory power scope, a 1 s average): under a power-capped BF16
-# GEMM the card reported ~80-100 W of ~700 W, a share no SM clock setting takes away.
+# The memory's share (the H100's memory power scope, a 1 s average), what no SM clock setting
+# takes away. Under a BF16 GEMM on random data the card read 122.7 W of 697.6 W
+# (docs/results/power_by_data_h100.md); the model gives less (its memory scope is fitted on copies).
 memory=$(stat_json '.gpus[0].memory_energy_j'); share=$(stat_json '.gpus[0].memory_energy_pct')
 check; awk -v m="$memory" -v e="$energy" 'BEGIN { exit !(m > 0 && m < e) }' || fail "BF16: memory energy $memory J of $energy J"
 check; points "$share" 15 10 || fail "BF16: the memory's share $share %, expected 5-25 %"
