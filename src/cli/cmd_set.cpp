@@ -35,32 +35,23 @@ std::vector<DeviceRequest> same_for_each(Context& ctx, const control::Request& r
 int run_set(Context& ctx, const SetOptions& o) {
   check_all_flag(ctx, o.all);
   control::Request r;
-  if (!o.persistence.empty())
-    r.persistence_mode = control::parse_on_off(o.persistence, "--persistence");
-  if (!o.app_clocks.empty())
-    r.application_clocks = control::parse_application_clocks(o.app_clocks, "--app-clocks");
-  if (!o.lock_gpu_clocks.empty())
-    r.locked_gpu_clocks = control::parse_clock_lock(o.lock_gpu_clocks, "--lock-gpu-clocks");
-  if (!o.lock_memory_clocks.empty()) {
-    r.locked_memory_clocks =
-        control::parse_clock_lock(o.lock_memory_clocks, "--lock-memory-clocks");
+  for (const auto& [setting, text] :
+       {std::pair{control::Setting::persistence_mode, &o.persistence},
+        std::pair{control::Setting::application_clocks, &o.app_clocks},
+        std::pair{control::Setting::locked_gpu_clocks, &o.lock_gpu_clocks},
+        std::pair{control::Setting::locked_memory_clocks, &o.lock_memory_clocks},
+        std::pair{control::Setting::power_limit, &o.power_limit}}) {
+    if (!text->empty()) control::parse_setting(r, setting, *text, control::option_of(setting));
   }
-  if (!o.power_limit.empty())
-    r.power_limit = control::parse_power_limit(o.power_limit, "--power-limit");
   if (r.empty()) {
     throw bad_argument("nothing to set",
                        "give one or more of --persistence, --app-clocks, --lock-gpu-clocks, "
                        "--lock-memory-clocks, --power-limit (gpuclk set --help)");
   }
   const std::string nothing = "nothing to change: the GPUs already have these settings";
-  // Not root: a service that takes delegated settings applies it (docs/serve.md).
-  nlohmann::json settings = nlohmann::json::object();
-  for (const auto& [key, text] : {std::pair{"persistence_mode", &o.persistence},
-                                  std::pair{"application_clocks", &o.app_clocks},
-                                  std::pair{"locked_gpu_clocks", &o.lock_gpu_clocks},
-                                  std::pair{"locked_memory_clocks", &o.lock_memory_clocks},
-                                  std::pair{"power_limit", &o.power_limit}})
-    if (!text->empty()) settings[key] = *text;
+  // Not root: a service that takes delegated settings applies it (docs/serve.md), with the
+  // values parsed here (their typed form).
+  const auto settings = nlohmann::json::parse(control::request_to_json(r));
   if (auto rc = run_delegated(
           ctx,
           {{"request", "set"}, {"settings", settings}, {"snap", o.snap}, {"dry_run", o.dry_run}},

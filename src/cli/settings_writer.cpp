@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cli/cmd_control.h"
+#include "control/journal.h"
 #include "control/request.h"
 #include "control/restore.h"
 #include "control/transaction.h"
@@ -155,11 +156,8 @@ class DelegatedWriter : public SettingsWriter {
     std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> requests;
     for (const auto& t : targets) {
       if (t.settings.empty()) continue;
-      nlohmann::json settings = nlohmann::json::object();
-      for (auto s : control::kWriteOrder) {
-        if (t.settings.has(s))
-          settings[std::string(control::key_of(s))] = control::setting_text(t.settings, s);
-      }
+      // The values in the journal's typed form (control::request_to_json).
+      const auto settings = nlohmann::json::parse(control::settings_to_json(t.settings));
       auto& [text_settings, gpus] = requests[settings.dump()];
       text_settings = settings;
       if (gpus.is_null()) gpus = nlohmann::json::array();

@@ -2,23 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "control/setting_table.h"
+
 namespace gpuclk::control {
 namespace {
 
 std::string_view short_label(Setting s) {
-  switch (s) {
-    case Setting::persistence_mode:
-      return "persistence";
-    case Setting::application_clocks:
-      return "app clocks";
-    case Setting::locked_gpu_clocks:
-      return "GPU lock";
-    case Setting::locked_memory_clocks:
-      return "memory lock";
-    case Setting::power_limit:
-      return "power";
-  }
-  return "?";
+  return table::with_row(s, [](const auto& row) { return row.short_label; });
 }
 
 }  // namespace

@@ -8,113 +8,43 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "control/json_checked.h"
+#include "control/setting_table.h"
 #include "util/parse.h"
 
 namespace gpuclk::control {
 namespace {
 
 using json = nlohmann::ordered_json;  // keys in the order written: the file is read by people too
+using checked::array;
+using checked::mhz;
+using checked::object;
+using checked::string_of;
+using checked::whole;
 
-// Checked reads: the journal is an input like any other (a person may edit it, a disk may
-// corrupt it). Every value is type- and range-checked; nothing is converted unchecked.
+// Checked reads (json_checked.h): the journal is an input like any other.
 constexpr std::uint64_t kMaxIndex = 4095;
-
-std::uint64_t whole(const json& j, const char* what, std::uint64_t max) {
-  if (!j.is_number_unsigned()) {
-    throw std::runtime_error(fmt::format("{} must be a whole number, not {}", what, j.type_name()));
-  }
-  const auto v = j.get<std::uint64_t>();
-  if (v > max) throw std::runtime_error(fmt::format("{} {} is above {}", what, v, max));
-  return v;
-}
-
-unsigned mhz(const json& j, const char* what) {
-  return static_cast<unsigned>(whole(j, what, kMaxMhz));
-}
-
-std::string string_of(const json& j, const char* what) {
-  if (!j.is_string())
-    throw std::runtime_error(fmt::format("{} must be a string, not {}", what, j.type_name()));
-  return j.get<std::string>();
-}
 
 // `key` of object `j` as text, or "" when absent.
 std::string text_or_empty(const json& j, const char* key) {
   return j.contains(key) ? string_of(j.at(key), key) : std::string();
 }
 
-const json& object(const json& j, const char* what) {
-  if (!j.is_object())
-    throw std::runtime_error(fmt::format("{} must be an object, not {}", what, j.type_name()));
-  return j;
-}
-
-const json& array(const json& j, const char* what) {
-  if (!j.is_array())
-    throw std::runtime_error(fmt::format("{} must be an array, not {}", what, j.type_name()));
-  return j;
-}
-
-json bound_json(const ClockBound& b) {
-  if (b.symbolic()) return describe(b);
-  return b.mhz;
-}
-
-ClockBound bound_from(const json& j) {
-  if (j.is_string()) {
-    auto s = j.get<std::string>();
-    if (s == "tdp") return ClockBound::tdp();
-    if (s == "unlimited") return ClockBound::unlimited();
-    throw std::runtime_error("unknown clock limit '" + parse::quote(s) + "'");
-  }
-  return ClockBound::megahertz(mhz(j, "a clock limit"));
-}
-
-json lock_json(const ClockLock& lock) {
-  if (!lock.locked) return "unlocked";
-  return json{{"min_mhz", bound_json(lock.min)}, {"max_mhz", bound_json(lock.max)}};
-}
-
-ClockLock lock_from(const json& j) {
-  if (j.is_string() && j.get<std::string>() == "unlocked") return ClockLock::none();
-  object(j, "a clock lock");
-  return ClockLock::range(bound_from(j.at("min_mhz")), bound_from(j.at("max_mhz")));
-}
-
 json settings_json(const Settings& s) {
   json j = json::object();
-  if (s.persistence_mode) j["persistence_mode"] = *s.persistence_mode;
-  if (s.application_clocks) {
-    j["application_clocks"] = {{"memory_mhz", s.application_clocks->memory_mhz},
-                               {"graphics_mhz", s.application_clocks->graphics_mhz}};
-  }
-  if (s.locked_gpu_clocks) j["locked_gpu_clocks"] = lock_json(*s.locked_gpu_clocks);
-  if (s.locked_memory_clocks) j["locked_memory_clocks"] = lock_json(*s.locked_memory_clocks);
-  if (s.power_limit_mw) j["power_limit_mw"] = s.power_limit_mw->count();
+  table::for_each_row([&](const auto& row) {
+    if (const auto& v = s.*row.value) j[std::string(row.journal_key)] = row.to_json(*v);
+  });
   return j;
 }
 
 Settings settings_from(const json& j) {
   Settings s;
   object(j, "settings");
-  if (j.contains("persistence_mode")) {
-    if (!j.at("persistence_mode").is_boolean())
-      throw std::runtime_error("persistence_mode must be true or false");
-    s.persistence_mode = j.at("persistence_mode").get<bool>();
-  }
-  if (j.contains("application_clocks")) {
-    const auto& a = object(j.at("application_clocks"), "application_clocks");
-    s.application_clocks = ApplicationClocks{mhz(a.at("memory_mhz"), "memory_mhz"),
-                                             mhz(a.at("graphics_mhz"), "graphics_mhz")};
-  }
-  if (j.contains("locked_gpu_clocks")) s.locked_gpu_clocks = lock_from(j.at("locked_gpu_clocks"));
-  if (j.contains("locked_memory_clocks"))
-    s.locked_memory_clocks = lock_from(j.at("locked_memory_clocks"));
-  // The driver's limits are 32-bit milliwatts.
-  if (j.contains("power_limit_mw")) {
-    s.power_limit_mw =
-        units::Milliwatts(whole(j.at("power_limit_mw"), "power_limit_mw", 0xffffffffu));
-  }
+  table::for_each_row([&](const auto& row) {
+    const auto key = std::string(row.journal_key);
+    if (j.contains(key)) s.*row.value = row.from_json(j.at(key));
+  });
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 #endif
 
+#include "control/setting_table.h"
 #include "gpu/selection.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -21,10 +22,6 @@
 
 namespace gpuclk::control {
 namespace {
-
-const std::set<std::string> kSettingKeys = {"persistence_mode", "application_clocks",
-                                            "locked_gpu_clocks", "locked_memory_clocks",
-                                            "power_limit_w"};
 
 std::string where(const std::string& source, const toml::node& node) {
   const auto& src = node.source();
@@ -47,24 +44,18 @@ Request settings_from(const toml::table& table, const std::string& source,
   for (const auto& [k, node] : table) {
     const std::string key(k.str());
     if (allowed_extra.count(key)) continue;
-    if (!kSettingKeys.count(key)) {
+    std::optional<Setting> setting;
+    control::table::for_each_row([&](const auto& row) {
+      if (key == row.profile_key) setting = row.setting;
+    });
+    if (!setting) {
       throw bad_argument(
           fmt::format("{}: unknown key '{}'", where(source, node), parse::quote(key)),
           "settings: persistence_mode, application_clocks, locked_gpu_clocks, "
           "locked_memory_clocks, power_limit_w (deploy/profiles/example.toml)");
     }
-    const auto value = text_of(node, key, source);
-    const auto option = fmt::format("{}: {}", where(source, node), key);
-    if (key == "persistence_mode")
-      r.persistence_mode = parse_on_off(value, option);
-    else if (key == "application_clocks")
-      r.application_clocks = parse_application_clocks(value, option);
-    else if (key == "locked_gpu_clocks")
-      r.locked_gpu_clocks = parse_clock_lock(value, option);
-    else if (key == "locked_memory_clocks")
-      r.locked_memory_clocks = parse_clock_lock(value, option);
-    else if (key == "power_limit_w")
-      r.power_limit = parse_power_limit(value, option);
+    parse_setting(r, *setting, text_of(node, key, source),
+                  fmt::format("{}: {}", where(source, node), key));
   }
   return r;
 }

@@ -7,7 +7,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "control/setting_table.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/text.h"
@@ -35,19 +37,7 @@ std::optional<ClockBound> parse_bound(std::string_view text) {
 }  // namespace
 
 bool Request::has(Setting s) const {
-  switch (s) {
-    case Setting::persistence_mode:
-      return persistence_mode.has_value();
-    case Setting::application_clocks:
-      return application_clocks.has_value();
-    case Setting::locked_gpu_clocks:
-      return locked_gpu_clocks.has_value();
-    case Setting::locked_memory_clocks:
-      return locked_memory_clocks.has_value();
-    case Setting::power_limit:
-      return power_limit.has_value();
-  }
-  return false;
+  return table::with_row(s, [&](const auto& row) { return (this->*row.asked).has_value(); });
 }
 
 bool Request::empty() const {
@@ -55,11 +45,9 @@ bool Request::empty() const {
 }
 
 void Request::merge(const Request& over) {
-  if (over.persistence_mode) persistence_mode = over.persistence_mode;
-  if (over.application_clocks) application_clocks = over.application_clocks;
-  if (over.locked_gpu_clocks) locked_gpu_clocks = over.locked_gpu_clocks;
-  if (over.locked_memory_clocks) locked_memory_clocks = over.locked_memory_clocks;
-  if (over.power_limit) power_limit = over.power_limit;
+  table::for_each_row([&](const auto& row) {
+    if (over.*row.asked) this->*row.asked = over.*row.asked;
+  });
 }
 
 bool parse_on_off(std::string_view text, std::string_view option) {
@@ -133,27 +121,94 @@ Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_v
 
 std::string setting_text(const Settings& settings, Setting s) {
   if (!settings.has(s)) return {};
-  const auto lock_text = [](const ClockLock& lock) -> std::string {
-    if (!lock.locked) return "default";
-    return fmt::format("{},{}", describe(lock.min), describe(lock.max));
-  };
-  switch (s) {
-    case Setting::persistence_mode:
-      return *settings.persistence_mode ? "on" : "off";
-    case Setting::application_clocks:
-      return fmt::format("{},{}", settings.application_clocks->memory_mhz,
-                         settings.application_clocks->graphics_mhz);
-    case Setting::locked_gpu_clocks:
-      return lock_text(*settings.locked_gpu_clocks);
-    case Setting::locked_memory_clocks:
-      return lock_text(*settings.locked_memory_clocks);
-    case Setting::power_limit: {
-      const auto mw = settings.power_limit_mw->count();
-      return mw % 1000 == 0 ? fmt::format("{}", mw / 1000)
-                            : fmt::format("{}.{:03}", mw / 1000, mw % 1000);
+  return table::with_row(s, [&](const auto& row) { return row.text(*(settings.*row.value)); });
+}
+
+void parse_setting(Request& request, Setting s, std::string_view text, std::string_view option) {
+  table::with_row(s, [&](const auto& row) { request.*row.asked = row.parse(text, option); });
+}
+
+std::string option_of(Setting s) {
+  return std::string(table::with_row(s, [](const auto& row) { return row.option; }));
+}
+
+std::string asked_text(const Request& request) {
+  std::string out;
+  table::for_each_row([&](const auto& row) {
+    if (const auto& asked = request.*row.asked) {
+      out +=
+          fmt::format("{}{}={}", out.empty() ? "" : " ", row.key, table::asked_text(row, *asked));
     }
+  });
+  return out;
+}
+
+std::string request_to_json(const Request& request) {
+  auto j = checked::json::object();
+  table::for_each_row([&](const auto& row) {
+    if (const auto& asked = request.*row.asked)
+      j[std::string(row.journal_key)] = table::asked_json(row, *asked);
+  });
+  return j.dump();
+}
+
+namespace {
+
+const std::string kRequestKeys =
+    "keys: persistence_mode, application_clocks, locked_gpu_clocks, locked_memory_clocks, "
+    "power_limit (text, as gpuclk set takes it), power_limit_mw (the journal's form)";
+
+// One setting of a delegated request: `value` under `key`, which is the row's key or its
+// journal key. A string is text as gpuclk set takes it ("600", "default"); anything else is the
+// typed form the journal writes, under the journal's key.
+template <class Row>
+void read_one(Request& r, const Row& row, const std::string& key, const checked::json& value,
+              std::string_view where) {
+  const auto option = fmt::format("{}.{}", where, key);
+  if (value.is_string()) {
+    r.*row.asked = row.parse(value.get<std::string>(), option);
+    return;
   }
-  return {};
+  if (key != row.journal_key) {
+    throw bad_argument(fmt::format("{} must be a string, as gpuclk set takes it", option),
+                       fmt::format("or give {}.{}: the journal's form", where, row.journal_key));
+  }
+  try {
+    const auto v = row.from_json(value);
+    using Asked = typename Row::asked_type;
+    if constexpr (std::is_same_v<Asked, typename Row::value_type>)
+      r.*row.asked = v;
+    else
+      r.*row.asked = Asked::of(v);
+  } catch (const std::exception& e) {  // a type or range error of the value (json_checked.h)
+    throw bad_argument(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+}  // namespace
+
+Request request_from_json(const std::string& settings, std::string_view where) {
+  checked::json j;
+  try {
+    j = checked::json::parse(settings);
+  } catch (const std::exception&) {
+    j = nullptr;
+  }
+  if (!j.is_object() || j.empty())
+    throw bad_argument(fmt::format("{} must be an object naming one or more settings", where),
+                       kRequestKeys);
+  Request r;
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    table::for_each_row([&](const auto& row) {
+      if (known || (key != row.key && key != row.journal_key)) return;
+      known = true;
+      read_one(r, row, key, value, where);
+    });
+    if (!known)
+      throw bad_argument(fmt::format("unknown setting '{}'", parse::quote(key)), kRequestKeys);
+  }
+  return r;
 }
 
 }  // namespace gpuclk::control

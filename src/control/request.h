@@ -53,4 +53,20 @@ Change<units::Milliwatts> parse_power_limit(std::string_view text, std::string_v
 // "tdp,unlimited", "default" for an unlocked clock lock, "612.5". Empty when `settings` lacks it.
 std::string setting_text(const Settings& settings, Setting s);
 
+// Setting `s` of `request` from text, with that setting's parser above (one parser per setting,
+// for the command line, profiles and delegated requests alike).
+void parse_setting(Request& request, Setting s, std::string_view text, std::string_view option);
+// The option `gpuclk set` takes it with: "--power-limit".
+std::string option_of(Setting s);
+// What `request` asks, as text for a log: "power_limit=600 locked_gpu_clocks=default".
+std::string asked_text(const Request& request);
+
+// A delegated request's settings (docs/serve.md): a JSON object. gpuclk sends the values it has
+// parsed in the journal's typed form, under the journal's keys ({"power_limit_mw": 600000},
+// "default" to return to the driver's default); a string under the request key is text as
+// gpuclk set takes it ({"power_limit": "600"}: a person's request by hand). request_from_json
+// throws Error (exit 2) naming `where` ("settings") and the key.
+std::string request_to_json(const Request& request);
+Request request_from_json(const std::string& settings, std::string_view where);
+
 }  // namespace gpuclk::control

@@ -2,38 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "control/setting_table.h"
+
 namespace gpuclk::control {
 
 std::string_view key_of(Setting s) {
-  switch (s) {
-    case Setting::persistence_mode:
-      return "persistence_mode";
-    case Setting::application_clocks:
-      return "application_clocks";
-    case Setting::locked_gpu_clocks:
-      return "locked_gpu_clocks";
-    case Setting::locked_memory_clocks:
-      return "locked_memory_clocks";
-    case Setting::power_limit:
-      return "power_limit";
-  }
-  return "?";
+  return table::with_row(s, [](const auto& row) { return row.key; });
 }
 
 std::string_view label_of(Setting s) {
-  switch (s) {
-    case Setting::persistence_mode:
-      return "persistence mode";
-    case Setting::application_clocks:
-      return "application clocks";
-    case Setting::locked_gpu_clocks:
-      return "locked GPU clocks";
-    case Setting::locked_memory_clocks:
-      return "locked memory clocks";
-    case Setting::power_limit:
-      return "power limit";
-  }
-  return "?";
+  return table::with_row(s, [](const auto& row) { return row.label; });
 }
 
 std::optional<Setting> setting_by_key(std::string_view key) {
@@ -44,57 +22,20 @@ std::optional<Setting> setting_by_key(std::string_view key) {
 }
 
 bool Settings::has(Setting s) const {
-  switch (s) {
-    case Setting::persistence_mode:
-      return persistence_mode.has_value();
-    case Setting::application_clocks:
-      return application_clocks.has_value();
-    case Setting::locked_gpu_clocks:
-      return locked_gpu_clocks.has_value();
-    case Setting::locked_memory_clocks:
-      return locked_memory_clocks.has_value();
-    case Setting::power_limit:
-      return power_limit_mw.has_value();
-  }
-  return false;
+  return table::with_row(s, [&](const auto& row) { return (this->*row.value).has_value(); });
 }
 
 void Settings::copy_from(const Settings& other, Setting s) {
-  switch (s) {
-    case Setting::persistence_mode:
-      persistence_mode = other.persistence_mode;
-      break;
-    case Setting::application_clocks:
-      application_clocks = other.application_clocks;
-      break;
-    case Setting::locked_gpu_clocks:
-      locked_gpu_clocks = other.locked_gpu_clocks;
-      break;
-    case Setting::locked_memory_clocks:
-      locked_memory_clocks = other.locked_memory_clocks;
-      break;
-    case Setting::power_limit:
-      power_limit_mw = other.power_limit_mw;
-      break;
-  }
+  table::with_row(s, [&](const auto& row) { this->*row.value = other.*row.value; });
 }
 
 void Settings::clear(Setting s) { copy_from(Settings{}, s); }
 
 bool Settings::same(const Settings& other, Setting s) const {
-  switch (s) {
-    case Setting::persistence_mode:
-      return persistence_mode && persistence_mode == other.persistence_mode;
-    case Setting::application_clocks:
-      return application_clocks && application_clocks == other.application_clocks;
-    case Setting::locked_gpu_clocks:
-      return locked_gpu_clocks && locked_gpu_clocks == other.locked_gpu_clocks;
-    case Setting::locked_memory_clocks:
-      return locked_memory_clocks && locked_memory_clocks == other.locked_memory_clocks;
-    case Setting::power_limit:
-      return power_limit_mw && power_limit_mw == other.power_limit_mw;
-  }
-  return false;
+  return table::with_row(s, [&](const auto& row) {
+    const auto& mine = this->*row.value;
+    return mine && mine == other.*row.value;
+  });
 }
 
 bool Settings::empty() const {
@@ -133,20 +74,7 @@ std::string describe_watts(units::Milliwatts power) {
 
 std::string describe(const Settings& settings, Setting s) {
   if (!settings.has(s)) return "unknown";
-  switch (s) {
-    case Setting::persistence_mode:
-      return *settings.persistence_mode ? "on" : "off";
-    case Setting::application_clocks:
-      return fmt::format("{}/{} MHz", settings.application_clocks->graphics_mhz,
-                         settings.application_clocks->memory_mhz);
-    case Setting::locked_gpu_clocks:
-      return describe(*settings.locked_gpu_clocks);
-    case Setting::locked_memory_clocks:
-      return describe(*settings.locked_memory_clocks);
-    case Setting::power_limit:
-      return describe_watts(*settings.power_limit_mw);
-  }
-  return "?";
+  return table::with_row(s, [&](const auto& row) { return row.describe(*(settings.*row.value)); });
 }
 
 }  // namespace gpuclk::control

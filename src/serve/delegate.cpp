@@ -33,8 +33,6 @@ struct Delegation::Pending {
 
 namespace {
 
-using control::Setting;
-
 // The one line of a `set`/`restore` answer, when the worker has it.
 class PendingStream : public Stream {
  public:
@@ -74,40 +72,7 @@ std::string who_text(const control::Identity& who) {
 }
 
 control::Request request_of(const json& settings) {
-  if (!settings.is_object() || settings.empty())
-    throw bad_argument("settings must be an object naming one or more settings",
-                       "keys: persistence_mode, application_clocks, locked_gpu_clocks, "
-                       "locked_memory_clocks, power_limit");
-  control::Request r;
-  for (const auto& [key, value] : settings.items()) {
-    const auto s = control::setting_by_key(key);
-    if (!s)
-      throw bad_argument(fmt::format("unknown setting '{}'", parse::quote(key)),
-                         "keys: persistence_mode, application_clocks, locked_gpu_clocks, "
-                         "locked_memory_clocks, power_limit");
-    if (!value.is_string())
-      throw bad_argument(fmt::format("settings.{} must be a string, as gpuclk set takes it", key));
-    const auto text = value.get<std::string>();
-    const auto option = "settings." + key;
-    switch (*s) {
-      case Setting::persistence_mode:
-        r.persistence_mode = control::parse_on_off(text, option);
-        break;
-      case Setting::application_clocks:
-        r.application_clocks = control::parse_application_clocks(text, option);
-        break;
-      case Setting::locked_gpu_clocks:
-        r.locked_gpu_clocks = control::parse_clock_lock(text, option);
-        break;
-      case Setting::locked_memory_clocks:
-        r.locked_memory_clocks = control::parse_clock_lock(text, option);
-        break;
-      case Setting::power_limit:
-        r.power_limit = control::parse_power_limit(text, option);
-        break;
-    }
-  }
-  return r;
+  return control::request_from_json(settings.dump(), "settings");
 }
 
 bool flag(const json& request, const char* key) {
@@ -117,13 +82,21 @@ bool flag(const json& request, const char* key) {
   return request.at(key).get<bool>();
 }
 
-// What was asked, for the log: "power_limit=600 on GPUs 0,1".
+// What was asked, for the log: "set power_limit=600 gpus=[0,1]". The settings as text their
+// parsers read back (the typed values gpuclk sends read as a person would type them); raw where
+// they do not parse.
 std::string asked_text(const json& request) {
   std::string out = request.value("request", std::string("?"));
   if (request.contains("settings") && request.at("settings").is_object()) {
-    for (const auto& [k, v] : request.at("settings").items())
-      out += fmt::format(" {}={}", parse::quote(k, 40),
-                         parse::quote(v.is_string() ? v.get<std::string>() : v.dump(), 40));
+    std::string settings;
+    try {
+      settings = control::asked_text(request_of(request.at("settings")));
+    } catch (const std::exception&) {
+      for (const auto& [k, v] : request.at("settings").items())
+        settings += fmt::format("{}{}={}", settings.empty() ? "" : " ", parse::quote(k, 40),
+                                parse::quote(v.is_string() ? v.get<std::string>() : v.dump(), 40));
+    }
+    if (!settings.empty()) out += " " + settings;
   }
   if (request.contains("gpus")) out += " gpus=" + parse::quote(request.at("gpus").dump(), 60);
   return out;

@@ -82,8 +82,7 @@ TEST(control_request_test, merge_replaces_only_named_settings) {
   EXPECT_FALSE(base.has(Setting::application_clocks));
 }
 
-// A delegated request carries each setting as this text: the service parses it back to the
-// exact value the command validated.
+// A log line and a profile show each setting as this text: it parses back to the exact value.
 TEST(control_request_test, setting_text_reads_back_as_the_same_value) {
   Settings s;
   s.persistence_mode = false;
@@ -110,6 +109,80 @@ TEST(control_request_test, setting_text_reads_back_as_the_same_value) {
   s.locked_gpu_clocks = ClockLock::none();
   EXPECT_TRUE(parse_clock_lock(setting_text(s, Setting::locked_gpu_clocks), "x").to_default);
   EXPECT_EQ(setting_text(Settings{}, Setting::power_limit), "");
+}
+
+// One parser per setting, named by the setting (the command line, profiles and requests).
+TEST(control_request_test, parse_setting_fills_the_settings_member_with_its_parser) {
+  Request r;
+  parse_setting(r, Setting::power_limit, "612.5", option_of(Setting::power_limit));
+  parse_setting(r, Setting::locked_memory_clocks, "default", "x");
+  parse_setting(r, Setting::persistence_mode, "on", "x");
+  EXPECT_EQ(r.power_limit->value, units::Milliwatts(612500));
+  EXPECT_TRUE(r.locked_memory_clocks->to_default);
+  EXPECT_TRUE(*r.persistence_mode);
+  EXPECT_FALSE(r.has(Setting::application_clocks));
+  EXPECT_EQ(asked_text(r), "persistence_mode=on locked_memory_clocks=default power_limit=612.500");
+  try {
+    parse_setting(r, Setting::application_clocks, "fast", option_of(Setting::application_clocks));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_argument);
+    EXPECT_NE(std::string(e.what()).find("--app-clocks: 'fast' is not MEM,GFX"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A delegated request carries the values gpuclk parsed, typed as the journal writes them; the
+// service reads them back without parsing text again.
+TEST(control_request_test, a_request_reads_back_from_its_typed_json_exactly) {
+  Request r;
+  r.persistence_mode = false;
+  r.application_clocks = Change<ApplicationClocks>::of({2619, 1755});
+  r.locked_gpu_clocks =
+      Change<ClockLock>::of(ClockLock::range(ClockBound::tdp(), ClockBound::unlimited()));
+  r.locked_memory_clocks = Change<ClockLock>::driver_default();
+  r.power_limit = Change<units::Milliwatts>::of(units::Milliwatts(612500));
+  const auto text = request_to_json(r);
+  EXPECT_EQ(
+      text,
+      R"({"persistence_mode":false,"application_clocks":{"memory_mhz":2619,"graphics_mhz":1755},)"
+      R"("locked_gpu_clocks":{"min_mhz":"tdp","max_mhz":"unlimited"},)"
+      R"("locked_memory_clocks":"default","power_limit_mw":612500})");
+  const auto back = request_from_json(text, "settings");
+  EXPECT_EQ(back.persistence_mode, r.persistence_mode);
+  EXPECT_EQ(back.application_clocks, r.application_clocks);
+  EXPECT_EQ(back.locked_gpu_clocks, r.locked_gpu_clocks);
+  EXPECT_EQ(back.locked_memory_clocks, r.locked_memory_clocks);
+  EXPECT_EQ(back.power_limit, r.power_limit);
+  // Text as gpuclk set takes it, under the request's key: a request written by hand.
+  EXPECT_EQ(request_from_json(R"({"power_limit":"600"})", "settings").power_limit->value,
+            units::Milliwatts(600000));
+}
+
+TEST(control_request_test, a_bad_request_value_names_the_key_and_exits_2) {
+  const auto message = [](const std::string& settings) {
+    try {
+      request_from_json(settings, "settings");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_argument) << settings;
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(R"({"power_limit":600})"),
+            "settings.power_limit must be a string, as gpuclk set takes it");
+  EXPECT_EQ(message(R"({"power_limit_mw":-1})"),
+            "settings.power_limit_mw: power_limit_mw must be a whole number, not number");
+  EXPECT_EQ(message(R"({"power_limit_mw":5000000000})"),
+            "settings.power_limit_mw: power_limit_mw 5000000000 is above 4294967295");
+  EXPECT_EQ(message(R"({"application_clocks":{"memory_mhz":2619}})").substr(0, 29),
+            "settings.application_clocks: ");
+  EXPECT_EQ(message(R"({"voltage":"1"})"), "unknown setting 'voltage'");
+  EXPECT_EQ(message(R"({})"), "settings must be an object naming one or more settings");
+  EXPECT_EQ(message(R"("power_limit=600")"),
+            "settings must be an object naming one or more settings");
+  EXPECT_NE(message(R"({"power_limit":"nan"})").find("settings.power_limit: 'nan'"),
+            std::string::npos);
 }
 
 }  // namespace
