@@ -17,6 +17,7 @@
 #include "output/dmon_printer.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
+#include "telemetry/field_table.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
@@ -62,7 +63,8 @@ Value rounded(const std::optional<Q>& q, double scale = 1) {
 Value count(const std::optional<std::uint64_t>& n) {
   return n ? output::integer(static_cast<long long>(*n)) : output::na();
 }
-constexpr double kPercent = 100, kMebibyte = 1.0 / (1024 * 1024);
+using telemetry::fields::kMebibyte;
+using telemetry::fields::kPercent;
 
 // Fast readings; '-' until the first tick.
 template <class F>
@@ -72,6 +74,15 @@ Cell fast(F f) {
 template <class F>
 Cell slow(F f) {
   return [f](const RowInput& in) { return in.gpu.slow ? f(*in.gpu.slow) : output::na(); };
+}
+
+// The column of a fast reading (telemetry/field_table.h): its dmon name and unit, gpuclk query's
+// key for JSON Lines, the value scaled and rounded as dmon shows it.
+template <class Q>
+std::pair<DmonColumn, Cell> column(const telemetry::FastField<Q>& f) {
+  return {
+      {std::string(f.dmon_column), std::string(f.dmon_unit), std::string(f.query)},
+      fast([&f](const telemetry::FastSample& s) { return rounded(s.*f.member, f.dmon_scale); })};
 }
 
 // Percent of the time between the last two slow reads that a violation counter grew.
@@ -117,37 +128,23 @@ Value reason_names(const std::optional<gpu::ClockReasons>& r) {
 }
 
 const std::vector<Group>& groups() {
+  namespace F = telemetry::fields;
   using S = telemetry::FastSample;
   using L = telemetry::SlowSample;
   static const std::vector<Group> all = {
       {'p',
        "power and temperature",
        {Field::power, Field::gpu_temperature, Field::memory_temperature},
-       {{{"pwr", "W", "power.draw"}, fast([](const S& s) { return rounded(s.power); })},
-        {{"gtemp", "C", "temperature.gpu"},
-         fast([](const S& s) { return rounded(s.gpu_temperature); })},
-        {{"mtemp", "C", "temperature.memory"},
-         fast([](const S& s) { return rounded(s.memory_temperature); })}}},
+       {column(F::power), column(F::gpu_temperature), column(F::memory_temperature)}},
       {'u',
        "utilization",
        {Field::utilization, Field::media_utilization},
-       {{{"sm", "%", "utilization.gpu"},
-         fast([](const S& s) { return rounded(s.gpu_utilization, kPercent); })},
-        {{"mem", "%", "utilization.memory"},
-         fast([](const S& s) { return rounded(s.memory_utilization, kPercent); })},
-        {{"enc", "%", "utilization.encoder"},
-         fast([](const S& s) { return rounded(s.encoder, kPercent); })},
-        {{"dec", "%", "utilization.decoder"},
-         fast([](const S& s) { return rounded(s.decoder, kPercent); })},
-        {{"jpg", "%", "utilization.jpeg"},
-         fast([](const S& s) { return rounded(s.jpeg, kPercent); })},
-        {{"ofa", "%", "utilization.ofa"},
-         fast([](const S& s) { return rounded(s.ofa, kPercent); })}}},
+       {column(F::gpu_utilization), column(F::memory_utilization), column(F::encoder),
+        column(F::decoder), column(F::jpeg), column(F::ofa)}},
       {'c',
        "memory and SM clocks",
        {Field::memory_clock, Field::sm_clock},
-       {{{"mclk", "MHz", "clocks.mem"}, fast([](const S& s) { return rounded(s.memory_clock); })},
-        {{"pclk", "MHz", "clocks.sm"}, fast([](const S& s) { return rounded(s.sm_clock); })}}},
+       {column(F::memory_clock), column(F::sm_clock)}},
       {'v',
        "power and thermal violations",
        {Field::violation_time},
@@ -158,12 +155,7 @@ const std::vector<Group>& groups() {
       {'m',
        "frame buffer, BAR1 and protected memory",
        {Field::memory_used, Field::bar1_used, Field::protected_memory_used},
-       {{{"fb", "MB", "memory.used"},
-         fast([](const S& s) { return rounded(s.memory_used, kMebibyte); })},
-        {{"bar1", "MB", "bar1.used"},
-         fast([](const S& s) { return rounded(s.bar1_used, kMebibyte); })},
-        {{"ccpm", "MB", "ccpm.used"},
-         fast([](const S& s) { return rounded(s.protected_memory_used, kMebibyte); })}}},
+       {column(F::memory_used), column(F::bar1_used), column(F::protected_memory_used)}},
       {'e',
        "ECC errors and PCIe replays",
        {Field::ecc_errors, Field::pcie_replay},
@@ -210,8 +202,7 @@ const std::vector<Group>& groups() {
        "energy since dmon started, and the memory's share of the power (gpuclk)",
        {Field::energy, Field::power},
        {{{"energy", "J", "energy"}, [](const RowInput& in) { return rounded(in.energy); }},
-        {{"mpwr", "W", "memory.power.draw.average"},
-         fast([](const S& s) { return rounded(s.memory_power); })}}},
+        column(F::memory_power)}},
   };
   return all;
 }

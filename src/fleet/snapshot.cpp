@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <tuple>
 
+#include "telemetry/field_table.h"
 #include "util/parse.h"
 
 namespace gpuclk::fleet {
 namespace {
 
+namespace F = telemetry::fields;
 using Key = std::pair<std::string, unsigned>;  // instance, GPU index
 
 std::optional<unsigned> gpu_index(const Sample& s) {
@@ -69,12 +71,14 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
     if (g.model.empty()) g.model = s.label("model");
     return &g;
   };
-  // The latest value of each series, in one query.
+  // The latest value of each series, in one query: the readings (telemetry/field_table.h) and
+  // the settings' gauges.
   const auto now = prometheus.query(series_matching(
-      "gpuclk_gpu_(info|lost|sm_clock_hertz|max_sm_clock_hertz|power_watts|power_limit_watts|"
-      "application_sm_clock_hertz|application_memory_clock_hertz|persistence_mode|"
-      "temperature_celsius|utilization_ratio|memory_used_bytes|locked_clocks|"
-      "locked_clock_min_hertz|locked_clock_max_hertz)",
+      fmt::format("{}|{}|{}|{}|{}|gpuclk_gpu_(info|lost|max_sm_clock_hertz|power_limit_watts|"
+                  "application_sm_clock_hertz|application_memory_clock_hertz|persistence_mode|"
+                  "locked_clocks|locked_clock_min_hertz|locked_clock_max_hertz)",
+                  F::sm_clock.metric, F::power.metric, F::gpu_temperature.metric,
+                  F::gpu_utilization.metric, F::memory_used.metric),
       selector));
   std::map<Key, std::pair<std::optional<double>, std::optional<double>>> lock_range;
   for (const auto& s : now) {
@@ -84,11 +88,11 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
     const double v = s.value;
     if (name == "gpuclk_gpu_lost")
       g->lost = v != 0;
-    else if (name == "gpuclk_gpu_sm_clock_hertz")
-      g->sm_clock_mhz = v / 1e6;
+    else if (name == F::sm_clock.metric)
+      g->sm_clock_mhz = v / F::sm_clock.metric_scale;
     else if (name == "gpuclk_gpu_max_sm_clock_hertz")
       g->max_sm_clock_mhz = v / 1e6;
-    else if (name == "gpuclk_gpu_power_watts")
+    else if (name == F::power.metric)
       g->power_w = v;
     else if (name == "gpuclk_gpu_power_limit_watts")
       g->power_limit_w = v;
@@ -98,11 +102,11 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
       g->app_memory_clock_mhz = v / 1e6;
     else if (name == "gpuclk_gpu_persistence_mode")
       g->persistence_mode = v != 0;
-    else if (name == "gpuclk_gpu_temperature_celsius")
+    else if (name == F::gpu_temperature.metric)
       g->temperature_c = v;
-    else if (name == "gpuclk_gpu_utilization_ratio")
+    else if (name == F::gpu_utilization.metric)
       g->utilization = v;
-    else if (name == "gpuclk_gpu_memory_used_bytes")
+    else if (name == F::memory_used.metric)
       g->memory_used_bytes = v;
     else if (s.label("domain") == "sm") {
       if (name == "gpuclk_gpu_locked_clocks" && v == 0)
@@ -129,12 +133,12 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
   for (const auto& s : over("avg_over_time", "gpuclk_gpu_clock_event_reason"))
     if (auto* g = gpu(s)) g->reason_fraction[s.label("reason")] = s.value;
   for (const auto& s :
-       prometheus.query("quantile_over_time(0.5, " + series("gpuclk_gpu_sm_clock_hertz", selector) +
-                        range + ")"))
-    if (auto* g = gpu(s)) g->sm_clock_median_mhz = s.value / 1e6;
-  for (const auto& s : over("avg_over_time", "gpuclk_gpu_power_watts"))
+       prometheus.query("quantile_over_time(0.5, " +
+                        series(std::string(F::sm_clock.metric), selector) + range + ")"))
+    if (auto* g = gpu(s)) g->sm_clock_median_mhz = s.value / F::sm_clock.metric_scale;
+  for (const auto& s : over("avg_over_time", std::string(F::power.metric)))
     if (auto* g = gpu(s)) g->power_avg_w = s.value;
-  for (const auto& s : over("avg_over_time", "gpuclk_gpu_utilization_ratio"))
+  for (const auto& s : over("avg_over_time", std::string(F::gpu_utilization.metric)))
     if (auto* g = gpu(s)) g->utilization_avg = s.value;
   for (const auto& s :
        prometheus.query("sum by (instance) (increase(" +
@@ -169,14 +173,17 @@ std::vector<NodeLine> collect_nodes(Prometheus& prometheus, const std::string& s
     return n;
   };
   for (const auto& s : prometheus.query(series("up", selector))) line(s).up = s.value;
-  const std::pair<const char*, std::optional<double> NodeLine::*> columns[] = {
+  const std::pair<std::string, std::optional<double> NodeLine::*> columns[] = {
       {"count by (instance) (gpuclk_gpu_info{})", &NodeLine::gpus},
       {"sum by (instance) (gpuclk_gpu_lost{})", &NodeLine::lost},
-      {"avg by (instance) (gpuclk_gpu_sm_clock_hertz{}) / 1e6", &NodeLine::sm_clock_mhz},
-      {"sum by (instance) (gpuclk_gpu_power_watts{})", &NodeLine::power_w},
+      {fmt::format("avg by (instance) ({}{{}}) / {}", F::sm_clock.metric, F::sm_clock.metric_scale),
+       &NodeLine::sm_clock_mhz},
+      {fmt::format("sum by (instance) ({}{{}})", F::power.metric), &NodeLine::power_w},
       {"sum by (instance) (gpuclk_gpu_power_limit_watts{})", &NodeLine::power_limit_w},
-      {"max by (instance) (gpuclk_gpu_temperature_celsius{})", &NodeLine::temperature_max_c},
-      {"avg by (instance) (gpuclk_gpu_utilization_ratio{})", &NodeLine::utilization},
+      {fmt::format("max by (instance) ({}{{}})", F::gpu_temperature.metric),
+       &NodeLine::temperature_max_c},
+      {fmt::format("avg by (instance) ({}{{}})", F::gpu_utilization.metric),
+       &NodeLine::utilization},
   };
   for (const auto& [query, member] : columns) {
     std::string q = query;

@@ -6,6 +6,7 @@
 
 #include "gpu/clock_reasons.h"
 #include "rules/finding.h"
+#include "telemetry/field_table.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -129,23 +130,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     // Fast tier (every sampling interval).
     if (g && g->fast && !g->health.lost) {
       const auto& s = *g->fast;
-      f.gauge("gpuclk_gpu_sm_clock_hertz", "Current SM clock", gpu, s.sm_clock, kMHz);
-      f.gauge("gpuclk_gpu_memory_clock_hertz", "Current memory clock", gpu, s.memory_clock, kMHz);
-      f.gauge("gpuclk_gpu_power_watts", "Power draw as the driver reports it (1 s mean on Hopper)",
-              gpu, s.power);
-      f.gauge("gpuclk_gpu_memory_power_watts",
-              "The device memory's share of the power draw (1 s mean; H100 and later)", gpu,
-              s.memory_power);
-      f.gauge("gpuclk_gpu_temperature_celsius", "GPU core temperature", gpu, s.gpu_temperature);
-      f.gauge("gpuclk_gpu_memory_temperature_celsius", "Device memory (HBM) temperature", gpu,
-              s.memory_temperature);
-      f.gauge("gpuclk_gpu_utilization_ratio",
-              "Fraction of the driver's sample period in which a kernel ran", gpu,
-              s.gpu_utilization);
-      f.gauge("gpuclk_gpu_memory_utilization_ratio",
-              "Fraction of the driver's sample period in which device memory was read or written",
-              gpu, s.memory_utilization);
-      f.gauge("gpuclk_gpu_memory_used_bytes", "Device memory in use", gpu, s.memory_used);
+      telemetry::for_each_fast_field([&](const auto& field) {
+        if (!field.metric.empty())
+          f.gauge(std::string(field.metric), std::string(field.help), gpu, s.*field.member,
+                  field.metric_scale);
+      });
       if (s.pstate)
         f.gauge("gpuclk_gpu_performance_state", "P-state: 0 (max performance) .. 15", gpu,
                 *s.pstate);

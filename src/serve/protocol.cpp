@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "telemetry/field_table.h"
+
 namespace gpuclk::serve {
 namespace {
 
@@ -249,23 +251,10 @@ gpu::DeviceKey device_key_from_json(const json& j) {
 json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
   json j;
   j["t"] = seconds(s.time - now);
-  put(j, "sm_clock_mhz", s.sm_clock);
-  put(j, "memory_clock_mhz", s.memory_clock);
-  put(j, "power_watts", s.power);
-  put(j, "memory_power_watts", s.memory_power);
-  put(j, "temperature_celsius", s.gpu_temperature);
-  put(j, "memory_temperature_celsius", s.memory_temperature);
-  put(j, "gpu_utilization_ratio", s.gpu_utilization);
-  put(j, "memory_utilization_ratio", s.memory_utilization);
+  telemetry::for_each_fast_field(
+      [&](const auto& f) { put(j, std::string(f.key).c_str(), s.*f.member); });
   if (s.clock_reasons) j["clock_reasons"] = s.clock_reasons->bits();
-  put(j, "memory_used_bytes", s.memory_used);
   if (s.pstate) j["pstate"] = *s.pstate;
-  put(j, "bar1_used_bytes", s.bar1_used);
-  put(j, "protected_memory_used_bytes", s.protected_memory_used);
-  put(j, "encoder_utilization_ratio", s.encoder);
-  put(j, "decoder_utilization_ratio", s.decoder);
-  put(j, "jpeg_utilization_ratio", s.jpeg);
-  put(j, "ofa_utilization_ratio", s.ofa);
   return j;
 }
 
@@ -341,24 +330,11 @@ std::optional<std::chrono::nanoseconds> nanoseconds_of(const json& j, const char
 telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now) {
   telemetry::FastSample s;
   s.time = at(j, now);
-  get(j, "sm_clock_mhz", s.sm_clock);
-  get(j, "memory_clock_mhz", s.memory_clock);
-  get(j, "power_watts", s.power);
-  get(j, "memory_power_watts", s.memory_power);
-  get(j, "temperature_celsius", s.gpu_temperature);
-  get(j, "memory_temperature_celsius", s.memory_temperature);
-  get(j, "gpu_utilization_ratio", s.gpu_utilization);
-  get(j, "memory_utilization_ratio", s.memory_utilization);
+  telemetry::for_each_fast_field(
+      [&](const auto& f) { get(j, std::string(f.key).c_str(), s.*f.member); });
   if (auto it = j.find("clock_reasons"); it != j.end() && it->is_number_unsigned())
     s.clock_reasons = gpu::ClockReasons(it->get<std::uint64_t>());
-  get(j, "memory_used_bytes", s.memory_used);
   get_count(j, "pstate", s.pstate);
-  get(j, "bar1_used_bytes", s.bar1_used);
-  get(j, "protected_memory_used_bytes", s.protected_memory_used);
-  get(j, "encoder_utilization_ratio", s.encoder);
-  get(j, "decoder_utilization_ratio", s.decoder);
-  get(j, "jpeg_utilization_ratio", s.jpeg);
-  get(j, "ofa_utilization_ratio", s.ofa);
   return s;
 }
 

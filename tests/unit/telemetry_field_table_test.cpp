@@ -1,0 +1,73 @@
+// The fast readings' table (telemetry/field_table.h): every name a reading goes by is there once,
+// and the service protocol and /metrics's names follow from it.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "serve/protocol.h"
+#include "telemetry/field_table.h"
+
+namespace gpuclk::telemetry {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view end) {
+  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
+}
+
+TEST(telemetry_field_table_test, every_name_is_unique_and_well_formed) {
+  std::set<std::string_view> keys, queries, columns, metrics;
+  int rows = 0;
+  for_each_fast_field([&](const auto& f) {
+    ++rows;
+    SCOPED_TRACE(std::string(f.key));
+    EXPECT_TRUE(keys.insert(f.key).second);
+    EXPECT_TRUE(queries.insert(f.query).second);
+    EXPECT_TRUE(columns.insert(f.dmon_column).second);
+    EXPECT_FALSE(f.dmon_column.empty());
+    EXPECT_LE(f.dmon_column.size(), 6u);  // dmon's column width
+    EXPECT_FALSE(f.dmon_unit.empty());
+    EXPECT_FALSE(is_slow(f.tier));
+    if (f.metric.empty()) {
+      EXPECT_TRUE(f.help.empty());
+      return;
+    }
+    EXPECT_TRUE(metrics.insert(f.metric).second);
+    EXPECT_EQ(f.metric.substr(0, 11), "gpuclk_gpu_");
+    EXPECT_FALSE(f.help.empty());
+    // Prometheus's base units: the metric's suffix says which.
+    EXPECT_TRUE(ends_with(f.metric, "_hertz") || ends_with(f.metric, "_watts") ||
+                ends_with(f.metric, "_celsius") || ends_with(f.metric, "_ratio") ||
+                ends_with(f.metric, "_bytes"))
+        << f.metric;
+    EXPECT_EQ(ends_with(f.metric, "_hertz"), f.metric_scale == fields::kMegahertz);
+  });
+  EXPECT_EQ(rows, 15);
+}
+
+// The service protocol carries every reading under its key and gives back the same sample.
+TEST(telemetry_field_table_test, the_protocol_carries_every_reading) {
+  FastSample s;
+  double v = 1;
+  for_each_fast_field([&](const auto& f) {
+    using Q = typename std::decay_t<decltype(f)>::quantity_type;
+    s.*f.member = Q(v);
+    v += 1;
+  });
+  const auto now = TimePoint{} + std::chrono::seconds(100);
+  s.time = now;
+  const auto j = serve::to_json(s, now);
+  const auto back = serve::fast_sample_from_json(j, now);
+  v = 1;
+  for_each_fast_field([&](const auto& f) {
+    SCOPED_TRACE(std::string(f.key));
+    ASSERT_TRUE(j.contains(std::string(f.key)));
+    EXPECT_DOUBLE_EQ(j.at(std::string(f.key)).template get<double>(), v);
+    ASSERT_TRUE((back.*f.member).has_value());
+    EXPECT_DOUBLE_EQ((back.*f.member)->value(), v);
+    v += 1;
+  });
+}
+
+}  // namespace
+}  // namespace gpuclk::telemetry
