@@ -4,7 +4,7 @@
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
 # copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace
-# memory_power;
+# memory_power bench_inputs;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -504,6 +504,30 @@ PY
   sleep 3
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^gpuclk_gpu_(memory_)?power_watts\{gpu="0"'
   kill $spid; wait $spid 2>/dev/null
+}
+section_bench_inputs() {
+  echo "## gpuclk bench --input: the same kernels on zeros, a constant and random data (issue 27)"
+  echo "Against perf/power_by_data.py's PyTorch figures on the same card kind (docs/results/power_by_data_h100.md)."
+  "$DEVICE_TESTS" --gtest_filter='*zeros_and_constant_inputs*:*mem_every_kind*' 2>&1 | tail -4
+  echo
+  echo "| workload | inputs | rate | SM clock median MHz | power mean W | check |"
+  echo "|---|---|---:|---:|---:|---|"
+  local run
+  for run in "gemm --dtype bf16" "gemm --dtype fp16" "mem --kind copy"; do
+    for input in zeros constant random; do
+      sleep 5  # the card cools a little between runs, as the PyTorch script lets it
+      local file="$OUT/bench_${run// /_}_$input.json"
+      "$BIN" -i 0 bench $run --input "$input" --seconds 4 --warmup 2 --json "$file" \
+        > "$OUT/bench_${run// /_}_$input.txt" 2>&1 || echo "exit $? for bench $run --input $input"
+      python3 - "$file" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    print(f"| {r['workload']} {r['variant']} | {r.get('input', '?')} | {r['rate']['median']} {r['unit']} "
+          f"| {r['sm_clock_mhz']['median']} | {r['power_w']['mean']} | {r['check']} |")
+PY
+    done
+  done
 }
 
 for s in $SECTIONS; do

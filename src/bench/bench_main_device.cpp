@@ -60,6 +60,7 @@ Json to_json(const gpuclk::bench::Result& r, const WorkloadSpec& spec) {
       {"device", to_json(r.device)},
       {"workload", r.workload},
       {"variant", r.variant},
+      {"input", r.input},
       {"params", spec_json(spec)},
       {"unit", gpuclk::bench::to_string(r.unit)},
       {"work_per_launch", r.work_per_launch},

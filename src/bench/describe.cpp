@@ -36,6 +36,25 @@ std::optional<MemKind> parse_mem_kind(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(InputKind kind) {
+  switch (kind) {
+    case InputKind::random:
+      return "random";
+    case InputKind::zeros:
+      return "zeros";
+    case InputKind::constant:
+      return "constant";
+  }
+  return "?";
+}
+
+std::optional<InputKind> parse_input_kind(std::string_view name) {
+  for (InputKind k : {InputKind::random, InputKind::zeros, InputKind::constant}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
 std::string_view to_string(RateUnit unit) {
   return unit == RateUnit::flop_per_second ? "FLOP/s" : "B/s";
 }
@@ -48,16 +67,39 @@ std::string workload_name(const WorkloadSpec& spec) {
 }
 
 std::string describe(const WorkloadSpec& spec) {
+  const auto inputs = [](InputKind input) {
+    return input == InputKind::random ? std::string() : ", " + std::string(to_string(input));
+  };
   return std::visit(
       Overloaded{
-          [](const GemmSpec& g) {
+          [&](const GemmSpec& g) {
             return std::string(to_string(g.dtype)) + " " + std::to_string(g.m) + "x" +
-                   std::to_string(g.n) + "x" + std::to_string(g.k);
+                   std::to_string(g.n) + "x" + std::to_string(g.k) + inputs(g.input);
           },
-          [](const MemSpec& m) {
-            return std::string(to_string(m.kind)) + " " + std::to_string(m.bytes) + " B";
+          [&](const MemSpec& m) {
+            return std::string(to_string(m.kind)) + " " + std::to_string(m.bytes) + " B" +
+                   inputs(m.input);
           },
           [](const FmaSpec& f) { return "fp32 " + std::to_string(f.iterations) + " iterations"; }},
+      spec);
+}
+
+std::string describe_input(const WorkloadSpec& spec) {
+  const auto words = [](InputKind input, bool bits, bool gemm) -> std::string {
+    switch (input) {
+      case InputKind::random:
+        return bits ? "random bits" : "random uniform in [-1, 1)";
+      case InputKind::zeros:
+        return "zeros";
+      case InputKind::constant:
+        return gemm ? "constant 0.7" : "constant byte 0x55";  // kConstantInput, kConstantByte
+    }
+    return "?";
+  };
+  return std::visit(
+      Overloaded{[&](const GemmSpec& g) { return words(g.input, false, true); },
+                 [&](const MemSpec& m) { return words(m.input, m.kind != MemKind::triad, false); },
+                 [](const FmaSpec&) { return std::string("none (registers)"); }},
       spec);
 }
 

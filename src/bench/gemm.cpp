@@ -94,9 +94,12 @@ class GemmKernel final : public Kernel {
     b_ = DeviceBuffer(k * n * in_bytes);
     d_ = DeviceBuffer(m * n * std::size_t(output_element_bytes(spec.dtype)));
     workspace_ = DeviceBuffer(std::max<std::size_t>(spec.workspace_bytes, 256));
-    fill_random(config_.input, a_.get(), m * k, seed_, stream);
-    fill_random(config_.input, b_.get(), k * n, seed_ + 1, stream);
-    GPUCLK_CUDA_CHECK(cudaMemsetAsync(d_.get(), 0, d_.bytes(), stream));
+    fill_input(a_.get(), m * k, seed_, stream);
+    fill_input(b_.get(), k * n, seed_ + 1, stream);
+    // On zeros or a constant a GEMM that never ran could match its reference from a zeroed D:
+    // D starts as NaN (all bits set) there, which the check fails.
+    GPUCLK_CUDA_CHECK(cudaMemsetAsync(d_.get(), spec.input == InputKind::random ? 0 : 0xff,
+                                      d_.bytes(), stream));
 
     handle_ = make_lt_handle();
     describe_problem();
@@ -105,6 +108,22 @@ class GemmKernel final : public Kernel {
   }
 
   void launch(cudaStream_t stream) override { GPUCLK_CUDA_CHECK(matmul(algo_, stream)); }
+
+ private:
+  void fill_input(void* data, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
+    switch (spec_.input) {
+      case InputKind::random:
+        return fill_random(config_.input, data, count, seed, stream);
+      case InputKind::zeros:
+        GPUCLK_CUDA_CHECK(cudaMemsetAsync(
+            data, 0, count * std::size_t(input_element_bytes(spec_.dtype)), stream));
+        return;
+      case InputKind::constant:
+        return fill_constant(config_.input, data, count, kConstantInput, stream);
+    }
+  }
+
+ public:
 
   double work_per_launch() const override {
     return 2.0 * double(spec_.m) * double(spec_.n) * double(spec_.k);

@@ -39,6 +39,23 @@ void fill_random_typed(void* data, std::size_t count, std::uint64_t seed, cudaSt
   GPUCLK_CUDA_CHECK_LAUNCH();
 }
 
+template <class T>
+__global__ void fill_constant_kernel(T* data, std::size_t count, float value) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    store(data + i, value);
+  }
+}
+
+template <class T>
+void fill_constant_typed(void* data, std::size_t count, float value, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const std::size_t blocks = (count + kThreads - 1) / kThreads;
+  const unsigned grid = unsigned(blocks < 65536 ? blocks : 65536);
+  fill_constant_kernel<<<grid, kThreads, 0, stream>>>(static_cast<T*>(data), count, value);
+  GPUCLK_CUDA_CHECK_LAUNCH();
+}
+
 constexpr int kReferenceThreads = 256;
 
 template <class TIn, class TOut>
@@ -97,6 +114,20 @@ void fill_random(ElementType type, void* data, std::size_t count, std::uint64_t 
       return fill_random_typed<__nv_bfloat16>(data, count, seed, stream);
     case ElementType::e4m3:
       return fill_random_typed<__nv_fp8_e4m3>(data, count, seed, stream);
+  }
+}
+
+void fill_constant(ElementType type, void* data, std::size_t count, float value,
+                   cudaStream_t stream) {
+  switch (type) {
+    case ElementType::f32:
+      return fill_constant_typed<float>(data, count, value, stream);
+    case ElementType::f16:
+      return fill_constant_typed<__half>(data, count, value, stream);
+    case ElementType::bf16:
+      return fill_constant_typed<__nv_bfloat16>(data, count, value, stream);
+    case ElementType::e4m3:
+      return fill_constant_typed<__nv_fp8_e4m3>(data, count, value, stream);
   }
 }
 

@@ -15,6 +15,10 @@ enum class ElementType { f32, f16, bf16, e4m3 };
 void fill_random(ElementType type, void* data, std::size_t count, std::uint64_t seed,
                  cudaStream_t stream);
 
+// Writes `count` elements of `value` (rounded to `type`). Async.
+void fill_constant(ElementType type, void* data, std::size_t count, float value,
+                   cudaStream_t stream);
+
 // D = op(A)·B, column-major with tight leading dimensions: A is m×k (lda = m), or k×m (lda = k)
 // when a_transposed; B is k×n (ldb = k); D is m×n (ldd = m).
 struct ReferenceProblem {

@@ -22,16 +22,24 @@ class MemKernel final : public Kernel {
       a_ = DeviceBuffer(bytes);
       b_ = DeviceBuffer(bytes);
       c_ = DeviceBuffer(bytes);
-      fill_random_floats(b_.as<float>(), bytes / 4, options.seed, stream);
-      fill_random_floats(c_.as<float>(), bytes / 4, options.seed + 1, stream);
-      GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
+      if (spec.input == InputKind::random) {
+        fill_random_floats(b_.as<float>(), bytes / 4, options.seed, stream);
+        fill_random_floats(c_.as<float>(), bytes / 4, options.seed + 1, stream);
+      } else {
+        fill_bytes(b_, stream);
+        fill_bytes(c_, stream);
+      }
+      clear_destination(stream);
       blocks_ = std::max(1, triad_blocks_per_sm()) * std::max(1, device.sm_count);
     } else {
       // a_ = destination, b_ = source.
       a_ = DeviceBuffer(bytes);
       b_ = DeviceBuffer(bytes);
-      fill_random_words(b_.as<std::uint32_t>(), bytes / 4, options.seed, stream);
-      GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), 0, bytes, stream));
+      if (spec.input == InputKind::random)
+        fill_random_words(b_.as<std::uint32_t>(), bytes / 4, options.seed, stream);
+      else
+        fill_bytes(b_, stream);
+      clear_destination(stream);
       if (spec.kind == MemKind::copy_kernel) copy_plan_ = plan_copy(spec.bytes);
     }
     GPUCLK_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -98,6 +106,18 @@ class MemKernel final : public Kernel {
   }
 
  private:
+  // Zeros or the constant byte in every byte of `buffer`.
+  void fill_bytes(DeviceBuffer& buffer, cudaStream_t stream) {
+    const int byte = spec_.input == InputKind::zeros ? 0 : kConstantByte;
+    GPUCLK_CUDA_CHECK(cudaMemsetAsync(buffer.get(), byte, buffer.bytes(), stream));
+  }
+  // The destination starts unlike any result: on zeros or a constant a copy that never ran
+  // could match its source from a zeroed destination, so it starts as all bits set there.
+  void clear_destination(cudaStream_t stream) {
+    GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), spec_.input == InputKind::random ? 0 : 0xff,
+                                      a_.bytes(), stream));
+  }
+
   MemSpec spec_;
   DeviceBuffer a_, b_, c_;
   int blocks_ = 0;  // triad

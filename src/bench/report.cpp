@@ -113,6 +113,7 @@ WorkloadReport make_report(const WorkloadSpec& spec, const Result& result, const
   r.cuda_ordinal = result.device.ordinal;
   r.workload = result.workload;
   r.variant = result.variant;
+  r.input = result.input;
   r.unit = result.unit;
   r.rate = result.rate;
   r.window_seconds = std::chrono::duration<double>(result.window_end - result.window_start).count();

@@ -66,6 +66,7 @@ struct WorkloadReport {
   GpuFacts gpu;
   int cuda_ordinal = -1;
   std::string workload, variant;
+  std::string input;  // what the inputs held (describe_input): "random uniform in [-1, 1)"
   RateUnit unit = RateUnit::flop_per_second;
   RateSummary rate;           // per repetition; rate.median is the headline
   double window_seconds = 0;  // measured window, host clock

@@ -120,6 +120,8 @@ Node result_node(const WorkloadReport& r, const ViewOptions& options) {
   gpu.add("cuda_ordinal", "CUDA ordinal", output::integer(r.cuda_ordinal));
   n.add("workload", "Workload", output::text(r.workload));
   n.add("variant", "Variant", output::text(r.variant));
+  // Every run names its inputs; a report written before runs did (a committed fixture) has none.
+  if (!r.input.empty()) n.add("input", "Inputs", output::text(r.input));
   n.add("unit", "Unit", output::text(u.rate));
   add_rate(n, r, u);
   add_peak(n, r, u);

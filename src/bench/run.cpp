@@ -109,6 +109,7 @@ Result run(const WorkloadSpec& spec, int device, const RunOptions& options) {
   result.device = info;
   result.workload = workload_name(spec);
   result.variant = describe(spec);
+  result.input = describe_input(spec);
   result.unit = kernel->unit();
   result.work_per_launch = kernel->work_per_launch();
   std::vector<double> rates;

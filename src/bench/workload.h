@@ -25,8 +25,22 @@
 
 namespace gpuclk::bench {
 
+// What the inputs hold. Under a power cap the data's bit activity sets the power and so the
+// clock: on an H100 a BF16 8192³ GEMM ran 811 TFLOP/s at 1650 MHz on zeros and 673 TFLOP/s at
+// 1358 MHz on random values (docs/results/power_by_data_h100.md). Random is what real data is
+// closest to; zeros and a constant show what the data costs.
+enum class InputKind {
+  random,    // GEMM and triad: uniform in [-1, 1); copy: random bits
+  zeros,     // every byte 0
+  constant,  // GEMM: every element kConstantInput; copy and triad: every byte kConstantByte
+};
+inline constexpr float kConstantInput = 0.7f;  // as perf/power_by_data.py's constant
+inline constexpr unsigned char kConstantByte = 0x55;
+std::string_view to_string(InputKind kind);  // "random", "zeros", "constant"
+std::optional<InputKind> parse_input_kind(std::string_view name);
+
 // D = A·B through cuBLASLt, column-major, A m×k, B k×n, D m×n; alpha 1, beta 0.
-// Work per launch: 2·m·n·k FLOP. Inputs uniform random in [-1, 1).
+// Work per launch: 2·m·n·k FLOP. Inputs uniform random in [-1, 1) unless `input` says otherwise.
 struct GemmSpec {
   GemmDtype dtype = GemmDtype::bf16;
   std::int64_t m = 8192, n = 8192, k = 8192;            // each ≥ 1 (fp8: multiples of 16)
@@ -34,6 +48,7 @@ struct GemmSpec {
   // cuBLASLt heuristic results timed before measuring; the fastest wins only if it beats the
   // first by more than 2 %. 1 takes the heuristic's first choice.
   int autotune_candidates = 4;
+  InputKind input = InputKind::random;
 };
 
 enum class MemKind {
@@ -48,6 +63,7 @@ std::optional<MemKind> parse_mem_kind(std::string_view name);
 struct MemSpec {
   MemKind kind = MemKind::copy;
   std::size_t bytes = std::size_t(1) << 30;  // per array; a multiple of 16, ≥ 16
+  InputKind input = InputKind::random;
 };
 
 // Independent FP32 FMA chains in registers on every resident thread: no memory traffic, so the
@@ -61,8 +77,13 @@ using WorkloadSpec = std::variant<GemmSpec, MemSpec, FmaSpec>;
 
 // "gemm", "mem" or "fma".
 std::string workload_name(const WorkloadSpec& spec);
-// The variant in words: "bf16 8192x8192x8192", "copy 1073741824 B", "fp32 2048 iterations".
+// The variant in words: "bf16 8192x8192x8192", "copy 1073741824 B", "fp32 2048 iterations";
+// inputs other than random are part of it ("bf16 8192x8192x8192, zeros"), so `bench compare`
+// never matches a run on zeros with one on random data.
 std::string describe(const WorkloadSpec& spec);
+// What the inputs held, in words: "random uniform in [-1, 1)", "zeros", "constant 0.7",
+// "none (registers)" for fma.
+std::string describe_input(const WorkloadSpec& spec);
 // Throws gpuclk::Error(bad_argument) for sizes outside the ranges above.
 void validate(const WorkloadSpec& spec);
 
@@ -119,6 +140,7 @@ struct Result {
   DeviceInfo device;
   std::string workload;  // workload_name()
   std::string variant;   // describe()
+  std::string input;     // describe_input()
   RateUnit unit = RateUnit::flop_per_second;
   double work_per_launch = 0;  // FLOP or bytes
   std::vector<Repetition> repetitions;

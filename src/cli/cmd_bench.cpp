@@ -38,6 +38,7 @@ struct BenchOptions {
   std::string dtypes = "bf16";
   std::int64_t m = 8192, n = 8192, k = 8192;
   std::string kinds = "copy";
+  std::string input = "random";
   double mib = 1024;
   std::int64_t iterations = 2048;
   double seconds = 3, warmup = 1;
@@ -50,6 +51,11 @@ struct BenchOptions {
 std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const BenchOptions& o) {
   using namespace bench;
   std::vector<WorkloadSpec> specs;
+  const auto input = parse_input_kind(o.input);
+  if (!input) {
+    throw bad_argument(fmt::format("--input: '{}' is not an input kind", o.input),
+                       "valid: random (the default: what real data is closest to), zeros, constant");
+  }
   if (workload == "gemm") {
     for (const std::string& name : text::split(o.dtypes)) {
       auto dtype = parse_gemm_dtype(name);
@@ -60,6 +66,7 @@ std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const 
       GemmSpec spec;
       spec.dtype = *dtype;
       spec.m = o.m, spec.n = o.n, spec.k = o.k;
+      spec.input = *input;
       specs.push_back(spec);
     }
   } else if (workload == "mem") {
@@ -70,7 +77,7 @@ std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const 
         throw bad_argument(fmt::format("unknown --kind '{}'", name),
                            "valid kinds: copy, copy_kernel, triad (comma separated)");
       }
-      specs.push_back(MemSpec{*kind, std::size_t(o.mib * 1024 * 1024) / 16 * 16});
+      specs.push_back(MemSpec{*kind, std::size_t(o.mib * 1024 * 1024) / 16 * 16, *input});
     }
   } else {
     specs.push_back(FmaSpec{o.iterations});
@@ -278,6 +285,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   gemm->add_option("--m", opts->m, "rows of A and D (default 8192)");
   gemm->add_option("--n", opts->n, "columns of B and D (default 8192)");
   gemm->add_option("--k", opts->k, "columns of A, rows of B (default 8192)");
+  gemm->add_option("--input", opts->input,
+                   "what A and B hold: random (default; uniform in [-1, 1)), zeros, constant "
+                   "(0.7): the data sets the power, and under a cap the clock");
   add_run_options(gemm, *opts);
   gemm->callback(set_run("gemm"));
 
@@ -286,6 +296,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   mem->add_option("--kind", opts->kinds,
                   "copy | copy_kernel | triad, comma separated (default copy)");
   mem->add_option("--mib", opts->mib, "size of each array, MiB (default 1024)");
+  mem->add_option("--input", opts->input,
+                  "what the source arrays hold: random (default), zeros, constant (byte 0x55)");
   add_run_options(mem, *opts);
   mem->callback(set_run("mem"));
 

@@ -10,6 +10,10 @@ gpuclk bench gemm --dtype fp64
 expect_exit 2; expect_err "unknown --dtype 'fp64'"; expect_err "valid dtypes: fp32, tf32, fp16, bf16, fp8"
 gpuclk bench gemm --dtype bf16,int8
 expect_exit 2; expect_err "unknown --dtype 'int8'"
+gpuclk bench gemm --input normal
+expect_exit 2; expect_err "--input: 'normal' is not an input kind"; expect_err "valid: random"
+gpuclk bench mem --input ones
+expect_exit 2; expect_err "--input: 'ones' is not an input kind"
 gpuclk bench gemm --m 0
 expect_exit 2; expect_err "m = 0 is outside 1.."
 gpuclk bench gemm --dtype fp8 --k 100

@@ -99,6 +99,28 @@ TEST_F(bench_workloads_test, mem_every_kind_passes_its_check) {
   }
 }
 
+// Zeros and a constant pass their checks in every dtype and kind (the result buffer starts as NaN
+// there, so a kernel that did not run would fail them), and each report names its inputs.
+TEST_F(bench_workloads_test, zeros_and_constant_inputs_pass_their_checks) {
+  for (InputKind input : {InputKind::zeros, InputKind::constant}) {
+    for (GemmDtype d : kAllGemmDtypes) {
+      if (d == GemmDtype::fp8 && !has_fp8()) continue;
+      GemmSpec spec{d, 512, 384, 256};
+      spec.input = input;
+      const Result r = run(spec, 0, short_run());
+      expect_sane(r, describe(spec));
+      EXPECT_EQ(r.input, describe_input(spec));
+      EXPECT_NE(r.variant.find(std::string(to_string(input))), std::string::npos) << r.variant;
+    }
+    for (MemKind k : {MemKind::copy, MemKind::copy_kernel, MemKind::triad}) {
+      const MemSpec spec{k, std::size_t(64) << 20, input};
+      const Result r = run(spec, 0, short_run());
+      expect_sane(r, describe(spec));
+      EXPECT_EQ(r.input, input == InputKind::zeros ? "zeros" : "constant byte 0x55");
+    }
+  }
+}
+
 TEST_F(bench_workloads_test, fma_rate_is_below_the_fp32_peak_at_any_real_clock) {
   const Result r = run(FmaSpec{256}, 0, short_run());
   expect_sane(r, "fma");

@@ -37,6 +37,29 @@ TEST(bench_workload_test, dtype_and_kind_names_round_trip) {
   EXPECT_FALSE(parse_mem_kind("scale"));
 }
 
+// Random by default, named in every report; other inputs are part of the variant, so bench
+// compare never pairs a run on zeros with one on random data.
+TEST(bench_workload_test, inputs_are_random_unless_asked_and_always_named) {
+  for (InputKind k : {InputKind::random, InputKind::zeros, InputKind::constant})
+    EXPECT_EQ(parse_input_kind(to_string(k)), k);
+  EXPECT_FALSE(parse_input_kind("normal"));
+  EXPECT_EQ(GemmSpec{}.input, InputKind::random);
+  EXPECT_EQ(MemSpec{}.input, InputKind::random);
+  EXPECT_EQ(describe_input(GemmSpec{}), "random uniform in [-1, 1)");
+  EXPECT_EQ(describe_input(MemSpec{}), "random bits");
+  EXPECT_EQ(describe_input(MemSpec{MemKind::triad}), "random uniform in [-1, 1)");
+  EXPECT_EQ(describe_input(FmaSpec{}), "none (registers)");
+  GemmSpec zeros;
+  zeros.input = InputKind::zeros;
+  EXPECT_EQ(describe(zeros), "bf16 8192x8192x8192, zeros");
+  EXPECT_EQ(describe_input(zeros), "zeros");
+  const MemSpec constant{MemKind::copy, 1024, InputKind::constant};
+  EXPECT_EQ(describe(constant), "copy 1024 B, constant");
+  EXPECT_EQ(describe_input(constant), "constant byte 0x55");
+  zeros.input = InputKind::constant;
+  EXPECT_EQ(describe_input(zeros), "constant 0.7");
+}
+
 TEST(bench_workload_test, defaults_are_valid) {
   EXPECT_EQ(code_of(GemmSpec{}), ExitCode::ok);
   EXPECT_EQ(code_of(MemSpec{}), ExitCode::ok);
