@@ -516,9 +516,10 @@ section_bench_inputs() {
   for run in "gemm --dtype bf16" "gemm --dtype fp16" "mem --kind copy"; do
     for input in zeros constant random; do
       sleep 5  # the card cools a little between runs, as the PyTorch script lets it
-      local file="$OUT/bench_${run// /_}_$input.json"
+      local name=${run//--dtype /}; name=${name//--kind /}; name=${name// /_}
+      local file="$OUT/bench_${name}_$input.json"
       "$BIN" -i 0 bench $run --input "$input" --seconds 4 --warmup 2 --json "$file" \
-        > "$OUT/bench_${run// /_}_$input.txt" 2>&1 || echo "exit $? for bench $run --input $input"
+        > "$OUT/bench_${name}_$input.txt" 2>&1 || echo "exit $? for bench $run --input $input"
       python3 - "$file" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -92,7 +92,7 @@ std::string describe_input(const WorkloadSpec& spec) {
       case InputKind::zeros:
         return "zeros";
       case InputKind::constant:
-        return gemm ? "constant 0.7" : "constant byte 0x55";  // kConstantInput, kConstantByte
+        return gemm ? "constant 0.75" : "constant byte 0x55";  // kConstantInput, kConstantByte
     }
     return "?";
   };

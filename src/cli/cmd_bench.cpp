@@ -287,7 +287,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   gemm->add_option("--k", opts->k, "columns of A, rows of B (default 8192)");
   gemm->add_option("--input", opts->input,
                    "what A and B hold: random (default; uniform in [-1, 1)), zeros, constant "
-                   "(0.7): the data sets the power, and under a cap the clock");
+                   "(0.75): the data sets the power, and under a cap the clock");
   add_run_options(gemm, *opts);
   gemm->callback(set_run("gemm"));
 

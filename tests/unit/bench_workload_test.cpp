@@ -57,7 +57,7 @@ TEST(bench_workload_test, inputs_are_random_unless_asked_and_always_named) {
   EXPECT_EQ(describe(constant), "copy 1024 B, constant");
   EXPECT_EQ(describe_input(constant), "constant byte 0x55");
   zeros.input = InputKind::constant;
-  EXPECT_EQ(describe_input(zeros), "constant 0.7");
+  EXPECT_EQ(describe_input(zeros), "constant 0.75");
 }
 
 TEST(bench_workload_test, defaults_are_valid) {

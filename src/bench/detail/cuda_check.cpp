@@ -63,6 +63,12 @@ Advice advise(cublasStatus_t status) {
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   const Advice advice = advise(status);
+  // The runtime keeps a failed call's error as the thread's last error until it is read: left
+  // there, the next GPUCLK_CUDA_CHECK_LAUNCH (cudaGetLastError) would report it for a launch that
+  // worked. Seen on an H100: after a run on a device ordinal that does not exist (exit 6, as it
+  // should), the next run's first fill kernel "failed" with cudaErrorInvalidDevice. Reported here,
+  // it is cleared (a sticky error, which corrupts the context, stays: every later call reports it).
+  (void)cudaGetLastError();
   throw CudaError(advice.code,
                   std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
                       cudaGetErrorString(status) + ") at " + where(file, line),
