@@ -70,18 +70,19 @@ std::string describe(const WorkloadSpec& spec) {
   const auto inputs = [](InputKind input) {
     return input == InputKind::random ? std::string() : ", " + std::string(to_string(input));
   };
-  return std::visit(
-      Overloaded{
-          [&](const GemmSpec& g) {
-            return std::string(to_string(g.dtype)) + " " + std::to_string(g.m) + "x" +
-                   std::to_string(g.n) + "x" + std::to_string(g.k) + inputs(g.input);
-          },
-          [&](const MemSpec& m) {
-            return std::string(to_string(m.kind)) + " " + std::to_string(m.bytes) + " B" +
-                   inputs(m.input);
-          },
-          [](const FmaSpec& f) { return "fp32 " + std::to_string(f.iterations) + " iterations"; }},
-      spec);
+  return std::visit(Overloaded{[&](const GemmSpec& g) {
+                                 return std::string(to_string(g.dtype)) + " " +
+                                        std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                                        std::to_string(g.k) + inputs(g.input);
+                               },
+                               [&](const MemSpec& m) {
+                                 return std::string(to_string(m.kind)) + " " +
+                                        std::to_string(m.bytes) + " B" + inputs(m.input);
+                               },
+                               [](const FmaSpec& f) {
+                                 return "fp32 " + std::to_string(f.iterations) + " iterations";
+                               }},
+                    spec);
 }
 
 std::string describe_input(const WorkloadSpec& spec) {

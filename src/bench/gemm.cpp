@@ -98,8 +98,8 @@ class GemmKernel final : public Kernel {
     fill_input(b_.get(), k * n, seed_ + 1, stream);
     // On zeros or a constant a GEMM that never ran could match its reference from a zeroed D:
     // D starts as NaN (all bits set) there, which the check fails.
-    GPUCLK_CUDA_CHECK(cudaMemsetAsync(d_.get(), spec.input == InputKind::random ? 0 : 0xff,
-                                      d_.bytes(), stream));
+    GPUCLK_CUDA_CHECK(
+        cudaMemsetAsync(d_.get(), spec.input == InputKind::random ? 0 : 0xff, d_.bytes(), stream));
 
     handle_ = make_lt_handle();
     describe_problem();
@@ -124,7 +124,6 @@ class GemmKernel final : public Kernel {
   }
 
  public:
-
   double work_per_launch() const override {
     return 2.0 * double(spec_.m) * double(spec_.n) * double(spec_.k);
   }

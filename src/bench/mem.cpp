@@ -114,8 +114,8 @@ class MemKernel final : public Kernel {
   // The destination starts unlike any result: on zeros or a constant a copy that never ran
   // could match its source from a zeroed destination, so it starts as all bits set there.
   void clear_destination(cudaStream_t stream) {
-    GPUCLK_CUDA_CHECK(cudaMemsetAsync(a_.get(), spec_.input == InputKind::random ? 0 : 0xff,
-                                      a_.bytes(), stream));
+    GPUCLK_CUDA_CHECK(
+        cudaMemsetAsync(a_.get(), spec_.input == InputKind::random ? 0 : 0xff, a_.bytes(), stream));
   }
 
   MemSpec spec_;

@@ -53,8 +53,9 @@ std::vector<bench::WorkloadSpec> build_specs(const std::string& workload, const 
   std::vector<WorkloadSpec> specs;
   const auto input = parse_input_kind(o.input);
   if (!input) {
-    throw bad_argument(fmt::format("--input: '{}' is not an input kind", o.input),
-                       "valid: random (the default: what real data is closest to), zeros, constant");
+    throw bad_argument(
+        fmt::format("--input: '{}' is not an input kind", o.input),
+        "valid: random (the default: what real data is closest to), zeros, constant");
   }
   if (workload == "gemm") {
     for (const std::string& name : text::split(o.dtypes)) {
