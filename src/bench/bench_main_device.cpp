@@ -79,6 +79,7 @@ Json to_json(const gpuclk::bench::Result& r, const WorkloadSpec& spec) {
                             {"failures", v.failures},
                             {"max_error", v.max_error},
                             {"bound", v.bound},
+                            {"worst_of_allowed", v.worst_of_allowed},
                             {"method", v.method}}},
       {"details", details},
       {"repetitions", repetitions}};

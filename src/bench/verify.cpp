@@ -36,8 +36,11 @@ Verification verify_gemm(GemmDtype dtype, std::int64_t k, std::span<const GemmSa
   v.method = "sampled elements vs fp64 reference; error in units of sqrt(sum (a*b)^2)";
   for (const GemmSample& s : samples) {
     const double error = std::abs(s.computed - s.reference);
+    const double allowed = tolerance.allowed(s);
     // NaN or Inf output is a failure whatever the bound.
-    if (!std::isfinite(s.computed) || !(error <= tolerance.allowed(s))) ++v.failures;
+    if (!std::isfinite(s.computed) || !(error <= allowed)) ++v.failures;
+    const double share = std::isfinite(s.computed) ? error / allowed : HUGE_VAL;
+    v.worst_of_allowed = std::max(v.worst_of_allowed, share);
     const double normalized = s.scale > 0 ? error / s.scale : error;
     if (!std::isfinite(normalized)) {
       v.max_error = normalized;

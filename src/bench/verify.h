@@ -18,7 +18,11 @@ struct Verification {
   std::uint64_t failures = 0;  // elements outside their bound
   double max_error = 0;  // GEMM: max |computed − reference| / ‖a∘b‖₂; exact checks: 0 or 1
   double bound = 0;      // GEMM: the accumulation part of the bound (same unit); exact: 0
-  std::string method;    // one line saying how it was checked
+  // GEMM: the largest share of its own allowed error an element used (|error| / allowed, ≤ 1
+  // passes): the one figure that says how close the check came, whatever the output rounding
+  // (which `bound` leaves out) allowed each element. Exact checks: 0.
+  double worst_of_allowed = 0;
+  std::string method;  // one line saying how it was checked
 };
 
 // One sampled GEMM output element C(i,j): the value the GPU wrote, the double-precision
