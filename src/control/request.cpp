@@ -198,7 +198,10 @@ Request request_from_json(const std::string& settings, std::string_view where) {
     throw bad_argument(fmt::format("{} must be an object naming one or more settings", where),
                        kRequestKeys);
   Request r;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named references: clang before 16 cannot capture structured bindings in a lambda.
+    const std::string& key = item.key();
+    const auto& value = item.value();
     bool known = false;
     table::for_each_row([&](const auto& row) {
       if (known || (key != row.key && key != row.journal_key)) return;
