@@ -38,6 +38,15 @@ std::string text_of(const toml::node& node, const std::string& key, const std::s
   throw bad_argument(fmt::format("{}: {} must be a string or a number", where(source, node), key));
 }
 
+// "persistence_mode, application_clocks, ..., power_limit_w", from the rows.
+std::string profile_keys() {
+  std::string out;
+  table::for_each_row([&](const auto& row) {
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", row.profile_key);
+  });
+  return out;
+}
+
 Request settings_from(const toml::table& table, const std::string& source,
                       const std::set<std::string>& allowed_extra) {
   Request r;
@@ -51,8 +60,7 @@ Request settings_from(const toml::table& table, const std::string& source,
     if (!setting) {
       throw bad_argument(
           fmt::format("{}: unknown key '{}'", where(source, node), parse::quote(key)),
-          "settings: persistence_mode, application_clocks, locked_gpu_clocks, "
-          "locked_memory_clocks, power_limit_w (deploy/profiles/example.toml)");
+          fmt::format("settings: {} (deploy/profiles/example.toml)", profile_keys()));
     }
     parse_setting(r, *setting, text_of(node, key, source),
                   fmt::format("{}: {}", where(source, node), key));

@@ -154,9 +154,18 @@ std::string request_to_json(const Request& request) {
 
 namespace {
 
-const std::string kRequestKeys =
-    "keys: persistence_mode, application_clocks, locked_gpu_clocks, locked_memory_clocks, "
-    "power_limit (text, as gpuclk set takes it), power_limit_mw (the journal's form)";
+// "keys: persistence_mode, ..., power_limit (text, as gpuclk set takes it), power_limit_mw (the
+// journal's form)", from the rows.
+std::string request_keys() {
+  std::string text, journal;
+  table::for_each_row([&](const auto& row) {
+    text += fmt::format("{}{}", text.empty() ? "" : ", ", row.key);
+    if (row.journal_key != row.key)
+      journal += fmt::format("{}{}", journal.empty() ? "" : ", ", row.journal_key);
+  });
+  return fmt::format("keys: {} (text, as gpuclk set takes it), {} (the journal's form)", text,
+                     journal);
+}
 
 // One setting of a delegated request: `value` under `key`, which is the row's key or its
 // journal key. A string is text as gpuclk set takes it ("600", "default"); anything else is the
@@ -196,7 +205,7 @@ Request request_from_json(const std::string& settings, std::string_view where) {
   }
   if (!j.is_object() || j.empty())
     throw bad_argument(fmt::format("{} must be an object naming one or more settings", where),
-                       kRequestKeys);
+                       request_keys());
   Request r;
   for (const auto& item : j.items()) {
     // Named references: clang before 16 cannot capture structured bindings in a lambda.
@@ -209,7 +218,7 @@ Request request_from_json(const std::string& settings, std::string_view where) {
       read_one(r, row, key, value, where);
     });
     if (!known)
-      throw bad_argument(fmt::format("unknown setting '{}'", parse::quote(key)), kRequestKeys);
+      throw bad_argument(fmt::format("unknown setting '{}'", parse::quote(key)), request_keys());
   }
   return r;
 }

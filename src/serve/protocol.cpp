@@ -37,8 +37,8 @@ gpu::Reading<T> quantity_from(const json& j) {
 }
 
 template <class Q>
-void put(json& j, const char* key, const std::optional<Q>& q) {
-  if (q) j[key] = q->value();
+void put(json& j, std::string_view key, const std::optional<Q>& q) {
+  if (q) j[std::string(key)] = q->value();
 }
 
 }  // namespace
@@ -251,8 +251,7 @@ gpu::DeviceKey device_key_from_json(const json& j) {
 json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
   json j;
   j["t"] = seconds(s.time - now);
-  telemetry::for_each_fast_field(
-      [&](const auto& f) { put(j, std::string(f.key).c_str(), s.*f.member); });
+  telemetry::for_each_fast_field([&](const auto& f) { put(j, f.key, s.*f.member); });
   if (s.clock_reasons) j["clock_reasons"] = s.clock_reasons->bits();
   if (s.pstate) j["pstate"] = *s.pstate;
   return j;
@@ -304,7 +303,7 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
 namespace {
 
 template <class Q>
-void get(const json& j, const char* key, std::optional<Q>& q) {
+void get(const json& j, std::string_view key, std::optional<Q>& q) {
   if (auto it = j.find(key); it != j.end() && it->is_number()) q = Q(it->get<double>());
 }
 
@@ -330,8 +329,7 @@ std::optional<std::chrono::nanoseconds> nanoseconds_of(const json& j, const char
 telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint now) {
   telemetry::FastSample s;
   s.time = at(j, now);
-  telemetry::for_each_fast_field(
-      [&](const auto& f) { get(j, std::string(f.key).c_str(), s.*f.member); });
+  telemetry::for_each_fast_field([&](const auto& f) { get(j, f.key, s.*f.member); });
   if (auto it = j.find("clock_reasons"); it != j.end() && it->is_number_unsigned())
     s.clock_reasons = gpu::ClockReasons(it->get<std::uint64_t>());
   get_count(j, "pstate", s.pstate);
