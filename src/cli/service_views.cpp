@@ -1,14 +1,14 @@
 #include "cli/service_views.h"
 
-#include "cli/query_fields.h"
 #include "serve/protocol.h"
+#include "serve/query_fields.h"
 #include "tui/service_feed.h"
 
 namespace gpuclk::cli {
 
 std::vector<serve::View> service_views(Context& ctx) {
   std::vector<serve::View> views;
-  views.push_back({"query", read_all_query_fields, {}});
+  views.push_back({"query", serve::read_all_query_fields, {}});
   views.push_back({"clocks",
                    [](const gpu::Device& d, const gpu::DeviceSet&) { return clocks_view_row(d); },
                    {}});

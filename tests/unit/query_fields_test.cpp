@@ -1,4 +1,4 @@
-#include "cli/query_fields.h"
+#include "serve/query_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "util/error.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::serve {
 
 TEST(query_fields_test, resolves_names_and_nvidia_smi_aliases) {
   auto f = parse_query_fields(
@@ -44,4 +44,4 @@ TEST(query_fields_test, names_are_unique_and_described) {
             5u);
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::serve

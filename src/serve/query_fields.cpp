@@ -1,4 +1,4 @@
-#include "cli/query_fields.h"
+#include "serve/query_fields.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "util/error.h"
 #include "util/text.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::serve {
 namespace {
 
 using gpu::ClockDomain;
@@ -448,8 +448,8 @@ std::vector<const QueryField*> parse_query_fields(std::string_view list) {
 
 nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::DeviceSet& set) {
   nlohmann::json row = nlohmann::json::object();
-  for (const auto& f : query_fields()) row[f.name] = serve::to_json(f.read(device, set));
+  for (const auto& f : query_fields()) row[f.name] = to_json(f.read(device, set));
   return row;
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::serve
