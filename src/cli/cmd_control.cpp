@@ -10,9 +10,9 @@
 #include <set>
 #include <thread>
 
-#include "cli/settings_writer.h"
 #include "control/validate.h"
 #include "gpu/simulator.h"
+#include "serve/delegated_settings.h"
 #include "serve/protocol.h"
 
 namespace gpuclk::cli {
@@ -162,6 +162,24 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
   std::cout.flush();
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
   return 0;
+}
+
+std::optional<nlohmann::json> delegating_service(Context& ctx) {
+  if (::geteuid() == 0) return std::nullopt;
+  auto hello = ctx.service_hello();
+  if (!hello || !hello->contains("delegation")) return std::nullopt;
+  return hello;
+}
+
+std::unique_ptr<control::SettingsWriter> settings_writer(Context& ctx, const std::string& command,
+                                                         control::WriterOptions options) {
+  (void)control::allow_writes(ctx.read_only(), command);
+  if (delegating_service(ctx)) {
+    return serve::delegated_settings_writer(
+        [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); }, options);
+  }
+  return control::direct_settings_writer(
+      [&ctx](const std::string& name) { return session_options(ctx, name); }, command, options);
 }
 
 std::optional<int> run_delegated(Context& ctx, const nlohmann::json& asked,

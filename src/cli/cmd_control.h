@@ -18,6 +18,7 @@
 #include "control/report.h"
 #include "control/request.h"
 #include "control/session.h"
+#include "control/settings_writer.h"
 #include "control/transaction.h"
 
 namespace gpuclk::cli {
@@ -50,6 +51,17 @@ std::vector<DeviceRequest> profile_requests(Context& ctx, const control::Profile
 int print_change_report(Context& ctx, const control::ChangeReport& report,
                         const std::string& journal_file, const std::string& nothing_to_do,
                         bool dry_run);
+
+// The hello of a `gpuclk serve` that takes delegated settings (it names a policy), when this
+// process is not root and --direct is not given; nullopt: write directly.
+std::optional<nlohmann::json> delegating_service(Context& ctx);
+
+// The writer of `sweep` and `govern` (control/settings_writer.h) for `command`: delegated
+// (serve/delegated_settings.h) when delegating_service() answers, else direct. A direct writer
+// for a user who is not root fails as before (exit 4: NVML's or the journal's permission), its
+// hint naming `gpuclk serve` with a policy. Throws Error (exit 4) in read-only mode.
+std::unique_ptr<control::SettingsWriter> settings_writer(Context& ctx, const std::string& command,
+                                                         control::WriterOptions options = {});
 
 // For a user who is not root: sends `request` (a `set` or `restore`, protocol.h) to a running
 // `gpuclk serve` that takes delegated settings (its hello names a policy), with -i's GPUs, and

@@ -25,7 +25,6 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/install_paths.h"
-#include "cli/settings_writer.h"
 #include "control/signals.h"
 #include "govern/decision_log.h"
 #include "govern/evaluate.h"
@@ -304,9 +303,10 @@ int run_governor(Context& ctx, const GovernOptions& o) {
   }
   // The writes: root's go to the GPUs (the journal's lock held for the whole run: nobody else
   // writes while it governs); a user who is not root sends them to a `gpuclk serve` that takes
-  // delegated settings, which checks each against its policy and holders (settings_writer.h).
+  // delegated settings, which checks each against its policy and holders
+  // (control/settings_writer.h).
   const std::string command = "govern " + o.policy;
-  std::unique_ptr<SettingsWriter> writer;
+  std::unique_ptr<control::SettingsWriter> writer;
   if (!dry_run) {
     writer = settings_writer(ctx, command, {.hold_journal = true, .settle = false});
     if (const auto* journal = writer->held_journal()) govern::refuse_held_clocks(*journal, devices);
@@ -350,7 +350,7 @@ int run_governor(Context& ctx, const GovernOptions& o) {
       },
       [&](const std::vector<control::GpuControl*>& gpus, const std::vector<std::string>&) {
         // Back to the journal's originals (through the service: its restore of these GPUs).
-        std::vector<SettingsWriter::Previous> previous;
+        std::vector<control::SettingsWriter::Previous> previous;
         previous.reserve(gpus.size());
         for (const auto* g : gpus) previous.push_back({device_of.at(g), false, {}});
         return writer->restore(previous, command + " (stop)");

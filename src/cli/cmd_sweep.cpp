@@ -1,7 +1,7 @@
 // `gpuclk sweep`: throughput, power and energy against the SM clock lock or the power limit.
 // Each point is one journaled transaction through src/control, written by a SettingsWriter
-// (settings_writer.h): directly as root, as a delegated `set` through `gpuclk serve` for a user
-// who is not root. The GPUs go back to the settings found before the sweep at the end, on
+// (control/settings_writer.h): directly as root, as a delegated `set` through `gpuclk serve` for
+// a user who is not root. The GPUs go back to the settings found before the sweep at the end, on
 // SIGINT/SIGTERM/SIGHUP, and after a kill -9 by `gpuclk restore` (the journal holds the
 // originals; through the service, also when the user's session ends). src/sweep does the rest.
 //
@@ -24,7 +24,6 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/settings_writer.h"
 #include "control/validate.h"
 #include "gpu/sim_jobs.h"
 #include "sweep/best.h"
@@ -84,11 +83,11 @@ double parse_slowdown(const std::string& text) {
 // `written` collects the GPUs a change may have reached: all it asks for, less those of a request
 // the service refused (the policy, a holder, a bad value: nothing written); a request whose answer
 // never came may have landed.
-void apply_requests(SettingsWriter& writer, const std::string& command,
+void apply_requests(control::SettingsWriter& writer, const std::string& command,
                     const std::vector<gpu::Device*>& gpus,
                     const std::function<control::Request(gpu::Device&)>& request_of,
                     std::set<std::string>* written = nullptr) {
-  std::vector<SettingsWriter::Target> targets;
+  std::vector<control::SettingsWriter::Target> targets;
   std::vector<control::Problem> problems;
   for (auto* g : gpus) {
     auto checked = control::validate(request_of(*g), control::facts_of(*g), false);
@@ -147,18 +146,18 @@ std::map<std::string, Before> settings_before(Context& ctx, const std::vector<gp
   return out;
 }
 
-// Back to `before` (SettingsWriter::restore: from the journal where gpuclk had not touched a
-// GPU before, else the swept setting as it was; through the service, its `restore`), on the GPUs
+// Back to `before` (control::SettingsWriter::restore: from the journal where gpuclk had not touched
+// a GPU before, else the swept setting as it was; through the service, its `restore`), on the GPUs
 // the sweep may have reached (`written`): one whose every request was refused has nothing to undo.
-void restore_settings(SettingsWriter& writer, const std::vector<gpu::Device*>& gpus,
+void restore_settings(control::SettingsWriter& writer, const std::vector<gpu::Device*>& gpus,
                       sweep::Axis axis, const std::map<std::string, Before>& before,
                       const std::set<std::string>& written) {
-  std::vector<SettingsWriter::Previous> previous;
+  std::vector<control::SettingsWriter::Previous> previous;
   std::vector<control::Problem> problems;
   for (auto* g : gpus) {
     if (!written.count(g->uuid())) continue;
     const auto& b = before.at(g->uuid());
-    SettingsWriter::Previous p{g, b.journaled, {}};
+    control::SettingsWriter::Previous p{g, b.journaled, {}};
     if (b.journaled) {
       control::Request r;
       if (axis == sweep::Axis::sm_clock) {
