@@ -15,8 +15,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "output/dmon_printer.h"
-#include "serve/client.h"
-#include "serve/protocol.h"
+#include "serve/reading_feed.h"
 #include "telemetry/field_table.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
@@ -265,28 +264,6 @@ output::DmonStyle parse_style(const std::string& format, const std::string& time
   return style;
 }
 
-// The snapshot once every live GPU's slow read of this tick is in (it starts a few ms after the
-// fast tick), so the row's slow columns (energy, violations, PCIe, GPM) are this interval's
-// rather than the previous one's; at most `wait` of wall time. `after_baseline`: on the first
-// tick, start()'s read of the counters (energy, violations, GPM) is no slow read of this tick
-// (it holds no ECC or PCIe values): wait for the one after it.
-telemetry::Snapshot snapshot_with_slow_reads(const telemetry::Sampler& sampler,
-                                             std::chrono::milliseconds wait, bool after_baseline) {
-  const auto give_up = std::chrono::steady_clock::now() + wait;
-  // A fast tick can run a little late, after its slow read began: "this tick's" slow read is
-  // any within half an interval of the fast sample.
-  const auto half = sampler.options().fast_interval / 2;
-  for (;;) {
-    auto snap = sampler.snapshot();
-    const bool fresh = std::all_of(snap.gpus.begin(), snap.gpus.end(), [&](const GpuSnapshot& g) {
-      return g.health.lost || !g.fast ||
-             (g.slow && g.slow->time > g.fast->time - half && (!after_baseline || g.previous_slow));
-    });
-    if (fresh || std::chrono::steady_clock::now() >= give_up) return snap;
-    std::this_thread::sleep_for(1ms);
-  }
-}
-
 // Prints one interval's rows; returns how many GPUs are still alive. The same for both sources
 // (the sampler here, or the service's stream), so the output is the same either way.
 class RowPrinter {
@@ -326,107 +303,17 @@ class RowPrinter {
   std::set<unsigned> reported_lost_;
 };
 
-// What run_dmon has worked out from the options, for either source.
-struct DmonPlan {
-  telemetry::Duration interval;
-  FieldSet fields;
-  std::vector<DmonColumn> columns;
-  output::DmonPrinter& printer;
-  RowPrinter& rows;
-
-  // The note on slow fields (when they are read less often than the rows come), the header.
-  void begin(telemetry::Duration slow_interval) const {
-    if (!fields.slow().empty() && slow_interval > interval) {
-      printer.note(fmt::format(
-          "slow fields are read every {} ms; rows in between repeat the last value",
-          std::chrono::duration_cast<std::chrono::milliseconds>(slow_interval).count()));
-    }
-    printer.begin(columns);
+// Where the rows come from: the stream of a service that answers and can serve these options
+// (this process then loads no NVML), else dmon's own sampler.
+std::unique_ptr<serve::ReadingFeed> open_feed(Context& ctx, const serve::FeedOptions& options) {
+  if (auto hello = ctx.service_hello()) {
+    nlohmann::json indexes = nlohmann::json::array();
+    const auto& keys = hello->at("gpus");
+    for (auto pos : ctx.select_from(keys)) indexes.push_back(keys.at(pos).at("index"));
+    if (auto feed = serve::open_service_feed(ctx.service_socket(), *hello, indexes, options))
+      return feed;
   }
-};
-
-telemetry::Duration seconds_of(double s) {
-  return std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(s));
-}
-
-// One line of the service's stream as the sampler's snapshot and the energy column.
-void read_stream_line(const nlohmann::json& line, std::vector<GpuSnapshot>& gpus,
-                      std::vector<std::optional<units::Joules>>& energy) {
-  gpus.clear();
-  energy.clear();
-  const telemetry::TimePoint base{};  // the rows use differences of times only
-  for (const auto& j : line.at("gpus")) {
-    GpuSnapshot g;
-    g.info.index = j.at("index").get<unsigned>();
-    g.info.uuid = j.value("uuid", std::string());
-    g.health.lost = j.value("lost", false);
-    if (j.contains("fast")) g.fast = serve::fast_sample_from_json(j.at("fast"), base);
-    if (j.contains("slow")) g.slow = serve::slow_sample_from_json(j.at("slow"), base);
-    if (j.contains("previous_slow"))
-      g.previous_slow = serve::slow_sample_from_json(j.at("previous_slow"), base);
-    gpus.push_back(std::move(g));
-    auto e = j.find("energy_joules");
-    energy.push_back(e != j.end() && e->is_number()
-                         ? std::optional<units::Joules>(units::Joules(e->get<double>()))
-                         : std::nullopt);
-  }
-}
-
-// dmon from the service's sampler (its `stream` request, docs/serve.md): this process loads no
-// NVML. nullopt when the service cannot serve these options (an interval shorter than its
-// own, a field it does not sample): the caller reads NVML itself, before anything is printed.
-std::optional<int> dmon_through_service(Context& ctx, const DmonOptions& o, const DmonPlan& plan) {
-  auto hello = ctx.service_hello();
-  if (!hello) return std::nullopt;
-  const double seconds = std::chrono::duration<double>(plan.interval).count();
-  if (hello->value("interval_seconds", 1e9) > seconds + 1e-6) return std::nullopt;
-  nlohmann::json indexes = nlohmann::json::array();
-  const auto& keys = hello->at("gpus");
-  for (auto pos : ctx.select_from(keys)) indexes.push_back(keys.at(pos).at("index"));
-  nlohmann::json names = nlohmann::json::array();
-  for (std::size_t i = 0; i < static_cast<std::size_t>(Field::count); ++i) {
-    if (plan.fields.has(static_cast<Field>(i)))
-      names.push_back(std::string(telemetry::field_name(static_cast<Field>(i))));
-  }
-  // A connection of its own: Context's answers one line per request.
-  auto client = serve::Client::connect(ctx.service_socket());
-  if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
-  client->send({{"request", "stream"},
-                {"gpus", indexes},
-                {"interval_seconds", seconds},
-                {"count", o.count},
-                {"fields", names}});
-  // A service silent for this long is stuck (a frozen or fast simulator only shortens it).
-  const auto silence = std::chrono::duration_cast<std::chrono::milliseconds>(
-      2 * plan.interval + std::chrono::seconds(15));
-  std::vector<GpuSnapshot> gpus;
-  std::vector<std::optional<units::Joules>> energy;
-  long long printed = 0;
-  auto last_line = std::chrono::steady_clock::now();
-  util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: dmon ends cleanly (exit 0)
-  while (!util::StopFlag::raised()) {
-    std::optional<nlohmann::json> line;
-    try {
-      line = client->read_line(100ms);
-    } catch (const Error& e) {
-      // The service refused the options before any row: read NVML instead.
-      if (printed == 0 && e.code() == ExitCode::bad_argument) return std::nullopt;
-      throw;
-    }
-    if (!line) {
-      if (std::chrono::steady_clock::now() - last_line > silence)
-        throw Error(ExitCode::other, "the service (gpuclk serve) stopped streaming",
-                    "use --direct to read the GPUs without it");
-      continue;
-    }
-    last_line = std::chrono::steady_clock::now();
-    if (line->value("end", false)) break;
-    if (printed == 0) plan.begin(seconds_of(hello->value("slow_interval_seconds", 1.0)));
-    read_stream_line(*line, gpus, energy);
-    plan.rows.print(gpus, energy);
-    if (++printed == o.count) break;
-  }
-  return 0;
+  return serve::open_sampler_feed(ctx.selected(), ctx.clock(), options);
 }
 
 int run_dmon(Context& ctx, const DmonOptions& o) {
@@ -455,54 +342,23 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   std::ostream& out = o.file.empty() ? std::cout : file;
   output::DmonPrinter printer(out, style);
   RowPrinter rows(printer, cells);
-  const DmonPlan plan{interval, fields, columns, printer, rows};
-  if (auto streamed = dmon_through_service(ctx, o, plan)) return *streamed;
-
-  const auto devices = ctx.selected();
-  telemetry::SamplerOptions so;
-  so.fast_interval = interval;
-  so.slow_interval = std::max<telemetry::Duration>(interval, 100ms);
-  so.fields = fields;
-  so.fast_capacity = 16;
-  so.slow_capacity = 16;
-  telemetry::Sampler sampler(telemetry::device_sources(devices, fields), ctx.clock(), so);
-  plan.begin(sampler.options().slow_interval);
-
-  // Ticks on which the slow fields are read too (the sampler keeps them in phase).
-  const auto slow_every =
-      static_cast<std::uint64_t>(sampler.options().slow_interval / sampler.options().fast_interval);
-  const auto slow_wait = std::min<std::chrono::milliseconds>(
-      250ms, std::chrono::duration_cast<std::chrono::milliseconds>(interval / 2));
-
   util::StopFlag stop;  // Ctrl-C, kill, a closed terminal: dmon ends cleanly (exit 0)
-  sampler.start();
-  std::uint64_t seen = 0;
+  const auto feed = open_feed(ctx, {interval, fields, o.count});
   long long printed = 0;
-  std::vector<std::optional<units::Joules>> energy;
-  while (!util::StopFlag::raised()) {
-    const auto tick = sampler.wait_for_tick(seen, 100ms);
-    if (tick == seen) continue;
-    seen = tick;
-    const bool slow_due = !fields.slow().empty() && (tick - 1) % slow_every == 0;
-    const bool baseline =
-        tick == 1 && !(fields & FieldSet{Field::energy, Field::violation_time, Field::gpm}).empty();
-    const auto snap =
-        slow_due ? snapshot_with_slow_reads(sampler, slow_wait, baseline) : sampler.snapshot();
-    energy.clear();
-    for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
-      energy.push_back(fields.has(Field::energy) && !snap.gpus[i].health.lost
-                           ? sampler.summary(i).energy
-                           : std::nullopt);
+  while (auto readings = feed->next()) {
+    if (printed++ == 0) {
+      // The note on slow fields (when they are read less often than the rows come), the header.
+      const auto slow = feed->slow_interval();
+      if (!fields.slow().empty() && slow > interval) {
+        printer.note(
+            fmt::format("slow fields are read every {} ms; rows in between repeat the last value",
+                        std::chrono::duration_cast<std::chrono::milliseconds>(slow).count()));
+      }
+      printer.begin(columns);
     }
-    try {
-      rows.print(snap.gpus, energy);
-    } catch (const Error&) {
-      sampler.stop();
-      throw;
-    }
-    if (o.count && ++printed >= o.count) break;
+    rows.print(readings->gpus, readings->energy);
+    if (o.count && printed >= o.count) break;
   }
-  sampler.stop();
   return 0;
 }
 
