@@ -14,10 +14,8 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "gpu/simulator.h"
 #include "gpu/status.h"
-#include "serve/client.h"
-#include "serve/protocol.h"
+#include "serve/run_watch.h"
 #include "telemetry/child_process.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
@@ -38,13 +36,7 @@ struct StatOptions {
   bool all_gpus = false;
 };
 
-// What one GPU did during the run.
-struct GpuReport {
-  telemetry::GpuInfo info;
-  Summary summary;
-  telemetry::GpuHealth health;
-  std::optional<double> truth_energy_j;  // the simulator's exact energy over the run
-};
+using GpuReport = serve::WatchedGpu;
 
 struct RunReport {
   std::vector<std::string> command;
@@ -193,219 +185,6 @@ int print_report(Context& ctx, const RunReport& report, std::ofstream& json_file
   return report.exit.exit_code;
 }
 
-telemetry::TimePoint time_point_of(double seconds) {
-  return telemetry::TimePoint(
-      std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds)));
-}
-
-// stat from the service's sampler (docs/serve.md): a `stream` of every sample of the selected
-// GPUs while the command runs, summarised here by the same SummaryBuilder the sampler uses; this
-// process loads no NVML. nullopt (read NVML yourself) when no service answers or it samples at
-// another interval than --interval.
-// The selected GPUs' static facts, from the service's status answer.
-std::vector<telemetry::GpuInfo> gpu_infos(const nlohmann::json& status,
-                                          const std::vector<std::size_t>& positions) {
-  std::vector<telemetry::GpuInfo> infos;
-  for (auto pos : positions) {
-    const auto st = serve::status_from_json(status.at("status").at(pos));
-    telemetry::GpuInfo info;
-    info.index = st.index;
-    info.uuid = st.uuid;
-    info.name = st.name;
-    info.max_sm_clock = st.sm_max.optional();
-    info.max_memory_clock = st.memory_max.optional();
-    info.power_limit = st.power_limit.optional();
-    infos.push_back(std::move(info));
-  }
-  return infos;
-}
-
-// The service sampler's ticks, missed ticks and lateness between two of its snapshots.
-telemetry::TimingStats timing_between(const nlohmann::json& from, const nlohmann::json& to) {
-  telemetry::TimingStats t;
-  t.ticks = to.value("ticks", std::uint64_t{0}) - from.value("ticks", std::uint64_t{0});
-  t.missed_ticks =
-      to.value("missed_ticks", std::uint64_t{0}) - from.value("missed_ticks", std::uint64_t{0});
-  t.lateness_p99 = std::chrono::duration_cast<telemetry::Duration>(
-      std::chrono::duration<double, std::milli>(to.value("lateness_p99_ms", 0.0)));
-  return t;
-}
-
-// The service's stream, as one stat run sees it: a summary per GPU from the window's start (the
-// counter read the service made for the stream), the read errors after the first line, a loss.
-struct StreamWindow {
-  explicit StreamWindow(std::size_t gpus) : builders(gpus), health(gpus), errors_before(gpus) {}
-
-  void consume(const nlohmann::json& line) {
-    const auto now = time_point_of(line.at("time").get<double>());
-    const auto& gpus = line.at("gpus");
-    if (!start) {
-      // The first line comes after a counter read the service made for this stream: the window
-      // starts there, so that the energy counter covers it from its first moment.
-      start = now;
-      for (const auto& g : gpus) {
-        for (const auto& sl : g.at("slow_samples"))
-          start = std::min(*start, serve::slow_sample_from_json(sl, now).time);
-      }
-    }
-    last = now;
-    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) add(k, gpus[k], now);
-  }
-
-  // The samples up to the command's end: every line up to the service's time in `asked` (a
-  // snapshot taken once the command has ended), then the next one. The counters are read once a
-  // second: the window's last part, after the last read, comes from the power readings. (A
-  // service that does not say its time, an older gpuclk serve: the next line.)
-  void read_to(serve::Client& client, const nlohmann::json& asked, double line_seconds) {
-    const auto end = asked.contains("time")
-                         ? std::optional(time_point_of(asked.at("time").get<double>()))
-                         : std::nullopt;
-    const auto wait = std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000);
-    do {
-      auto line = client.read_line(wait);
-      if (!line) break;
-      consume(*line);
-    } while (end && (!last || *last < *end));
-  }
-
-  std::optional<telemetry::TimePoint> start, last;
-  std::vector<std::optional<telemetry::SummaryBuilder>> builders;
-  std::vector<telemetry::GpuHealth> health;
-
- private:
-  void add(std::size_t k, const nlohmann::json& g, telemetry::TimePoint now) {
-    if (!builders[k]) builders[k].emplace(*start);
-    for (const auto& f : g.at("samples")) builders[k]->add(serve::fast_sample_from_json(f, now));
-    for (const auto& sl : g.at("slow_samples"))
-      builders[k]->add(serve::slow_sample_from_json(sl, now));
-    // The service counts read errors since it started: the run's are those after its first line.
-    const auto errors = g.value("read_errors", std::uint64_t{0});
-    if (!errors_before[k]) errors_before[k] = errors;
-    health[k].read_errors = errors - std::min(errors, *errors_before[k]);
-    if (health[k].read_errors > 0) {
-      health[k].last_error = g.value("last_error", 0);
-      health[k].last_error_field = g.value("last_error_field", std::string());
-    }
-    if (g.contains("lost_t") && !health[k].lost) {
-      health[k].lost = true;
-      health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(
-                                    std::chrono::duration<double>(g.at("lost_t").get<double>()));
-      builders[k]->mark_lost(*health[k].lost_at);
-    }
-  }
-  std::vector<std::optional<std::uint64_t>> errors_before;
-};
-
-std::optional<int> stat_through_service(Context& ctx, const StatOptions& o,
-                                        telemetry::Duration interval, std::ofstream& json_file) {
-  auto hello = ctx.service_hello();
-  if (!hello) return std::nullopt;
-  const double sampling = hello->value("interval_seconds", 0.0);
-  if (std::abs(sampling - std::chrono::duration<double>(interval).count()) > 1e-6)
-    return std::nullopt;
-  const auto status = ctx.ask_service({{"request", "status"}});
-  if (!status) return std::nullopt;
-  const auto positions = ctx.select_from(status->at("gpus"));
-  const std::vector<telemetry::GpuInfo> infos = gpu_infos(*status, positions);
-  nlohmann::json indexes = nlohmann::json::array();
-  for (const auto& info : infos) indexes.push_back(info.index);
-  // The sampler's timing, and on the simulator each GPU's exact energy (in `indexes` order).
-  auto snapshot_now = [&ctx, &indexes] {
-    return ctx.ask_service({{"request", "snapshot"}, {"gpus", indexes}}).value();
-  };
-  auto truth_of = [](const nlohmann::json& snapshot, std::size_t k) -> std::optional<double> {
-    const auto& g = snapshot.at("gpus").at(k);
-    if (!g.contains("simulator_energy_j")) return std::nullopt;
-    return g.at("simulator_energy_j").get<double>();
-  };
-  // Which GPUs the command uses: the processes in the service's `top` view (asked once now,
-  // so that the service reads it while the command runs).
-  auto processes = [&ctx] { return ctx.ask_service({{"request", "view"}, {"name", "top"}}); };
-  processes();
-
-  auto client = serve::Client::connect(ctx.service_socket());
-  if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
-  // A line per sampling interval: the window ends at most one interval after the command.
-  const double line_seconds = sampling;
-  client->send({{"request", "stream"},
-                {"gpus", indexes},
-                {"interval_seconds", line_seconds},
-                {"samples", "all"}});
-
-  RunReport report;
-  report.command = o.command;
-  report.sampled_by = "gpuclk serve";
-  report.sampling.fast_interval = interval;
-  report.sampling.slow_interval = std::chrono::duration_cast<telemetry::Duration>(
-      std::chrono::duration<double>(hello->value("slow_interval_seconds", 1.0)));
-  StreamWindow window(infos.size());
-  auto first = client->read_line(10000ms);
-  if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
-  window.consume(*first);
-  // After the first line (which waits for the service's next slow read, up to a second): the
-  // window starts here, and so do the ticks and the simulator's energy counted for it.
-  const auto snapshot_start = snapshot_now();
-  const auto& timing_start = snapshot_start.at("timing");
-  // The lines that have come, for at most `budget` of wall time: where parsing them is slower
-  // than the service sends them (a sanitized build on a loaded machine), an unbounded drain never
-  // returned, no other request went out, and the service dropped the idle connection.
-  auto drain = [&](std::chrono::milliseconds budget) {
-    const auto until = std::chrono::steady_clock::now() + budget;
-    while (std::chrono::steady_clock::now() < until) {
-      auto line = client->read_line(0ms);
-      if (!line) break;
-      window.consume(*line);
-    }
-  };
-
-  telemetry::ChildProcess child(o.command);
-  // A service that stops during the run leaves the command running to its end: its exit code
-  // is still stat's, with no report.
-  std::optional<Error> failed;
-  auto attribute = [&] {
-    if (failed) return;
-    try {
-      drain(200ms);
-      auto view = processes();
-      if (!view) return;
-      const auto& rows = view->at("rows");
-      for (auto pos : positions) {
-        for (const auto& p : rows.at(pos).value("processes", nlohmann::json::array())) {
-          if (child.owns(static_cast<pid_t>(p.value("pid", 0))))
-            report.gpus_used.insert(status->at("gpus").at(pos).at("index").get<unsigned>());
-        }
-      }
-    } catch (const Error& e) {
-      failed = e;
-    }
-  };
-  report.exit = child.wait(attribute, 500ms);
-  nlohmann::json snapshot_end;
-  try {
-    if (failed) throw *failed;
-    window.read_to(*client, snapshot_now(), line_seconds);
-    snapshot_end = snapshot_now();
-  } catch (const Error& e) {
-    std::cerr << fmt::format(
-        "gpuclk: stat: no report: {} (during the run; --direct samples the "
-        "GPUs itself)\n",
-        e.what());
-    return report.exit.exit_code;
-  }
-  report.attributed = !report.gpus_used.empty();
-  report.timing = timing_between(timing_start, snapshot_end.at("timing"));
-  for (std::size_t k = 0; k < infos.size(); ++k) {
-    const bool used = report.gpus_used.count(infos[k].index) > 0;
-    if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
-    GpuReport g{infos[k], window.builders[k] ? window.builders[k]->finish(*window.last) : Summary{},
-                window.health[k], std::nullopt};
-    const auto truth_start = truth_of(snapshot_start, k), truth_end = truth_of(snapshot_end, k);
-    if (truth_start && truth_end && !g.summary.lost) g.truth_energy_j = *truth_end - *truth_start;
-    report.gpus.push_back(std::move(g));
-  }
-  return print_report(ctx, report, json_file, o.json_file);
-}
-
 int run_stat(Context& ctx, const StatOptions& o) {
   // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
   // still writes its report, however early it came (a Slurm job cancelled at once).
@@ -427,55 +206,52 @@ int run_stat(Context& ctx, const StatOptions& o) {
     json_file.open(o.json_file);
     if (!json_file) throw bad_argument(fmt::format("cannot write --json {}", o.json_file));
   }
-  if (auto through_service = stat_through_service(ctx, o, *interval, json_file))
-    return *through_service;
-  const auto devices = ctx.selected();
+  // Where the readings come from: the stream of a service that answers and samples at
+  // --interval (this process then loads no NVML), else stat's own sampler.
+  std::unique_ptr<serve::RunWatch> watch;
+  if (auto hello = ctx.service_hello()) {
+    watch = serve::open_service_watch(
+        [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); },
+        ctx.service_socket(), *hello,
+        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, *interval);
+  }
+  if (!watch) {
+    telemetry::SamplerOptions sampling;
+    sampling.fast_interval = *interval;
+    sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
+    sampling.fields = telemetry::FieldSet::standard();
+    sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
+    sampling.slow_capacity = 60;
+    watch = serve::open_sampler_watch(ctx.selected(), ctx.clock(), sampling);
+  }
 
   RunReport report;
   report.command = o.command;
-  report.sampling.fast_interval = *interval;
-  report.sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
-  report.sampling.fields = telemetry::FieldSet::standard();
-  report.sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
-  report.sampling.slow_capacity = 60;
-  telemetry::Sampler sampler(telemetry::device_sources(devices, report.sampling.fields),
-                             ctx.clock(), report.sampling);
-  // On the simulator, its exact energy counter beside NVML's (not_supported on real GPUs).
-  std::vector<gpu::Reading<units::Joules>> truth_start(devices.size());
-
-  // The truth is read right before start() and right after stop(), which read the counters first
-  // and last: the two windows match to a millisecond or so.
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    truth_start[i] = gpu::simulator_energy(*devices[i]);
-  sampler.start();
+  watch->start();
   telemetry::ChildProcess child(o.command);
-  // Which GPUs the command uses: NVML lists the processes holding a context on each GPU.
-  auto attribute = [&] {
-    for (const auto* d : devices) {
-      auto processes = d->processes();
-      if (!processes) continue;
-      for (const auto& p : *processes) {
-        if (child.owns(static_cast<pid_t>(p.pid))) report.gpus_used.insert(d->index());
-      }
-    }
-  };
-  report.exit = child.wait(attribute, 500ms);
-  sampler.stop();
+  // Which GPUs the command uses: the GPUs where its processes hold a context.
+  const auto owns = [&child](pid_t pid) { return child.owns(pid); };
+  report.exit = child.wait([&] { watch->attribute(owns, report.gpus_used); }, 500ms);
+  serve::Watched watched;
+  try {
+    watched = watch->finish();
+  } catch (const Error& e) {
+    // A service that stops during the run leaves the command running to its end: its exit code
+    // is still stat's, with no report.
+    std::cerr << fmt::format(
+        "gpuclk: stat: no report: {} (during the run; --direct samples the GPUs itself)\n",
+        e.what());
+    return report.exit.exit_code;
+  }
   report.attributed = !report.gpus_used.empty();
-  report.sampling = sampler.options();
-  report.timing = sampler.timing();
-
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const bool used = report.gpus_used.count(devices[i]->index()) > 0;
+  report.sampled_by = watched.sampled_by;
+  report.sampling = watched.sampling;
+  report.timing = watched.timing;
+  for (auto& g : watched.gpus) {
+    const bool used = report.gpus_used.count(g.info.index) > 0;
     if (report.attributed && !used && !o.all_gpus && !ctx.selection_given()) continue;
-    GpuReport g{sampler.info(i), sampler.summary(i), sampler.health(i), std::nullopt};
-    if (const auto truth_end = gpu::simulator_energy(*devices[i]);
-        truth_start[i] && truth_end && !g.summary.lost) {
-      g.truth_energy_j = truth_end->value() - truth_start[i]->value();
-    }
     report.gpus.push_back(std::move(g));
   }
-
   return print_report(ctx, report, json_file, o.json_file);
 }
 
