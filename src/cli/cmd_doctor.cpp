@@ -10,20 +10,16 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
-#include "gpu/events.h"
 #include "gpu/selection.h"
 #include "host/cpu.h"
 #include "host/process.h"
 #include "rules/process_owners.h"
 #include "rules/rule.h"
-#include "rules/watch.h"
-#include "serve/protocol.h"
+#include "serve/rules_window.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
@@ -110,109 +106,6 @@ output::Table findings_table(const std::vector<rules::Finding>& findings) {
   return t;
 }
 
-// The window watched from now on, through the command's own sampler, with Xid and ECC events.
-rules::Input watch(Context& ctx, const std::vector<gpu::Device*>& devices,
-                   telemetry::Duration duration, telemetry::Duration interval) {
-  Countdown countdown(devices.size());
-  return rules::watch(devices, ctx.clock(), duration, interval,
-                      [&](double left) { countdown.show(left); });
-}
-
-// The window through gpuclk serve: the last `duration` of the service's history, so a look back
-// costs no waiting (the service has been sampling all along). Up to 10 min at the service's
-// interval with the slow tier (energy, violation, ECC and replay counters); longer, the 1 s
-// history of the fast fields only. A service that has run for less than `duration` is waited
-// for. Settings, ECC counts and processes are read once, as when watching. The Xid and ECC events
-// are the ones the service received over the window (it waits on them all along, as watching
-// does). nullopt: no service answers, or --direct.
-struct LookBack {
-  rules::Input input;
-  double interval_seconds = 0;
-  bool slow_tier = true;
-  bool events_kept = true;  // false: a service that keeps no events (an older gpuclk serve)
-};
-
-std::optional<LookBack> look_back(Context& ctx, telemetry::Duration duration,
-                                  const std::vector<gpu::Device*>& devices) {
-  const auto hello = ctx.service_hello();
-  if (!hello) return std::nullopt;
-  LookBack out;
-  out.interval_seconds = hello->value("interval_seconds", 0.1);
-  const double history_seconds = hello->value("history_seconds", 3600.0);
-  const double want = std::chrono::duration<double>(duration).count();
-  out.slow_tier = want <= 600;
-  if (!out.slow_tier && want > history_seconds) {
-    throw bad_argument(
-        fmt::format("--duration {:.0f} s is longer than gpuclk serve's history ({:.0f} s)", want,
-                    history_seconds),
-        "give a shorter --duration, or --direct to watch from now on");
-  }
-  const nlohmann::json request{
-      {"request", "history"}, {"seconds", want}, {"resolution", out.slow_tier ? "interval" : "1s"}};
-  auto reply = ctx.ask_service(request);
-  if (!reply) return std::nullopt;
-  // How far back the history reaches: a service started a moment ago is waited for.
-  const auto covered = [](const nlohmann::json& r) {
-    double oldest = 0;
-    for (const auto& g : r.at("gpus")) {
-      const auto& samples = g.at("samples");
-      if (!samples.empty()) oldest = std::min(oldest, samples.front().value("t", 0.0));
-    }
-    return -oldest;
-  };
-  const double missing = want - covered(*reply) - 2 * out.interval_seconds;
-  if (missing > 0) {
-    Countdown countdown(devices.size());
-    // `missing` is in the GPUs' time base: as wall time (shorter under GPUCLK_SIM_SPEED).
-    const auto ahead =
-        std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(missing));
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           ctx.clock().wall_time_until(ctx.clock().now() + ahead).value_or(ahead));
-    while (std::chrono::steady_clock::now() < until) {
-      countdown.show(
-          std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count());
-      std::this_thread::sleep_for(100ms);
-    }
-    reply = ctx.ask_service(request);
-    if (!reply) return std::nullopt;
-  }
-  const auto now = ctx.clock().now();
-  out.input.from = now - duration;
-  out.input.to = now;
-  const auto& gpus = reply->at("gpus");
-  for (auto* d : devices) {
-    rules::GpuWindow w;
-    w.facts = rules::read_facts(*d);
-    for (const auto& g : gpus) {
-      // By UUID; a GPU lost since (no UUID read now) by its index.
-      const bool same = d->uuid().empty() ? g.value("index", ~0u) == d->index()
-                                          : g.value("uuid", std::string()) == d->uuid();
-      if (!same) continue;
-      for (const auto& f : g.at("samples")) w.fast.push_back(serve::fast_sample_from_json(f, now));
-      if (auto it = g.find("slow"); it != g.end()) {
-        for (const auto& f : *it) w.slow.push_back(serve::slow_sample_from_json(f, now));
-      }
-      const auto events = g.find("events");
-      const auto watched = g.find("events_watched");
-      if (events == g.end() || watched == g.end()) {
-        out.events_kept = false;
-        continue;
-      }
-      for (const auto& e : *events) {
-        auto event = serve::event_from_json(e, d->index(), now);
-        if (event.time >= out.input.from) w.events.push_back(event);
-      }
-      for (const auto& kind : *watched) {
-        if (kind.get<std::string>() == gpu::to_string(gpu::EventKind::xid)) w.xid_watched = true;
-      }
-    }
-    w.health.lost = w.facts.unavailable_code != 0;
-    out.input.gpus.push_back(std::move(w));
-  }
-  return out;
-}
-
 int run_explain(const DoctorOptions& o) {
   const auto& r = rule_or_throw(o.explain, "--explain");
   std::cout << r.name << ": " << r.title << '\n'
@@ -243,9 +136,21 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   const auto format = ctx.format();
   const auto devices = ctx.selected();
 
-  std::optional<LookBack> through_service = look_back(ctx, duration, devices);
-  rules::Input input = through_service ? std::move(through_service->input)
-                                       : watch(ctx, devices, duration, *interval);
+  // The window: the service's history when one answers (no waiting), else watched from now on.
+  serve::RulesWindow window;
+  {
+    Countdown countdown(devices.size());
+    const auto progress = [&countdown](double left) { countdown.show(left); };
+    std::optional<serve::RulesWindow> looked_back;
+    if (auto hello = ctx.service_hello()) {
+      looked_back = serve::look_back(
+          [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); }, *hello,
+          ctx.clock(), duration, devices, progress);
+    }
+    window = looked_back ? std::move(*looked_back)
+                         : serve::watch_window(devices, ctx.clock(), duration, *interval, progress);
+  }
+  auto& input = window.input;
   add_journal_facts(ctx, input.gpus);
   rules::add_process_owners(input, ctx.devices().api());  // the straggler rule's jobs
   const auto findings = rules::evaluate(input, chosen);
@@ -255,7 +160,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   if (format.kind == output::Format::Kind::json) {
     output::Node root;
     root.add("duration_s", "Duration", output::number(input.seconds(), "s", 1));
-    root.add("source", "Source", output::text(through_service ? "serve" : "watched"));
+    root.add("source", "Source", output::text(window.from_service ? "serve" : "watched"));
     auto& gpus = root.section("gpus", "GPUs", true);
     for (const auto& w : input.gpus) gpus.add("gpu", "", output::integer(w.facts.index));
     auto& xid_gpus = root.section("xid_watched", "Xid events watched", true);
@@ -269,12 +174,12 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   } else if (format.kind == output::Format::Kind::csv) {
     ctx.printer()->print_table(findings_table(findings));
   } else {
-    if (through_service) {
+    if (window.from_service) {
       std::cout << fmt::format(
           "gpuclk doctor: looked back over the last {:.1f} s of gpuclk serve's history of {} GPU{} "
           "({} samples{})",
           input.seconds(), devices.size(), devices.size() == 1 ? "" : "s", samples,
-          through_service->slow_tier ? "" : "; 1 s resolution, no counters");
+          window.slow_tier ? "" : "; 1 s resolution, no counters");
     } else {
       std::cout << fmt::format("gpuclk doctor: watched {} GPU{} for {:.1f} s ({} samples)",
                                devices.size(), devices.size() == 1 ? "" : "s", input.seconds(),
@@ -286,7 +191,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
       std::cout << " on the simulated node " << node.substr(0, node.find(" ("));
     }
     std::cout << '\n';
-    const bool events_seen = !through_service || through_service->events_kept;
+    const bool events_seen = !window.from_service || window.events_kept;
     if (!events_seen) {
       std::cout << "Xid events: not looked back at (this gpuclk serve does not keep them; "
                    "--direct watches for them from now on)\n";

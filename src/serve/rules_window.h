@@ -1,0 +1,47 @@
+// The read seam of `doctor`: the window of readings its rules judge, watched from now on by the
+// command's own sampler (rules/watch.h), or looked back over in a running `gpuclk serve`'s
+// history (docs/serve.md), which costs no waiting. The caller gets a rules::Input either way and
+// says which it was.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "gpu/device.h"
+#include "rules/input.h"
+#include "util/clock.h"
+
+namespace gpuclk::serve {
+
+struct RulesWindow {
+  rules::Input input;
+  bool from_service = false;  // looked back over the service's history; else watched
+  // From the service: the history at its sampling interval with the slow tier (energy, violation,
+  // ECC and replay counters: up to 10 min); false: its 1 s history of the fast fields only.
+  bool slow_tier = true;
+  // False: a service that keeps no events (an older gpuclk serve): no Xid event was looked at.
+  bool events_kept = true;
+};
+
+// Called while waiting, with the seconds left (for a countdown).
+using WaitProgress = std::function<void(double seconds_left)>;
+
+// Watches `devices` for `duration` from now, sampling every `interval`, with Xid and ECC events.
+RulesWindow watch_window(const std::vector<gpu::Device*>& devices, const Clock& clock,
+                         telemetry::Duration duration, telemetry::Duration interval,
+                         const WaitProgress& progress);
+
+// The last `duration` of the history of the service whose `hello` answered, through `ask` (one
+// request, its answer; nullopt when it went away). A service that has run for less than
+// `duration` is waited for. Settings, ECC counts and processes are read from `devices` once, as
+// when watching; the Xid and ECC events are the ones the service received over the window (it
+// waits on them all along, as watching does). nullopt: the service did not answer. Throws a bad
+// argument (exit 2) for a `duration` longer than the service's history.
+std::optional<RulesWindow> look_back(
+    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& ask,
+    const nlohmann::json& hello, const Clock& clock, telemetry::Duration duration,
+    const std::vector<gpu::Device*>& devices, const WaitProgress& progress);
+
+}  // namespace gpuclk::serve
