@@ -59,9 +59,6 @@ template <class Q>
 Value rounded(const std::optional<Q>& q, double scale = 1) {
   return q ? output::integer(std::llround(q->value() * scale)) : output::na();
 }
-Value count(const std::optional<std::uint64_t>& n) {
-  return n ? output::integer(static_cast<long long>(*n)) : output::na();
-}
 using telemetry::fields::kMebibyte;
 using telemetry::fields::kPercent;
 
@@ -82,6 +79,23 @@ std::pair<DmonColumn, Cell> column(const telemetry::FastField<Q>& f) {
   return {
       {std::string(f.dmon_column), std::string(f.dmon_unit), std::string(f.query)},
       fast([&f](const telemetry::FastSample& s) { return rounded(s.*f.member, f.dmon_scale); })};
+}
+
+// The column of a slow counter or rate, or of one GPM engine's activity, likewise.
+template <class T>
+std::pair<DmonColumn, Cell> column(const telemetry::SlowField<T>& f) {
+  return {{std::string(f.dmon_column), std::string(f.dmon_unit), std::string(f.query)},
+          slow([&f](const telemetry::SlowSample& s) {
+            const auto& v = s.*f.member;
+            return v ? output::integer(std::llround(telemetry::number_of(*v) * f.dmon_scale))
+                     : output::na();
+          })};
+}
+std::pair<DmonColumn, Cell> column(const telemetry::GpmField& f) {
+  return {{std::string(f.dmon_column), "%", std::string(f.query)},
+          slow([&f](const telemetry::SlowSample& s) {
+            return s.gpm ? rounded((*s.gpm).*f.member, kPercent) : output::na();
+          })};
 }
 
 // Percent of the time between the last two slow reads that a violation counter grew.
@@ -129,7 +143,6 @@ Value reason_names(const std::optional<gpu::ClockReasons>& r) {
 const std::vector<Group>& groups() {
   namespace F = telemetry::fields;
   using S = telemetry::FastSample;
-  using L = telemetry::SlowSample;
   static const std::vector<Group> all = {
       {'p',
        "power and temperature",
@@ -158,19 +171,8 @@ const std::vector<Group>& groups() {
       {'e',
        "ECC errors and PCIe replays",
        {Field::ecc_errors, Field::pcie_replay},
-       {{{"sbecc", "errs", "ecc.errors.corrected.volatile.total"},
-         slow([](const L& s) { return count(s.ecc_corrected); })},
-        {{"dbecc", "errs", "ecc.errors.uncorrected.volatile.total"},
-         slow([](const L& s) { return count(s.ecc_uncorrected); })},
-        {{"pci", "errs", "pcie.replay_errors"},
-         slow([](const L& s) { return count(s.pcie_replay); })}}},
-      {'t',
-       "PCIe throughput",
-       {Field::pcie_throughput},
-       {{{"rxpci", "MB/s", "pcie.rx"},
-         slow([](const L& s) { return rounded(s.pcie_rx, kMebibyte); })},
-        {{"txpci", "MB/s", "pcie.tx"},
-         slow([](const L& s) { return rounded(s.pcie_tx, kMebibyte); })}}},
+       {column(F::ecc_corrected), column(F::ecc_uncorrected), column(F::pcie_replay)}},
+      {'t', "PCIe throughput", {Field::pcie_throughput}, {column(F::pcie_rx), column(F::pcie_tx)}},
       {'n',
        "NVLink throughput, every link (gpuclk)",
        {Field::nvlink},
@@ -191,12 +193,7 @@ const std::vector<Group>& groups() {
       {'g',
        "GPM SM, tensor and DRAM activity (gpuclk)",
        {Field::gpm},
-       {{{"smact", "%", "gpm.sm_active"},
-         slow([](const L& s) { return s.gpm ? rounded(s.gpm->sm, kPercent) : output::na(); })},
-        {{"tensor", "%", "gpm.tensor_active"},
-         slow([](const L& s) { return s.gpm ? rounded(s.gpm->tensor, kPercent) : output::na(); })},
-        {{"dram", "%", "gpm.dram_active"},
-         slow([](const L& s) { return s.gpm ? rounded(s.gpm->dram, kPercent) : output::na(); })}}},
+       {column(F::gpm_sm), column(F::gpm_tensor), column(F::gpm_dram)}},
       {'x',
        "energy since dmon started, and the memory's share of the power (gpuclk)",
        {Field::energy, Field::power},

@@ -142,7 +142,7 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
     if (auto* g = gpu(s)) g->utilization_avg = s.value;
   for (const auto& s :
        prometheus.query("sum by (instance) (increase(" +
-                        series("gpuclk_gpu_energy_joules_total", selector) + range + "))"))
+                        series(std::string(F::energy.metric), selector) + range + "))"))
     node(s.label("instance")).energy_j = s.value;
 
   for (const auto& s : prometheus.query(series("gpuclk_finding", selector))) {

@@ -149,26 +149,18 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     // Slow tier (every second): what the driver counts.
     if (g && g->slow && !g->health.lost) {
       const auto& s = *g->slow;
-      if (s.energy)
-        f.counter("gpuclk_gpu_energy_joules_total", "Energy used since the driver loaded", gpu,
-                  s.energy->value());
-      if (s.power_violation)
-        f.counter("gpuclk_gpu_power_throttle_seconds_total",
-                  "Time the clocks were held down by the power limit (driver counter)", gpu,
-                  seconds(*s.power_violation));
-      if (s.thermal_violation)
-        f.counter("gpuclk_gpu_thermal_throttle_seconds_total",
-                  "Time the clocks were held down by temperature (driver counter)", gpu,
-                  seconds(*s.thermal_violation));
-      if (s.ecc_corrected)
-        f.counter("gpuclk_gpu_ecc_errors_total", "ECC errors since driver load (volatile)",
-                  with(gpu, "type", "corrected"), static_cast<double>(*s.ecc_corrected));
-      if (s.ecc_uncorrected)
-        f.counter("gpuclk_gpu_ecc_errors_total", "ECC errors since driver load (volatile)",
-                  with(gpu, "type", "uncorrected"), static_cast<double>(*s.ecc_uncorrected));
-      if (s.pcie_replay)
-        f.counter("gpuclk_gpu_pcie_replays_total", "PCIe replays since driver load", gpu,
-                  static_cast<double>(*s.pcie_replay));
+      telemetry::for_each_slow_field([&](const auto& field) {
+        const auto& v = s.*field.member;
+        if (!v) return;
+        const Labels labels = field.label_name.empty() ? gpu
+                                                       : with(gpu, std::string(field.label_name),
+                                                              std::string(field.label_value));
+        const double number = telemetry::number_of(*v);
+        if (field.kind == telemetry::MetricKind::counter)
+          f.counter(std::string(field.metric), std::string(field.help), labels, number);
+        else
+          f.gauge(std::string(field.metric), std::string(field.help), labels, number);
+      });
       for (const auto& l : s.nvlinks) {
         const Labels link = with(gpu, "link", std::to_string(l.link));
         if (l.active)
@@ -192,24 +184,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                     "NVLink data received since the driver loaded", link,
                     static_cast<double>(*l.rx_bytes));
       }
-      f.gauge("gpuclk_gpu_pcie_receive_bytes_per_second", "PCIe traffic into the GPU", gpu,
-              s.pcie_rx);
-      f.gauge("gpuclk_gpu_pcie_transmit_bytes_per_second", "PCIe traffic out of the GPU", gpu,
-              s.pcie_tx);
       if (s.gpm) {
-        const std::pair<const char*, const std::optional<units::Ratio>*> engines[] = {
-            {"graphics", &s.gpm->graphics},
-            {"sm", &s.gpm->sm},
-            {"sm_occupancy", &s.gpm->sm_occupancy},
-            {"tensor", &s.gpm->tensor},
-            {"dram", &s.gpm->dram},
-            {"fp64", &s.gpm->fp64},
-            {"fp32", &s.gpm->fp32},
-            {"fp16", &s.gpm->fp16}};
-        for (const auto& [name, value] : engines)
+        for (const auto& engine : telemetry::fields::kGpm)
           f.gauge("gpuclk_gpu_gpm_activity_ratio",
                   "GPM activity over the last second (Hopper and later): fraction busy",
-                  with(gpu, "activity", name), *value);
+                  with(gpu, "activity", std::string(engine.key)), (*s.gpm).*engine.member);
       }
     }
 

@@ -40,6 +40,12 @@ template <class Q>
 void put(json& j, std::string_view key, const std::optional<Q>& q) {
   if (q) j[std::string(key)] = q->value();
 }
+void put(json& j, std::string_view key, const std::optional<std::uint64_t>& n) {
+  if (n) j[std::string(key)] = *n;
+}
+void put(json& j, std::string_view key, const std::optional<std::chrono::nanoseconds>& d) {
+  if (d) j[std::string(key)] = seconds(*d);
+}
 
 }  // namespace
 
@@ -260,26 +266,12 @@ json to_json(const telemetry::FastSample& s, telemetry::TimePoint now) {
 json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
   json j;
   j["t"] = seconds(s.time - now);
-  put(j, "energy_joules", s.energy);
-  put(j, "pcie_rx_bytes_per_second", s.pcie_rx);
-  put(j, "pcie_tx_bytes_per_second", s.pcie_tx);
+  telemetry::for_each_slow_field([&](const auto& f) { put(j, f.key, s.*f.member); });
   if (s.gpm) {
     json g;
-    put(g, "graphics", s.gpm->graphics);
-    put(g, "sm", s.gpm->sm);
-    put(g, "sm_occupancy", s.gpm->sm_occupancy);
-    put(g, "tensor", s.gpm->tensor);
-    put(g, "dram", s.gpm->dram);
-    put(g, "fp64", s.gpm->fp64);
-    put(g, "fp32", s.gpm->fp32);
-    put(g, "fp16", s.gpm->fp16);
+    for (const auto& f : telemetry::fields::kGpm) put(g, f.key, (*s.gpm).*f.member);
     j["gpm"] = g;
   }
-  if (s.ecc_corrected) j["ecc_corrected"] = *s.ecc_corrected;
-  if (s.ecc_uncorrected) j["ecc_uncorrected"] = *s.ecc_uncorrected;
-  if (s.pcie_replay) j["pcie_replay"] = *s.pcie_replay;
-  if (s.power_violation) j["power_violation_seconds"] = seconds(*s.power_violation);
-  if (s.thermal_violation) j["thermal_violation_seconds"] = seconds(*s.thermal_violation);
   if (!s.nvlinks.empty()) {
     json links = json::array();
     for (const auto& l : s.nvlinks) {
@@ -308,7 +300,7 @@ void get(const json& j, std::string_view key, std::optional<Q>& q) {
 }
 
 template <class T>
-void get_count(const json& j, const char* key, std::optional<T>& v) {
+void get_count(const json& j, std::string_view key, std::optional<T>& v) {
   if (auto it = j.find(key); it != j.end() && it->is_number()) v = it->get<T>();
 }
 
@@ -317,11 +309,13 @@ telemetry::TimePoint at(const json& j, telemetry::TimePoint now) {
                    std::chrono::duration<double>(j.value("t", 0.0)));
 }
 
-std::optional<std::chrono::nanoseconds> nanoseconds_of(const json& j, const char* key) {
+void get(const json& j, std::string_view key, std::optional<std::uint64_t>& n) {
+  get_count(j, key, n);
+}
+void get(const json& j, std::string_view key, std::optional<std::chrono::nanoseconds>& d) {
   if (auto it = j.find(key); it != j.end() && it->is_number())
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+    d = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(it->get<double>()));
-  return std::nullopt;
 }
 
 }  // namespace
@@ -339,26 +333,12 @@ telemetry::FastSample fast_sample_from_json(const json& j, telemetry::TimePoint 
 telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint now) {
   telemetry::SlowSample s;
   s.time = at(j, now);
-  get(j, "energy_joules", s.energy);
-  get(j, "pcie_rx_bytes_per_second", s.pcie_rx);
-  get(j, "pcie_tx_bytes_per_second", s.pcie_tx);
+  telemetry::for_each_slow_field([&](const auto& f) { get(j, f.key, s.*f.member); });
   if (auto it = j.find("gpm"); it != j.end() && it->is_object()) {
     telemetry::GpmActivity g;
-    get(*it, "graphics", g.graphics);
-    get(*it, "sm", g.sm);
-    get(*it, "sm_occupancy", g.sm_occupancy);
-    get(*it, "tensor", g.tensor);
-    get(*it, "dram", g.dram);
-    get(*it, "fp64", g.fp64);
-    get(*it, "fp32", g.fp32);
-    get(*it, "fp16", g.fp16);
+    for (const auto& f : telemetry::fields::kGpm) get(*it, f.key, g.*f.member);
     s.gpm = g;
   }
-  get_count(j, "ecc_corrected", s.ecc_corrected);
-  get_count(j, "ecc_uncorrected", s.ecc_uncorrected);
-  get_count(j, "pcie_replay", s.pcie_replay);
-  s.power_violation = nanoseconds_of(j, "power_violation_seconds");
-  s.thermal_violation = nanoseconds_of(j, "thermal_violation_seconds");
   if (auto it = j.find("nvlinks"); it != j.end() && it->is_array()) {
     for (const auto& k : *it) {
       if (!k.is_object() || !k.contains("link") || !k["link"].is_number_unsigned()) continue;

@@ -1,11 +1,15 @@
-// The readings of a fast sample (sample.h), one row each: every name a reading goes by — the
-// service protocol's key, gpuclk query's field (nvidia-smi's where it has one), dmon's column,
-// the Prometheus family — with its unit, the sampler's field that reads it, and where the value
-// lives in a FastSample. /metrics, the service protocol, dmon and fleet iterate the rows or name
-// one, so a new reading is a member in FastSample, its read in the sampler, and a row here.
-// The model: dcgm-exporter's counters file and geopm's signal table, kept typed.
+// The readings of a sample (sample.h), one row each: every name a reading goes by — the service
+// protocol's key, gpuclk query's field (nvidia-smi's where it has one), dmon's column, the
+// Prometheus family — with its unit, the sampler's field that reads it, and where the value lives
+// in a FastSample (FastField), a SlowSample (SlowField: the driver's counters and rates) or its
+// GPM activity (GpmField). /metrics, the service protocol, dmon and fleet iterate the rows or name
+// one, so a new reading is a member in the sample, its read in the sampler, and a row here. (A
+// slow sample's NVLink list has a shape of its own and no row.) The model: dcgm-exporter's
+// counters file and geopm's signal table, kept typed.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -30,6 +34,44 @@ struct FastField {
   std::string_view help;         // its HELP
   double metric_scale;           // the gauge is the value times this (MHz → Hz)
 };
+
+enum class MetricKind { gauge, counter };
+
+// A driver counter or rate of a slow sample. Its value as a number (number_of): a quantity's
+// value, a count, a duration in seconds.
+template <class T>
+struct SlowField {
+  using value_type = T;
+
+  std::optional<T> SlowSample::*member;
+  Field tier;
+  std::string_view key;          // the service protocol's JSON key: "energy_joules"
+  std::string_view query;        // dmon's JSON Lines key (nvidia-smi's name); "" for none
+  std::string_view dmon_column;  // "" when dmon shows no column of the raw value
+  std::string_view dmon_unit;
+  double dmon_scale;
+  std::string_view metric;  // the Prometheus family
+  MetricKind kind;
+  std::string_view label_name, label_value;  // one more label of the series; "" for none
+  std::string_view help;
+};
+
+// One engine's activity in a slow sample's GPM readings (Hopper and later), as a fraction.
+struct GpmField {
+  std::optional<Ratio> GpmActivity::*member;
+  std::string_view key;          // the protocol's key in "gpm", and the metric's activity label
+  std::string_view query;        // dmon's JSON Lines key; "" for none
+  std::string_view dmon_column;  // "" for no dmon column
+};
+
+template <class Q>
+double number_of(const Q& q) {
+  return q.value();
+}
+inline double number_of(std::uint64_t n) { return static_cast<double>(n); }
+inline double number_of(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 namespace fields {
 
@@ -209,7 +251,134 @@ inline constexpr std::tuple kFast{sm_clock,
                                   jpeg,
                                   ofa};
 
+// The driver's counters and rates of a slow sample.
+inline constexpr SlowField<Joules> energy{.member = &SlowSample::energy,
+                                          .tier = Field::energy,
+                                          .key = "energy_joules",
+                                          .query = "",
+                                          .dmon_column = "",
+                                          .dmon_unit = "J",
+                                          .dmon_scale = 1,
+                                          .metric = "gpuclk_gpu_energy_joules_total",
+                                          .kind = MetricKind::counter,
+                                          .label_name = "",
+                                          .label_value = "",
+                                          .help = "Energy used since the driver loaded"};
+inline constexpr SlowField<std::chrono::nanoseconds> power_violation{
+    .member = &SlowSample::power_violation,
+    .tier = Field::violation_time,
+    .key = "power_violation_seconds",
+    .query = "",
+    .dmon_column = "",
+    .dmon_unit = "s",
+    .dmon_scale = 1,
+    .metric = "gpuclk_gpu_power_throttle_seconds_total",
+    .kind = MetricKind::counter,
+    .label_name = "",
+    .label_value = "",
+    .help = "Time the clocks were held down by the power limit (driver counter)"};
+inline constexpr SlowField<std::chrono::nanoseconds> thermal_violation{
+    .member = &SlowSample::thermal_violation,
+    .tier = Field::violation_time,
+    .key = "thermal_violation_seconds",
+    .query = "",
+    .dmon_column = "",
+    .dmon_unit = "s",
+    .dmon_scale = 1,
+    .metric = "gpuclk_gpu_thermal_throttle_seconds_total",
+    .kind = MetricKind::counter,
+    .label_name = "",
+    .label_value = "",
+    .help = "Time the clocks were held down by temperature (driver counter)"};
+inline constexpr SlowField<std::uint64_t> ecc_corrected{
+    .member = &SlowSample::ecc_corrected,
+    .tier = Field::ecc_errors,
+    .key = "ecc_corrected",
+    .query = "ecc.errors.corrected.volatile.total",
+    .dmon_column = "sbecc",
+    .dmon_unit = "errs",
+    .dmon_scale = 1,
+    .metric = "gpuclk_gpu_ecc_errors_total",
+    .kind = MetricKind::counter,
+    .label_name = "type",
+    .label_value = "corrected",
+    .help = "ECC errors since driver load (volatile)"};
+inline constexpr SlowField<std::uint64_t> ecc_uncorrected{
+    .member = &SlowSample::ecc_uncorrected,
+    .tier = Field::ecc_errors,
+    .key = "ecc_uncorrected",
+    .query = "ecc.errors.uncorrected.volatile.total",
+    .dmon_column = "dbecc",
+    .dmon_unit = "errs",
+    .dmon_scale = 1,
+    .metric = "gpuclk_gpu_ecc_errors_total",
+    .kind = MetricKind::counter,
+    .label_name = "type",
+    .label_value = "uncorrected",
+    .help = "ECC errors since driver load (volatile)"};
+inline constexpr SlowField<std::uint64_t> pcie_replay{.member = &SlowSample::pcie_replay,
+                                                      .tier = Field::pcie_replay,
+                                                      .key = "pcie_replay",
+                                                      .query = "pcie.replay_errors",
+                                                      .dmon_column = "pci",
+                                                      .dmon_unit = "errs",
+                                                      .dmon_scale = 1,
+                                                      .metric = "gpuclk_gpu_pcie_replays_total",
+                                                      .kind = MetricKind::counter,
+                                                      .label_name = "",
+                                                      .label_value = "",
+                                                      .help = "PCIe replays since driver load"};
+inline constexpr SlowField<BytesPerSecond> pcie_rx{
+    .member = &SlowSample::pcie_rx,
+    .tier = Field::pcie_throughput,
+    .key = "pcie_rx_bytes_per_second",
+    .query = "pcie.rx",
+    .dmon_column = "rxpci",
+    .dmon_unit = "MB/s",
+    .dmon_scale = kMebibyte,
+    .metric = "gpuclk_gpu_pcie_receive_bytes_per_second",
+    .kind = MetricKind::gauge,
+    .label_name = "",
+    .label_value = "",
+    .help = "PCIe traffic into the GPU"};
+inline constexpr SlowField<BytesPerSecond> pcie_tx{
+    .member = &SlowSample::pcie_tx,
+    .tier = Field::pcie_throughput,
+    .key = "pcie_tx_bytes_per_second",
+    .query = "pcie.tx",
+    .dmon_column = "txpci",
+    .dmon_unit = "MB/s",
+    .dmon_scale = kMebibyte,
+    .metric = "gpuclk_gpu_pcie_transmit_bytes_per_second",
+    .kind = MetricKind::gauge,
+    .label_name = "",
+    .label_value = "",
+    .help = "PCIe traffic out of the GPU"};
+
+// Every counter and rate, in the order /metrics shows the families.
+inline constexpr std::tuple kSlow{energy,        power_violation, thermal_violation,
+                                  ecc_corrected, ecc_uncorrected, pcie_replay,
+                                  pcie_rx,       pcie_tx};
+
+// GPM activity, in the order the protocol and /metrics list the engines.
+inline constexpr GpmField gpm_graphics{&GpmActivity::graphics, "graphics", "", ""};
+inline constexpr GpmField gpm_sm{&GpmActivity::sm, "sm", "gpm.sm_active", "smact"};
+inline constexpr GpmField gpm_sm_occupancy{&GpmActivity::sm_occupancy, "sm_occupancy", "", ""};
+inline constexpr GpmField gpm_tensor{&GpmActivity::tensor, "tensor", "gpm.tensor_active", "tensor"};
+inline constexpr GpmField gpm_dram{&GpmActivity::dram, "dram", "gpm.dram_active", "dram"};
+inline constexpr GpmField gpm_fp64{&GpmActivity::fp64, "fp64", "", ""};
+inline constexpr GpmField gpm_fp32{&GpmActivity::fp32, "fp32", "", ""};
+inline constexpr GpmField gpm_fp16{&GpmActivity::fp16, "fp16", "", ""};
+inline constexpr GpmField kGpm[] = {gpm_graphics, gpm_sm,   gpm_sm_occupancy, gpm_tensor,
+                                    gpm_dram,     gpm_fp64, gpm_fp32,         gpm_fp16};
+
 }  // namespace fields
+
+// f(row) for every slow counter or rate.
+template <class F>
+void for_each_slow_field(F&& f) {
+  std::apply([&](const auto&... row) { (f(row), ...); }, fields::kSlow);
+}
 
 // f(row) for every fast reading.
 template <class F>

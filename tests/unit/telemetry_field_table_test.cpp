@@ -1,5 +1,5 @@
-// The fast readings' table (telemetry/field_table.h): every name a reading goes by is there once,
-// and the service protocol and /metrics's names follow from it.
+// The readings' table (telemetry/field_table.h): every name a reading goes by is there once, and
+// the service protocol and /metrics's names follow from it.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -67,6 +67,68 @@ TEST(telemetry_field_table_test, the_protocol_carries_every_reading) {
     EXPECT_DOUBLE_EQ((back.*f.member)->value(), v);
     v += 1;
   });
+}
+
+TEST(telemetry_field_table_test, slow_rows_are_unique_counters_in_base_units) {
+  std::set<std::string_view> keys, columns;
+  std::set<std::pair<std::string_view, std::string_view>> series;
+  int rows = 0;
+  for_each_slow_field([&](const auto& f) {
+    ++rows;
+    SCOPED_TRACE(std::string(f.key));
+    EXPECT_TRUE(keys.insert(f.key).second);
+    if (!f.dmon_column.empty()) {
+      EXPECT_TRUE(columns.insert(f.dmon_column).second);
+    }
+    EXPECT_TRUE(is_slow(f.tier));
+    EXPECT_TRUE(series.insert({f.metric, f.label_value}).second);
+    EXPECT_EQ(f.label_name.empty(), f.label_value.empty());
+    EXPECT_FALSE(f.help.empty());
+    // A counter's family ends in _total; a gauge's does not.
+    EXPECT_EQ(ends_with(f.metric, "_total"), f.kind == MetricKind::counter) << f.metric;
+  });
+  EXPECT_EQ(rows, 8);
+  std::set<std::string_view> engines;
+  for (const auto& g : fields::kGpm) EXPECT_TRUE(engines.insert(g.key).second) << g.key;
+}
+
+// The protocol carries every counter and engine and gives back the same sample: counts exactly,
+// durations in seconds.
+TEST(telemetry_field_table_test, the_protocol_carries_every_counter) {
+  SlowSample s;
+  s.energy = Joules(123456.5);
+  s.power_violation = std::chrono::milliseconds(2500);
+  s.thermal_violation = std::chrono::milliseconds(750);
+  s.ecc_corrected = 7;
+  s.ecc_uncorrected = 1;
+  s.pcie_replay = (std::uint64_t{1} << 40) + 3;
+  s.pcie_rx = BytesPerSecond(1.5e9);
+  s.pcie_tx = BytesPerSecond(2.5e8);
+  GpmActivity gpm;
+  double v = 0.1;
+  for (const auto& g : fields::kGpm) {
+    gpm.*g.member = Ratio(v);
+    v += 0.1;
+  }
+  s.gpm = gpm;
+  const auto now = TimePoint{} + std::chrono::seconds(100);
+  s.time = now;
+  const auto j = serve::to_json(s, now);
+  EXPECT_DOUBLE_EQ(j.at("power_violation_seconds").get<double>(), 2.5);
+  EXPECT_EQ(j.at("pcie_replay").get<std::uint64_t>(), (std::uint64_t{1} << 40) + 3);
+  const auto back = serve::slow_sample_from_json(j, now);
+  for_each_slow_field([&](const auto& f) {
+    SCOPED_TRACE(std::string(f.key));
+    ASSERT_TRUE(j.contains(std::string(f.key)));
+    ASSERT_TRUE((back.*f.member).has_value());
+    EXPECT_DOUBLE_EQ(number_of(*(back.*f.member)), number_of(*(s.*f.member)));
+  });
+  ASSERT_TRUE(back.gpm.has_value());
+  for (const auto& g : fields::kGpm) {
+    SCOPED_TRACE(std::string(g.key));
+    ASSERT_TRUE(((*back.gpm).*g.member).has_value());
+    EXPECT_DOUBLE_EQ(((*back.gpm).*g.member)->value(), ((*s.gpm).*g.member)->value());
+  }
 }
 
 }  // namespace
