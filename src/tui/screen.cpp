@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "gpu/clock_reasons.h"
+#include "telemetry/field_table.h"
 
 namespace gpuclk::tui {
 namespace {
@@ -84,18 +85,24 @@ Tone reasons_tone(const GpuFrame& g) {
   return g.fast->clock_reasons->limiting() ? Tone::bad : Tone::plain;
 }
 
+// The reading a graph shows, as a number in its row's unit (telemetry/field_table.h).
 std::optional<double> metric_value(const FastSample& s, Metric m) {
+  namespace F = telemetry::fields;
+  const auto value = [&s](const auto& field) -> std::optional<double> {
+    const auto& v = s.*field.member;
+    return v ? std::optional(v->value()) : std::nullopt;
+  };
   switch (m) {
     case Metric::temperature:
-      return s.gpu_temperature ? std::optional(s.gpu_temperature->value()) : std::nullopt;
+      return value(F::gpu_temperature);
     case Metric::gpu_utilization:
-      return s.gpu_utilization ? std::optional(s.gpu_utilization->value()) : std::nullopt;
+      return value(F::gpu_utilization);
     case Metric::memory_clock:
-      return s.memory_clock ? std::optional(s.memory_clock->value()) : std::nullopt;
+      return value(F::memory_clock);
     case Metric::memory_used:
-      return s.memory_used ? std::optional(s.memory_used->value()) : std::nullopt;
+      return value(F::memory_used);
     case Metric::memory_temperature:
-      return s.memory_temperature ? std::optional(s.memory_temperature->value()) : std::nullopt;
+      return value(F::memory_temperature);
   }
   return std::nullopt;
 }
