@@ -83,18 +83,22 @@ nvmlReturn_t poll(nvmlEventSet_t set, nvmlEventData_t* data) {
   });
 }
 
-// Waits up to timeout_ms of wall time, looking every 10 ms, without holding the lock between
-// looks (other threads' calls go on meanwhile).
+// Waits up to timeout_ms of wall time, as the driver's wait blocks until an event comes: it looks
+// at the model at the start, every kLookEvery (an Xid or ECC error scheduled by the scenario or
+// written by another process is seen within that) and at the deadline, sleeping in between
+// without the lock (other threads' calls go on meanwhile). Looking every 10 ms cost the service's
+// event thread 1.0 % of a core on 8 simulated GPUs, most of it the 100 wake-ups a second
+// (perf: clock_nanosleep and the scheduler), where the driver's wait costs nothing.
 nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms) {
   using Clock = std::chrono::steady_clock;
+  constexpr auto kLookEvery = std::chrono::milliseconds(100);
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     const nvmlReturn_t status = poll(set, data);
     if (status != NVML_ERROR_TIMEOUT) return status;
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return NVML_ERROR_TIMEOUT;
-    std::this_thread::sleep_for(
-        std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(10)));
+    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kLookEvery));
   }
 }
 
