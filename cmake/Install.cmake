@@ -3,7 +3,7 @@
 #
 #   component gpuclk (the node's tools):
 #     ${bindir}/gpuclk, gpuclk-serve          beside each other (`gpuclk serve` execs gpuclk-serve)
-#     ${libdir}/gpuclk/                        the portable build's prometheus-cpp/civetweb
+#     ${libdir}/gpuclk/                        the portable build's civetweb
 #                                              (${libdir}: lib/<multiarch> where CMake knows it)
 #     ${libexecdir}/gpuclk/                    the Slurm prolog, epilog and their common part
 #     ${datadir}/gpuclk/                       Grafana dashboard, Prometheus alert rules,

@@ -16,7 +16,7 @@ packages=(
   libgtest-dev libgmock-dev  # unit tests
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
-  prometheus-cpp-dev    # exporter
+  libcivetweb-dev       # exporter (HTTP server of /metrics)
   libcurl4-openssl-dev  # gpuclk fleet: Prometheus's HTTP API
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
   slurmctld slurmd slurm-client munge  # a real Slurm for the prolog/epilog test (tests/integration/slurm_test.sh)

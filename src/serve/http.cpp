@@ -1,7 +1,10 @@
 #include "serve/http.h"
 
+#include <civetweb.h>
 #include <fmt/format.h>
-#include <prometheus/exposer.h>
+
+#include <array>
+#include <cstring>
 
 #include "serve/metrics.h"
 #include "util/error.h"
@@ -9,39 +12,92 @@
 namespace gpuclk::serve {
 
 struct HttpExporter::Impl {
-  std::unique_ptr<prometheus::Exposer> exposer;
-  std::shared_ptr<MetricsCollector> metrics;
-  std::shared_ptr<HealthCollector> health;
+  explicit Impl(const Service& s) : service(s), metrics(s) {}
+  ~Impl() {
+    if (context) mg_stop(context);
+    mg_exit_library();
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const Service& service;
+  MetricsText metrics;
+  mg_context* context = nullptr;
 };
 
+namespace {
+
+constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
+
+// GET (and HEAD) of `text`; other methods get 405.
+int send_text(mg_connection* conn, const std::string& text) {
+  const char* method = mg_get_request_info(conn)->request_method;
+  const bool head = std::strcmp(method, "HEAD") == 0;
+  if (!head && std::strcmp(method, "GET") != 0) {
+    mg_send_http_error(conn, 405, "%s", "only GET and HEAD\n");
+    return 405;
+  }
+  mg_send_http_ok(conn, kTextFormat, static_cast<long long>(text.size()));
+  if (!head) mg_write(conn, text.data(), text.size());
+  return 200;
+}
+
+}  // namespace
+
 HttpExporter::HttpExporter(const Service& service, const std::string& address)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(service)) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon + 1 == address.size())
     throw bad_argument(fmt::format("bad --listen '{}'", address),
                        "give ADDRESS:PORT, e.g. 127.0.0.1:9400 or 0.0.0.0:9400");
-  try {
-    // civetweb gives a keep-alive connection one worker thread for as long as it keeps sending:
-    // with 4 threads, 20 wrk connections pacing a request every 20 ms got 186 requests/s, the
-    // other 16 waiting in the queue (perf/serve_load.sh). 32 threads serve 32 such clients at
-    // once (Prometheus servers, dashboards, curl); an idle thread costs its stack's mapping, not
-    // memory. Slow clients hold one each for request_timeout_ms at most.
-    // tcp_nodelay: on the H100 host every keep-alive scrape took 44 ms (p50 = p99), the mark of
-    // Nagle's algorithm holding civetweb's second write until the client's delayed ACK (40 ms).
-    impl_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", address, "num_threads", "32", "request_timeout_ms", "10000",
-        "enable_keep_alive", "yes", "tcp_nodelay", "1"});
-  } catch (const std::exception& e) {
-    throw Error(ExitCode::other, fmt::format("cannot listen on {}: {}", address, e.what()),
+  mg_init_library(0);
+  // civetweb gives a keep-alive connection one worker thread for as long as it keeps sending:
+  // with 4 threads, 20 wrk connections pacing a request every 20 ms got 186 requests/s, the
+  // other 16 waiting in the queue (perf/serve_load.sh). 32 threads serve 32 such clients at
+  // once (Prometheus servers, dashboards, curl); an idle thread costs its stack's mapping, not
+  // memory. Slow clients hold one each for request_timeout_ms at most.
+  // tcp_nodelay: on the H100 host every keep-alive scrape took 44 ms (p50 = p99), the mark of
+  // Nagle's algorithm holding civetweb's second write until the client's delayed ACK (40 ms).
+  const char* options[] = {"listening_ports",
+                           address.c_str(),
+                           "num_threads",
+                           "32",
+                           "request_timeout_ms",
+                           "10000",
+                           "enable_keep_alive",
+                           "yes",
+                           "tcp_nodelay",
+                           "1",
+                           nullptr};
+  mg_callbacks callbacks{};
+  mg_init_data init{};
+  init.callbacks = &callbacks;
+  init.user_data = impl_.get();
+  init.configuration_options = options;
+  std::array<char, 256> text{};
+  unsigned code = 0;
+  mg_error_data error{&code, text.data(), text.size()};
+  impl_->context = mg_start2(&init, &error);
+  if (!impl_->context) {
+    throw Error(ExitCode::other, fmt::format("cannot listen on {}: {}", address, text.data()),
                 "is another exporter on that port? give --listen ADDRESS:PORT");
   }
-  impl_->metrics = std::make_shared<MetricsCollector>(service);
-  impl_->health = std::make_shared<HealthCollector>(service);
-  impl_->exposer->RegisterCollectable(impl_->metrics, "/metrics");
-  impl_->exposer->RegisterCollectable(impl_->health, "/healthz");
-  auto ports = impl_->exposer->GetListeningPorts();
+  mg_set_request_handler(
+      impl_->context, "/metrics$",
+      [](mg_connection* conn, void* data) {
+        return send_text(conn, *static_cast<Impl*>(data)->metrics.get());
+      },
+      impl_.get());
+  mg_set_request_handler(
+      impl_->context, "/healthz$",
+      [](mg_connection* conn, void* data) {
+        return send_text(conn, health_text(static_cast<Impl*>(data)->service));
+      },
+      impl_.get());
+  mg_server_port port{};
+  const int ports = mg_get_server_ports(impl_->context, 1, &port);
   address_ = address.substr(0, colon + 1) +
-             (ports.empty() ? address.substr(colon + 1) : std::to_string(ports.front()));
+             (ports > 0 ? std::to_string(port.port) : address.substr(colon + 1));
 }
 
 HttpExporter::~HttpExporter() = default;

@@ -1,5 +1,5 @@
-// The service's HTTP side: /metrics (Prometheus text format 0.0.4) and /healthz, served by
-// prometheus-cpp's Exposer (civetweb) over MetricsCollector and HealthCollector.
+// The service's HTTP side: /metrics (Prometheus text format 0.0.4, MetricsText: built once per
+// sample) and /healthz, served by civetweb.
 #pragma once
 
 #include <memory>
@@ -12,7 +12,7 @@ namespace gpuclk::serve {
 class HttpExporter {
  public:
   // Listens on `address` ("127.0.0.1:9400", "[::1]:9400", port 0 for any free port).
-  // Throws Error when it cannot (exit 255; exit 3 when built without prometheus-cpp).
+  // Throws Error when it cannot (exit 255; exit 3 when built without civetweb).
   HttpExporter(const Service& service, const std::string& address);
   ~HttpExporter();
   HttpExporter(const HttpExporter&) = delete;

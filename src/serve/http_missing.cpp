@@ -1,4 +1,4 @@
-// Built without prometheus-cpp (a portable build on a host without it): --listen says how to
+// Built without civetweb (a portable build on a host without it): --listen says how to
 // get /metrics; the socket side works.
 #include "serve/http.h"
 #include "util/error.h"
@@ -8,8 +8,8 @@ namespace gpuclk::serve {
 struct HttpExporter::Impl {};
 
 HttpExporter::HttpExporter(const Service&, const std::string&) {
-  throw Error(ExitCode::not_supported, "this gpuclk was built without prometheus-cpp: no /metrics",
-              "install prometheus-cpp-dev and rebuild, or run with --listen off");
+  throw Error(ExitCode::not_supported, "this gpuclk was built without civetweb: no /metrics",
+              "install libcivetweb-dev and rebuild, or run with --listen off");
 }
 
 HttpExporter::~HttpExporter() = default;

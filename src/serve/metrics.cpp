@@ -1,5 +1,10 @@
 #include "serve/metrics.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <deque>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,92 +16,159 @@
 namespace gpuclk::serve {
 namespace {
 
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
+enum class MetricType { gauge, counter };
 
-// Families in the order they are first used, so the output is stable and grouped.
+// Rendered labels, `gpu="0",uuid="GPU-…"` (values escaped as the text format asks), so that a
+// GPU's four labels are rendered once per build, not once per series.
+class Labels {
+ public:
+  Labels() = default;
+  Labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
+    for (const auto& [name, value] : pairs) add(name, value);
+  }
+  void add(std::string_view name, std::string_view value) {
+    if (!text_.empty()) text_ += ',';
+    text_ += name;
+    text_ += "=\"";
+    for (char c : value) {
+      if (c == '\\')
+        text_ += "\\\\";
+      else if (c == '"')
+        text_ += "\\\"";
+      else if (c == '\n')
+        text_ += "\\n";
+      else
+        text_ += c;
+    }
+    text_ += '"';
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// A sample value as the text format writes it: integers without a fraction (1410000000), others
+// in their shortest exact form, NaN and infinities by name.
+void append_value(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+  } else if (v == std::trunc(v) && std::abs(v) < 1e15) {
+    fmt::format_to(std::back_inserter(out), "{:.0f}", v);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", v);
+  }
+}
+
+// Families in the order they are first used, so the output is stable and grouped; each one's
+// series lines are appended to its body as they come.
 class Families {
  public:
-  void gauge(const std::string& name, const std::string& help, const Labels& labels, double v) {
-    add(name, help, MetricType::Gauge, labels, v);
+  void gauge(std::string_view name, std::string_view help, const Labels& labels, double v) {
+    add(name, help, MetricType::gauge, labels, v);
   }
-  void counter(const std::string& name, const std::string& help, const Labels& labels, double v) {
-    add(name, help, MetricType::Counter, labels, v);
+  void counter(std::string_view name, std::string_view help, const Labels& labels, double v) {
+    add(name, help, MetricType::counter, labels, v);
   }
   template <class Q>
-  void gauge(const std::string& name, const std::string& help, const Labels& labels,
+  void gauge(std::string_view name, std::string_view help, const Labels& labels,
              const std::optional<Q>& q, double scale = 1.0) {
     if (q) gauge(name, help, labels, q->value() * scale);
   }
   template <class Q>
-  void gauge(const std::string& name, const std::string& help, const Labels& labels,
+  void gauge(std::string_view name, std::string_view help, const Labels& labels,
              const gpu::Reading<Q>& q, double scale = 1.0) {
     if (q) gauge(name, help, labels, q->value() * scale);
   }
-  // A family that has HELP and TYPE even before its first series (info-style families).
-  void declare(const std::string& name, const std::string& help, MetricType type) {
-    family(name, help, type);
-  }
-  std::vector<MetricFamily> take() {
-    std::vector<MetricFamily> out;
-    for (auto& f : families_)
-      if (!f.metric.empty()) out.push_back(std::move(f));
+  // The exposition: each family with a series, its HELP and TYPE lines first.
+  std::string take() {
+    std::size_t size = 0;
+    for (const auto& f : families_) size += f.body.size() + f.name.size() * 2 + f.help.size() + 32;
+    std::string out;
+    out.reserve(size);
+    for (const auto& f : families_) {
+      if (f.body.empty()) continue;
+      out += "# HELP ";
+      out += f.name;
+      out += ' ';
+      for (char c : f.help) {
+        if (c == '\\')
+          out += "\\\\";
+        else if (c == '\n')
+          out += "\\n";
+        else
+          out += c;
+      }
+      out += "\n# TYPE ";
+      out += f.name;
+      out += f.type == MetricType::counter ? " counter\n" : " gauge\n";
+      out += f.body;
+    }
     return out;
   }
 
  private:
-  MetricFamily& family(const std::string& name, const std::string& help, MetricType type) {
-    auto [it, inserted] = index_.emplace(name, families_.size());
-    if (inserted) families_.push_back({name, help, type, {}});
+  struct Family {
+    std::string name, help;
+    MetricType type;
+    std::string body;
+  };
+  Family& family(std::string_view name, std::string_view help, MetricType type) {
+    auto it = index_.find(name);
+    if (it == index_.end()) {
+      families_.push_back({std::string(name), std::string(help), type, {}});
+      it = index_.emplace(families_.back().name, families_.size() - 1).first;
+    }
     return families_[it->second];
   }
-  void add(const std::string& name, const std::string& help, MetricType type, const Labels& labels,
+  void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
            double v) {
-    ClientMetric m;
-    m.label = labels;
-    if (type == MetricType::Counter)
-      m.counter.value = v;
-    else
-      m.gauge.value = v;
-    family(name, help, type).metric.push_back(std::move(m));
+    auto& body = family(name, help, type).body;
+    body += name;
+    if (!labels.text().empty()) {
+      body += '{';
+      body += labels.text();
+      body += '}';
+    }
+    body += ' ';
+    append_value(body, v);
+    body += '\n';
   }
-  std::vector<MetricFamily> families_;
-  std::map<std::string, std::size_t> index_;
+  std::deque<Family> families_;  // stable addresses: index_'s keys view their names
+  std::map<std::string_view, std::size_t> index_;
 };
 
 constexpr double kMHz = 1e6;
 constexpr const char* kFindingHelp =
     "A finding of the node (gpuclk status) now: its rule, severity and GPU indexes (value 1)";
 
-Labels with(Labels labels, std::string name, std::string value) {
-  labels.push_back({std::move(name), std::move(value)});
+Labels with(Labels labels, std::string_view name, std::string_view value) {
+  labels.add(name, value);
   return labels;
 }
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-}  // namespace
-
-std::vector<MetricFamily> MetricsCollector::Collect() const {
+std::string metrics_text(const Service& service, const telemetry::Snapshot& snap,
+                         const std::shared_ptr<const NodeState>& state) {
   Families f;
-  const auto& facts = service_.facts();
-  const auto state = service_.state();
-  const auto snap = service_.sampler().snapshot();
-  const auto gpu_labels = [&](std::size_t i) -> Labels {
-    const auto& fact = facts[i];
-    return {{"gpu", std::to_string(fact.key.index)},
-            {"uuid", fact.key.uuid},
-            {"pci_bus_id", fact.key.bus_id},
-            {"model", fact.name}};
-  };
+  const auto& facts = service.facts();
+  std::vector<Labels> gpu_labels;
+  gpu_labels.reserve(facts.size());
+  for (const auto& fact : facts) {
+    gpu_labels.push_back({{"gpu", std::to_string(fact.key.index)},
+                          {"uuid", fact.key.uuid},
+                          {"pci_bus_id", fact.key.bus_id},
+                          {"model", fact.name}});
+  }
 
   for (std::size_t i = 0; i < facts.size(); ++i) {
     const auto& fact = facts[i];
-    const Labels gpu = gpu_labels(i);
+    const Labels& gpu = gpu_labels[i];
     f.gauge("gpuclk_gpu_info", "Static facts of the GPU (value 1)",
-            with(with(with(gpu, "driver_version", service_.driver_version()), "compute_capability",
+            with(with(with(gpu, "driver_version", service.driver_version()), "compute_capability",
                       fact.compute_capability),
                  "architecture", fact.architecture),
             1.0);
@@ -109,7 +181,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                 "Failed reads of this GPU's fields (not counting unsupported ones)", gpu,
                 static_cast<double>(g->health.read_errors));
     // Xid events the service received (kept while the GPU is lost: Xid 79 is how it went).
-    for (const auto& [xid, n] : service_.xid_counts(i))
+    for (const auto& [xid, n] : service.xid_counts(i))
       f.counter("gpuclk_gpu_xid_errors_total",
                 "Xid critical-error events the driver reported since gpuclk serve started",
                 with(gpu, "xid", std::to_string(xid)), static_cast<double>(n));
@@ -132,8 +204,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       const auto& s = *g->fast;
       telemetry::for_each_fast_field([&](const auto& field) {
         if (!field.metric.empty())
-          f.gauge(std::string(field.metric), std::string(field.help), gpu, s.*field.member,
-                  field.metric_scale);
+          f.gauge(field.metric, field.help, gpu, s.*field.member, field.metric_scale);
       });
       if (s.pstate)
         f.gauge("gpuclk_gpu_performance_state", "P-state: 0 (max performance) .. 15", gpu,
@@ -152,14 +223,13 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       telemetry::for_each_slow_field([&](const auto& field) {
         const auto& v = s.*field.member;
         if (!v) return;
-        const Labels labels = field.label_name.empty() ? gpu
-                                                       : with(gpu, std::string(field.label_name),
-                                                              std::string(field.label_value));
+        const Labels labels =
+            field.label_name.empty() ? gpu : with(gpu, field.label_name, field.label_value);
         const double number = telemetry::number_of(*v);
         if (field.kind == telemetry::MetricKind::counter)
-          f.counter(std::string(field.metric), std::string(field.help), labels, number);
+          f.counter(field.metric, field.help, labels, number);
         else
-          f.gauge(std::string(field.metric), std::string(field.help), labels, number);
+          f.gauge(field.metric, field.help, labels, number);
       });
       for (const auto& l : s.nvlinks) {
         const Labels link = with(gpu, "link", std::to_string(l.link));
@@ -255,7 +325,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
               {{"rule", finding.rule}, {"severity", severity}, {"gpus", gpus}}, 1.0);
     }
   }
-  const auto timing = service_.sampler().timing();
+  const auto timing = service.sampler().timing();
   f.counter("gpuclk_sampler_ticks_total", "Sampling ticks completed", {},
             static_cast<double>(timing.ticks));
   f.counter("gpuclk_sampler_missed_ticks_total", "Sampling ticks skipped because one ran late", {},
@@ -267,13 +337,13 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
           "99th percentile of sample time minus scheduled time over the last 4096 ticks", {},
           seconds(timing.lateness_p99));
   f.gauge("gpuclk_sampler_interval_seconds", "The sampler's fast interval", {},
-          seconds(service_.options().interval));
+          seconds(service.options().interval));
   f.gauge("gpuclk_state_age_seconds", "Seconds since the cached node state was refreshed", {},
-          service_.state_age_seconds());
-  for (const auto& source : service_.series()) {
+          service.state_age_seconds());
+  for (const auto& source : service.series()) {
     for (const auto& s : source()) {
-      Labels labels = s.gpu && *s.gpu < facts.size() ? gpu_labels(*s.gpu) : Labels{};
-      for (const auto& [name, value] : s.labels) labels.push_back({name, value});
+      Labels labels = s.gpu && *s.gpu < facts.size() ? gpu_labels[*s.gpu] : Labels{};
+      for (const auto& [name, value] : s.labels) labels.add(name, value);
       if (s.counter)
         f.counter(s.name, s.help, labels, s.value);
       else
@@ -283,14 +353,32 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   return f.take();
 }
 
-std::vector<MetricFamily> HealthCollector::Collect() const {
-  const bool fresh = service_.state_age_seconds() < 10.0;
-  ClientMetric m;
-  m.gauge.value = fresh && service_.sampler().running() ? 1.0 : 0.0;
-  return {MetricFamily{"gpuclk_serve_healthy",
-                       "1 while the sampler runs and the cached state is fresh",
-                       MetricType::Gauge,
-                       {m}}};
+}  // namespace
+
+std::shared_ptr<const std::string> MetricsText::get() {
+  auto snap = service_.sampler().snapshot();
+  auto state = service_.state();
+  std::lock_guard lock(mutex_);
+  // A scraper that comes while another's build runs waits for it and takes the same text.
+  if (text_ && snap.tick == tick_ && state == state_) return text_;
+  text_ = std::make_shared<const std::string>(metrics_text(service_, snap, state));
+  tick_ = snap.tick;
+  state_ = std::move(state);
+  ++builds_;
+  return text_;
+}
+
+std::uint64_t MetricsText::builds() const {
+  std::lock_guard lock(mutex_);
+  return builds_;
+}
+
+std::string health_text(const Service& service) {
+  const bool fresh = service.state_age_seconds() < 10.0;
+  Families f;
+  f.gauge("gpuclk_serve_healthy", "1 while the sampler runs and the cached state is fresh", {},
+          fresh && service.sampler().running() ? 1.0 : 0.0);
+  return f.take();
 }
 
 }  // namespace gpuclk::serve

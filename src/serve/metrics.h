@@ -1,37 +1,41 @@
-// The service's Prometheus metrics: a custom Collectable that turns the sampler's snapshot and
-// the cached node state into metric families at each scrape (docs/exporter.md lists them).
-// Node_exporter conventions: gpuclk_ prefix, base units in names, per-GPU series
-// gpuclk_gpu_<what>_<unit> labelled gpu, uuid, pci_bus_id, model; counters only for what the
-// driver counts. A reading the GPU does not support is no series at all.
+// The service's Prometheus metrics as the text format 0.0.4: the sampler's snapshot and the
+// cached node state turned into series (docs/exporter.md lists them). Node_exporter conventions:
+// gpuclk_ prefix, base units in names, per-GPU series gpuclk_gpu_<what>_<unit> labelled gpu,
+// uuid, pci_bus_id, model; counters only for what the driver counts. A reading the GPU does not
+// support is no series at all.
 #pragma once
 
-#include <prometheus/collectable.h>
-#include <prometheus/metric_family.h>
-
-#include <vector>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "serve/service.h"
 
 namespace gpuclk::serve {
 
-class MetricsCollector final : public prometheus::Collectable {
+// The /metrics text, built once per sample: a scrape between two of the sampler's ticks (and
+// two refreshes of the node state) gets the text the first one built, and scrapers that come
+// together wait for one build. Written straight as text with each GPU's labels rendered once:
+// building it through prometheus-cpp's metric families and serializer took 7 ms for 8 simulated
+// GPUs (1480 series, 246 KB; docs/results/serve_cost_sim.md).
+class MetricsText {
  public:
-  explicit MetricsCollector(const Service& service) : service_(service) {}
-  std::vector<prometheus::MetricFamily> Collect() const override;
+  explicit MetricsText(const Service& service) : service_(service) {}
+  std::shared_ptr<const std::string> get();
+  std::uint64_t builds() const;  // how many times get() built the text
 
  private:
   const Service& service_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const std::string> text_;
+  std::uint64_t tick_ = 0;
+  std::shared_ptr<const NodeState> state_;
+  std::uint64_t builds_ = 0;
 };
 
 // /healthz: one gauge, gpuclk_serve_healthy, 1 while the sampler ticks and the cached state is
-// fresh (the text is what a probe may look at; prometheus-cpp answers 200 either way).
-class HealthCollector final : public prometheus::Collectable {
- public:
-  explicit HealthCollector(const Service& service) : service_(service) {}
-  std::vector<prometheus::MetricFamily> Collect() const override;
-
- private:
-  const Service& service_;
-};
+// fresh (the text is what a probe may look at; the answer is 200 either way).
+std::string health_text(const Service& service);
 
 }  // namespace gpuclk::serve
