@@ -318,7 +318,10 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
     std::set<std::tuple<std::string, std::string, std::string>> seen;
     for (const auto& finding : state->findings) {
       std::string gpus;
-      for (auto index : finding.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(index);
+      for (auto index : finding.gpus) {
+        if (!gpus.empty()) gpus += ',';
+        gpus += std::to_string(index);
+      }
       std::string severity(rules::to_string(finding.severity));
       if (!seen.emplace(finding.rule, severity, gpus).second) continue;
       f.gauge("gpuclk_finding", kFindingHelp,
