@@ -35,7 +35,8 @@ std::optional<Ratio> keep_ratio(const Reading<Ratio>& r) { return r.optional(); 
 
 class DeviceSource final : public GpuSource {
  public:
-  DeviceSource(const gpu::Device& device, const FieldSet& fields) : device_(device) {
+  DeviceSource(const gpu::Device& device, const FieldSet& fields, Duration nvlink_error_period)
+      : device_(device), nvlink_error_period_(nvlink_error_period) {
     if (fields.has(Field::gpm)) gpm_.emplace(device);
   }
 
@@ -140,11 +141,11 @@ class DeviceSource final : public GpuSource {
   }
 
  private:
-  // State and data counters every slow tick; the DL error counters every kNvLinkErrorPeriod of
+  // State and data counters every slow tick; the DL error counters every nvlink_error_period_ of
   // the sampler's clock (in between, the last values read): they cost ~134 ms per H100 with 18
   // links, and doctor wants their rate over minutes, not seconds. The first tick reads them.
   void read_nvlink(SlowSample& s, ReadOutcome& o) {
-    const bool errors = !nvlink_errors_at_ || s.time - *nvlink_errors_at_ >= kNvLinkErrorPeriod;
+    const bool errors = !nvlink_errors_at_ || s.time - *nvlink_errors_at_ >= nvlink_error_period_;
     if (errors) nvlink_errors_at_ = s.time;
     s.nvlink_errors_fresh = errors;
     const auto counters =
@@ -197,15 +198,16 @@ class DeviceSource final : public GpuSource {
   std::optional<Bytes> memory_used_;
   std::optional<std::chrono::steady_clock::time_point> memory_used_read_at_;
   TimePoint last_gpm_time_{};
-  static constexpr std::chrono::seconds kNvLinkErrorPeriod{10};
+  Duration nvlink_error_period_;
   std::optional<TimePoint> nvlink_errors_at_;
   std::vector<NvLinkSample> nvlink_errors_;  // per link, the last DL error counters read
 };
 
 }  // namespace
 
-std::unique_ptr<GpuSource> make_device_source(const gpu::Device& device, const FieldSet& fields) {
-  return std::make_unique<DeviceSource>(device, fields);
+std::unique_ptr<GpuSource> make_device_source(const gpu::Device& device, const FieldSet& fields,
+                                              Duration nvlink_error_period) {
+  return std::make_unique<DeviceSource>(device, fields, nvlink_error_period);
 }
 
 }  // namespace gpuclk::telemetry

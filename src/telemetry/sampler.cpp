@@ -377,10 +377,12 @@ std::uint64_t Sampler::wait_for_tick(std::uint64_t seen,
 }
 
 std::vector<std::unique_ptr<GpuSource>> device_sources(const std::vector<gpu::Device*>& devices,
-                                                       const FieldSet& fields) {
+                                                       const FieldSet& fields,
+                                                       Duration nvlink_error_period) {
   std::vector<std::unique_ptr<GpuSource>> sources;
   sources.reserve(devices.size());
-  for (const auto* d : devices) sources.push_back(make_device_source(*d, fields));
+  for (const auto* d : devices)
+    sources.push_back(make_device_source(*d, fields, nvlink_error_period));
   return sources;
 }
 

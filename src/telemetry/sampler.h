@@ -152,7 +152,8 @@ class Sampler {
 };
 
 // The sampler's sources for gpu::Devices (each must outlive the sampler).
-std::vector<std::unique_ptr<GpuSource>> device_sources(const std::vector<gpu::Device*>& devices,
-                                                       const FieldSet& fields);
+std::vector<std::unique_ptr<GpuSource>> device_sources(
+    const std::vector<gpu::Device*>& devices, const FieldSet& fields,
+    Duration nvlink_error_period = kNvLinkErrorPeriod);
 
 }  // namespace gpuclk::telemetry

@@ -33,6 +33,11 @@ class GpuSource {
 };
 
 // Reads `device` (which must outlive the source). GPM is set up when asked for and supported.
-std::unique_ptr<GpuSource> make_device_source(const gpu::Device& device, const FieldSet& fields);
+// How often a device source reads the NVLink DL error counters (the state and data counters come
+// at every slow read): ~1.8 ms a call, 72 calls per GPU with 18 links (docs/serve.md).
+inline constexpr Duration kNvLinkErrorPeriod = std::chrono::seconds(10);
+
+std::unique_ptr<GpuSource> make_device_source(const gpu::Device& device, const FieldSet& fields,
+                                              Duration nvlink_error_period = kNvLinkErrorPeriod);
 
 }  // namespace gpuclk::telemetry
