@@ -37,7 +37,11 @@ int send_text(mg_connection* conn, const std::string& text) {
     mg_send_http_error(conn, 405, "%s", "only GET and HEAD\n");
     return 405;
   }
-  mg_send_http_ok(conn, kTextFormat, static_cast<long long>(text.size()));
+  // The status line and headers by hand, as prometheus-cpp wrote them: mg_send_http_ok adds a
+  // Date header through gmtime(), whose static buffer races with any other thread's
+  // localtime()/gmtime() (ThreadSanitizer, tests/integration/serve_robustness_test.sh).
+  mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", kTextFormat,
+            text.size());
   if (!head) mg_write(conn, text.data(), text.size());
   return 200;
 }

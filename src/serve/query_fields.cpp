@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <tuple>
 
 #include "serve/protocol.h"
@@ -53,9 +54,13 @@ class FieldList {
 void add_identity(FieldList& add) {
   add("timestamp", {}, "", "time of the query, as nvidia-smi prints it",
       [](const Device&, const DeviceSet&) {
-        auto now = std::time(nullptr);
+        // localtime_r: the service reads this on its refresher while civetweb's workers format
+        // dates (gmtime's static buffer is localtime's too; ThreadSanitizer found the race).
+        const auto now = std::time(nullptr);
+        std::tm local{};
+        localtime_r(&now, &local);
         char buf[64];
-        std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", std::localtime(&now));
+        std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", &local);
         return out::text(buf);
       });
   add("driver_version", {}, "", "NVIDIA driver version",
