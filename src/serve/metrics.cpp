@@ -18,6 +18,21 @@ namespace {
 
 enum class MetricType { gauge, counter };
 
+// `text` as the text format escapes it: backslash and newline always, a double quote in label
+// values (`quotes`) but not in HELP.
+void append_escaped(std::string& out, std::string_view text, bool quotes) {
+  for (char c : text) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quotes)
+      out += "\\\"";
+    else
+      out += c;
+  }
+}
+
 // Rendered labels, `gpu="0",uuid="GPU-…"` (values escaped as the text format asks), so that a
 // GPU's four labels are rendered once per build, not once per series.
 class Labels {
@@ -30,16 +45,7 @@ class Labels {
     if (!text_.empty()) text_ += ',';
     text_ += name;
     text_ += "=\"";
-    for (char c : value) {
-      if (c == '\\')
-        text_ += "\\\\";
-      else if (c == '"')
-        text_ += "\\\"";
-      else if (c == '\n')
-        text_ += "\\n";
-      else
-        text_ += c;
-    }
+    append_escaped(text_, value, true);
     text_ += '"';
   }
   const std::string& text() const { return text_; }
@@ -93,14 +99,7 @@ class Families {
       out += "# HELP ";
       out += f.name;
       out += ' ';
-      for (char c : f.help) {
-        if (c == '\\')
-          out += "\\\\";
-        else if (c == '\n')
-          out += "\\n";
-        else
-          out += c;
-      }
+      append_escaped(out, f.help, false);
       out += "\n# TYPE ";
       out += f.name;
       out += f.type == MetricType::counter ? " counter\n" : " gauge\n";

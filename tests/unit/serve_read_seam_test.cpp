@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "gpu/device.h"
@@ -52,8 +53,11 @@ struct RunningNode {
     client = serve::Client::connect(socket);
     hello = client->request({{"request", "hello"}});
   }
-  std::optional<nlohmann::json> ask(const nlohmann::json& request) {
-    return client->request(request);
+  // The seams' `ask`: one request to this node, its answer.
+  std::function<std::optional<nlohmann::json>(const nlohmann::json&)> asker() {
+    return [this](const nlohmann::json& request) -> std::optional<nlohmann::json> {
+      return client->request(request);
+    };
   }
   std::unique_ptr<serve::Node> node;
   std::string socket;
@@ -118,13 +122,13 @@ TEST_F(serve_read_seam_test, both_watches_summarise_the_same_run) {
 
     auto own = serve::open_sampler_watch({&set[1]}, clock, sampling);
     auto served = serve::open_service_watch(
-        [&service](const nlohmann::json& r) { return service.ask(r); }, service.socket,
-        service.hello, [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 100ms);
+        service.asker(), service.socket, service.hello,
+        [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 100ms);
     ASSERT_TRUE(served);
     // A service sampling at another interval cannot be summarised as asked.
     EXPECT_FALSE(serve::open_service_watch(
-        [&service](const nlohmann::json& r) { return service.ask(r); }, service.socket,
-        service.hello, [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 50ms));
+        service.asker(), service.socket, service.hello,
+        [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 50ms));
 
     served->start();
     own->start();
@@ -170,9 +174,8 @@ TEST_F(serve_read_seam_test, look_back_reads_the_services_history) {
     RunningNode service(set, clock, dir);
     std::this_thread::sleep_for(1500ms);
     int waits = 0;
-    const auto window = serve::look_back(
-        [&service](const nlohmann::json& r) { return service.ask(r); }, service.hello, clock, 1s,
-        {&set[0], &set[3]}, [&waits](double) { ++waits; });
+    const auto window = serve::look_back(service.asker(), service.hello, clock, 1s,
+                                         {&set[0], &set[3]}, [&waits](double) { ++waits; });
     ASSERT_TRUE(window.has_value());
     EXPECT_TRUE(window->from_service);
     EXPECT_TRUE(window->slow_tier);
@@ -183,8 +186,7 @@ TEST_F(serve_read_seam_test, look_back_reads_the_services_history) {
     for (const auto& g : window->input.gpus) EXPECT_GE(g.fast.size(), 5u);
     // Longer than the service keeps: a bad argument naming both.
     try {
-      serve::look_back([&service](const nlohmann::json& r) { return service.ask(r); },
-                       service.hello, clock, std::chrono::hours(2), {&set[0]}, {});
+      serve::look_back(service.asker(), service.hello, clock, std::chrono::hours(2), {&set[0]}, {});
       ADD_FAILURE() << "a 2 h look back was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::bad_argument);
