@@ -81,7 +81,11 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_tr
     out->lost = static_cast<int>(d.lost);
     const Phase* phase = current_phase(config, s);
     std::string name = phase ? phase->name : "off";
-    if (d.job.running) name = "job " + std::string(job_kinds()[d.job.kind].name);
+    std::string jobs;
+    for (const InjectedJob& job : d.jobs) {
+      if (job.running) jobs += (jobs.empty() ? "" : "+") + std::string(job_kinds()[job.kind].name);
+    }
+    if (!jobs.empty()) name = "job " + jobs;
     std::snprintf(out->phase_name, sizeof out->phase_name, "%s", name.c_str());
     return 0;
   });
@@ -135,8 +139,9 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_job_status(unsigned int index, unsigned long lo
                                             gpuclk_sim_job_t* out) {
   if (!out) return NVML_ERROR_INVALID_ARGUMENT;
   return with_job_gpu(index, [&](Context& c, std::size_t i) {
-    const InjectedJob& job = c.model().gpu(i).dynamics.job;
-    if (job_id == 0 || job.id != job_id) return NVML_ERROR_INVALID_ARGUMENT;
+    const InjectedJob* found = find_job(c.model().gpu(i).dynamics, job_id);
+    if (!found) return NVML_ERROR_INVALID_ARGUMENT;
+    const InjectedJob& job = *found;
     const JobKind& kind = job_kinds()[job.kind];
     *out = {};
     out->id = job.id;
@@ -150,6 +155,9 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_job_status(unsigned int index, unsigned long lo
     out->end_s = job.running ? c.model().now_s() : job.end_s;
     const double elapsed = out->end_s - out->start_s;
     out->rate = elapsed > 0 ? job.done / elapsed : 0;
+    out->pid = job.pid;
+    out->energy_j = job.energy_j;
+    out->busy_s = job.busy_s;
     return NVML_SUCCESS;
   });
 }

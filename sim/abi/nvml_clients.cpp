@@ -22,10 +22,17 @@ constexpr unsigned kAccountingBufferSize = 4000;  // what the driver reports wit
 constexpr unsigned kMaxMigDevices = 7;            // GA100 and GH100: seven GPU instances
 constexpr unsigned kInvalidInstanceId = 0xFFFFFFFFu;
 
-// The processes holding a context on GPU i (the scenario's, while its workload holds one).
+// The processes holding a context on GPU i: the injected jobs', else the scenario's while its
+// workload holds one.
 std::vector<nvmlProcessInfo_t> processes_of(std::size_t i) {
   std::vector<nvmlProcessInfo_t> processes;
-  if (state_of(i).dynamics.context_active) {
+  const GpuDynamics& d = state_of(i).dynamics;
+  for (const InjectedJob& job : d.jobs) {
+    if (!job.running) continue;
+    const Process p = context_process(config_of(i), state_of(i));
+    processes.push_back({job.pid, p.memory_bytes, kInvalidInstanceId, kInvalidInstanceId});
+  }
+  if (processes.empty() && d.context_active) {
     const Process p = context_process(config_of(i), state_of(i));
     processes.push_back({p.pid, p.memory_bytes, kInvalidInstanceId, kInvalidInstanceId});
   }
@@ -382,16 +389,33 @@ nvmlReturn_t mps_running_processes_v1(std::size_t, unsigned int* count,
 
 nvmlReturn_t process_utilization(std::size_t i, nvmlProcessUtilizationSample_t* samples,
                                  unsigned int* count, unsigned long long last_seen_us) {
-  // One sample per process over the last second: the GPU's busy and DRAM fractions (the only
-  // process on its GPU is the one using it), newer than last_seen_us only.
+  // Samples newer than last_seen_us. An injected job keeps one per second it ran (the share of
+  // that second its kernels ran; the last of a job that ended covers its last part-second), so a
+  // reader that comes every few seconds gets every second since it last came, as from the
+  // driver's sample buffer. The scenario's process, the only one on its GPU, gets one sample: the
+  // GPU's busy and DRAM fractions over the last second.
   Context& c = Context::get();
   const auto now_us = static_cast<unsigned long long>(c.timestamp_us(c.model().now_s()));
+  const GpuState& s = state_of(i);
+  const auto dram = static_cast<unsigned int>(std::lround(100 * average_dram(s)));
   std::vector<nvmlProcessUtilizationSample_t> found;
-  if (now_us > last_seen_us) {
-    const GpuState& s = state_of(i);
+  bool any_job = false;
+  for (const InjectedJob& job : s.dynamics.jobs) {
+    if (job.id == 0) continue;
+    for (int k = 0; k < kJobSamples; ++k) {
+      const int at = static_cast<int>((job.sample_pos + static_cast<unsigned>(k)) % kJobSamples);
+      if (job.sample_end_s[at] <= 0) continue;
+      const auto stamp = static_cast<unsigned long long>(c.timestamp_us(job.sample_end_s[at]));
+      if (stamp <= last_seen_us) continue;
+      const auto sm = static_cast<unsigned int>(std::lround(100 * job.sample_sm[at]));
+      found.push_back({job.pid, stamp, sm, sm > 0 ? dram : 0, 0, 0});
+    }
+    any_job = any_job || job.running;
+  }
+  if (!any_job && now_us > last_seen_us) {
     for (const nvmlProcessInfo_t& p : processes_of(i)) {
       found.push_back({p.pid, now_us, static_cast<unsigned int>(std::lround(100 * average_busy(s))),
-                       static_cast<unsigned int>(std::lround(100 * average_dram(s))), 0, 0});
+                       dram, 0, 0});
     }
   }
   if (found.empty()) return NVML_ERROR_NOT_FOUND;  // no process ran since last_seen_us

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "faults.h"
@@ -179,31 +180,82 @@ TickActivity run_workload(const GpuConfig& config, GpuDynamics& d, double now_s,
   return total;
 }
 
-// Runs an injected job for dt at fixed clocks (it owns the GPU while it runs); returns the
-// time-weighted activity. The job ends when its amount is done or its deadline passes.
-TickActivity run_job(const GpuConfig& config, GpuDynamics& d, const Phase& phase, double now_s,
-                     double dt) {
-  InjectedJob& job = d.job;
+// One job's part of a tick: its activity while its slices ran (at full rate) and for how long.
+struct JobSlice {
+  InjectedJob* job = nullptr;
+  TickActivity own;
+  double used = 0;  // seconds of the tick
+};
+
+// Runs an injected job for its share of a tick of dt at fixed clocks (`share`: 1 / the jobs
+// running). The job ends when its amount is done or its deadline passes; its end time is where
+// that falls in wall time at this share.
+JobSlice run_job(const GpuConfig& config, GpuDynamics& d, InjectedJob& job, double share,
+                 double now_s, double dt) {
+  const Phase phase = job_phase(job);
   PhaseRates r =
       phase_rates(*config.spec, phase, d.sm_mhz, d.memory_mhz, link_bandwidth(config, phase));
-  double used = dt;
+  double wall = dt;  // of this tick, the time before the deadline
+  if (job.deadline_s > 0) wall = std::clamp(job.deadline_s - now_s, 0.0, dt);
+  double used = wall * share;
   bool completes = false;
-  if (job.deadline_s > 0) used = std::clamp(job.deadline_s - now_s, 0.0, dt);
   if (job.amount > 0 && r.work_per_s > 0 && r.work_per_s * used >= job.amount - job.done) {
     used = std::max(0.0, (job.amount - job.done) / r.work_per_s);
+    wall = used / share;
     completes = true;
   }
   job.done = completes ? job.amount : job.done + r.work_per_s * used;
   d.total_flops += r.activity.flops_per_s * used;
   d.total_dram_bytes += r.activity.dram_bytes_per_s * used;
-  if (completes || used < dt) {
+  if (completes || wall < dt) {
     job.running = 0;
     job.completed = completes ? 1 : 0;
-    job.end_s = now_s + used;
+    job.end_s = now_s + wall;
   }
-  TickActivity total;
-  accumulate(total, r.activity, used / dt);
-  return total;
+  return {&job, r.activity, used};
+}
+
+// Keeps a job's per-second SM utilization samples: the seconds its tick fell in, closed as they
+// pass; the last (partial) second when the job ended.
+void sample_job(InjectedJob& job, double busy_s, double now_s, double dt) {
+  job.busy_s += busy_s;
+  job.second_busy_s += busy_s;
+  const auto push = [&](double end_s, double length_s) {
+    job.sample_end_s[job.sample_pos] = end_s;
+    job.sample_sm[job.sample_pos] =
+        length_s > 0 ? std::clamp(job.second_busy_s / length_s, 0.0, 1.0) : 0.0;
+    job.sample_pos = (job.sample_pos + 1) % kJobSamples;
+    job.second_busy_s = 0;
+  };
+  const double end = job.running ? now_s + dt : job.end_s;
+  for (int n = 0; n < kJobSamples && end >= job.second_start_s + 1; ++n) {
+    push(job.second_start_s + 1, 1);
+    job.second_start_s += 1;
+  }
+  if (end >= job.second_start_s + 1) job.second_start_s = std::floor(end);  // a coarse step
+  if (!job.running && end > job.second_start_s) push(end, end - job.second_start_s);
+}
+
+// Books a tick's energy to the jobs that ran in it: by time share, each share weighted by the
+// board power of that job's own activity (a GEMM's slices draw more than a copy's); the idle
+// rest of the tick, if any, weighs as idle power and stays the GPU's.
+void book_jobs(const GpuConfig& config, const GpuDynamics& d, std::span<JobSlice> slices,
+               double energy_j, double dt, double now_s) {
+  const GpuSpec& spec = *config.spec;
+  const auto power_of = [&](const TickActivity& a) {
+    return board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, a, config.leakage_factor);
+  };
+  double used = 0, weight = 0;
+  for (const JobSlice& s : slices) {
+    used += s.used;
+    weight += s.used * power_of(s.own);
+  }
+  const double idle = std::max(0.0, dt - used) * power_of(TickActivity{});
+  for (JobSlice& s : slices) {
+    const double w = s.used * power_of(s.own);
+    if (weight + idle > 0) s.job->energy_j += energy_j * w / (weight + idle);
+    sample_job(*s.job, s.used * s.own.busy, now_s, dt);
+  }
 }
 
 double window_sum(const double* window) {
@@ -284,9 +336,14 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 
   // Clocks: what the settings ask for, then the thermal and power limits, in 15 MHz steps.
   if (!d.started && now_s >= config.workload.start_s) d.started = 1;
-  const bool job = d.job.running != 0;
-  const Phase job_work = job ? job_phase(d.job) : Phase{};
-  const Phase& phase = job ? job_work : phase_now(config, state);
+  std::vector<InjectedJob*> running;
+  for (InjectedJob& j : d.jobs) {
+    if (j.running) running.push_back(&j);
+  }
+  const bool job = !running.empty();
+  std::vector<Phase> job_work;
+  for (const InjectedJob* j : running) job_work.push_back(job_phase(*j));
+  const Phase& phase = job ? job_work.front() : phase_now(config, state);
   const bool context = phase.kind != PhaseKind::off;
   const ClockRange range = requested_sm_range(spec, s);
   const std::uint32_t wanted = context ? range.high_mhz : range.low_mhz;
@@ -298,9 +355,9 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   // The highest clock at which every phase that may run during this step fits the power limit
   // (a step that finishes one phase starts the next at the same clock).
   std::uint32_t f = ceiling;
-  const std::vector<const Phase*> candidates =
-      job ? std::vector<const Phase*>{&job_work}
-          : phases_in_step(config, d, phase, ceiling, now_s, dt);
+  std::vector<const Phase*> candidates;
+  for (const Phase& p : job_work) candidates.push_back(&p);
+  if (!job) candidates = phases_in_step(config, d, phase, ceiling, now_s, dt);
   for (const Phase* p : candidates) {
     f = std::min(f, power_capped_clock(config, *p, d, ceiling, limit_w));
   }
@@ -308,8 +365,17 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   d.context_active = context ? 1 : 0;
 
   // Work at these clocks; power follows from what ran.
-  const TickActivity activity =
-      job ? run_job(config, d, job_work, now_s, dt) : run_workload(config, d, now_s, dt);
+  std::vector<JobSlice> slices;
+  TickActivity activity;
+  if (job) {
+    const double share = 1.0 / static_cast<double>(running.size());
+    for (InjectedJob* j : running) {
+      slices.push_back(run_job(config, d, *j, share, now_s, dt));
+      accumulate(activity, slices.back().own, slices.back().used / dt);
+    }
+  } else {
+    activity = run_workload(config, d, now_s, dt);
+  }
   const double power =
       board_power(spec, d.sm_mhz, d.memory_mhz, d.die_c, activity, config.leakage_factor);
   const double memory_w = memory_power(spec, d.memory_mhz, activity);
@@ -317,6 +383,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   d.power_w = power;
   d.memory_power_w = memory_w;
   d.energy_j += power * dt;
+  if (job) book_jobs(config, d, slices, power * dt, dt, now_s);
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     d.activity_seconds[i] += activity.activity[i] * dt;
   }
@@ -385,8 +452,9 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
 }
 
 Process context_process(const GpuConfig& config, const GpuState& state) {
-  const InjectedJob& job = state.dynamics.job;
-  if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30, {}};  // a host process
+  for (const InjectedJob& job : state.dynamics.jobs) {
+    if (job.running) return {job.pid, "gpuclk sim-job", 2ULL << 30, {}};  // a host process
+  }
   return config.workload.process;
 }
 

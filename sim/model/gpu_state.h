@@ -122,7 +122,10 @@ struct GpuDynamics {
   double total_flops = 0;
   double total_dram_bytes = 0;
   double total_pcie_bytes = 0;
-  InjectedJob job;  // a job started on demand; while running it replaces the workload
+  // Jobs started on demand; while any runs it replaces the workload. A slot keeps its job after it
+  // ends (for its status) until a new job needs the slot.
+  InjectedJob jobs[kMaxJobs];
+  std::uint64_t last_job_id = 0;
   // ECC.
   double ecc_corrected_accrued = 0;  // fractional errors not yet counted
   std::uint64_t ecc_corrected_volatile = 0;
@@ -145,5 +148,24 @@ struct GpuState {
 };
 
 static_assert(std::is_trivially_copyable_v<GpuState>);
+
+// Whether any injected job runs on the GPU (the scenario's workload then pauses).
+inline bool any_job_running(const GpuDynamics& d) {
+  for (const InjectedJob& job : d.jobs) {
+    if (job.running) return true;
+  }
+  return false;
+}
+
+// The slot holding job `id`; nullptr when no slot does (never started here, or superseded).
+inline const InjectedJob* find_job(const GpuDynamics& d, std::uint64_t id) {
+  for (const InjectedJob& job : d.jobs) {
+    if (id != 0 && job.id == id) return &job;
+  }
+  return nullptr;
+}
+inline InjectedJob* find_job(GpuDynamics& d, std::uint64_t id) {
+  return const_cast<InjectedJob*>(find_job(static_cast<const GpuDynamics&>(d), id));
+}
 
 }  // namespace gpuclk::sim

@@ -1,7 +1,9 @@
 // Jobs injected on demand (gpuclk_sim_job_start): an amount of work of one named kind that
 // takes over its GPU from the scenario's workload until it is done, stopped or out of time.
-// The scenario's workload pauses meanwhile and resumes where it was. Plain data: it lives in
-// GpuState, so every process sharing the state file sees the same job.
+// The scenario's workload pauses meanwhile and resumes where it was. Up to kMaxJobs run on one
+// GPU at once, time-sliced as CUDA shares a GPU between processes without MPS: each running job
+// gets an equal share of every tick. Plain data: it lives in GpuState, so every process sharing
+// the state file sees the same jobs.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,11 @@ struct JobKind {
 std::span<const JobKind> job_kinds();
 std::optional<std::uint32_t> job_kind_index(std::string_view name);
 
+// Jobs on one GPU at once (each its own process).
+inline constexpr int kMaxJobs = 4;
+// Per-second SM utilization samples a job keeps (what nvmlDeviceGetProcessUtilization returns).
+inline constexpr int kJobSamples = 16;
+
 struct InjectedJob {
   std::uint64_t id = 0;  // 0: no job has run on this GPU since power-on
   std::uint32_t running = 0;
@@ -39,6 +46,18 @@ struct InjectedJob {
   double start_s = 0;           // simulated time it started
   double end_s = 0;             // simulated time it ended (valid once running == 0)
   double deadline_s = 0;        // it ends by itself at this simulated time; 0: no deadline
+  // Truth for attribution: the GPU's energy its time slices drew (each tick's energy split over
+  // the jobs by time share × the board power of each job's own activity) and the seconds its
+  // kernels ran.
+  double energy_j = 0;
+  double busy_s = 0;
+  // Busy seconds within the current second (from second_start_s), and the per-second SM
+  // utilization samples of the last kJobSamples whole seconds (ring; sample_end_s == 0: empty).
+  double second_start_s = 0;
+  double second_busy_s = 0;
+  double sample_end_s[kJobSamples] = {};
+  double sample_sm[kJobSamples] = {};  // fraction 0..1 of that second
+  std::uint32_t sample_pos = 0;
 };
 
 // The workload phase a job runs as.

@@ -88,26 +88,34 @@ Status NodeModel::start_job(std::size_t i, std::string_view kind, double amount,
       !std::isfinite(max_seconds) || (amount == 0 && max_seconds == 0)) {
     return Status::invalid_argument;
   }
-  if (d.job.running) return Status::in_use;
+  // A free slot: one that never held a job, else the one whose job ended first.
+  InjectedJob* slot = nullptr;
+  for (InjectedJob& j : d.jobs) {
+    if (j.running) continue;
+    if (!slot || j.id == 0 || (slot->id != 0 && j.end_s < slot->end_s)) slot = &j;
+    if (slot->id == 0) break;
+  }
+  if (!slot) return Status::in_use;
   InjectedJob job;
-  job.id = d.job.id + 1;
+  job.id = ++d.last_job_id;
   job.running = 1;
   job.kind = *index;
   job.pid = pid;
   job.amount = amount;
   job.start_s = now_s();
+  job.second_start_s = now_s();
   job.deadline_s = max_seconds > 0 ? now_s() + max_seconds : 0;
-  d.job = job;
+  *slot = job;
   id = job.id;
   return Status::ok;
 }
 
 Status NodeModel::stop_job(std::size_t i, std::uint64_t id) {
-  InjectedJob& job = gpus_[i].dynamics.job;
-  if (id == 0 || job.id != id) return Status::invalid_argument;
-  if (job.running) {
-    job.running = 0;
-    job.end_s = now_s();
+  InjectedJob* job = find_job(gpus_[i].dynamics, id);
+  if (!job) return Status::invalid_argument;
+  if (job->running) {
+    job->running = 0;
+    job->end_s = now_s();
   }
   return Status::ok;
 }

@@ -54,8 +54,8 @@ class NodeModel {
   // Injected jobs (job.h); they need no privilege. start_job: `kind` one of job_kinds(), `amount`
   // FLOPs or bytes (0: no fixed amount), `max_seconds` of simulated time (0: no limit); sets
   // `id`. invalid_argument (unknown kind, negative or non-finite amount or time, neither bound
-  // given), in_use while another job runs, gpu_lost. stop_job ends job `id` now
-  // (invalid_argument if it is not this GPU's last job; ok if it already ended).
+  // given), in_use while kMaxJobs jobs run there, gpu_lost. stop_job ends job `id` now
+  // (invalid_argument if no slot of this GPU holds it any more; ok if it already ended).
   Status start_job(std::size_t i, std::string_view kind, double amount, double max_seconds,
                    std::uint32_t pid, std::uint64_t& id);
   Status stop_job(std::size_t i, std::uint64_t id);

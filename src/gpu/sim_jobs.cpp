@@ -80,7 +80,9 @@ std::uint64_t SimJobs::start(unsigned index, const std::string& kind, double amo
   const int rc = table_->start(index, kind.c_str(), amount, max_seconds, pid, &id);
   if (rc == NVML_ERROR_IN_USE) {
     throw Error(ExitCode::other,
-                fmt::format("GPU {} already runs a simulated job; wait for it or stop it", index));
+                fmt::format("GPU {} already runs 4 simulated jobs (the most one GPU shares); wait "
+                            "for one or stop one",
+                            index));
   }
   if (rc != NVML_SUCCESS) {
     fail(rc, fmt::format("cannot start simulated job '{}' (amount {}, max {} s) on GPU {}", kind,
@@ -104,6 +106,9 @@ SimJobStatus SimJobs::status(unsigned index, std::uint64_t id) const {
   s.start_s = raw.start_s;
   s.end_s = raw.end_s;
   s.rate = raw.rate;
+  s.pid = raw.pid;
+  s.energy_j = raw.energy_j;
+  s.busy_s = raw.busy_s;
   return s;
 }
 

@@ -25,6 +25,10 @@ struct SimJobStatus {
   double start_s = 0;      // simulated seconds since power-on
   double end_s = 0;        // when it ended; the current simulated time while it runs
   double rate = 0;         // done / (end_s - start_s), `unit` per second
+  unsigned pid = 0;        // the process NVML lists for it
+  // Truth for attribution: the GPU energy its time slices drew (J), the seconds its kernels ran.
+  double energy_j = 0;
+  double busy_s = 0;
 };
 
 class SimJobs {
@@ -36,11 +40,11 @@ class SimJobs {
   std::vector<std::string> kinds() const;
   // Starts `amount` units (0: no fixed amount) of `kind` on GPU `index`, ending by itself after
   // `max_seconds` of simulated time (0: never). `pid` is the process NVML lists (0: this one).
-  // Throws Error: 2 for an unknown kind or bad amount, 255 while another job runs there
-  // (naming it), 15 for a lost GPU.
+  // Up to 4 jobs share a GPU, time-sliced. Throws Error: 2 for an unknown kind or bad amount,
+  // 255 while 4 jobs run there, 15 for a lost GPU.
   std::uint64_t start(unsigned index, const std::string& kind, double amount, double max_seconds,
                       unsigned pid = 0) const;
-  // Throws Error (2) for a job id the GPU does not know (superseded by a later job).
+  // Throws Error (2) for a job id the GPU does not know (a GPU keeps its last 4 jobs).
   SimJobStatus status(unsigned index, std::uint64_t id) const;
   // Ends the job now; no-op if it already ended.
   void stop(unsigned index, std::uint64_t id) const;

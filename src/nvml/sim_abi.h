@@ -44,11 +44,14 @@ double gpuclk_sim_energy_joules(unsigned int index);
 
 // Jobs on demand: an amount of work of one kind that takes over a GPU (its process holds a
 // context, NVML lists it) until it is done, stopped or out of time; the scenario's own workload
-// on that GPU pauses meanwhile and resumes after. One job per GPU at a time; jobs need no
-// privilege. Kinds: gemm-bf16, gemm-fp16, gemm-tf32, gemm-fp32, gemm-fp8, fma (amounts in
-// FLOP) and mem-copy, mem-triad (amounts in bytes of DRAM traffic, read + write).
-// Each returns an NVML return code: 0 success, 2 invalid argument (unknown GPU or kind, bad
-// amount, unknown job id), 19 in use (a job runs on that GPU), 15 GPU lost, 999 cannot load.
+// on that GPU pauses meanwhile and resumes after. Up to 4 jobs share one GPU at a time,
+// time-sliced (each gets an equal share of the GPU's time, as CUDA shares a GPU between
+// processes without MPS); NVML lists each job's process and its per-second SM utilization
+// (nvmlDeviceGetProcessUtilization). Jobs need no privilege. Kinds: gemm-bf16, gemm-fp16,
+// gemm-tf32, gemm-fp32, gemm-fp8, fma (amounts in FLOP) and mem-copy, mem-triad (amounts in bytes
+// of DRAM traffic, read + write). Each returns an NVML return code: 0 success, 2 invalid argument
+// (unknown GPU or kind, bad amount, unknown job id), 19 in use (4 jobs run on that GPU), 15 GPU
+// lost, 999 cannot load.
 
 // Starts `amount` units of `kind` on GPU `index` (amount 0: no fixed amount, runs until
 // stopped or max_seconds); it ends by itself after `max_seconds` of simulated time (0: never;
@@ -58,18 +61,24 @@ int gpuclk_sim_job_start(unsigned int index, const char* kind, double amount, do
 
 typedef struct gpuclk_sim_job_st {
   unsigned long long id;
-  int running;     // 1 while it runs
-  int completed;   // 1 once all its work was done; 0 while running, stopped or timed out
-  char kind[32];   // "gemm-bf16"
-  char unit[8];    // "FLOP" or "B"
-  double amount;   // asked for (0: no fixed amount)
-  double done;     // done so far, in `unit`
-  double start_s;  // simulated time it started
-  double end_s;    // simulated time it ended; the current time while it runs
-  double rate;     // done / (end_s - start_s): its own mean rate, `unit` per second
+  int running;       // 1 while it runs
+  int completed;     // 1 once all its work was done; 0 while running, stopped or timed out
+  char kind[32];     // "gemm-bf16"
+  char unit[8];      // "FLOP" or "B"
+  double amount;     // asked for (0: no fixed amount)
+  double done;       // done so far, in `unit`
+  double start_s;    // simulated time it started
+  double end_s;      // simulated time it ended; the current time while it runs
+  double rate;       // done / (end_s - start_s): its own mean rate, `unit` per second
+  unsigned int pid;  // the process NVML lists for it
+  // Truth for attribution: the GPU's energy its time slices drew, joules (each 10 ms tick's
+  // energy split over the jobs that ran in it by time share × the board power of each job's own
+  // activity), and the seconds its kernels ran.
+  double energy_j;
+  double busy_s;
 } gpuclk_sim_job_t;
 
-// The state of job `job_id` (the GPU's latest job) at the current simulated time.
+// The state of job `job_id` at the current simulated time (a GPU keeps its last 4 jobs).
 int gpuclk_sim_job_status(unsigned int index, unsigned long long job_id, gpuclk_sim_job_t* out);
 // Ends job `job_id` now (no-op if it already ended).
 int gpuclk_sim_job_stop(unsigned int index, unsigned long long job_id);
