@@ -1,152 +1,20 @@
 #include "serve/metrics.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
-#include <deque>
-#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "gpu/clock_reasons.h"
 #include "rules/finding.h"
+#include "serve/exposition.h"
 #include "telemetry/field_table.h"
 
 namespace gpuclk::serve {
 namespace {
 
-enum class MetricType { gauge, counter };
-
-// `text` as the text format escapes it: backslash and newline always, a double quote in label
-// values (`quotes`) but not in HELP.
-void append_escaped(std::string& out, std::string_view text, bool quotes) {
-  for (char c : text) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '"' && quotes)
-      out += "\\\"";
-    else
-      out += c;
-  }
-}
-
-// Rendered labels, `gpu="0",uuid="GPU-…"` (values escaped as the text format asks), so that a
-// GPU's four labels are rendered once per build, not once per series.
-class Labels {
- public:
-  Labels() = default;
-  Labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
-    for (const auto& [name, value] : pairs) add(name, value);
-  }
-  void add(std::string_view name, std::string_view value) {
-    if (!text_.empty()) text_ += ',';
-    text_ += name;
-    text_ += "=\"";
-    append_escaped(text_, value, true);
-    text_ += '"';
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
-
-// A sample value as the text format writes it: integers without a fraction (1410000000), others
-// in their shortest exact form, NaN and infinities by name.
-void append_value(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "NaN";
-  } else if (std::isinf(v)) {
-    out += v > 0 ? "+Inf" : "-Inf";
-  } else if (v == std::trunc(v) && std::abs(v) < 1e15) {
-    fmt::format_to(std::back_inserter(out), "{:.0f}", v);
-  } else {
-    fmt::format_to(std::back_inserter(out), "{}", v);
-  }
-}
-
-// Families in the order they are first used, so the output is stable and grouped; each one's
-// series lines are appended to its body as they come.
-class Families {
- public:
-  void gauge(std::string_view name, std::string_view help, const Labels& labels, double v) {
-    add(name, help, MetricType::gauge, labels, v);
-  }
-  void counter(std::string_view name, std::string_view help, const Labels& labels, double v) {
-    add(name, help, MetricType::counter, labels, v);
-  }
-  template <class Q>
-  void gauge(std::string_view name, std::string_view help, const Labels& labels,
-             const std::optional<Q>& q, double scale = 1.0) {
-    if (q) gauge(name, help, labels, q->value() * scale);
-  }
-  template <class Q>
-  void gauge(std::string_view name, std::string_view help, const Labels& labels,
-             const gpu::Reading<Q>& q, double scale = 1.0) {
-    if (q) gauge(name, help, labels, q->value() * scale);
-  }
-  // The exposition: each family with a series, its HELP and TYPE lines first.
-  std::string take() {
-    std::size_t size = 0;
-    for (const auto& f : families_) size += f.body.size() + f.name.size() * 2 + f.help.size() + 32;
-    std::string out;
-    out.reserve(size);
-    for (const auto& f : families_) {
-      if (f.body.empty()) continue;
-      out += "# HELP ";
-      out += f.name;
-      out += ' ';
-      append_escaped(out, f.help, false);
-      out += "\n# TYPE ";
-      out += f.name;
-      out += f.type == MetricType::counter ? " counter\n" : " gauge\n";
-      out += f.body;
-    }
-    return out;
-  }
-
- private:
-  struct Family {
-    std::string name, help;
-    MetricType type;
-    std::string body;
-  };
-  Family& family(std::string_view name, std::string_view help, MetricType type) {
-    auto it = index_.find(name);
-    if (it == index_.end()) {
-      families_.push_back({std::string(name), std::string(help), type, {}});
-      it = index_.emplace(families_.back().name, families_.size() - 1).first;
-    }
-    return families_[it->second];
-  }
-  void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
-           double v) {
-    auto& body = family(name, help, type).body;
-    body += name;
-    if (!labels.text().empty()) {
-      body += '{';
-      body += labels.text();
-      body += '}';
-    }
-    body += ' ';
-    append_value(body, v);
-    body += '\n';
-  }
-  std::deque<Family> families_;  // stable addresses: index_'s keys view their names
-  std::map<std::string_view, std::size_t> index_;
-};
-
 constexpr double kMHz = 1e6;
 constexpr const char* kFindingHelp =
     "A finding of the node (gpuclk status) now: its rule, severity and GPU indexes (value 1)";
-
-Labels with(Labels labels, std::string_view name, std::string_view value) {
-  labels.add(name, value);
-  return labels;
-}
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 

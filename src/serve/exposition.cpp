@@ -1,0 +1,90 @@
+#include "serve/exposition.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iterator>
+
+namespace gpuclk::serve {
+
+void append_escaped(std::string& out, std::string_view text, bool quotes) {
+  for (char c : text) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quotes)
+      out += "\\\"";
+    else
+      out += c;
+  }
+}
+
+void append_value(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+  } else if (v == std::trunc(v) && std::abs(v) < 1e15) {
+    fmt::format_to(std::back_inserter(out), "{:.0f}", v);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", v);
+  }
+}
+
+void Labels::add(std::string_view name, std::string_view value) {
+  if (!text_.empty()) text_ += ',';
+  text_ += name;
+  text_ += "=\"";
+  append_escaped(text_, value, true);
+  text_ += '"';
+}
+
+Labels with(Labels labels, std::string_view name, std::string_view value) {
+  labels.add(name, value);
+  return labels;
+}
+
+std::string Families::take() {
+  std::size_t size = 0;
+  for (const auto& f : families_) size += f.body.size() + f.name.size() * 2 + f.help.size() + 32;
+  std::string out;
+  out.reserve(size);
+  for (const auto& f : families_) {
+    if (f.body.empty()) continue;
+    out += "# HELP ";
+    out += f.name;
+    out += ' ';
+    append_escaped(out, f.help, false);
+    out += "\n# TYPE ";
+    out += f.name;
+    out += f.type == MetricType::counter ? " counter\n" : " gauge\n";
+    out += f.body;
+  }
+  return out;
+}
+
+Families::Family& Families::family(std::string_view name, std::string_view help, MetricType type) {
+  auto it = index_.find(name);
+  if (it == index_.end()) {
+    families_.push_back({std::string(name), std::string(help), type, {}});
+    it = index_.emplace(families_.back().name, families_.size() - 1).first;
+  }
+  return families_[it->second];
+}
+
+void Families::add(std::string_view name, std::string_view help, MetricType type,
+                   const Labels& labels, double v) {
+  auto& body = family(name, help, type).body;
+  body += name;
+  if (!labels.text().empty()) {
+    body += '{';
+    body += labels.text();
+    body += '}';
+  }
+  body += ' ';
+  append_value(body, v);
+  body += '\n';
+}
+
+}  // namespace gpuclk::serve
