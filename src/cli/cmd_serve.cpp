@@ -18,6 +18,7 @@
 #include "cli/service_views.h"
 #include "control/delegation.h"
 #include "govern/run.h"
+#include "serve/dcgm_compat.h"
 #include "serve/listen_address.h"
 #include "serve/node.h"
 #include "serve/notify.h"
@@ -46,6 +47,8 @@ struct ServeOptions {
   std::string profile_check = "5s";
   // --policy FILE: who may change what through the socket (control/delegation.h).
   std::string policy;
+  // --metrics-compat dcgm-exporter: dcgm-exporter's series beside gpuclk's (serve/dcgm_compat.h).
+  std::string metrics_compat;
 };
 
 constexpr const char* kDefaultPolicy = "/etc/gpuclk/policy.toml";
@@ -121,6 +124,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   so.counters_every = parse_counters_interval(o.counters_interval);
   // --listen before anything starts: a bad address is exit 2, a port in use exit 255, and
   // nothing was touched either way.
+  if (!o.metrics_compat.empty())
+    node.metrics.compat = serve::parse_metrics_compat(o.metrics_compat);
   if (o.listen != "off") {
     node.listen = serve::parse_listen_address(o.listen);
     serve::check_can_listen(*node.listen);
@@ -209,6 +214,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--policy", o->policy,
                   "who may change which settings through the socket (default "
                   "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
+  sub->add_option("--metrics-compat", o->metrics_compat,
+                  "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
+                  "default counters, units and labels; docs/exporter.md)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 

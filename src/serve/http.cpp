@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "serve/metrics.h"
 #include "util/error.h"
@@ -12,7 +13,7 @@
 namespace gpuclk::serve {
 
 struct HttpExporter::Impl {
-  explicit Impl(const Service& s) : service(s), metrics(s) {}
+  Impl(const Service& s, MetricsOptions options) : service(s), metrics(s, std::move(options)) {}
   ~Impl() {
     if (context) mg_stop(context);
     mg_exit_library();
@@ -48,8 +49,9 @@ int send_text(mg_connection* conn, const std::string& text) {
 
 }  // namespace
 
-HttpExporter::HttpExporter(const Service& service, const std::string& address)
-    : impl_(std::make_unique<Impl>(service)) {
+HttpExporter::HttpExporter(const Service& service, const std::string& address,
+                           MetricsOptions metrics)
+    : impl_(std::make_unique<Impl>(service, std::move(metrics))) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon + 1 == address.size())
     throw bad_argument(fmt::format("bad --listen '{}'", address),

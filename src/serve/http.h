@@ -5,15 +5,17 @@
 #include <memory>
 #include <string>
 
+#include "serve/metrics.h"
 #include "serve/service.h"
 
 namespace gpuclk::serve {
 
 class HttpExporter {
  public:
-  // Listens on `address` ("127.0.0.1:9400", "[::1]:9400", port 0 for any free port).
+  // Listens on `address` ("127.0.0.1:9400", "[::1]:9400", port 0 for any free port); /metrics
+  // shows what `metrics` asks for besides gpuclk's series.
   // Throws Error when it cannot (exit 255; exit 3 when built without civetweb).
-  HttpExporter(const Service& service, const std::string& address);
+  HttpExporter(const Service& service, const std::string& address, MetricsOptions metrics = {});
   ~HttpExporter();
   HttpExporter(const HttpExporter&) = delete;
   HttpExporter& operator=(const HttpExporter&) = delete;

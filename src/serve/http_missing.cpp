@@ -7,7 +7,7 @@ namespace gpuclk::serve {
 
 struct HttpExporter::Impl {};
 
-HttpExporter::HttpExporter(const Service&, const std::string&) {
+HttpExporter::HttpExporter(const Service&, const std::string&, MetricsOptions) {
   throw Error(ExitCode::not_supported, "this gpuclk was built without civetweb: no /metrics",
               "install libcivetweb-dev and rebuild, or run with --listen off");
 }

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "gpu/clock_reasons.h"
 #include "rules/finding.h"
@@ -225,13 +226,24 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
 
 }  // namespace
 
+MetricsText::MetricsText(const Service& service, MetricsOptions options)
+    : service_(service),
+      options_(std::move(options)),
+      hostname_(options_.compat == MetricsCompat::none ? std::string() : dcgm_hostname()) {}
+
 std::shared_ptr<const std::string> MetricsText::get() {
   auto snap = service_.sampler().snapshot();
   auto state = service_.state();
   std::lock_guard lock(mutex_);
   // A scraper that comes while another's build runs waits for it and takes the same text.
   if (text_ && snap.tick == tick_ && state == state_) return text_;
-  text_ = std::make_shared<const std::string>(metrics_text(service_, snap, state));
+  auto text = metrics_text(service_, snap, state);
+  if (options_.compat == MetricsCompat::dcgm_exporter) {
+    // The owners' hook: none known yet unless the caller passed a source.
+    const auto owners = options_.owners ? options_.owners() : std::vector<CompatOwner>{};
+    append_dcgm_compat(text, service_, snap, state.get(), hostname_, owners);
+  }
+  text_ = std::make_shared<const std::string>(std::move(text));
   tick_ = snap.tick;
   state_ = std::move(state);
   ++builds_;

@@ -2,7 +2,7 @@
 // cached node state turned into series (docs/exporter.md lists them). Node_exporter conventions:
 // gpuclk_ prefix, base units in names, per-GPU series gpuclk_gpu_<what>_<unit> labelled gpu,
 // uuid, pci_bus_id, model; counters only for what the driver counts. A reading the GPU does not
-// support is no series at all.
+// support is no series at all. With MetricsOptions::compat, dcgm-exporter's names follow them.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,18 @@
 #include <mutex>
 #include <string>
 
+#include "serve/dcgm_compat.h"
 #include "serve/service.h"
 
 namespace gpuclk::serve {
+
+// What /metrics shows besides gpuclk's own series.
+struct MetricsOptions {
+  // --metrics-compat dcgm-exporter: dcgm-exporter's DCGM_FI_* series too (dcgm_compat.h).
+  MetricsCompat compat = MetricsCompat::none;
+  // The GPUs' owners for those series' pod/namespace/container labels; empty: unknown.
+  CompatOwnerSource owners;
+};
 
 // The /metrics text, built once per sample: a scrape between two of the sampler's ticks (and
 // two refreshes of the node state) gets the text the first one built, and scrapers that come
@@ -21,12 +30,14 @@ namespace gpuclk::serve {
 // GPUs (1480 series, 246 KB; docs/results/serve_cost_sim.md).
 class MetricsText {
  public:
-  explicit MetricsText(const Service& service) : service_(service) {}
+  explicit MetricsText(const Service& service, MetricsOptions options = {});
   std::shared_ptr<const std::string> get();
   std::uint64_t builds() const;  // how many times get() built the text
 
  private:
   const Service& service_;
+  const MetricsOptions options_;
+  const std::string hostname_;  // the compat series' Hostname label, read once
   mutable std::mutex mutex_;
   std::shared_ptr<const std::string> text_;
   std::uint64_t tick_ = 0;

@@ -100,7 +100,7 @@ std::string Node::start() {
   if (governor_) governor_->start();
   if (delegation_) delegation_->start();
   if (options_.listen) {
-    http_ = std::make_unique<HttpExporter>(*service_, options_.listen->text());
+    http_ = std::make_unique<HttpExporter>(*service_, options_.listen->text(), options_.metrics);
     service_->set_http_address(http_->address());
   }
   socket_->start();

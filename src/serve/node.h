@@ -28,6 +28,7 @@
 #include "gpu/device.h"
 #include "serve/governor.h"
 #include "serve/listen_address.h"
+#include "serve/metrics.h"
 #include "serve/service.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -45,6 +46,7 @@ struct NodeOptions {
   ServiceOptions service;  // its settings_watch and delegation_policy are set by Node
   std::string socket_path;
   std::optional<ListenAddress> listen;  // nullopt: no HTTP side
+  MetricsOptions metrics;               // what /metrics shows besides gpuclk's series
   // Where the journal is, read-only mode, the simulated node: every writer's session starts
   // from these (each sets its own command).
   control::SessionOptions session;

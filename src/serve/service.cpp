@@ -100,6 +100,7 @@ void Service::start() {
   watcher_ = std::make_unique<gpu::EventWatcher>(all, clock_);
   events_watched_.assign(devices_.size(), {});
   xid_counts_.assign(devices_.size(), {});
+  last_xid_.assign(devices_.size(), std::nullopt);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     if (auto kinds = watcher_->watched(all[i]->index())) events_watched_[i] = *kinds;
   }
@@ -124,7 +125,10 @@ void Service::event_loop(const std::stop_token& stop) {
     if (!e) continue;
     std::lock_guard lock(events_mutex_);
     for (std::size_t i = 0; i < facts_.size(); ++i) {
-      if (facts_[i].key.index == e->gpu && e->kind == gpu::EventKind::xid) ++xid_counts_[i][e->xid];
+      if (facts_[i].key.index == e->gpu && e->kind == gpu::EventKind::xid) {
+        ++xid_counts_[i][e->xid];
+        last_xid_[i] = e->xid;
+      }
     }
     events_.push_back(*e);
     while (events_.size() > kEventsKept || events_.front().time < e->time - options_.history)
@@ -141,6 +145,11 @@ std::vector<gpu::GpuEvent> Service::events(std::size_t gpu, Duration window) con
     if (e.gpu == facts_[gpu].key.index && e.time >= from) out.push_back(e);
   }
   return out;
+}
+
+std::optional<std::uint64_t> Service::last_xid(std::size_t gpu) const {
+  std::lock_guard lock(events_mutex_);
+  return gpu < last_xid_.size() ? last_xid_[gpu] : std::nullopt;
 }
 
 const std::vector<gpu::EventKind>& Service::events_watched(std::size_t gpu) const {

@@ -176,6 +176,9 @@ class Service {
   // Xid events of GPU `gpu` (a position) since the service started, by Xid (not bounded by the
   // kept events: a counter for /metrics).
   std::map<std::uint64_t, std::uint64_t> xid_counts(std::size_t gpu) const;
+  // The code of GPU `gpu`'s (a position) last Xid event since the service started; nullopt
+  // before its first (dcgm-exporter's DCGM_FI_DEV_XID_ERRORS).
+  std::optional<std::uint64_t> last_xid(std::size_t gpu) const;
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
   double state_age_seconds() const;
 
@@ -227,6 +230,7 @@ class Service {
   mutable std::mutex events_mutex_;
   std::deque<gpu::GpuEvent> events_;  // oldest first; gpu: the GPU's index
   std::vector<std::map<std::uint64_t, std::uint64_t>> xid_counts_;  // by position
+  std::vector<std::optional<std::uint64_t>> last_xid_;              // by position
   std::jthread event_thread_;
 
   std::mutex demand_mutex_;
