@@ -389,11 +389,11 @@ nvmlReturn_t mps_running_processes_v1(std::size_t, unsigned int* count,
 
 nvmlReturn_t process_utilization(std::size_t i, nvmlProcessUtilizationSample_t* samples,
                                  unsigned int* count, unsigned long long last_seen_us) {
-  // Samples newer than last_seen_us. An injected job keeps one per second it ran (the share of
-  // that second its kernels ran; the last of a job that ended covers its last part-second), so a
-  // reader that comes every few seconds gets every second since it last came, as from the
-  // driver's sample buffer. The scenario's process, the only one on its GPU, gets one sample: the
-  // GPU's busy and DRAM fractions over the last second.
+  // Samples newer than last_seen_us. An injected job keeps one per 0.25 s it ran (the share of
+  // that period its kernels ran; the last of a job that ended covers its last part-period), the
+  // last 8 s, so a reader that comes every few seconds gets every period since it last came, as
+  // from the driver's sample buffer. The scenario's process, the only one on its GPU, gets one
+  // sample: the GPU's busy and DRAM fractions over the last second.
   Context& c = Context::get();
   const auto now_us = static_cast<unsigned long long>(c.timestamp_us(c.model().now_s()));
   const GpuState& s = state_of(i);

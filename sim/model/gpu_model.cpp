@@ -215,9 +215,10 @@ JobSlice run_job(const GpuConfig& config, GpuDynamics& d, InjectedJob& job, doub
   return {&job, r.activity, used};
 }
 
-// Keeps a job's per-second SM utilization samples: the seconds its tick fell in, closed as they
-// pass; the last (partial) second when the job ended.
+// Keeps a job's SM utilization samples: the periods its tick fell in, closed as they pass; the
+// last (partial) period when the job ended.
 void sample_job(InjectedJob& job, double busy_s, double now_s, double dt) {
+  constexpr double kPeriod = kJobSamplePeriodS;
   job.busy_s += busy_s;
   job.second_busy_s += busy_s;
   const auto push = [&](double end_s, double length_s) {
@@ -228,12 +229,12 @@ void sample_job(InjectedJob& job, double busy_s, double now_s, double dt) {
     job.second_busy_s = 0;
   };
   const double end = job.running ? now_s + dt : job.end_s;
-  for (int n = 0; n < kJobSamples && end >= job.second_start_s + 1; ++n) {
-    push(job.second_start_s + 1, 1);
-    job.second_start_s += 1;
+  for (int n = 0; n < kJobSamples && end >= job.second_start_s + kPeriod - 1e-9; ++n) {
+    push(job.second_start_s + kPeriod, kPeriod);
+    job.second_start_s += kPeriod;
   }
-  if (end >= job.second_start_s + 1) job.second_start_s = std::floor(end);  // a coarse step
-  if (!job.running && end > job.second_start_s) push(end, end - job.second_start_s);
+  if (end >= job.second_start_s + kPeriod) job.second_start_s = end;  // a coarse step
+  if (!job.running && end > job.second_start_s + 1e-9) push(end, end - job.second_start_s);
 }
 
 // Books a tick's energy to the jobs that ran in it: by time share, each share weighted by the

@@ -32,8 +32,10 @@ std::optional<std::uint32_t> job_kind_index(std::string_view name);
 
 // Jobs on one GPU at once (each its own process).
 inline constexpr int kMaxJobs = 4;
-// Per-second SM utilization samples a job keeps (what nvmlDeviceGetProcessUtilization returns).
-inline constexpr int kJobSamples = 16;
+// A job's SM utilization samples (what nvmlDeviceGetProcessUtilization returns): one per period,
+// the last kJobSamples kept (8 s; the driver samples every 1/6 to 1 s, by product).
+inline constexpr double kJobSamplePeriodS = 0.25;
+inline constexpr int kJobSamples = 32;
 
 struct InjectedJob {
   std::uint64_t id = 0;  // 0: no job has run on this GPU since power-on
@@ -51,8 +53,8 @@ struct InjectedJob {
   // kernels ran.
   double energy_j = 0;
   double busy_s = 0;
-  // Busy seconds within the current second (from second_start_s), and the per-second SM
-  // utilization samples of the last kJobSamples whole seconds (ring; sample_end_s == 0: empty).
+  // Busy seconds within the current sample period (from second_start_s), and the SM utilization
+  // of the last kJobSamples whole periods (ring; sample_end_s == 0: empty).
   double second_start_s = 0;
   double second_busy_s = 0;
   double sample_end_s[kJobSamples] = {};

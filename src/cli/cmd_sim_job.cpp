@@ -89,15 +89,18 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
   const bool bytes = !last.empty() && last[0].unit == "B";
   const double scale = bytes ? 1e9 : 1e12;
   const std::string unit = bytes ? "GB" : "TFLOP";
-  t.columns = {{"gpu", "GPU"},   {"workload", "Workload", true},
-               {"done", "Done"}, {"seconds", "Seconds"},
-               {"rate", "Rate"}, {"result", "Result", true}};
+  // Energy: the simulator's truth for this job (its time slices' share of the GPU's energy, when
+  // jobs share the GPU), what the service's attribution is checked against.
+  t.columns = {{"gpu", "GPU"},         {"pid", "PID"},         {"workload", "Workload", true},
+               {"done", "Done"},       {"seconds", "Seconds"}, {"rate", "Rate"},
+               {"energy_j", "Energy"}, {"busy_s", "Busy"},     {"result", "Result", true}};
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& s = last[i];
-    t.rows.push_back({output::integer(devices[i]->index()), output::text(s.kind),
-                      output::number(s.done / scale, unit, 1),
+    t.rows.push_back({output::integer(devices[i]->index()), output::integer(s.pid),
+                      output::text(s.kind), output::number(s.done / scale, unit, 1),
                       output::number(s.end_s - s.start_s, "s", 3),
                       output::number(s.rate / scale, unit + "/s", 2),
+                      output::number(s.energy_j, "J", 1), output::number(s.busy_s, "s", 3),
                       output::text(s.completed                ? "completed"
                                    : util::StopFlag::raised() ? "stopped"
                                                               : "ran out of time")});

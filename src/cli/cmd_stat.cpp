@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/stat_owner.h"
 #include "gpu/status.h"
 #include "serve/run_watch.h"
 #include "telemetry/child_process.h"
@@ -31,6 +32,7 @@ using telemetry::Summary;
 
 struct StatOptions {
   std::vector<std::string> command;
+  std::string job, pod;  // a job the service watched, instead of a command
   std::string json_file;
   std::string interval = "100ms";
   bool all_gpus = false;
@@ -189,6 +191,13 @@ int run_stat(Context& ctx, const StatOptions& o) {
   // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
   // still writes its report, however early it came (a Slurm job cancelled at once).
   const telemetry::EarlySignalForwarding early_signals;
+  if (!o.job.empty() || !o.pod.empty()) {
+    if (!o.command.empty() || (!o.job.empty() && !o.pod.empty())) {
+      throw bad_argument("give one of --job, --pod or a command",
+                         "gpuclk stat --job ID | --pod UID | -- CMD [ARGS...]");
+    }
+    return run_stat_owner(ctx, o.job.empty() ? "pod:" + o.pod : "slurm:" + o.job, o.json_file);
+  }
   if (o.command.empty()) {
     throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
   }
@@ -267,12 +276,17 @@ void add_stat_command(CLI::App& app, Context& ctx) {
                   "fast sampling interval: 0.1, 100ms (default 100ms)");
   sub->add_flag("--all-gpus", opts->all_gpus,
                 "report every selected GPU, not only those the command used");
+  sub->add_option("--job", opts->job,
+                  "instead of a command: Slurm job ID as gpuclk serve saw it (running, or ended "
+                  "in the last day)");
+  sub->add_option("--pod", opts->pod, "instead of a command: the Kubernetes pod with this UID");
   // Everything from the first word that is not a stat option on is the command, with or without
   // a `--` before it, so the command's own options are never taken for ours.
   sub->add_option("command", opts->command, "the command and its arguments")->expected(-1);
   sub->positionals_at_end();
   sub->footer(
       "Usage: gpuclk stat [options] [--] CMD [ARGS...]\n"
+      "       gpuclk stat --job ID | --pod UID   (a job gpuclk serve watched; report on stdout)\n"
       "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); }; });
 }

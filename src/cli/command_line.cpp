@@ -216,19 +216,30 @@ struct Command {
 };
 // In the order `gpuclk --help` lists them. The last two are hidden (cmd_completion.cpp): the
 // build writes the shell completions and man pages with them.
-constexpr Command kCommands[] = {
-    {"status", add_status_command},    {"info", add_info_command},
-    {"topo", add_topo_command},        {"clocks", add_clocks_command},
-    {"query", add_query_command},      {"occupancy", add_occupancy_command},
-    {"set", add_set_command},          {"reset", add_reset_command},
-    {"restore", add_restore_command},  {"journal", add_journal_command},
-    {"apply", add_apply_command},      {"dmon", add_dmon_command},
-    {"stat", add_stat_command},        {"bench", add_bench_command},
-    {"sweep", add_sweep_command},      {"sim-job", add_sim_job_command},
-    {"govern", add_govern_command},    {"serve", add_serve_command},
-    {"doctor", add_doctor_command},    {"top", add_top_command},
-    {"fleet", add_fleet_command},      {"completion", add_completion_command},
-    {"manpages", add_manpages_command}};
+constexpr Command kCommands[] = {{"status", add_status_command},
+                                 {"info", add_info_command},
+                                 {"topo", add_topo_command},
+                                 {"clocks", add_clocks_command},
+                                 {"query", add_query_command},
+                                 {"occupancy", add_occupancy_command},
+                                 {"set", add_set_command},
+                                 {"reset", add_reset_command},
+                                 {"restore", add_restore_command},
+                                 {"journal", add_journal_command},
+                                 {"apply", add_apply_command},
+                                 {"dmon", add_dmon_command},
+                                 {"stat", add_stat_command},
+                                 {"bench", add_bench_command},
+                                 {"sweep", add_sweep_command},
+                                 {"sim-job", add_sim_job_command},
+                                 {"govern", add_govern_command},
+                                 {"serve", add_serve_command},
+                                 {"doctor", add_doctor_command},
+                                 {"top", add_top_command},
+                                 {"ps", add_ps_command},
+                                 {"fleet", add_fleet_command},
+                                 {"completion", add_completion_command},
+                                 {"manpages", add_manpages_command}};
 
 // The command the line names: its first word that is a command's name, or null.
 const Command* named_command(const std::vector<std::string>& argv) {
@@ -241,7 +252,7 @@ const Command* named_command(const std::vector<std::string>& argv) {
   return nullptr;
 }
 
-// The parser with the global options and `only` (every command when null). Building all 21
+// The parser with the global options and `only` (every command when null). Building all 22
 // commands' options is most of gpuclk's own start-up (~2 M of its ~3 M instructions before
 // main's work, callgrind), which is most of what a command answered by the service costs.
 // `globals_in_help`: each command's help (its footer) lists the global options too.

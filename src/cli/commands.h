@@ -30,6 +30,7 @@ void add_govern_command(CLI::App& app, Context& ctx);
 void add_serve_command(CLI::App& app, Context& ctx);
 void add_doctor_command(CLI::App& app, Context& ctx);
 void add_top_command(CLI::App& app, Context& ctx);
+void add_ps_command(CLI::App& app, Context& ctx);
 void add_fleet_command(CLI::App& app, Context& ctx);
 void add_completion_command(CLI::App& app, Context& ctx);  // hidden
 void add_manpages_command(CLI::App& app, Context& ctx);    // hidden

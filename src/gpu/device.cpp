@@ -580,6 +580,34 @@ Reading<std::vector<ProcessInfo>> Device::processes() const {
   });
 }
 
+Reading<std::vector<ProcessUtilization>> Device::process_utilization(std::uint64_t since_us) const {
+  if (!api_.nvmlDeviceGetProcessUtilization) {
+    return Reading<std::vector<ProcessUtilization>>::not_supported();
+  }
+  return read<std::vector<ProcessUtilization>>(
+      kProcessUtilization, [&](std::vector<ProcessUtilization>& out) {
+        // The (count, array) protocol: the count first, then the samples (more may have come
+        // between the two calls: ask with room to spare).
+        unsigned count = 0;
+        auto rc = Api::call(api_.nvmlDeviceGetProcessUtilization, handle_, nullptr, &count,
+                            static_cast<unsigned long long>(since_us));
+        if (rc == NVML_ERROR_NOT_FOUND) return NVML_SUCCESS;  // no process ran since
+        if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) return rc;
+        std::vector<nvmlProcessUtilizationSample_t> samples(count + 8);
+        count = static_cast<unsigned>(samples.size());
+        rc = Api::call(api_.nvmlDeviceGetProcessUtilization, handle_, samples.data(), &count,
+                       static_cast<unsigned long long>(since_us));
+        if (rc == NVML_ERROR_NOT_FOUND) return NVML_SUCCESS;
+        if (rc != NVML_SUCCESS) return rc;
+        for (unsigned i = 0; i < count; ++i) {
+          const auto& raw = samples[i];
+          out.push_back({raw.pid, raw.timeStamp, Ratio(std::min(raw.smUtil, 100u) / 100.0),
+                         Ratio(std::min(raw.memUtil, 100u) / 100.0)});
+        }
+        return rc;
+      });
+}
+
 Reading<Celsius> Device::memory_temperature() const {
   return read<Celsius>(kMemoryTemperature, [&](Celsius& c) {
     unsigned long long t = 0;

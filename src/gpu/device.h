@@ -112,6 +112,14 @@ struct ProcessInfo {
   Reading<Bytes> used_memory;
 };
 
+// One of the driver's per-process utilization samples (nvmlDeviceGetProcessUtilization): the
+// share of one of its sampling periods that the process's kernels ran, and its memory traffic.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  std::uint64_t time_us = 0;  // end of the period, µs since the epoch (the driver's clock)
+  Ratio sm{0}, memory{0};
+};
+
 struct PcieThroughput {
   units::BytesPerSecond tx, rx;
 };
@@ -293,6 +301,9 @@ class Device {
   Reading<PcieLink> pcie_link() const;              // current generation and width
   Reading<PcieThroughput> pcie_throughput() const;  // slow: ~20 ms per read on H100
   Reading<std::vector<ProcessInfo>> processes() const;
+  // The driver's per-process samples newer than `since_us` (a sample's time_us; 0: all it keeps).
+  // Empty (not an error) when no process ran since then.
+  Reading<std::vector<ProcessUtilization>> process_utilization(std::uint64_t since_us) const;
 
   // Telemetry extras (dmon columns). Each is optional: not_supported where the driver lacks it.
   Reading<Celsius> memory_temperature() const;  // HBM/GDDR; a field value (NVML_FI_DEV_MEMORY_TEMP)
@@ -334,6 +345,7 @@ class Device {
     kPcieLink,
     kPcieThroughput,
     kProcesses,
+    kProcessUtilization,
     kPstateRange,
     kMemoryTemperature,
     kMemoryPower,

@@ -424,6 +424,10 @@ const char* nvmlErrorString(nvmlReturn_t result);
   X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int* node), (device, node))            \
   X(nvmlDeviceGetComputeRunningProcesses_v3,                                                       \
     (nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos), (device, count, infos))  \
+  X(nvmlDeviceGetProcessUtilization,                                                               \
+    (nvmlDevice_t device, nvmlProcessUtilizationSample_t * samples, unsigned int* count,           \
+     unsigned long long last_seen_us),                                                             \
+    (device, samples, count, last_seen_us))                                                        \
   X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int count, nvmlFieldValue_t* values),          \
     (device, count, values))                                                                       \
   X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t * support),                  \

@@ -46,7 +46,7 @@ double gpuclk_sim_energy_joules(unsigned int index);
 // context, NVML lists it) until it is done, stopped or out of time; the scenario's own workload
 // on that GPU pauses meanwhile and resumes after. Up to 4 jobs share one GPU at a time,
 // time-sliced (each gets an equal share of the GPU's time, as CUDA shares a GPU between
-// processes without MPS); NVML lists each job's process and its per-second SM utilization
+// processes without MPS); NVML lists each job's process and its SM utilization every 0.25 s
 // (nvmlDeviceGetProcessUtilization). Jobs need no privilege. Kinds: gemm-bf16, gemm-fp16,
 // gemm-tf32, gemm-fp32, gemm-fp8, fma (amounts in FLOP) and mem-copy, mem-triad (amounts in bytes
 // of DRAM traffic, read + write). Each returns an NVML return code: 0 success, 2 invalid argument

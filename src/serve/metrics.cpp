@@ -7,6 +7,7 @@
 
 #include "gpu/clock_reasons.h"
 #include "rules/finding.h"
+#include "serve/attribution_metrics.h"
 #include "serve/exposition.h"
 #include "telemetry/field_table.h"
 
@@ -220,6 +221,9 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
       else
         f.gauge(s.name, s.help, labels, s.value);
     }
+  }
+  if (const Attribution* a = service.attribution()) {
+    add_attribution_series(f, a->view(), gpu_labels, snap.time);
   }
   return f.take();
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "gpu/simulator.h"
+#include "rules/process_owners.h"
+#include "serve/attribution_json.h"
 #include "serve/findings.h"
 #include "serve/protocol.h"
 #include "util/error.h"
@@ -47,8 +49,11 @@ Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions opt
   // PCIe replays for /metrics and dmon -s e (one cheap read a second); dmon's other extra
   // columns only while a dmon streams them (`stream`): media utilization and BAR1/protected
   // memory are four and two more reads per tick, PCIe throughput 2 × 20 ms per slow read.
+  // The processes and their utilization samples on the slow tier, for attribution (two calls a
+  // GPU; docs/serve.md measures them).
   so.fields = telemetry::FieldSet::standard() |
-              telemetry::FieldSet{telemetry::Field::pcie_replay, telemetry::Field::nvlink};
+              telemetry::FieldSet{telemetry::Field::pcie_replay, telemetry::Field::nvlink,
+                                  telemetry::Field::processes};
   so.on_demand = kStreamOnDemand;
   so.slow_idle_every = std::max(1u, options_.counters_every);
   // The sampler's own rings: 10 min at the sampling interval (fast) and at 1 s (slow).
@@ -93,6 +98,15 @@ void Service::start() {
     f.max_memory_clock = opt(limits.max(gpu::ClockDomain::memory));
     facts_.push_back(std::move(f));
   }
+  std::vector<unsigned> indexes;
+  for (const auto& f : facts_) indexes.push_back(f.key.index);
+  attribution_ = std::make_unique<Attribution>(std::move(indexes), [this](unsigned pid) {
+    ProcessIdentity id;
+    id.owner = rules::process_owner(devices_.api(), pid);
+    if (auto name = devices_.process_name(pid)) id.name = *name;
+    return id;
+  });
+  attributed_.assign(facts_.size(), std::nullopt);
   refresh();
   // Xid and ECC events: registered once; a GPU without them (or lost) is left out.
   std::vector<gpu::Device*> all;
@@ -235,6 +249,7 @@ void Service::refresh() {
   }
   state_cv_.notify_all();
   if (!sampler_->running()) return;
+  attribute();
   // The 1 s history: the latest fast sample of each GPU, once a second.
   auto snap = sampler_->snapshot();
   std::lock_guard lock(history_mutex_);
@@ -243,6 +258,47 @@ void Service::refresh() {
     auto& ring = second_history_[i];
     if (fast && (ring.empty() || ring.back().time < fast->time)) ring.push(*fast);
   }
+}
+
+void Service::attribute() {
+  const auto now = sampler_->now();
+  for (std::size_t i = 0; i < attributed_.size(); ++i) {
+    auto& last = attributed_[i];
+    for (auto& s : sampler_->slow_samples(i, last ? last->time : sampler_->started_at(), now)) {
+      if (last && s.time <= last->time) continue;
+      if (last) {
+        const auto fast = sampler_->fast_samples(i, last->time, s.time);
+        attribution_->add(i, *last, s, fast);
+      }
+      last = std::move(s);
+    }
+  }
+  attribution_->prune(now);
+}
+
+json Service::processes_response(const json& request) const {
+  std::optional<std::string> owner;
+  if (request.contains("owner")) {
+    owner = request.at("owner").get<std::string>();
+    if (!host::parse_owner_key(*owner)) {
+      throw bad_argument(fmt::format("'{}' names no owner", *owner),
+                         "slurm:JOB, pod:UID, container:ID, session:N or process:PID");
+    }
+  }
+  const auto now = sampler_->now();
+  auto r = ok_response();
+  r.update(attribution_json(attribution_->view(), now, owner));
+  r["gpus"] = keys_json();
+  if (owner && r.at("owners").empty()) {
+    throw Error(ExitCode::gpu_not_found,
+                fmt::format("this service saw no process of {} on its GPUs", *owner),
+                "it keeps an owner a day after its last process ended; gpuclk ps lists them");
+  }
+  // The time resolution of the figures: the slow tier's interval now.
+  const auto& so = sampler_->options();
+  r["interval_s"] = std::chrono::duration<double>(so.slow_interval).count() *
+                    static_cast<double>(so.slow_idle_every);
+  return r;
 }
 
 bool Service::in_demand(const std::string& view) const {
@@ -663,9 +719,10 @@ json Service::handle(const json& request, const Peer& peer) const {
     if (what == "history") return history_response(request);
     if (what == "summary") return summary_response(request);
     if (what == "snapshot") return snapshot_response(request);
+    if (what == "processes") return processes_response(request);
     if (what == "stream") throw bad_argument("a stream is served on the socket only");
     throw bad_argument(fmt::format("unknown request '{}'", what),
-                       "valid: hello, status, view, history, summary, snapshot, stream");
+                       "valid: hello, status, view, history, summary, snapshot, processes, stream");
   } catch (const Error& e) {
     auto r = error_response(e.what(), static_cast<int>(e.code()));
     if (!e.hint().empty()) r["hint"] = e.hint();

@@ -36,6 +36,7 @@
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
+#include "serve/attribution.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
 
@@ -181,6 +182,9 @@ class Service {
   std::optional<std::uint64_t> last_xid(std::size_t gpu) const;
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
   double state_age_seconds() const;
+  // Who used the GPUs (attribution.h), brought up to date by every refresh from the sampler's
+  // slow samples; null before start().
+  const Attribution* attribution() const { return attribution_.get(); }
 
  private:
   void refresh();
@@ -191,6 +195,9 @@ class Service {
   json history_response(const json& request) const;
   json summary_response(const json& request) const;
   json snapshot_response(const json& request) const;
+  json processes_response(const json& request) const;
+  // Feeds the slow samples that came since the last refresh to the attribution.
+  void attribute();
   json view_response(const json& request) const;
   bool in_demand(const std::string& view) const;
   std::unique_ptr<Stream> open_stream(const json& request);
@@ -241,6 +248,9 @@ class Service {
   int settings_reread_ = 0;
   std::filesystem::file_time_type settings_watch_stamp_{};
   std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
+  // The attribution and, by position, the last slow sample it was given (refresher only).
+  std::unique_ptr<Attribution> attribution_;
+  std::vector<std::optional<telemetry::SlowSample>> attributed_;
 };
 
 }  // namespace gpuclk::serve

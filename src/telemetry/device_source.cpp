@@ -1,4 +1,5 @@
 // The sampler's real source: gpu::Device getters (which convert NVML units once) and GpmSampler.
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -129,6 +130,7 @@ class DeviceSource final : public GpuSource {
     if (f.has(Field::pcie_replay))
       s.pcie_replay = keep(device_.pcie_replay_errors(), o, "pcie.replay");
     if (f.has(Field::nvlink)) read_nvlink(s, o);
+    if (f.has(Field::processes)) read_processes(s, o);
     if (f.has(Field::pcie_throughput)) {
       auto t = device_.pcie_throughput();
       note(t, o, "pcie.throughput");
@@ -177,6 +179,25 @@ class DeviceSource final : public GpuSource {
     }
   }
 
+  // The process list, then the utilization samples newer than the newest seen so far (the first
+  // read gets what the driver keeps, older than any interval: a consumer has no interval for it).
+  void read_processes(SlowSample& s, ReadOutcome& o) {
+    const auto list = device_.processes();
+    note(list, o, "compute-apps");
+    if (list) {
+      std::vector<ProcessSample> processes;
+      for (const auto& p : *list) processes.push_back({p.pid, p.used_memory.optional()});
+      s.processes = std::move(processes);
+    }
+    auto samples = device_.process_utilization(process_samples_seen_us_);
+    note(samples, o, "process.utilization");
+    if (!samples) return;
+    for (const auto& u : *samples) {
+      process_samples_seen_us_ = std::max(process_samples_seen_us_, u.time_us);
+    }
+    s.process_utilization = std::move(*samples);
+  }
+
   void read_gpm(SlowSample& s, ReadOutcome& o) {
     auto m = gpm_->take();
     if (m) {
@@ -200,7 +221,8 @@ class DeviceSource final : public GpuSource {
   TimePoint last_gpm_time_{};
   Duration nvlink_error_period_;
   std::optional<TimePoint> nvlink_errors_at_;
-  std::vector<NvLinkSample> nvlink_errors_;  // per link, the last DL error counters read
+  std::vector<NvLinkSample> nvlink_errors_;    // per link, the last DL error counters read
+  std::uint64_t process_samples_seen_us_ = 0;  // the newest utilization sample's time
 };
 
 }  // namespace

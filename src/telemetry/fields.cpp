@@ -44,6 +44,8 @@ std::string_view field_name(Field f) {
       return "violation_time";
     case Field::nvlink:
       return "nvlink";
+    case Field::processes:
+      return "processes";
     case Field::count:
       break;
   }

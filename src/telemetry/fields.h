@@ -32,6 +32,7 @@ enum class Field : std::uint8_t {
   pcie_replay,
   violation_time,  // time held down by the power and thermal policies
   nvlink,          // per link: up or down, DL error counters, data sent and received
+  processes,       // compute processes and the driver's per-process utilization samples
   count
 };
 

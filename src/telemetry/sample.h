@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/clock_reasons.h"
+#include "gpu/device.h"
 #include "gpu/units.h"
 #include "util/clock.h"
 
@@ -69,6 +70,12 @@ struct NvLinkSample {
 std::optional<std::uint64_t> nvlink_tx_total(const std::vector<NvLinkSample>& links);
 std::optional<std::uint64_t> nvlink_rx_total(const std::vector<NvLinkSample>& links);
 
+// A compute process on the GPU at one slow sample (Field::processes).
+struct ProcessSample {
+  unsigned pid = 0;
+  std::optional<Bytes> memory;  // GPU memory it holds; empty where the driver does not say
+};
+
 // Fields read on the slow cadence (Field::energy .. Field::violation_time).
 struct SlowSample {
   TimePoint time{};
@@ -83,6 +90,11 @@ struct SlowSample {
   // Whether the links' DL error counters were read at this sample; false: they are the last
   // values read (they are read every 10 s: a rate is over the samples where they were fresh).
   bool nvlink_errors_fresh = true;
+  // Field::processes: the compute processes holding a context now (empty optional: not read),
+  // and the driver's per-process utilization samples that came since the previous read (the
+  // first read: what the driver keeps), so each belongs to the interval since the previous one.
+  std::optional<std::vector<ProcessSample>> processes;
+  std::vector<gpu::ProcessUtilization> process_utilization;
 };
 
 // What went wrong reading one GPU. A lost GPU (fell off the bus) is not read again.

@@ -1,0 +1,74 @@
+#include "serve/attribution_metrics.h"
+
+#include <string>
+
+namespace gpuclk::serve {
+namespace {
+
+// The owners with series of their own, their family's prefix and the label naming them.
+struct OwnerFamily {
+  host::OwnerKind kind;
+  std::string_view energy, seconds, help_who, label;
+};
+constexpr OwnerFamily kOwnerFamilies[] = {
+    {host::OwnerKind::slurm_job, "gpuclk_slurm_job_energy_joules_total",
+     "gpuclk_slurm_job_gpu_seconds_total", "Slurm job", "job"},
+    {host::OwnerKind::kubernetes_pod, "gpuclk_pod_energy_joules_total",
+     "gpuclk_pod_gpu_seconds_total", "Kubernetes pod", "pod_uid"},
+    {host::OwnerKind::container, "gpuclk_container_energy_joules_total",
+     "gpuclk_container_gpu_seconds_total", "container", "container_id"},
+};
+
+void usage_series(Families& f, std::string_view energy, std::string_view seconds,
+                  std::string_view who, const Labels& labels, const Usage& u) {
+  const std::string energy_help = "GPU energy used by the " + std::string(who) +
+                                  ": each GPU's energy counter split between the processes on it";
+  const std::string seconds_help = "GPU-seconds of the " + std::string(who) +
+                                   " (state context: holding a context; busy: its kernels ran)";
+  f.counter(energy, energy_help, labels, u.energy_j);
+  f.counter(seconds, seconds_help, with(labels, "state", "context"), u.context_s);
+  f.counter(seconds, seconds_help, with(labels, "state", "busy"), u.busy_s);
+}
+
+}  // namespace
+
+void add_attribution_series(Families& f, const AttributionView& view,
+                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now) {
+  for (std::size_t i = 0; i < view.gpus.size() && i < gpu_labels.size(); ++i) {
+    const GpuBooks& b = view.gpus[i];
+    f.counter("gpuclk_gpu_idle_energy_joules_total",
+              "Energy of the GPU while no process was on it (since the service started)",
+              gpu_labels[i], b.idle_j);
+    for (std::size_t k = 0; k < kSplitCount; ++k) {
+      f.counter("gpuclk_gpu_process_energy_joules_total",
+                "Energy of the GPU booked to its processes, by how it was split (sole: one "
+                "process; sm: by their SM utilization; memory: by their memory; equal: in equal "
+                "parts)",
+                with(gpu_labels[i], "split", to_string(static_cast<Split>(k))), b.split_j[k]);
+    }
+    f.counter("gpuclk_gpu_unattributed_energy_joules_total",
+              "Energy of the GPU over intervals whose processes could not be read", gpu_labels[i],
+              b.unknown_j);
+    double running = 0;
+    for (const auto& p : view.processes) {
+      if (p.gpu == i && p.running) ++running;
+    }
+    f.gauge("gpuclk_gpu_processes", "Compute processes on the GPU at the last slow sample",
+            gpu_labels[i], running);
+  }
+  for (const auto& o : view.owners) {
+    if (!o.running && now - o.last_seen > kOwnerSeriesKept) continue;
+    for (const auto& family : kOwnerFamilies) {
+      if (family.kind != o.owner.kind) continue;
+      const Labels labels{{family.label, o.owner.id}, {"user", o.owner.user}};
+      usage_series(f, family.energy, family.seconds, family.help_who, labels, o.usage);
+    }
+  }
+  for (const auto& [user, u] : view.users) {
+    usage_series(f, "gpuclk_user_energy_joules_total", "gpuclk_user_gpu_seconds_total",
+                 "user (every process of theirs; user \"\": processes whose user is unknown)",
+                 Labels{{"user", user}}, u);
+  }
+}
+
+}  // namespace gpuclk::serve

@@ -1,0 +1,21 @@
+// The attribution's series on /metrics (docs/exporter.md, "Who used the energy"): per GPU the
+// energy booked to no process and to processes (by how it was split), and energy and GPU time per
+// Slurm job, pod, container and user. Bounded cardinality: no series per process; an owner's
+// series end kOwnerSeriesKept after its last process ended (its final value gets scraped first),
+// while per-user series stay (one per user who ran on the node).
+#pragma once
+
+#include <vector>
+
+#include "serve/attribution.h"
+#include "serve/exposition.h"
+
+namespace gpuclk::serve {
+
+inline constexpr std::chrono::minutes kOwnerSeriesKept{10};
+
+// `gpu_labels`: each GPU position's rendered labels; `now`: the sampler's time.
+void add_attribution_series(Families& f, const AttributionView& view,
+                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now);
+
+}  // namespace gpuclk::serve
