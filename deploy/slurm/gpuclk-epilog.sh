@@ -47,6 +47,29 @@ else
   echo "no measurement: the job's gpuclk stat did not write its report" >>"$JOB_STATE/notes"
   log warning "no report for this job: gpuclk stat did not write one"
 fi
+# 3b. What gpuclk serve booked to this job (docs/attribution.md): its share of each GPU's energy
+#     counter while its processes were on the GPUs, GPU-hours, clocks and throttle time. Asked
+#     once its processes are gone from the service's books (their last interval booked; at most
+#     ATTRIBUTION_WAIT s). No service, or one that saw no process of the job: null. It goes into
+#     the JSON report and, as one line, the text report. (Not into the job's AdminComment: slurmd
+#     runs the epilog once the job has finished, and slurmctld refuses to update a finished job,
+#     "Job has already finished".)
+attributed=null
+attributed_line=""
+if [ "$ATTRIBUTION_WAIT" -gt 0 ]; then
+  text=""
+  for _ in $(seq $((ATTRIBUTION_WAIT * 5))); do
+    # No service, or one that saw no process of the job: nothing to wait for.
+    text=$(gpuclk_cmd stat --job "$JOB_ID" 2>/dev/null) || { text=""; break; }
+    grep -q '^[^:]*: running,' <<<"$text" || break
+    sleep 0.2
+  done
+  if [ -n "$text" ]; then
+    attributed=$(gpuclk_cmd stat --job "$JOB_ID" --format json 2>/dev/null) || attributed=null
+    attributed_line=$(sed -n 's/^Summary: //p' <<<"$text")
+  fi
+fi
+
 json_string() { # a JSON string: the few characters that need escaping in our own notes
   local s=${1//\\/\\\\}
   s=${s//\"/\\\"}
@@ -74,6 +97,7 @@ if [ -n "$REPORT_DIR" ]; then
       echo "  \"profile_source\": $(json_string "$profile_source"),"
       echo "  \"restored\": $restored,"
       echo "  \"notes\": [${notes_json}],"
+      echo "  \"attributed\": $attributed,"
       echo "  \"stat\": $stat_json"
       echo "}"
     } >"$tmp" && chmod 0644 "$tmp" && mv -f "$tmp" "$REPORT_DIR/$JOB_ID.json"
@@ -96,6 +120,7 @@ if [ "$REPORT_TO_OUTPUT_DIR" == yes ] && [ "$stat_json" != null ] && [ -n "${SLU
         "profile ${profile_name:-none} ($profile_source), settings restored: $restored"
       echo "(measured from the prolog to the epilog; \"tail -f --pid\" is the placeholder that held it open)"
       sed 's/^/note: /' "$JOB_STATE/notes"
+      [ -n "$attributed_line" ] && echo "its processes, as gpuclk serve booked them: $attributed_line"
       echo
       grep -v "^note: no process of the command appeared" "$JOB_STATE/stat.txt"
     } | setpriv --reuid "$SLURM_JOB_UID" --regid "${SLURM_JOB_GID:-$SLURM_JOB_UID}" --clear-groups \

@@ -14,6 +14,7 @@ STAT_INTERVAL=100ms
 STOP_TIMEOUT=10
 SCONTROL=scontrol
 COMMENT_FROM_SCONTROL=no
+ATTRIBUTION_WAIT=10
 
 # log LEVEL MESSAGE...: one line "gpuclk-slurm[job N]: MESSAGE" on stderr and to syslog.
 log() {

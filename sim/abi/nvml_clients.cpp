@@ -389,34 +389,29 @@ nvmlReturn_t mps_running_processes_v1(std::size_t, unsigned int* count,
 
 nvmlReturn_t process_utilization(std::size_t i, nvmlProcessUtilizationSample_t* samples,
                                  unsigned int* count, unsigned long long last_seen_us) {
-  // Samples newer than last_seen_us. An injected job keeps one per 0.25 s it ran (the share of
-  // that period its kernels ran; the last of a job that ended covers its last part-period), the
-  // last 8 s, so a reader that comes every few seconds gets every period since it last came, as
-  // from the driver's sample buffer. The scenario's process, the only one on its GPU, gets one
-  // sample: the GPU's busy and DRAM fractions over the last second.
+  // Samples newer than last_seen_us: each process (an injected job's, the scenario workload's)
+  // has one per 0.25 s it held a context (the share of that period its kernels ran; the last of a
+  // job that ended covers its last part-period), the last 8 s, so a reader that comes every few
+  // seconds gets every period since it last came, as from the driver's sample buffer.
   Context& c = Context::get();
-  const auto now_us = static_cast<unsigned long long>(c.timestamp_us(c.model().now_s()));
   const GpuState& s = state_of(i);
   const auto dram = static_cast<unsigned int>(std::lround(100 * average_dram(s)));
   std::vector<nvmlProcessUtilizationSample_t> found;
-  bool any_job = false;
-  for (const InjectedJob& job : s.dynamics.jobs) {
-    if (job.id == 0) continue;
+  const auto add = [&](unsigned pid, const UtilizationSamples& u) {
     for (int k = 0; k < kJobSamples; ++k) {
-      const int at = static_cast<int>((job.sample_pos + static_cast<unsigned>(k)) % kJobSamples);
-      if (job.sample_end_s[at] <= 0) continue;
-      const auto stamp = static_cast<unsigned long long>(c.timestamp_us(job.sample_end_s[at]));
+      const int at = static_cast<int>((u.pos + static_cast<unsigned>(k)) % kJobSamples);
+      if (u.end_s[at] <= 0) continue;
+      const auto stamp = static_cast<unsigned long long>(c.timestamp_us(u.end_s[at]));
       if (stamp <= last_seen_us) continue;
-      const auto sm = static_cast<unsigned int>(std::lround(100 * job.sample_sm[at]));
-      found.push_back({job.pid, stamp, sm, sm > 0 ? dram : 0, 0, 0});
+      const auto sm = static_cast<unsigned int>(std::lround(100 * u.sm[at]));
+      found.push_back({pid, stamp, sm, sm > 0 ? dram : 0, 0, 0});
     }
-    any_job = any_job || job.running;
+  };
+  for (const InjectedJob& job : s.dynamics.jobs) {
+    if (job.id != 0) add(job.pid, job.samples);
   }
-  if (!any_job && now_us > last_seen_us) {
-    for (const nvmlProcessInfo_t& p : processes_of(i)) {
-      found.push_back({p.pid, now_us, static_cast<unsigned int>(std::lround(100 * average_busy(s))),
-                       dram, 0, 0});
-    }
+  if (const unsigned pid = config_of(i).workload.process.pid; pid != 0) {
+    add(pid, s.dynamics.workload_samples);
   }
   if (found.empty()) return NVML_ERROR_NOT_FOUND;  // no process ran since last_seen_us
   const auto needed = static_cast<unsigned int>(found.size());

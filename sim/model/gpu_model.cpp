@@ -215,28 +215,6 @@ JobSlice run_job(const GpuConfig& config, GpuDynamics& d, InjectedJob& job, doub
   return {&job, r.activity, used};
 }
 
-// Keeps a job's SM utilization samples: the periods its tick fell in, closed as they pass; the
-// last (partial) period when the job ended.
-void sample_job(InjectedJob& job, double busy_s, double now_s, double dt) {
-  constexpr double kPeriod = kJobSamplePeriodS;
-  job.busy_s += busy_s;
-  job.second_busy_s += busy_s;
-  const auto push = [&](double end_s, double length_s) {
-    job.sample_end_s[job.sample_pos] = end_s;
-    job.sample_sm[job.sample_pos] =
-        length_s > 0 ? std::clamp(job.second_busy_s / length_s, 0.0, 1.0) : 0.0;
-    job.sample_pos = (job.sample_pos + 1) % kJobSamples;
-    job.second_busy_s = 0;
-  };
-  const double end = job.running ? now_s + dt : job.end_s;
-  for (int n = 0; n < kJobSamples && end >= job.second_start_s + kPeriod - 1e-9; ++n) {
-    push(job.second_start_s + kPeriod, kPeriod);
-    job.second_start_s += kPeriod;
-  }
-  if (end >= job.second_start_s + kPeriod) job.second_start_s = end;  // a coarse step
-  if (!job.running && end > job.second_start_s + 1e-9) push(end, end - job.second_start_s);
-}
-
 // Books a tick's energy to the jobs that ran in it: by time share, each share weighted by the
 // board power of that job's own activity (a GEMM's slices draw more than a copy's); the idle
 // rest of the tick, if any, weighs as idle power and stays the GPU's.
@@ -255,7 +233,10 @@ void book_jobs(const GpuConfig& config, const GpuDynamics& d, std::span<JobSlice
   for (JobSlice& s : slices) {
     const double w = s.used * power_of(s.own);
     if (weight + idle > 0) s.job->energy_j += energy_j * w / (weight + idle);
-    sample_job(*s.job, s.used * s.own.busy, now_s, dt);
+    const double busy = s.used * s.own.busy;
+    s.job->busy_s += busy;
+    add_utilization(s.job->samples, busy, s.job->running ? now_s + dt : s.job->end_s,
+                    !s.job->running);
   }
 }
 
@@ -385,6 +366,13 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   d.memory_power_w = memory_w;
   d.energy_j += power * dt;
   if (job) book_jobs(config, d, slices, power * dt, dt, now_s);
+  if (!job && context) {
+    add_utilization(d.workload_samples, activity.busy * dt, now_s + dt, false);
+  } else {
+    // Paused by a job, or no context: the driver samples nothing of the workload's process.
+    d.workload_samples.period_start_s = now_s + dt;
+    d.workload_samples.period_busy_s = 0;
+  }
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     d.activity_seconds[i] += activity.activity[i] * dt;
   }

@@ -126,6 +126,8 @@ struct GpuDynamics {
   // ends (for its status) until a new job needs the slot.
   InjectedJob jobs[kMaxJobs];
   std::uint64_t last_job_id = 0;
+  // The scenario workload's process's utilization samples, while it holds a context.
+  UtilizationSamples workload_samples;
   // ECC.
   double ecc_corrected_accrued = 0;  // fractional errors not yet counted
   std::uint64_t ecc_corrected_volatile = 0;

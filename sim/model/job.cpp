@@ -1,5 +1,6 @@
 #include "job.h"
 
+#include <algorithm>
 #include <array>
 
 namespace gpuclk::sim {
@@ -30,6 +31,23 @@ std::optional<std::uint32_t> job_kind_index(std::string_view name) {
     if (kKinds[i].name == name) return i;
   }
   return std::nullopt;
+}
+
+void add_utilization(UtilizationSamples& s, double busy_s, double end_s, bool last) {
+  constexpr double kPeriod = kJobSamplePeriodS;
+  s.period_busy_s += busy_s;
+  const auto push = [&](double at, double length_s) {
+    s.end_s[s.pos] = at;
+    s.sm[s.pos] = length_s > 0 ? std::clamp(s.period_busy_s / length_s, 0.0, 1.0) : 0.0;
+    s.pos = (s.pos + 1) % kJobSamples;
+    s.period_busy_s = 0;
+  };
+  for (int n = 0; n < kJobSamples && end_s >= s.period_start_s + kPeriod - 1e-9; ++n) {
+    push(s.period_start_s + kPeriod, kPeriod);
+    s.period_start_s += kPeriod;
+  }
+  if (end_s >= s.period_start_s + kPeriod) s.period_start_s = end_s;  // a coarse step
+  if (last && end_s > s.period_start_s + 1e-9) push(end_s, end_s - s.period_start_s);
 }
 
 Phase job_phase(const InjectedJob& job) {

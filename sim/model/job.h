@@ -37,6 +37,20 @@ inline constexpr int kMaxJobs = 4;
 inline constexpr double kJobSamplePeriodS = 0.25;
 inline constexpr int kJobSamples = 32;
 
+// One process's SM utilization as the driver samples it: the share of each kJobSamplePeriodS its
+// kernels ran, the last kJobSamples periods (a ring; end_s == 0: empty).
+struct UtilizationSamples {
+  double period_start_s = 0;  // the open period's start
+  double period_busy_s = 0;   // busy seconds in it so far
+  double end_s[kJobSamples] = {};
+  double sm[kJobSamples] = {};  // fraction 0..1 of that period
+  std::uint32_t pos = 0;
+};
+
+// Adds `busy_s` of kernel time to the open period and closes every period that ended by `end_s`;
+// `last`: the process ends at `end_s`, so its part-period is closed too.
+void add_utilization(UtilizationSamples& s, double busy_s, double end_s, bool last);
+
 struct InjectedJob {
   std::uint64_t id = 0;  // 0: no job has run on this GPU since power-on
   std::uint32_t running = 0;
@@ -53,13 +67,7 @@ struct InjectedJob {
   // kernels ran.
   double energy_j = 0;
   double busy_s = 0;
-  // Busy seconds within the current sample period (from second_start_s), and the SM utilization
-  // of the last kJobSamples whole periods (ring; sample_end_s == 0: empty).
-  double second_start_s = 0;
-  double second_busy_s = 0;
-  double sample_end_s[kJobSamples] = {};
-  double sample_sm[kJobSamples] = {};  // fraction 0..1 of that second
-  std::uint32_t sample_pos = 0;
+  UtilizationSamples samples;
 };
 
 // The workload phase a job runs as.

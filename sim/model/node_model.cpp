@@ -103,7 +103,7 @@ Status NodeModel::start_job(std::size_t i, std::string_view kind, double amount,
   job.pid = pid;
   job.amount = amount;
   job.start_s = now_s();
-  job.second_start_s = now_s();
+  job.samples.period_start_s = now_s();
   job.deadline_s = max_seconds > 0 ? now_s() + max_seconds : 0;
   *slot = job;
   id = job.id;

@@ -375,6 +375,8 @@ class Device {
   // Entry points outside Api's table (nvml_abi.h "Telemetry extras"), resolved once.
 
   const nvml::Api& api_;
+  // The buffer nvmlDeviceGetProcessUtilization last needed (the slow tier's one thread reads it).
+  mutable unsigned utilization_samples_ = 64;
   nvmlDevice_st* handle_;
   mutable Identity identity_;
   mutable std::once_flag identity_probed_;

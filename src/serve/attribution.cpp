@@ -183,6 +183,11 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
   }
 
   const IntervalFacts facts = facts_of(fast, dt);
+  // Who a new pid is: /proc and the driver, read before taking the lock readers wait on
+  // (identities_ is this thread's alone).
+  for (const auto& [pid, p] : on) {
+    if (!identities_.contains(pid)) identities_.emplace(pid, identify_(pid));
+  }
   std::lock_guard lock(mutex_);
   GpuBooks& books = books_[gpu];
   ++books.intervals;
@@ -208,8 +213,7 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
     const auto [it, fresh] = processes_.try_emplace({gpu, pid});
     ProcessUse& use = it->second;
     if (fresh) {
-      auto known = identities_.find(pid);
-      if (known == identities_.end()) known = identities_.emplace(pid, identify_(pid)).first;
+      const auto known = identities_.find(pid);
       use.pid = pid;
       use.gpu = gpu;
       use.gpu_index = gpu_indexes_[gpu];

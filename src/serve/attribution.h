@@ -144,7 +144,8 @@ class Attribution {
 
   std::vector<unsigned> gpu_indexes_;
   IdentifyProcess identify_;
-  std::map<unsigned, ProcessIdentity> identities_;  // by pid, while a process of it is kept
+  // By pid, while a process of it is kept; add() and prune()'s thread only.
+  std::map<unsigned, ProcessIdentity> identities_;
   mutable std::mutex mutex_;
   std::map<std::pair<std::size_t, unsigned>, ProcessUse> processes_;  // by (position, pid)
   std::map<std::string, OwnerUse> owners_;                            // by owner key

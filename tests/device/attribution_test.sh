@@ -34,15 +34,19 @@ for _ in $(seq 100); do grep -q "sampling every" "$OUT/serve.log" && break; slee
 grep -q "sampling every" "$OUT/serve.log" || { cat "$OUT/serve.log"; exit 1; }
 sleep 3
 
-bench() {  # NAME GPU
+bench() {  # NAME GPU (in the background; not in a subshell, so that `wait` can wait for it)
   "$BIN" -i "$2" bench gemm --dtype bf16 --seconds "$SECONDS_EACH" --warmup 1 --no-check \
     >"$OUT/bench_$1.txt" 2>&1 &
-  echo $!
 }
-A=$(bench a 0)
-B=$(bench b 0)
+bench a 0
+A=$!
+bench b 0
+B=$!
 C=""
-[ "$GPUS" -ge 2 ] && C=$(bench c 1)
+if [ "$GPUS" -ge 2 ]; then
+  bench c 1
+  C=$!
+fi
 sleep $((SECONDS_EACH / 2))
 "$BIN" --socket "$T/s.sock" ps >"$OUT/ps_running.txt" 2>&1 || fail "ps: $(cat "$OUT/ps_running.txt")"
 nvidia-smi --query-compute-apps=gpu_bus_id,pid,used_memory --format=csv >"$OUT/nvidia_smi_apps.txt" 2>&1

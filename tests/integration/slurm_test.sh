@@ -178,6 +178,12 @@ echo "\${CUDA_VISIBLE_DEVICES:-}" >\$out.cuda_visible_devices
 $GPUCLK_BIN --sim query --query-gpu=index,clocks.sm,clocks.applications.graphics,power.limit \
   --format=csv,noheader,nounits >\$out.query
 touch \$out.started
+# CGROUP=DIR: into the cgroup slurmd's proctrack/cgroup plugin would give the job (this test's
+# Slurm tracks processes without cgroups), so the service finds the job from /proc/PID/cgroup.
+if [ -n "\${CGROUP:-}" ]; then
+  d=\$CGROUP/slurm/uid_\$(id -u)/job_\$SLURM_JOB_ID/step_batch
+  mkdir -p \$d && echo \$\$ >\$d/cgroup.procs
+fi
 $GPUCLK_BIN --sim sim-job --workload gemm-bf16 --seconds "\${HOLD:-3}" >\$out.simjob 2>&1
 END
 chmod 0755 "$TMP/job.sh"
@@ -290,11 +296,15 @@ scancel "$bad_job"
 scontrol update NodeName="$NODE" State=RESUME
 
 # --- 4. with `gpuclk serve` on the node, the job's measurement reads the service's samples ---
-"$GPUCLK_BIN" --sim --socket "$GPUCLK_SOCKET" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
+"$GPUCLK_BIN" --sim --socket "$GPUCLK_SOCKET" serve --listen 127.0.0.1:0 --counters-interval 1s 2>"$TMP/serve.log" &
 PIDS+=($!)
 check; wait_for 10 test -S "$GPUCLK_SOCKET" || fail "gpuclk serve did not start: $(cat "$TMP/serve.log")"
 check; wait_for 20 node_idle || fail "the node did not come back after RESUME: $(scontrol show node "$NODE" | grep -E 'State|Reason')"
-served_job=$(HOLD=3 submit --gres=gpu:2)
+# The job moves itself into a Slurm cgroup when this host lets it make one (cgroup v1, root).
+CG=/sys/fs/cgroup/pids
+cgroup=""
+if mkdir -p "$CG/slurm" 2>/dev/null; then cgroup=$CG; fi
+served_job=$(CGROUP=$cgroup HOLD=8 submit --gres=gpu:2)
 check; wait_for 30 job_done "$served_job" || { fail "job $served_job (with serve): no report or state dir left after 30 s"; dump_logs; }
 report="$TMP/reports/$served_job.json"
 for g in 0 1 2 3; do check; is_original $g || fail "after job $served_job: GPU $g not restored: $(settings $g)"; done
@@ -302,6 +312,20 @@ check; [ "$(jq -r '.stat.sampling.sampled_by' "$report")" == "gpuclk serve" ] ||
   fail "job $served_job: the measurement did not go through gpuclk serve: $(jq -c '.stat.sampling' "$report")"
 check; jq -e '[.stat.gpus[] | .energy_j > 500 and .sm_clock_mhz.median == 1200] | all' "$report" >/dev/null ||
   fail "job $served_job (through serve): $(jq -c '[.stat.gpus[] | {energy_j, sm: .sm_clock_mhz.median}]' "$report")"
+# The service booked the job's processes' energy to the job (docs/attribution.md); the epilog put
+# it in the JSON report and a line of it in the text report. Truth: the simulator's, per GPU.
+if [ -n "$cgroup" ]; then
+  truth=$(awk '$1 ~ /^[0-9]+$/ { s += $7 } END { print s + 0 }' "$TMP/out/$served_job.simjob")
+  check; jq -e --arg owner "slurm:$served_job" '.attributed.owner == $owner and (.attributed.gpus | length) == 2' "$report" >/dev/null ||
+    fail "job $served_job: the report's attribution is not the job's: $(jq -c '.attributed | {owner, gpus}' "$report")"
+  check; jq -e --argjson t "$truth" '(.attributed.usage.energy_j - $t | fabs) <= 0.05 * $t' "$report" >/dev/null ||
+    fail "job $served_job: attributed $(jq '.attributed.usage.energy_j' "$report") J, the simulator's truth $truth J"
+  check; grep -q "^its processes, as gpuclk serve booked them: [0-9.]* kJ GPU energy, .* on GPUs [0-9],[0-9]" "$TMP/out/gpuclk-$served_job.$NODE.txt" ||
+    fail "job $served_job: the text report lacks the service's line: $(cat "$TMP/out/gpuclk-$served_job.$NODE.txt")"
+  rmdir "$CG/slurm/uid_$(id -u)/job_$served_job/step_batch" "$CG/slurm/uid_$(id -u)/job_$served_job" "$CG/slurm/uid_$(id -u)" "$CG/slurm" 2>/dev/null
+else
+  echo "note: cannot make cgroups under $CG: the attribution to the job is not checked"
+fi
 
 finish() {
   echo "$CHECKS checks, $FAILURES failed"

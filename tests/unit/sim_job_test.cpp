@@ -116,8 +116,8 @@ TEST(sim_job_test, jobs_on_one_gpu_share_its_time_and_energy) {
   // Samples every 0.25 s: the small job ran half of each period it shared.
   int full = 0;
   for (int k = 0; k < kJobSamples; ++k) {
-    if (a.sample_end_s[k] > 0 && a.sample_end_s[k] <= 1.99) {
-      EXPECT_NEAR(a.sample_sm[k], 0.5, 0.02);
+    if (a.samples.end_s[k] > 0 && a.samples.end_s[k] <= 1.99) {
+      EXPECT_NEAR(a.samples.sm[k], 0.5, 0.02);
       ++full;
     }
   }
