@@ -324,6 +324,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   }
   const bool job = !running.empty();
   std::vector<Phase> job_work;
+  job_work.reserve(running.size());
   for (const InjectedJob* j : running) job_work.push_back(job_phase(*j));
   const Phase& phase = job ? job_work.front() : phase_now(config, state);
   const bool context = phase.kind != PhaseKind::off;
@@ -338,6 +339,7 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   // (a step that finishes one phase starts the next at the same clock).
   std::uint32_t f = ceiling;
   std::vector<const Phase*> candidates;
+  candidates.reserve(job_work.size());
   for (const Phase& p : job_work) candidates.push_back(&p);
   if (!job) candidates = phases_in_step(config, d, phase, ceiling, now_s, dt);
   for (const Phase* p : candidates) {

@@ -189,13 +189,13 @@ class DeviceSource final : public GpuSource {
       for (const auto& p : *list) processes.push_back({p.pid, p.used_memory.optional()});
       s.processes = std::move(processes);
     }
-    auto samples = device_.process_utilization(process_samples_seen_us_);
+    const auto samples = device_.process_utilization(process_samples_seen_us_);
     note(samples, o, "process.utilization");
     if (!samples) return;
     for (const auto& u : *samples) {
       process_samples_seen_us_ = std::max(process_samples_seen_us_, u.time_us);
     }
-    s.process_utilization = std::move(*samples);
+    s.process_utilization = *samples;
   }
 
   void read_gpm(SlowSample& s, ReadOutcome& o) {
