@@ -39,8 +39,6 @@ std::string clock_time(double s) {
 // One unit per column (a table's unit is in its header): kJ, 0.01 kJ resolution.
 out::Value energy(double joules) { return out::number(joules / 1e3, "kJ", 2); }
 
-std::string owner_text(const host::Owner& o) { return host::describe(o); }
-
 out::Table process_table(const serve::AttributionView& v, const std::set<unsigned>& gpus,
                          bool all) {
   out::Table t;
@@ -56,8 +54,8 @@ out::Table process_table(const serve::AttributionView& v, const std::set<unsigne
     const auto& u = p.usage;
     t.rows.push_back(
         {out::integer(p.gpu_index), out::integer(p.pid),
-         p.owner.user.empty() ? out::na() : out::text(p.owner.user), out::text(owner_text(p.owner)),
-         p.name.empty() ? out::na() : out::text(p.name),
+         p.owner.user.empty() ? out::na() : out::text(p.owner.user),
+         out::text(host::describe(p.owner)), p.name.empty() ? out::na() : out::text(p.name),
          out::text(p.running ? "running" : fmt::format("ended {:.0f}s ago", ago(p.last_seen))),
          p.running ? out::number(p.power_w, "W", 0) : out::na(),
          p.running ? out::number(100 * p.share, "%", 0) : out::na(), energy(u.energy_j),
@@ -86,8 +84,8 @@ out::Table owner_table(const serve::AttributionView& v, const std::set<unsigned>
     if (!selected || (!o.running && !all)) continue;
     const auto& u = o.usage;
     t.rows.push_back(
-        {out::text(owner_text(o.owner)), o.owner.user.empty() ? out::na() : out::text(o.owner.user),
-         out::text(list),
+        {out::text(host::describe(o.owner)),
+         o.owner.user.empty() ? out::na() : out::text(o.owner.user), out::text(list),
          out::text(o.running ? "running" : fmt::format("ended {:.0f}s ago", ago(o.last_seen))),
          energy(u.energy_j), out::number(u.context_s / 3600, "", 3),
          u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
@@ -111,7 +109,8 @@ int run_ps_direct(Context& ctx) {
       t.rows.push_back(
           {out::integer(d->index()), out::integer(p.pid),
            owner && !owner->user.empty() ? out::text(owner->user) : out::na(),
-           owner ? out::text(owner_text(*owner)) : out::na(), name ? out::text(*name) : out::na(),
+           owner ? out::text(host::describe(*owner)) : out::na(),
+           name ? out::text(*name) : out::na(),
            p.used_memory ? out::number(p.used_memory->value() / (1 << 20), "MiB", 0) : out::na()});
     }
   }

@@ -136,7 +136,6 @@ class Attribution {
   void prune(telemetry::TimePoint now);
 
   AttributionView view() const;
-  std::size_t gpu_count() const { return gpu_indexes_.size(); }
 
  private:
   struct Participant;
