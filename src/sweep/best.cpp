@@ -13,11 +13,17 @@ constexpr double kSameRate = kTieTolerance;
 struct Sums {
   double rate = 0, power = 0, energy = 0, work = 0;
   bool complete = true;
+  std::map<unsigned, RanClock> ran;  // by GPU index
+  bool every_clock_read = true;
 };
 
 std::optional<CurvePoint> finish(const Sums& s, double requested) {
   if (!s.complete || s.work <= 0 || s.energy <= 0) return std::nullopt;
-  return CurvePoint{requested, s.rate, s.power, s.energy / s.work};
+  CurvePoint c{requested, s.rate, s.power, s.energy / s.work, {}};
+  if (s.every_clock_read) {
+    for (const auto& [gpu, clock] : s.ran) c.ran.push_back(clock);
+  }
+  return c;
 }
 
 void add(Sums& s, const PointResult& p) {
@@ -29,6 +35,46 @@ void add(Sums& s, const PointResult& p) {
   s.power += *p.power_w;
   s.energy += *p.power_w * p.seconds;  // consistent with PointResult::energy_per_work
   s.work += *p.rate * p.seconds;
+  if (p.median_sm_mhz) {
+    s.ran[p.gpu] = RanClock{*p.median_sm_mhz, p.held_below};
+  } else {
+    s.every_clock_read = false;
+  }
+}
+
+bool held_on_every_gpu(const CurvePoint& c) {
+  return !c.ran.empty() &&
+         std::all_of(c.ran.begin(), c.ran.end(), [](const RanClock& r) { return r.held_below; });
+}
+
+// Whether `below` (the setting just below a held run) ran at the run's operating point: on
+// every GPU held as well, or at its lock no more than a clock step under the run's slowest clock.
+bool joins_run(const CurvePoint& below, const std::vector<CurvePoint>& curve, std::size_t first,
+               std::size_t last) {
+  if (below.ran.size() != curve[first].ran.size()) return false;
+  for (std::size_t g = 0; g < below.ran.size(); ++g) {
+    if (below.ran[g].held_below) continue;
+    double slowest = curve[first].ran[g].mhz;
+    for (std::size_t k = first; k <= last; ++k) slowest = std::min(slowest, curve[k].ran[g].mhz);
+    if (below.ran[g].mhz < slowest - kClockStepMhz) return false;
+  }
+  return true;
+}
+
+OperatingPoint mean_of(const std::vector<CurvePoint>& curve, std::size_t first, std::size_t last) {
+  OperatingPoint op{first, last, curve[first]};
+  if (first == last) return op;
+  double rate = 0, power = 0, energy_per_work = 0;
+  for (std::size_t k = first; k <= last; ++k) {
+    rate += curve[k].rate;
+    power += curve[k].power_w;
+    energy_per_work += curve[k].energy_per_work;
+  }
+  const auto n = static_cast<double>(last - first + 1);
+  op.mean.rate = rate / n;
+  op.mean.power_w = power / n;
+  op.mean.energy_per_work = energy_per_work / n;
+  return op;
 }
 
 }  // namespace
@@ -54,61 +100,85 @@ std::optional<CurvePoint> baseline_of(const std::vector<PointResult>& points) {
   return any ? finish(sums, 0) : std::nullopt;
 }
 
+std::vector<OperatingPoint> operating_points(const std::vector<CurvePoint>& curve) {
+  std::vector<OperatingPoint> out;
+  // From the top down: a held run, then the setting below it if it joins; then the rest alone.
+  std::size_t end = curve.size();  // the groups found so far start at `end`
+  while (end > 0) {
+    std::size_t last = end - 1;
+    std::size_t first = last;
+    if (held_on_every_gpu(curve[last])) {
+      while (first > 0 && held_on_every_gpu(curve[first - 1]) &&
+             curve[first - 1].ran.size() == curve[last].ran.size()) {
+        --first;
+      }
+      if (first > 0 && joins_run(curve[first - 1], curve, first, last)) --first;
+    }
+    out.push_back(mean_of(curve, first, last));
+    end = first;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
                                    const std::optional<CurvePoint>& baseline, double max_slowdown) {
   std::vector<BestPoint> out;
   if (curve.empty()) return out;
+  const std::vector<OperatingPoint> ops = operating_points(curve);
   double top = 0;
-  for (const auto& c : curve) top = std::max(top, c.rate);
-  const auto fastest = std::find_if(curve.begin(), curve.end(), [&](const CurvePoint& c) {
-    return c.rate >= top * (1 - kSameRate);
+  for (const auto& op : ops) top = std::max(top, op.mean.rate);
+  const auto fastest = std::find_if(ops.begin(), ops.end(), [&](const OperatingPoint& op) {
+    return op.mean.rate >= top * (1 - kSameRate);
   });
-  const CurvePoint reference = baseline.value_or(*fastest);
-  const CurvePoint* strict_least = nullptr;  // the last lowest()'s least value, before the tie rule
-  const auto best = [&](std::string kind, const CurvePoint& c) {
+  const CurvePoint reference = baseline.value_or(curve[fastest->first]);
+  const OperatingPoint* strict_least = nullptr;  // the last lowest()'s least, before the tie rule
+  // A best point shows its setting's own measurement: what the table and the plots show there.
+  const auto best = [&](std::string kind, const OperatingPoint& op) {
+    const CurvePoint& c = curve[op.first];
     out.push_back({std::move(kind), c, c.rate / reference.rate,
                    c.energy_per_work / reference.energy_per_work});
   };
   // As best(), saying where the least value itself was when the tie rule named a lower setting.
-  const auto best_of_least = [&](std::string kind, const CurvePoint& c) {
-    best(std::move(kind), c);
-    if (strict_least && strict_least->requested != c.requested)
-      out.back().least_at = strict_least->requested;
+  const auto best_of_least = [&](std::string kind, const OperatingPoint& op) {
+    best(std::move(kind), op);
+    if (strict_least && strict_least->first != op.first)
+      out.back().least_at = curve[strict_least->first].requested;
   };
   // The lowest setting whose key is within kSameRate of the least: points the power cap holds
   // at the same clock measure the same within noise, and the lowest lock asks for least.
-  const auto lowest = [&](auto key, auto qualifies) -> const CurvePoint* {
-    const CurvePoint* least = nullptr;
-    for (const auto& c : curve) {
-      if (qualifies(c) && (!least || key(c) < key(*least))) least = &c;
+  const auto lowest = [&](auto key, auto qualifies) -> const OperatingPoint* {
+    const OperatingPoint* least = nullptr;
+    for (const auto& op : ops) {
+      if (qualifies(op.mean) && (!least || key(op.mean) < key(least->mean))) least = &op;
     }
     strict_least = least;
     if (!least) return nullptr;
-    for (const auto& c : curve) {  // ascending: the first that qualifies is the lowest setting
-      if (qualifies(c) && key(c) <= key(*least) * (1 + kSameRate)) return &c;
+    for (const auto& op : ops) {  // ascending: the first that qualifies is the lowest setting
+      if (qualifies(op.mean) && key(op.mean) <= key(least->mean) * (1 + kSameRate)) return &op;
     }
     return least;
   };
   const auto all = [](const CurvePoint&) { return true; };
 
   best("max_throughput", *fastest);
-  if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; }, all)) {
-    best_of_least("min_energy", *c);
+  if (auto* op = lowest([](const CurvePoint& p) { return p.energy_per_work; }, all)) {
+    best_of_least("min_energy", *op);
   }
-  if (auto* c = lowest([](const CurvePoint& p) { return p.edp(); }, all)) {
-    best_of_least("min_edp", *c);
+  if (auto* op = lowest([](const CurvePoint& p) { return p.edp(); }, all)) {
+    best_of_least("min_edp", *op);
   }
-  if (auto* c = lowest([](const CurvePoint& p) { return p.energy_per_work; },
-                       [&](const CurvePoint& p) { return p.rate >= top * (1 - max_slowdown); })) {
-    best_of_least("min_energy_within_slowdown", *c);
+  if (auto* op = lowest([](const CurvePoint& p) { return p.energy_per_work; },
+                        [&](const CurvePoint& p) { return p.rate >= top * (1 - max_slowdown); })) {
+    best_of_least("min_energy_within_slowdown", *op);
   }
-  for (std::size_t k = curve.size() - 1; k > 0; --k) {
-    const CurvePoint& hi = curve[k];
-    const CurvePoint& lo = curve[k - 1];
+  for (std::size_t k = ops.size() - 1; k > 0; --k) {
+    const CurvePoint& hi = ops[k].mean;
+    const CurvePoint& lo = ops[k - 1].mean;
     if (lo.rate <= 0 || lo.power_w <= 0) continue;
     const double rate_drop = std::log(hi.rate / lo.rate);
     if (rate_drop > kSameRate && rate_drop > std::log(hi.power_w / lo.power_w)) {
-      best("knee", hi);
+      best("knee", ops[k]);
       break;
     }
   }

@@ -87,6 +87,69 @@ TEST(sweep_best_test, near_ties_go_to_the_lowest_setting) {
             "measurement noise, and the lower setting asks for less");
 }
 
+// The capped GPU of tests/cli/sweep_test.sh as CI measured it on a loaded machine: every lock
+// from 1260 up held at the 1170 MHz cap, the die warming from point to point (energy per work
+// +1 % from 1170 to 1980) — except 1620, which a stall before it let cool: it ran a step faster
+// and 0.8 % cheaper than 1170. The setting that decides is the lowest lock at the cap.
+TEST(sweep_best_test, locks_held_at_the_cap_are_one_operating_point) {
+  std::vector<PointResult> points;
+  // rate 0.483 TFLOP/s per MHz; energy per work 0.83 J/TFLOP below the cap, 0.87 (+1 %) above
+  const auto at = [](double f, double ran, double energy_per_work) {
+    return point(0, f, 0.483 * ran, 0.483 * ran * energy_per_work);
+  };
+  for (double f = 810; f <= 1980; f += 90) {
+    const double ran = std::min(f, 1170.0);
+    PointResult p = f < 1170 ? at(f, ran, 0.83) : at(f, ran, 0.87 * (1 + 0.01 * (f - 1170) / 810));
+    if (f == 1620) p = at(f, 1185, 0.87 * 0.992);
+    p.median_sm_mhz = f == 1620 ? 1185 : ran;
+    p.held_below = f > 1170;
+    points.push_back(p);
+  }
+  const auto curve = curve_of(points);
+  const auto ops = operating_points(curve);
+  ASSERT_EQ(ops.size(), 5U);  // 810, 900, 990, 1080, and 1170 with every lock above it
+  EXPECT_EQ(curve[ops.back().first].requested, 1170);
+  EXPECT_EQ(curve[ops.back().last].requested, 1980);
+  const auto best = best_points(curve, std::nullopt, 0.05);
+  EXPECT_EQ(find(best, "max_throughput")->point.requested, 1170);
+  EXPECT_EQ(find(best, "min_energy_within_slowdown")->point.requested, 1170);
+  // The best point shows the setting's own measurement.
+  EXPECT_DOUBLE_EQ(find(best, "max_throughput")->point.rate, 0.483 * 1170);
+  // Without the clocks (a power-limit sweep) each setting stands alone, as before: the cooled
+  // 1620 is the least and 1170 is over 0.5 % above it.
+  for (auto& p : points) p.median_sm_mhz.reset();
+  const auto alone = best_points(curve_of(points), std::nullopt, 0.05);
+  EXPECT_EQ(find(alone, "min_energy_within_slowdown")->point.requested, 1620);
+}
+
+// A lock just below the held run that ran slower than the cap (a step and more) is its own point.
+TEST(sweep_best_test, a_lock_below_the_cap_is_not_the_caps_operating_point) {
+  std::vector<PointResult> points;
+  for (double f : {1140.0, 1155.0, 1170.0, 1185.0, 1200.0}) {
+    const double ran = std::min(f, 1170.0);
+    PointResult p = point(0, f, ran, ran);
+    p.median_sm_mhz = ran;
+    p.held_below = f > 1170;
+    points.push_back(p);
+  }
+  const auto curve = curve_of(points);
+  const auto ops = operating_points(curve);
+  ASSERT_EQ(ops.size(), 3U);  // 1140, 1155, and 1170 with 1185 and 1200
+  EXPECT_EQ(curve[ops[2].first].requested, 1170);
+  // Two GPUs: a setting held on one GPU only is not part of a run.
+  std::vector<PointResult> two;
+  for (double f : {1260.0, 1350.0, 1440.0}) {
+    for (unsigned g = 0; g < 2; ++g) {
+      const double cap = g == 0 ? 1395 : 1170;
+      PointResult p = point(g, f, std::min(f, cap), 1);
+      p.median_sm_mhz = std::min(f, cap);
+      p.held_below = f > cap;
+      two.push_back(p);
+    }
+  }
+  EXPECT_EQ(operating_points(curve_of(two)).size(), 3U);
+}
+
 TEST(sweep_best_test, per_gpu_best_points_follow_each_gpus_own_cap) {
   std::vector<PointResult> points;
   for (unsigned g = 0; g < 4; ++g) {
