@@ -83,7 +83,10 @@ def fill(t, kind):
 
 
 def measure(name, work_per_call, call, handle, warmup, seconds, extra):
-    """Runs call() back to back: warm-up, then a sampled window. Returns the case's record."""
+    """Runs call() back to back: warm-up, then a sampled window. Returns the case's record.
+    work_per_call: the work of one call, or a function giving the work done so far (a call whose
+    work varies, as a mixed case's)."""
+    counted = callable(work_per_call)
     torch.cuda.synchronize()
     t = time.time()
     call()
@@ -98,6 +101,7 @@ def measure(name, work_per_call, call, handle, warmup, seconds, extra):
     sampler.start()
     start_ev, end_ev = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     calls, t0 = 0, time.time()
+    work0 = work_per_call() if counted else 0
     start_ev.record()
     while time.time() - t0 < seconds:
         for _ in range(batch):
@@ -110,10 +114,14 @@ def measure(name, work_per_call, call, handle, warmup, seconds, extra):
     gpu_s = start_ev.elapsed_time(end_ev) / 1000
     rows = [r for r in sampler.rows if "error" not in r][2:]  # the 1 s average needs a moment
     med = lambda k: statistics.median([r[k] for r in rows if k in r]) if any(k in r for r in rows) else None
-    rec = dict(name=name, **extra, rate=work_per_call * calls / gpu_s, calls=calls, seconds=gpu_s)
+    work = work_per_call() - work0 if counted else work_per_call * calls
+    rec = dict(name=name, **extra, rate=work / gpu_s, calls=calls, seconds=gpu_s)
     for k in ("power_w", "sm_mhz", "mem_mhz", "temp_c", "avg_gpu_w", "avg_memory_w", "avg_module_w",
               "inst_gpu_w", "inst_memory_w", "inst_module_w"):
         rec[k] = med(k)
+    for k in ("power_w", "sm_mhz", "avg_memory_w"):  # the means too: a mixed case's median is one phase's
+        vals = [r[k] for r in rows if k in r]
+        rec["mean_" + k] = statistics.fmean(vals) if vals else None
     rec["power_capped_pct"] = 100 * sum(1 for r in rows if r["reasons"] & 0x4) / max(1, len(rows))
     return rec
 
@@ -144,6 +152,9 @@ def main():
     ap.add_argument("--more", action="store_true",
                     help="the cases the first run left out instead: FP8 GEMMs by input, BF16/FP16 GEMMs "
                          "on a byte pattern and random bits, a GEMM with idle gaps (mixed phases)")
+    ap.add_argument("--mixed", action="store_true",
+                    help="mixed phases instead: BF16 GEMMs with idle gaps at three duty cycles, GEMMs "
+                         "alternating with copies, each measured over whole cycles")
     a = ap.parse_args()
     n.nvmlInit()
     torch.cuda.set_device(a.device)
@@ -162,8 +173,8 @@ def main():
             rec["sm_mhz"], rec["power_w"] or 0, rec.get("avg_memory_w"), rec["power_capped_pct"]), file=sys.stderr)
 
     W, S = a.warmup, a.seconds
-    if a.more:
-        more_cases(case, h, W, S)
+    if a.more or a.mixed:
+        (more_cases if a.more else mixed_cases)(case, h, W, S)
         torch.cuda.empty_cache()
         time.sleep(1)
         out.append(idle("idle, context held, after the work", h, 5))
@@ -288,6 +299,49 @@ def more_cases(case, h, W, S):
     case(measure("gemm bf16 8192^3, 0.6 s on / 0.4 s idle", 2 * m ** 3, mixed, h, W, S,
                  dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m), unit="TFLOP/s")))
     del A, B, C
+
+
+def mixed_cases(case, h, W, S):
+    """--mixed: phases that alternate within the sampled window in 1 s cycles (use --seconds 8 or
+    more: the window's partial cycles at its ends move the means by up to a cycle over the
+    window). The rate is the window's mean (work over the GPU time of the window, idle
+    included); power, clock and temperature are the medians of the 100 ms samples (the power
+    reading is NVML's 1 s average, so its median is near the cycle's mean)."""
+    m = 8192
+    A = fill(torch.empty(m, m, device="cuda", dtype=torch.bfloat16), "normal")
+    B = fill(torch.empty_like(A), "normal")
+    C = torch.empty_like(A)
+    src = fill(torch.empty(1 << 30, dtype=torch.uint8, device="cuda"), "bits")
+    dst = torch.empty_like(src)
+    gemm_s = 2 * m ** 3
+    for on in (0.3, 0.6, 0.9):
+        state = {"t": time.time()}
+
+        def duty(on=on, state=state):
+            torch.matmul(A, B, out=C)
+            if time.time() - state["t"] > on:
+                torch.cuda.synchronize()
+                time.sleep(1 - on)
+                state["t"] = time.time()
+        case(measure("gemm bf16 8192^3, %.1f s on / %.1f s idle" % (on, 1 - on), gemm_s, duty, h, W, S,
+                     dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m),
+                          unit="TFLOP/s", on_s=on, off_s=round(1 - on, 3), off="idle")))
+    # GEMM 0.5 s, then 0.5 s of 1 GiB copies of random bits: the rate counted is the GEMM's.
+    state = {"t": time.time(), "gemm": True, "work": 0}
+
+    def alternate():
+        if state["gemm"]:
+            torch.matmul(A, B, out=C)
+            state["work"] += gemm_s
+        else:
+            dst.copy_(src)
+        if time.time() - state["t"] > 0.5:
+            torch.cuda.synchronize()
+            state["t"], state["gemm"] = time.time(), not state["gemm"]
+    case(measure("gemm bf16 8192^3 0.5 s / copy 1 GiB bits 0.5 s", lambda: state["work"], alternate, h, W, S,
+                 dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m),
+                      unit="TFLOP/s", on_s=0.5, off_s=0.5, off="copy 1 GiB bits")))
+    del A, B, C, src, dst
 
 
 def report(out, name, json_path):

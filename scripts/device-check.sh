@@ -4,7 +4,7 @@
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
 # copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace
-# memory_power bench_inputs;
+# memory_power bench_inputs power_mixed;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -292,6 +292,12 @@ section_gemm_dtypes() {
 section_power_by_data() {
   echo "## power, clock and rate by the data a kernel moves (perf/power_by_data.py; issue 27)"
   CUDA_DEVICE_ORDER=PCI_BUS_ID python3 perf/power_by_data.py --json "$OUT/power_by_data.json"
+}
+
+section_power_mixed() {
+  echo "## mixed phases: BF16 GEMMs with idle gaps and alternating with copies (perf/power_by_data.py --mixed; issue 27)"
+  CUDA_DEVICE_ORDER=PCI_BUS_ID python3 perf/power_by_data.py --mixed --seconds 8 \
+    --json "$OUT/power_mixed.json"
 }
 
 section_dmon_groups() {
