@@ -26,6 +26,7 @@ packages=(
   python3-yaml          # tests/cli/serve_profile: the Kubernetes manifests parsed without kubectl
   tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads
   man-db                # tests/install: `man -l` renders every generated man page
+  dpkg-dev              # make deb and tests/install/deb_test.sh: dpkg-shlibdeps (the packages' dependencies)
   libncurses-dev        # gpuclk top's screen (ncursesw: UTF-8 bars and graphs)
   clang-14 libclang-rt-14-dev  # libFuzzer targets with ASan/UBSan (scripts/ci/fuzz.sh)
 )
