@@ -8,7 +8,12 @@
 #     builds, tags it IMAGE too and pushes IMAGE (log in first: podman login registry.example.org);
 #     then set the manifests' image: to IMAGE (docs/deploy.md).
 # Environment: IMAGE (default ghcr.io/gpuclk/gpuclk:VERSION), DEB (a gpuclk_*.deb to use instead
-# of building one), ENGINE (podman or buildah; default: the first found).
+# of building one), ENGINE (podman or buildah; default: the first found), BASE (the Containerfile's
+# base image, default docker.io/library/debian:12-slim; BASE=mmdebstrap makes a Debian 12 minbase
+# root with mmdebstrap from Debian's archive and imports it as localhost/gpuclk-base:bookworm, for
+# hosts that reach Debian's archive but no image registry), ISOLATION (how RUN steps run,
+# default chroot: it needs no OCI runtime, so the build works inside a container or a sandbox
+# where crun cannot set the process limits or the cgroups it wants; oci for the engine's default).
 # Exit: 0 built (and pushed), 1 a step failed, 2 no container engine here (the message says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,16 +52,37 @@ if [ -z "$deb" ]; then
   make deb >/dev/null
   deb=$(ls build/gpuclk_"$version"_*.deb)
 fi
+case "$engine" in
+  podman | buildah) ;;
+  *) echo "build-image: ENGINE must be podman or buildah, not '$engine'" >&2; exit 1 ;;
+esac
+isolation=${ISOLATION:-chroot}
+case "$isolation" in
+  chroot | oci) ;;
+  *) echo "build-image: ISOLATION must be chroot or oci, not '$isolation'" >&2; exit 1 ;;
+esac
+
+base=${BASE:-docker.io/library/debian:12-slim}
+if [ "$base" = mmdebstrap ]; then
+  command -v mmdebstrap >/dev/null ||
+    { echo "build-image: BASE=mmdebstrap needs mmdebstrap (apt-get install mmdebstrap)" >&2; exit 1; }
+  base=localhost/gpuclk-base:bookworm
+  if [ -z "$("$engine" images -q "$base" 2>/dev/null)" ]; then
+    root_tar=$(mktemp --suffix=.tar)
+    echo "build-image: making $base with mmdebstrap (Debian 12 minbase)"
+    mmdebstrap --quiet --variant=minbase bookworm "$root_tar"
+    "$engine" import "$root_tar" "$base" >/dev/null
+    rm -f "$root_tar"
+  fi
+fi
+
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 cp Containerfile "$context/"
 cp "$deb" "$context/gpuclk.deb"
 
-case "$engine" in
-  podman) podman build --tag "$default_image" --file "$context/Containerfile" "$context" ;;
-  buildah) buildah build --tag "$default_image" --file "$context/Containerfile" "$context" ;;
-  *) echo "build-image: ENGINE must be podman or buildah, not '$engine'" >&2; exit 1 ;;
-esac
+"$engine" build --isolation "$isolation" --build-arg "BASE=$base" --tag "$default_image" \
+  --file "$context/Containerfile" "$context"
 if [ "$image" != "$default_image" ]; then
   "$engine" tag "$default_image" "$image"
 fi

@@ -3,12 +3,14 @@
 # lintian, then a fresh Debian 12 root (mmdebstrap) where they are installed with apt-get as on a
 # new node, used (gpuclk --sim, gpuclk serve under the unprivileged user, the man pages, the bash
 # completion, the units' paths), and removed and purged (the admin's /etc/gpuclk stays). In the
-# same root it runs the Containerfile's RUN step as written, then its ENTRYPOINT and CMD as its
-# USER: the image's steps, where no podman or buildah runs (scripts/build-image.sh builds the real
-# image where one does). Output: markdown on stdout (docs/results/packaging.md is one run's).
+# image: where podman is, scripts/build-image.sh builds it and it runs (its entry point, its user,
+# and gpuclk serve --sim with /metrics read from the host); elsewhere the Containerfile's RUN step
+# runs as written in a fresh root, then its ENTRYPOINT and CMD as its USER. Output: markdown on
+# stdout (docs/results/packaging.md is one run's).
 #
 # Usage: scripts/check-packages.sh [ROOT_DIR]   (as root: mmdebstrap, chroot, mount)
-# Needs: dpkg-dev, lintian, mmdebstrap, network access to the Debian archive. A missing tool is
+# Needs: dpkg-dev, lintian, mmdebstrap, network access to the Debian archive; podman for the image
+# (BASE: its base, default mmdebstrap: scripts/build-image.sh). A missing tool is
 # named, and its step skipped with a note. Exit: 0 every check passed, 1 a check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -144,11 +146,68 @@ step "apt-get purge gpuclk" "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q 
 grep -q "^policy.toml$" <<<"$LAST_OUT" || fail "purge removed the admin's policy.toml"
 
 say
-say "### The Containerfile's steps"
-say "No podman or buildah runs here, so the image is not built; its RUN step runs as written in a"
-say "fresh root of the same Debian (debian:12-slim is bookworm's minimal root too), then its"
-say "ENTRYPOINT and CMD as its USER (with --sim: the image has no GPUs here; gpuclk-sim added only"
-say "for that)."
+say "### The image"
+engine=""
+for candidate in podman buildah; do
+  command -v "$candidate" >/dev/null && { engine=$candidate; break; }
+done
+if [ "$engine" = podman ]; then
+  # The real image, built as a site builds it (BASE=mmdebstrap where Docker Hub is out of reach:
+  # the default here), then run: its entry point without a GPU, its user, and `gpuclk serve --sim`
+  # in an image derived from it with gpuclk-sim added (the image itself has no simulator).
+  image=ghcr.io/gpuclk/gpuclk:$version
+  t=$SECONDS
+  if ! DEB=${debs[0]} BASE=${BASE:-mmdebstrap} scripts/build-image.sh >/tmp/gpuclk-build-image.log 2>&1; then
+    fail "scripts/build-image.sh"
+    tail -20 /tmp/gpuclk-build-image.log | block
+  else
+    say "\`DEB=${debs[0]} BASE=${BASE:-mmdebstrap} scripts/build-image.sh\`: $((SECONDS - t)) s."
+    grep -E '^(STEP|build-image:)' /tmp/gpuclk-build-image.log | block
+    # How this host runs a container: the engine's defaults, else runc with the process limits
+    # at or below this host's (a sandbox without CAP_SYS_RESOURCE and with hybrid cgroups, where
+    # crun fails to set them).
+    run=(podman run --rm)
+    if ! "${run[@]}" "$image" --version >/dev/null 2>&1; then
+      run=(podman --runtime runc run --rm --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
+    fi
+    show() { # show TITLE CMD...: runs CMD on this host, shows it and its output
+      local out rc
+      out=$("${@:2}" 2>&1)
+      rc=$?
+      say "$1 (exit $rc):"
+      printf '$ %s\n%s\n' "${*:2}" "$out" | block
+      LAST_OUT=$out
+      return $rc
+    }
+    show "The image's entry point" "${run[@]}" "$image" --version || fail "the image's gpuclk --version"
+    show "Its default command without a GPU: the error names the way out" "${run[@]}" "$image"
+    grep -q "no NVIDIA driver found" <<<"$LAST_OUT" || fail "the image's serve without a GPU did not say why"
+    show "Its user" "${run[@]}" --entrypoint id "$image" || fail "the image's user"
+    grep -q "uid=9400(gpuclk)" <<<"$LAST_OUT" || fail "the image does not run as gpuclk (9400)"
+    context=$(mktemp -d)
+    cp "${debs[1]}" "$context/gpuclk-sim.deb"
+    printf 'FROM %s\nUSER 0\nCOPY gpuclk-sim.deb /tmp/\nRUN apt-get update -q && apt-get install -y -q --no-install-recommends /tmp/gpuclk-sim.deb && rm -rf /var/lib/apt/lists/* /tmp/gpuclk-sim.deb\nUSER 9400:9400\n' "$image" >"$context/Containerfile"
+    if podman build --isolation chroot -t localhost/gpuclk-sim-check:$version "$context" >/tmp/gpuclk-build-sim-image.log 2>&1; then
+      port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+      "${run[@]}" --network host -d --name gpuclk-image-check --env GPUCLK_SOCKET=/tmp/s.sock \
+        localhost/gpuclk-sim-check:$version --sim serve --listen "127.0.0.1:$port" >/dev/null 2>&1
+      for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+      show "gpuclk serve --sim in the image (gpuclk-sim added), /metrics from the host" \
+        sh -c "curl -sf http://127.0.0.1:$port/metrics | grep -E '^gpuclk_gpu_power_watts' | head -2"
+      grep -q "gpuclk_gpu_power_watts" <<<"$LAST_OUT" || fail "no /metrics from gpuclk serve in the image"
+      podman logs gpuclk-image-check 2>&1 | head -2 | block
+      podman rm -f gpuclk-image-check >/dev/null 2>&1
+    else
+      fail "the image with gpuclk-sim added"
+      tail -20 /tmp/gpuclk-build-sim-image.log | block
+    fi
+    rm -rf "$context"
+  fi
+else
+say "No podman here (buildah alone builds but does not run an image), so the image is not built;"
+say "its RUN step runs as written in a fresh root of the same Debian (debian:12-slim is"
+say "bookworm's minimal root too), then its ENTRYPOINT and CMD as its USER (with --sim: the image"
+say "has no GPUs here; gpuclk-sim added only for that)."
 rm -rf "$ROOT.image" # a root of its own: the one above has had the packages
 if ! mmdebstrap --quiet --variant=apt bookworm "$ROOT.image" >/tmp/gpuclk-mmdebstrap.log 2>&1; then
   fail "mmdebstrap (image root)"
@@ -175,6 +234,7 @@ else
   ROOT=$saved_root
 fi
 
+fi
 say
 say "Total: $((SECONDS - started)) s; $failures check(s) failed."
 exit $((failures > 0))
