@@ -48,6 +48,10 @@ PhaseMeasurement summarize(const std::string& name, std::size_t index,
   m.average_power_w = energy / m.duration_s;
   m.memory_power_w = memory_energy / m.duration_s;
   m.median_sm_mhz = clocks[clocks.size() / 2];
+  double clock_sum = 0;
+  for (double c : clocks) clock_sum += c;
+  m.mean_sm_mhz = clock_sum / static_cast<double>(clocks.size());
+  m.flops = flops;
   m.min_sm_mhz = clocks.front();
   m.max_sm_mhz = clocks.back();
   m.flops_per_s = flops / m.duration_s;
@@ -283,6 +287,72 @@ std::vector<CalibrationRow> power_by_data_table(const Scenario& scenario,
       rows.push_back({label, "memory-scope power W", c.memory_power_w, m.memory_power_w,
                       std::max(c.memory_power_w, m.memory_power_w)});
     }
+  }
+  return rows;
+}
+
+std::vector<MixedCase> load_power_mixed(const std::filesystem::path& json) {
+  std::ifstream in(json);
+  if (!in) throw std::runtime_error(json.string() + ": cannot open");
+  std::vector<MixedCase> out;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    for (const nlohmann::json& r : doc.at("cases")) {
+      MixedCase c;
+      c.name = r.at("name").get<std::string>();
+      c.kind = r.at("kind").get<std::string>();
+      const bool mixed = c.kind == "mixed";
+      c.rate = r.at("rate").get<double>();
+      c.power_w = r.at(mixed ? "mean_power_w" : "power_w").get<double>();
+      c.sm_mhz = r.at(mixed ? "mean_sm_mhz" : "sm_mhz").get<double>();
+      const char* mem = mixed ? "mean_avg_memory_w" : "avg_memory_w";
+      if (r.contains(mem) && r.at(mem).is_number()) c.memory_power_w = r.at(mem).get<double>();
+      out.push_back(std::move(c));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(json.string() + ": " + e.what());
+  }
+  if (out.empty()) throw std::runtime_error(json.string() + ": no case in \"cases\"");
+  return out;
+}
+
+std::vector<CalibrationRow> mixed_phase_table(const Scenario& scenario,
+                                              const std::vector<MixedCase>& cases) {
+  constexpr double kRunS = 60;  // 2 × 5 s idle and 4 × 10 s of cycles
+  constexpr double kWarmupS = 2;
+  const std::vector<PhaseMeasurement> phases = measure_phases(scenario, 0, kRunS);
+  if (phases.empty() || phases.back().name != "off")
+    throw std::runtime_error("mixed-phase scenario did not finish within 60 s");
+  std::vector<CalibrationRow> rows;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const MixedCase& c = cases[i];
+    char key[32];
+    std::snprintf(key, sizeof key, "case%02zu", i);
+    // The case's phases, contiguous; the window starts kWarmupS after the first.
+    double start = -1, seconds = 0, energy = 0, memory = 0, clock = 0, flops = 0;
+    for (const PhaseMeasurement& m : phases) {
+      if (m.name != key) continue;
+      if (start < 0) start = m.start_s;
+      if (c.kind == "mixed" && m.start_s < start + kWarmupS - 1e-9) continue;
+      seconds += m.duration_s;
+      energy += m.average_power_w * m.duration_s;
+      memory += m.memory_power_w * m.duration_s;
+      clock += m.mean_sm_mhz * m.duration_s;
+      flops += m.flops;
+    }
+    if (seconds <= 0)
+      throw std::runtime_error(std::string("mixed-phase scenario has no phase '") + key + "'");
+    const std::string label = c.name + " (held out)";
+    if (c.rate > 0)
+      rows.push_back(
+          {label, "rate TFLOP/s", c.rate / 1e12, flops / seconds / 1e12, c.rate / 1e12 * 0.05});
+    rows.push_back({label, c.kind == "mixed" ? "mean SM clock MHz" : "SM clock MHz", c.sm_mhz,
+                    clock / seconds, c.sm_mhz * 0.05});
+    rows.push_back({label, c.kind == "mixed" ? "mean power W" : "power W", c.power_w,
+                    energy / seconds, c.power_w * 0.05});
+    if (c.memory_power_w >= 0)
+      rows.push_back({label, "memory-scope power W", c.memory_power_w, memory / seconds,
+                      c.memory_power_w * 0.05});
   }
   return rows;
 }

@@ -28,6 +28,8 @@ struct PhaseMeasurement {
   double die_end_c = 0;
   double max_power_w = 0;     // highest instant power of any tick
   double memory_power_w = 0;  // NVML's memory scope, energy / duration
+  double mean_sm_mhz = 0;
+  double flops = 0;  // FLOPs done in the phase
 };
 
 // Steps GPU `gpu` of `scenario` from power-on to `until_s` and measures every phase it ran
@@ -93,6 +95,24 @@ std::vector<PowerByDataCase> load_power_by_data(const std::filesystem::path& jso
 // h100-power-by-data.toml, each within 5 %; the memory scope's power is listed, not checked.
 std::vector<CalibrationRow> power_by_data_table(const Scenario& scenario,
                                                 const std::vector<PowerByDataCase>& cases);
+
+// One case of docs/results/raw/power_mixed_h200.json (perf/power_by_data.py --mixed): phases
+// alternating in 1 s cycles, the card's means over its 8 s window after 2 s of warm-up.
+struct MixedCase {
+  std::string name;
+  std::string kind;    // idle, mixed
+  double rate = 0;     // FLOP/s over the window, gaps included; 0 for idle
+  double power_w = 0;  // mean of the 1 s power average's samples (median for idle)
+  double sm_mhz = 0;   // mean SM clock of the samples (median for idle)
+  double memory_power_w = -1;
+};
+std::vector<MixedCase> load_power_mixed(const std::filesystem::path& json);
+
+// Each case against the phases named "caseNN" of h200-power-mixed.toml: the window's GEMM rate,
+// mean power, mean SM clock (the first 2 s of a mixed case are warm-up) and memory scope,
+// within 5 % each. Held out: no fit reads these cases.
+std::vector<CalibrationRow> mixed_phase_table(const Scenario& scenario,
+                                              const std::vector<MixedCase>& cases);
 
 // Markdown table of the rows.
 std::string format_calibration_table(const std::vector<CalibrationRow>& rows);

@@ -21,6 +21,7 @@ constexpr double kHwSlowdownHysteresisC = 3;
 constexpr double kSwThermalReleaseC = 1;
 
 double phase_amount(const Phase& phase) {
+  if (timed(phase)) return phase.seconds;
   switch (phase.kind) {
     case PhaseKind::compute:
       return phase.flops;
@@ -58,6 +59,10 @@ void accumulate(TickActivity& into, const TickActivity& a, double weight) {
   for (int i = 0; i < kDataTypeCount; ++i) into.pipe_quiet[i] += a.pipe_quiet[i] * weight;
   into.dram_quiet += a.dram_quiet * weight;
   into.dram_bytes_per_s_quiet += a.dram_bytes_per_s_quiet * weight;
+  into.tile_w += a.tile_w * weight;
+  into.tile_w_quiet += a.tile_w_quiet * weight;
+  into.compute_dram_bytes_per_s += a.compute_dram_bytes_per_s * weight;
+  into.compute_dram_bytes_per_s_quiet += a.compute_dram_bytes_per_s_quiet * weight;
   for (int i = 0; i < static_cast<int>(Activity::count); ++i) {
     into.activity[i] += a.activity[i] * weight;
   }

@@ -94,6 +94,12 @@ struct GpuSpec {
   bool memory_power_supported = false;
   double memory_scope_idle_w = 0;
   double memory_scope_joules_per_byte = 0;
+  // Under a compute kernel the memory scope follows the operand tiles' traffic through L2 (bytes
+  // per FLOP from the GEMM's output tile and operand size), J per byte per data type, instead of
+  // the kernel's DRAM estimate; nothing while the GEMM fits in L2. 0: the DRAM bytes as for any
+  // kernel. tile_data_share: the part the data's switching activity scales.
+  PerDataType<double> memory_scope_tile_joules_per_byte{};
+  double memory_scope_tile_data_share = 0;
 
   // Throughput (roofline).
   PerDataType<double> flop_per_clock_per_sm{};  // dense; 0 where the GPU has no such pipe

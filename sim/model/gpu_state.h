@@ -91,6 +91,13 @@ struct TickActivity {
   double pipe_quiet[kDataTypeCount] = {};
   double dram_quiet = 0;
   double dram_bytes_per_s_quiet = 0;
+  // NVML's memory scope under compute kernels (GpuSpec::memory_scope_tile_joules_per_byte): the
+  // watts of their operand tiles' traffic through L2 (and its quiet part), and the compute
+  // phases' DRAM bytes/s that this term stands for in the memory scope (and their quiet part).
+  double tile_w = 0;
+  double tile_w_quiet = 0;
+  double compute_dram_bytes_per_s = 0;
+  double compute_dram_bytes_per_s_quiet = 0;
 };
 
 struct GpuDynamics {

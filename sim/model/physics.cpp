@@ -32,6 +32,11 @@ double operand_bytes(DataType t) {
 }
 double result_bytes(DataType t) { return std::max(2.0, operand_bytes(t)); }
 
+// A tm × tn output tile reads (tm + tn) × K operand elements for 2 tm tn K FLOPs.
+double tile_bytes_per_flop(DataType t, double tm, double tn) {
+  return operand_bytes(t) * (tm + tn) / (2 * tm * tn);
+}
+
 // A power term whose `share` follows the data: x × (1 − share × (1 − a)), from x and its quiet
 // part x × (1 − a).
 double by_data(double share, double x, double x_quiet) { return x - share * x_quiet; }
@@ -109,6 +114,7 @@ GemmRate gemm_rate(const GpuSpec& spec, const Phase& phase, double sm_mhz) {
   const double sms = std::max(1.0, static_cast<double>(spec.sm_count));
   double fill = 0;
   double waves = 1;
+  Tile chosen = tiles[0];
   for (const Tile& tile : tiles) {
     const double count = std::ceil(m / tile.m) * std::ceil(n / tile.n) * batch;
     const double w = std::ceil(count / sms);
@@ -116,6 +122,7 @@ GemmRate gemm_rate(const GpuSpec& spec, const Phase& phase, double sm_mhz) {
     if (f > fill) {
       fill = f;
       waves = w;
+      chosen = tile;
     }
   }
   const double base =
@@ -133,8 +140,10 @@ GemmRate gemm_rate(const GpuSpec& spec, const Phase& phase, double sm_mhz) {
   const double operands = operand_bytes(phase.dtype) * (m * k + k * n) * batch;
   const double result = result_bytes(phase.dtype) * m * n * batch;
   double bytes = operands * spec.gemm_operand_rereads + result;
-  if (operands + result <= spec.l2_bytes) bytes *= spec.gemm_l2_resident;
+  const bool resident = operands + result <= spec.l2_bytes;
+  if (resident) bytes *= spec.gemm_l2_resident;
   r.bytes_per_flop = bytes / flop;
+  r.tile_bytes_per_flop = resident ? 0 : tile_bytes_per_flop(phase.dtype, chosen.m, chosen.n);
   return r;
 }
 
@@ -160,16 +169,24 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
       double rate = efficiency * peak;
       double intensity = phase.intensity;
       double kernel_share = 1;
+      // Without a shape: the 128×256 tile of a large GEMM that does not fit in L2.
+      double tile_bytes = tile_bytes_per_flop(phase.dtype, 128, 256);
       if (phase.gemm_m > 0) {
         const GemmRate g = gemm_rate(spec, phase, sm_mhz);
         rate = g.flops_per_s;
         kernel_share = g.kernel_share;
         intensity = g.bytes_per_flop > 0 ? 1 / g.bytes_per_flop : 0;
+        tile_bytes = g.tile_bytes_per_flop;
       }
       if (intensity > 0) rate = std::min(rate, intensity * bw_roof);
       r.work_per_s = rate;
       a.flops_per_s = rate;
       a.dram_bytes_per_s = intensity > 0 ? rate / intensity : 0;
+      const double tile_j = spec.memory_scope_tile_joules_per_byte[static_cast<int>(phase.dtype)];
+      if (tile_j > 0) {
+        a.tile_w = tile_j * tile_bytes * rate;
+        a.compute_dram_bytes_per_s = a.dram_bytes_per_s;
+      }
       fill_pipe_metrics(a, phase.dtype, peak > 0 ? rate / peak : 0);
       a.kernel[static_cast<int>(phase.dtype)] = kernel_share;
       a.busy = 1;
@@ -231,6 +248,7 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
       r.context = false;
       break;
   }
+  if (timed(phase)) r.work_per_s = 1;  // its amount is seconds
   a.dram = peak_bw > 0 ? a.dram_bytes_per_s / peak_bw : 0;
   const double quiet = 1 - phase.data_activity;
   for (int i = 0; i < kDataTypeCount; ++i) {
@@ -239,6 +257,8 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
   }
   a.dram_quiet = a.dram * quiet;
   a.dram_bytes_per_s_quiet = a.dram_bytes_per_s * quiet;
+  a.tile_w_quiet = a.tile_w * quiet;
+  a.compute_dram_bytes_per_s_quiet = a.compute_dram_bytes_per_s * quiet;
   a.activity[static_cast<int>(Activity::dram)] = a.dram;
   a.activity[static_cast<int>(Activity::graphics)] = a.busy;
   return r;
@@ -278,10 +298,14 @@ double peak_pipe_power(const GpuSpec& spec, double sm_mhz, const TickActivity& a
 }
 
 double memory_power(const GpuSpec& spec, double memory_mhz, const TickActivity& activity) {
+  // A compute kernel's DRAM bytes are an estimate (operand re-reads) that the card's memory scope
+  // does not follow; its tile traffic through L2 stands for them (tile_w).
+  const TickActivity& a = activity;
   return spec.memory_scope_idle_w * memory_mhz / spec.max_memory_mhz() +
-         spec.memory_scope_joules_per_byte * by_data(spec.dram_data_share,
-                                                     activity.dram_bytes_per_s,
-                                                     activity.dram_bytes_per_s_quiet);
+         spec.memory_scope_joules_per_byte *
+             by_data(spec.dram_data_share, a.dram_bytes_per_s - a.compute_dram_bytes_per_s,
+                     a.dram_bytes_per_s_quiet - a.compute_dram_bytes_per_s_quiet) +
+         by_data(spec.memory_scope_tile_data_share, a.tile_w, a.tile_w_quiet);
 }
 
 }  // namespace gpuclk::sim

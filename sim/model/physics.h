@@ -45,6 +45,9 @@ struct GemmRate {
   double peak_flops_per_s = 0;
   double kernel_share = 1;    // of the time, the share a kernel runs (the rest: call overhead)
   double bytes_per_flop = 0;  // DRAM traffic
+  // Operand traffic through L2 to the SMs per FLOP (the output tile's A and B panels); 0 when
+  // the GEMM's operands and result fit in L2 together.
+  double tile_bytes_per_flop = 0;
 };
 GemmRate gemm_rate(const GpuSpec& spec, const Phase& phase, double sm_mhz);
 

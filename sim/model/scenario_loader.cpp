@@ -114,11 +114,13 @@ Phase parse_phase(const TomlAccess& t, const GpuSpec& spec) {
   if (direction != "to_device" && direction != "to_host")
     t.fail("direction", "expected to_device or to_host");
   p.to_host = direction == "to_host";
-  if (p.kind == PhaseKind::compute && p.flops <= 0)
-    t.fail("tflop", "a compute phase needs tflop or flops > 0");
-  if ((p.kind == PhaseKind::memory || p.kind == PhaseKind::transfer || p.kind == PhaseKind::p2p) &&
-      p.bytes <= 0) {
-    t.fail("gib", "a memory, transfer or p2p phase needs gib, gb or bytes > 0");
+  // compute and memory: an amount, or a duration (seconds/ms) to run at whatever rate they reach.
+  if (p.kind == PhaseKind::compute && p.flops <= 0 && p.seconds <= 0)
+    t.fail("tflop", "a compute phase needs tflop or flops > 0 (or seconds, ms)");
+  if (p.kind == PhaseKind::memory && p.bytes <= 0 && p.seconds <= 0)
+    t.fail("gib", "a memory phase needs gib, gb or bytes > 0 (or seconds, ms)");
+  if ((p.kind == PhaseKind::transfer || p.kind == PhaseKind::p2p) && p.bytes <= 0) {
+    t.fail("gib", "a transfer or p2p phase needs gib, gb or bytes > 0");
   }
   if ((p.kind == PhaseKind::idle || p.kind == PhaseKind::off) && p.seconds <= 0) {
     t.fail("seconds", "an idle or off phase needs seconds or ms > 0");

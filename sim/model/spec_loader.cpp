@@ -145,6 +145,14 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
     s.memory_power_supported = true;
     s.memory_scope_idle_w = memory->number("idle_w");
     s.memory_scope_joules_per_byte = memory->number("picojoules_per_byte") * 1e-12;
+    if (memory->has("tile_picojoules_per_byte")) {
+      s.memory_scope_tile_joules_per_byte =
+          per_data_type(*memory, "tile_picojoules_per_byte", false);
+      for (double& j : s.memory_scope_tile_joules_per_byte) j *= 1e-12;
+      s.memory_scope_tile_data_share = memory->number("tile_share");
+      if (!(s.memory_scope_tile_data_share >= 0 && s.memory_scope_tile_data_share <= 1))
+        memory->fail("tile_share", "must be in 0..1");
+    }
   }
 
   TomlAccess throughput = top.sub("throughput");

@@ -31,9 +31,9 @@ struct Phase {
   DataType dtype = DataType::bf16;
   double flops = 0;
   double bytes = 0;
-  double seconds = 0;
-  double intensity = 0;      // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
-  double efficiency = 0;     // achieved / peak; 0: the GPU model's default for the dtype or copy
+  double seconds = 0;     // idle, off; compute or memory without an amount: run this long (timed)
+  double intensity = 0;   // FLOP per DRAM byte; 0: compute has no DRAM limit, memory no FLOPs
+  double efficiency = 0;  // achieved / peak; 0: the GPU model's default for the dtype or copy
   double sm_occupancy = -1;  // GPM SM occupancy 0..1; < 0: kind default (compute 0.14, memory 0.8)
   // Switching activity of the data the kernels move, 0..1 (`input`): zeros 0, random values 1.
   // Scales the part of the pipes', load/store and DRAM power that toggles with the data.
@@ -48,6 +48,13 @@ struct Phase {
   bool to_host = false;         // transfer direction
   std::uint32_t peer = 0;       // p2p: the receiving GPU's index
 };
+
+// A compute or memory phase given as a duration instead of an amount: it runs `seconds` at
+// whatever rate the clocks allow (a loop bound by wall time, as perf/power_by_data.py --mixed).
+inline bool timed(const Phase& p) {
+  return p.seconds > 0 && ((p.kind == PhaseKind::compute && p.flops <= 0) ||
+                           (p.kind == PhaseKind::memory && p.bytes <= 0));
+}
 
 struct Process {
   std::uint32_t pid = 0;

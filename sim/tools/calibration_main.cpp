@@ -5,6 +5,8 @@
 // docs/results/raw/gemm_power_by_dtype_h100.json).
 // gpuclk_sim_calibration --power-by-data [SCENARIO.toml [RESULTS.json]]: perf/power_by_data.py's
 // cases (data kinds, GEMM shapes; h100-power-by-data.toml against power_by_data_h100.json).
+// gpuclk_sim_calibration --mixed [SCENARIO.toml [RESULTS.json]]: perf/power_by_data.py --mixed's
+// held-out cases (h200-power-mixed.toml against power_mixed_h200.json).
 // Exit code 1 if any row is outside its tolerance, 2 on a bad argument or file.
 #include <cstdio>
 #include <exception>
@@ -18,7 +20,7 @@
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   namespace sim = gpuclk::sim;
-  enum class Table { calibration, gemm_dtypes, power_by_data };
+  enum class Table { calibration, gemm_dtypes, power_by_data, mixed };
   Table table = Table::calibration;
   int first = 1;
   if (argc > 1 && std::string_view(argv[1]) == "--gemm-dtypes") {
@@ -27,20 +29,26 @@ int main(int argc, char** argv) {
   } else if (argc > 1 && std::string_view(argv[1]) == "--power-by-data") {
     table = Table::power_by_data;
     first = 2;
+  } else if (argc > 1 && std::string_view(argv[1]) == "--mixed") {
+    table = Table::mixed;
+    first = 2;
   }
   const int max_args = first + (table == Table::calibration ? 1 : 2);
   if (argc > max_args || (argc > first && argv[first][0] == '-')) {
     std::fprintf(stderr,
                  "usage: gpuclk_sim_calibration [SCENARIO.toml]\n"
                  "       gpuclk_sim_calibration --gemm-dtypes [SCENARIO.toml [RESULTS.json]]\n"
-                 "       gpuclk_sim_calibration --power-by-data [SCENARIO.toml [RESULTS.json]]\n");
+                 "       gpuclk_sim_calibration --power-by-data [SCENARIO.toml [RESULTS.json]]\n"
+                 "       gpuclk_sim_calibration --mixed [SCENARIO.toml [RESULTS.json]]\n");
     return 2;
   }
   const char* default_scenario = table == Table::gemm_dtypes     ? "h100-gemm-dtypes.toml"
                                  : table == Table::power_by_data ? "h100-power-by-data.toml"
+                                 : table == Table::mixed         ? "h200-power-mixed.toml"
                                                                  : "h100-calibration.toml";
-  const char* default_results =
-      table == Table::power_by_data ? "power_by_data_h100.json" : "gemm_power_by_dtype_h100.json";
+  const char* default_results = table == Table::power_by_data ? "power_by_data_h100.json"
+                                : table == Table::mixed       ? "power_mixed_h200.json"
+                                                              : "gemm_power_by_dtype_h100.json";
   const fs::path scenario =
       argc > first ? fs::path(argv[first]) : fs::path(GPUCLK_SIM_SCENARIOS) / default_scenario;
   const fs::path results = argc > first + 1 ? fs::path(argv[first + 1])
@@ -57,6 +65,9 @@ int main(int argc, char** argv) {
         break;
       case Table::power_by_data:
         rows = sim::power_by_data_table(s, sim::load_power_by_data(results));
+        break;
+      case Table::mixed:
+        rows = sim::mixed_phase_table(s, sim::load_power_mixed(results));
         break;
     }
     std::fputs(sim::format_calibration_table(rows).c_str(), stdout);

@@ -78,6 +78,7 @@ P0 = {
     "k0_fp32": 31, "k0_tf32": 215, "k0_fp16": 170, "k0_bf16": 179, "k0_fp8": 535,
     "t0_us": 11.8, "tile_q128": 0.99, "tile_q64": 0.5, "reread": 1.5, "l2_resident": 0,
     "mem_eff": 0.895, "mem_scope_idle_w": 41, "mem_scope_pj": 47,
+    "tile_pj": 11.2, "tile_pj_fp32": 39.2, "tile_share": 0.34,
 }
 # What the stages fit (the rest is fixed: the model file's values, or the idle points' leakage).
 FIT = ["base_" + d for d in FLOP_PER_CLOCK] + ["k0_" + d for d in FLOP_PER_CLOCK] + [
@@ -124,15 +125,39 @@ def gemm_dram_bytes(p, dt, m, n, k, batch):
     return moved * (p["l2_resident"] if ab + c <= L2_BYTES else 1.0)
 
 
-def waves(p, m, n, batch):
+def waves(p, m, n, batch, tile=False):
     """The output tile a library would pick (the one that fills the SMs best), how full its waves
-    are times that tile's own efficiency relative to 128×256, and the number of waves."""
-    best = (0.0, 1)
+    are times that tile's own efficiency relative to 128×256, and the number of waves (and, with
+    tile, the tile's m and n)."""
+    best = (0.0, 1, (128, 256))
     for tm, tn, q in ((128, 256, 1.0), (128, 128, p["tile_q128"]), (64, 128, p["tile_q64"])):
         tiles = math.ceil(m / tm) * math.ceil(n / tn) * batch
         count = math.ceil(tiles / SM_COUNT)
-        best = max(best, (q * tiles / (count * SM_COUNT), count))
-    return best
+        if q * tiles / (count * SM_COUNT) > best[0]:
+            best = (q * tiles / (count * SM_COUNT), count, (tm, tn))
+    return best if tile else best[:2]
+
+
+def tile_bytes_per_flop(p, dt, m, n, k, batch):
+    """Operand traffic through L2 per FLOP: a tm × tn output tile reads (tm + tn) × K elements for
+    2 tm tn K FLOPs; none when operands and result fit in L2 together (physics.cpp)."""
+    ab = ELT_AB[dt] * (m * k + k * n) * batch
+    c = ELT_C[dt] * m * n * batch
+    if ab + c <= L2_BYTES:
+        return 0.0
+    tm, tn = waves(p, m, n, batch, tile=True)[2]
+    return ELT_AB[dt] * (tm + tn) / (2.0 * tm * tn)
+
+
+def memory_scope(p, case, rate, bw, a):
+    """NVML's memory scope: idle + J/byte × DRAM bytes of a memory kernel; under a GEMM its tile
+    traffic through L2 instead (tile_pj, FP32's SIMT kernels tile_pj_fp32)."""
+    d = lambda share: 1 - share * (1 - a)
+    if case["kind"] == "gemm":
+        pj = p["tile_pj_fp32"] if case["dtype"] == "fp32" else p["tile_pj"]
+        tile = tile_bytes_per_flop(p, case["dtype"], *case["mnkb"]) * rate
+        return p["mem_scope_idle_w"] + pj * 1e-12 * tile * d(p["tile_share"])
+    return p["mem_scope_idle_w"] + p["mem_scope_pj"] * 1e-12 * bw * d(p["share_dram"])
 
 
 def gemm_rate(p, dt, m, n, k, batch, f):
@@ -172,7 +197,7 @@ def power(p, case, f, temp):
     dram_util = bw / PEAK_BW
     switching = p["clock_tree_w"] + pipes + p["ls_full_w"] * dram_util * d(p["share_ls"])
     traffic = p["dram_pj"] * 1e-12 * bw * d(p["share_dram"])
-    mem_scope = p["mem_scope_idle_w"] + p["mem_scope_pj"] * 1e-12 * bw * d(p["share_dram"])
+    mem_scope = memory_scope(p, case, rate, bw, a)
     return base + dyn(f) * switching + traffic, mem_scope, rate, u
 
 
@@ -204,13 +229,32 @@ def steady(p, case):
     return f, rate, pw, ms
 
 
+def fit_memory_scope(p, cases):
+    """Stage 4 (the memory scope alone; total power does not depend on it): J per byte of a GEMM's
+    tile traffic (tensor types together, FP32 apart) and the part the data scales, at the card's
+    rates, on the fitted GEMMs that do not fit in L2."""
+    from scipy.optimize import least_squares
+    gemms = [c for c in cases if c["kind"] == "gemm" and not c["hold"] and c.get("mem_w")
+             and tile_bytes_per_flop(p, c["dtype"], *c["mnkb"]) > 0]
+    keys = ["tile_pj", "tile_pj_fp32", "tile_share"]
+
+    def residuals(x):
+        q = dict(p, **dict(zip(keys, x)))
+        return [memory_scope(q, c, c["rate"], 0, activity(q, c["input"])) / c["mem_w"] - 1
+                for c in gemms]
+
+    res = least_squares(residuals, [p[k] for k in keys], bounds=([0, 0, 0], [200, 200, 1]))
+    return dict(p, **dict(zip(keys, res.x)))
+
+
 # The cards: their measurements (power_by_data runs, then the GEMMs per dtype where there are any)
 # and the peak DRAM bandwidth of their model file.
+# mem_scope: the model file's memory scope at idle and per DRAM byte (from the copies).
 CARDS = {
     "h100": {"runs": ["power_by_data_h100.json"], "dtypes": "gemm_power_by_dtype_h100.json",
-             "peak_bw": 3352e9},
+             "peak_bw": 3352e9, "mem_scope": {"mem_scope_idle_w": 41, "mem_scope_pj": 47}},
     "h200": {"runs": ["power_by_data_h200.json", "power_by_data_more_h200.json"], "dtypes": None,
-             "peak_bw": 4800e9},
+             "peak_bw": 4800e9, "mem_scope": {"mem_scope_idle_w": 32, "mem_scope_pj": 27.7}},
 }
 
 
@@ -368,6 +412,7 @@ def fit(p, cases):
         for resident in (0, 0.25, 0.5, 1):
             q = dict(p, reread=reread, l2_resident=resident)
             q = fit_gemm_power(fit_memory_kernels(fit_rates(q, cases), cases), cases)
+            q = fit_memory_scope(q, cases)
             lq = loss(q, cases)
             if best is None or lq < best[0]:
                 best = (lq, q)
@@ -465,6 +510,83 @@ def write_scenario(path, json_name="power_by_data_h100.json", model="h100-sxm5-8
     open(path, "w").write("".join(out))
 
 
+def memory_scope_report(p, cases):
+    """The memory scope, card against model, at each case's measured rate (stage 4's view)."""
+    print("| case | input | memory W card | model | error |\n|---|---|---:|---:|---:|")
+    worst = {False: 0.0, True: 0.0}
+    for c in cases:
+        if not c.get("mem_w"):
+            continue
+        bw = c.get("bw", 0.0)
+        ms = memory_scope(p, c, c["rate"], bw, activity(p, c["input"]))
+        e = ms / c["mem_w"] - 1
+        if c["kind"] != "idle":
+            worst[c["hold"]] = max(worst[c["hold"]], abs(e))
+        print("| %s | %s%s | %.1f | %.1f | %+.1f %% |" % (
+            c["name"], c["input"], " (held out)" if c["hold"] else "", c["mem_w"], ms, 100 * e))
+    print("\ntile_pj = %.2f, tile_pj_fp32 = %.2f, tile_share = %.3f" % (
+        p["tile_pj"], p["tile_pj_fp32"], p["tile_share"]))
+    return 0
+
+
+MIXED_HEAD = """# h200-power-mixed — perf/power_by_data.py --mixed on one NVIDIA H200 (docs/results/power_mixed_h200.md),
+# HELD OUT: no fit reads it. Idle with a context held, then each case as the script ran it: 1 s
+# cycles for 2 s of warm-up and the 8 s window, a BF16 8192^3 GEMM on random data for the "on"
+# part of each cycle (a timed phase: it runs that long at whatever clock the cap allows), then
+# idle with the context held or 1 GiB copies of random bytes; idle again at the end.
+# sim/model/calibration.cpp (mixed_phase_table) compares each case's window with the card's.
+# ASSUMPTION: the on part lasts exactly on_s (the script checks the time after each ~1.6 ms GEMM
+# and drains at most one batch of ~50 ms after it: up to 5 % longer). The board's ambient and
+# cooling are h200-power-by-data.toml's (the same kind of card, another day: 120 W idle at 37 C).
+# Written by `sim/tools/fit_power.py --mixed-scenario` from docs/results/raw/{json}.
+
+[node]
+description = "1x NVIDIA H200: perf/power_by_data.py --mixed (GEMMs with idle gaps, GEMMs and copies)"
+gpu_model = "h200-sxm-141gb"
+gpu_count = 1
+privileged = true
+cpu_count = 16
+numa_nodes = 1
+nvswitch = false
+
+[gpu_defaults]
+workload = "power_mixed"
+
+[[gpu]]
+index = 0
+ambient_c = 33.5
+cooling_factor = 0.36
+
+[workloads.power_mixed]
+start_s = 0
+repeat = false
+process = {{ pid = 52201, name = "python3 perf/power_by_data.py --mixed", memory_gib = 8 }}
+"""
+
+
+def write_mixed_scenario(path, json_name="power_mixed_h200.json", cycles=10):
+    """sim/scenarios/h200-power-mixed.toml: per mixed case `cycles` 1 s cycles (2 of warm-up and
+    the 8 s window), its phases all named caseNN; idle cases 5 s."""
+    d = json.load(open(os.path.join(RAW, json_name)))
+    out = [MIXED_HEAD.format(json=json_name)]
+    for i, c in enumerate(d["cases"]):
+        head = ["", "[[workloads.power_mixed.phases]]", 'name = "case%02d"  # %s' % (i, c["name"])]
+        if c["kind"] == "idle":
+            out.append("\n".join(head + ['kind = "idle"', "seconds = 5"]) + "\n")
+            continue
+        m, n, k = (int(x) for x in c["shape"].split("x"))
+        for _ in range(cycles):
+            out.append("\n".join(head + ['kind = "compute"', 'dtype = "%s"' % c["dtype"],
+                                         "seconds = %g" % c["on_s"], "m = %d" % m, "n = %d" % n,
+                                         "k = %d" % k, 'input = "random"']) + "\n")
+            if c["off"] == "idle":
+                out.append("\n".join(head + ['kind = "idle"', "seconds = %g" % c["off_s"]]) + "\n")
+            else:  # copy 1 GiB bits
+                out.append("\n".join(head + ['kind = "memory"', 'dtype = "fp32"',
+                                             "seconds = %g" % c["off_s"], 'input = "random"']) + "\n")
+    open(path, "w").write("".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--card", choices=sorted(CARDS), default="h100",
@@ -473,6 +595,9 @@ def main():
     ap.add_argument("--params", help="JSON of parameters to start from (default: built in)")
     ap.add_argument("--out", help="write the fitted parameters here (JSON)")
     ap.add_argument("--scenario", help="write the power-by-data scenario here and stop")
+    ap.add_argument("--mixed-scenario", help="write the mixed-phase scenario here and stop")
+    ap.add_argument("--memory-scope", action="store_true",
+                    help="fit the memory scope's tile term alone (stage 4) and print its table")
     ap.add_argument("--json", default="power_by_data_h100.json",
                     help="--scenario's measurements, in docs/results/raw/ (default %(default)s)")
     ap.add_argument("--model", default="h100-sxm5-80gb", help="--scenario's GPU model")
@@ -480,10 +605,16 @@ def main():
     if a.scenario:
         write_scenario(a.scenario, a.json, a.model)
         return 0
+    if a.mixed_scenario:
+        write_mixed_scenario(a.mixed_scenario)
+        return 0
     p = dict(P0)
     if a.params:
         p.update(json.load(open(a.params)))
     cases = load_cases(a.card)
+    p.update(CARDS[a.card]["mem_scope"])
+    if a.memory_scope:
+        return memory_scope_report(fit_memory_scope(p, cases), cases)
     if not a.check:
         p = fit(p, cases)
     if a.out:

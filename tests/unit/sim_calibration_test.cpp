@@ -160,6 +160,39 @@ TEST(sim_calibration_test, h200_reproduces_its_power_by_data_table) {
   }
 }
 
+// Held-out mixed phases on an H200 (power_mixed_h200.json; no fit reads it): BF16 GEMMs with idle
+// gaps at 0.3/0.6/0.9 s of each second and GEMMs alternating with copies. Rate and mean SM clock
+// within 5 %; mean power within 5 % at 0.9 s on and with the copies. KNOWN, not matched (docs/
+// simulator.md, "Mixed phases"): at 0.3 and 0.6 s on the card draws 5-6 % more than the model and
+// the GEMM/copy case runs 7 % slower in the model — the card's controller lets short bursts draw
+// ~750 W (its rate per second on, 700-712 TFLOP/s, beats its steady 677), the model's holds every
+// tick at 700 W. The memory scope is listed: this card read 44.6 W idle, the fitted one 32 W.
+TEST(sim_calibration_test, h200_mixed_phases_match_the_held_out_cases) {
+  const std::vector<MixedCase> cases =
+      load_power_mixed(std::filesystem::path(GPUCLK_SOURCE_DIR) / "docs" / "results" / "raw" /
+                       "power_mixed_h200.json");
+  ASSERT_EQ(cases.size(), 6u);
+  const std::vector<CalibrationRow> rows =
+      mixed_phase_table(testing::load("h200-power-mixed"), cases);
+  std::cout << format_calibration_table(rows);
+  int checked = 0;
+  for (const CalibrationRow& row : rows) {
+    if (row.quantity == "memory-scope power W") continue;
+    if (row.workload.rfind("idle, context held, after", 0) == 0 && row.quantity == "power W")
+      continue;  // h200_reproduces_its_power_by_data_table's known +6 %: the card's sink cooled
+                 // faster
+    const bool burst = row.workload.find("0.3 s on") != std::string::npos ||
+                       row.workload.find("0.6 s on") != std::string::npos;
+    const bool known =
+        (burst && row.quantity == "mean power W") ||
+        (row.workload.find("copy 1 GiB") != std::string::npos && row.quantity == "rate TFLOP/s");
+    ++checked;
+    EXPECT_NEAR(row.simulated, row.measured, (known ? 0.08 : 0.05) * row.measured)
+        << row.workload << " " << row.quantity;
+  }
+  EXPECT_EQ(checked, 15);
+}
+
 // The same GEMM or copy on zeros and on random data: the card's power, clock and rate for both.
 TEST(sim_calibration_test, zeros_and_random_data_draw_what_the_card_drew) {
   const std::vector<PowerByDataCase> cases = power_by_data_cases();
