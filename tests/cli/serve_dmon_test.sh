@@ -123,11 +123,19 @@ expect_out "count must be >= 0"
 expect_out "no GPU with index 9"
 
 # --- the service stops mid-run: dmon says so (255), stat gives the command's exit code ---
-"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" stat --interval 50ms -- sh -c 'sleep 2; exit 4' 2>"$TEST_TMP/stat.err" &
+# The service stops once stat runs its command (a marker file) and dmon has printed rows: on a
+# loaded machine a fixed second was not always enough for stat to start (it then says the
+# service did not answer, exit 255, which is right for a service gone before the command ran).
+STARTED=$TEST_TMP/command-started
+"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" stat --interval 50ms -- \
+  sh -c "touch '$STARTED'; sleep $(scaled 4); exit 4" 2>"$TEST_TMP/stat.err" &
 S=$!
-"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" dmon -d 0.05 >/dev/null 2>"$TEST_TMP/dmon.err" &
+"$GPUCLK_BIN" --sim --socket "$SOCK" "${NO_NVML[@]}" dmon -d 0.05 >"$TEST_TMP/dmon.out" 2>"$TEST_TMP/dmon.err" &
 D=$!
-sleep 1
+for _ in $(seq "$(scaled 200)"); do
+  [ -e "$STARTED" ] && [ "$(grep -vc '^#' "$TEST_TMP/dmon.out")" -ge 2 ] && break
+  sleep 0.1
+done
 stop_serve
 wait $S; RS=$?; wait $D; RD=$?
 LAST_CMD="the service stopped under stat and dmon"
