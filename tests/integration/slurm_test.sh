@@ -241,7 +241,11 @@ check; grep -q "^gpuclk report for Slurm job $job" "$text" 2>/dev/null && grep -
 
 # --- 2. two jobs at once on different GPUs: one asks for a profile and is cancelled mid-run,
 #        slurmd restarts while the other runs; each restores only its own GPUs ---
-site_job=$(HOLD=15 submit --gres=gpu:2)
+# The site job must still run when slurmd is stopped below, after the checks of the other job
+# and its cancellation: 15 s was not enough on a machine five times oversubscribed. (The
+# simulated job runs in real time here.)
+SITE_HOLD=$((15 + 10 * ${GPUCLK_TEST_TIME_SCALE:-1}))
+site_job=$(HOLD=$SITE_HOLD submit --gres=gpu:2)
 low_job=$(HOLD=120 submit --gres=gpu:2 --comment "gpuclk:low")
 started() { [ -f "$TMP/out/$1.started" ]; }
 check; wait_for 20 started "$site_job" && wait_for 20 started "$low_job" || { fail "jobs $site_job and $low_job did not both start"; dump_logs; }
@@ -263,9 +267,10 @@ check; [ "$(jq '.stat.gpus | length' "$report")" == 2 ] || fail "cancelled job $
 # restores from what the prolog left on disk.
 kill -TERM "$SLURMD_PID"
 wait "$SLURMD_PID" 2>/dev/null
-check; [ -s "$TMP/state/job-$site_job/journal.json" ] || fail "job $site_job's journal is gone with slurmd"
+check; [ -s "$TMP/state/job-$site_job/journal.json" ] ||
+  fail "job $site_job's journal is gone with slurmd$(job_done "$site_job" && echo " (the job had already ended: HOLD $SITE_HOLD s was too short)")"
 start_slurmd
-check; wait_for 40 job_done "$site_job" || { fail "job $site_job (slurmd restarted): no report or state dir left after 40 s"; dump_logs; }
+check; wait_for $((SITE_HOLD + 25)) job_done "$site_job" || { fail "job $site_job (slurmd restarted): no report or state dir left after $((SITE_HOLD + 25)) s"; dump_logs; }
 for g in 0 1 2 3; do check; is_original $g || fail "after both jobs: GPU $g not restored: $(settings $g)"; done
 report="$TMP/reports/$site_job.json"
 check; [ "$(jq -r '.restored' "$report")" == true ] || fail "job $site_job: $(jq -c '{restored, notes}' "$report")"
