@@ -69,7 +69,7 @@ Service::Service(gpu::DeviceSet& devices, const Clock& clock, ServiceOptions opt
       telemetry::device_sources(all, so.fields, kServiceNvLinkErrorPeriod), clock, so);
   const auto seconds_kept = static_cast<std::size_t>(
       std::chrono::duration_cast<std::chrono::seconds>(options_.history).count());
-  second_history_.assign(devices_.size(), telemetry::RingBuffer<telemetry::FastSample>(
+  second_history_.assign(devices_.size(), telemetry::RingBuffer<telemetry::PackedFastSample>(
                                               std::max<std::size_t>(seconds_kept, 1)));
 }
 
@@ -256,7 +256,9 @@ void Service::refresh() {
   for (std::size_t i = 0; i < snap.gpus.size() && i < second_history_.size(); ++i) {
     const auto& fast = snap.gpus[i].fast;
     auto& ring = second_history_[i];
-    if (fast && (ring.empty() || ring.back().time < fast->time)) ring.push(*fast);
+    if (fast && (ring.empty() || ring.back().time < fast->time)) {
+      ring.push(telemetry::PackedFastSample(*fast));
+    }
   }
 }
 
@@ -339,7 +341,8 @@ std::vector<telemetry::FastSample> Service::history(std::size_t gpu, Duration wi
   auto now = sampler_->now();
   std::lock_guard lock(history_mutex_);
   if (gpu >= second_history_.size()) return {};
-  return second_history_[gpu].between(now - window, now);
+  return second_history_[gpu].between(now - window, now,
+                                      [](const auto& packed) { return packed.unpack(); });
 }
 
 json Service::keys_json() const {

@@ -37,6 +37,7 @@
 #include "gpu/status.h"
 #include "rules/finding.h"
 #include "serve/attribution.h"
+#include "telemetry/packed_sample.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
 
@@ -221,7 +222,7 @@ class Service {
   mutable std::map<std::string, std::chrono::steady_clock::time_point> asked_;
 
   mutable std::mutex history_mutex_;
-  std::vector<telemetry::RingBuffer<telemetry::FastSample>> second_history_;
+  std::vector<telemetry::RingBuffer<telemetry::PackedFastSample>> second_history_;
 
   std::atomic<bool> running_{false};
   mutable std::mutex stop_mutex_;

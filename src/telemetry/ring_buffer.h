@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "util/clock.h"
@@ -42,9 +44,14 @@ class RingBuffer {
 
   // Items with from <= time <= to, oldest first.
   std::vector<T> between(Clock::TimePoint from, Clock::TimePoint to) const {
-    std::vector<T> out;
+    return between(from, to, [](const T& item) { return item; });
+  }
+  // The same items, each as convert(item) gives it (a ring of packed samples unpacks them).
+  template <class Convert>
+  auto between(Clock::TimePoint from, Clock::TimePoint to, Convert convert) const {
+    std::vector<std::decay_t<decltype(convert(std::declval<const T&>()))>> out;
     std::size_t i = lower_bound(from);
-    for (; i < size_ && at(i).time <= to; ++i) out.push_back(at(i));
+    for (; i < size_ && at(i).time <= to; ++i) out.push_back(convert(at(i)));
     return out;
   }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gpu/device.h"
+#include "telemetry/packed_sample.h"
 #include "util/thread_name.h"
 
 namespace gpuclk::telemetry {
@@ -47,7 +48,7 @@ struct Sampler::Gpu {
   std::unique_ptr<GpuSource> source;
   GpuInfo info;
   mutable std::mutex fast_mutex;
-  RingBuffer<FastSample> fast;
+  RingBuffer<PackedFastSample> fast;  // packed: the service keeps 10 min of them
   mutable std::mutex slow_mutex;
   RingBuffer<SlowSample> slow;
   mutable std::mutex summary_mutex;
@@ -243,7 +244,7 @@ void Sampler::fast_tick(TimePoint scheduled, bool record_timing) {
     if (outcome.lost) continue;
     {
       std::scoped_lock lock(g.fast_mutex);
-      g.fast.push(s);
+      g.fast.push(PackedFastSample(s));
     }
     {
       std::scoped_lock lock(g.summary_mutex);
@@ -295,7 +296,7 @@ Snapshot Sampler::snapshot() const {
     s.health = health(i);
     {
       std::scoped_lock lock(g->fast_mutex);
-      s.fast = g->fast.latest();
+      if (!g->fast.empty()) s.fast = g->fast.back().unpack();
     }
     {
       std::scoped_lock lock(g->slow_mutex);
@@ -316,7 +317,7 @@ GpuHealth Sampler::health(std::size_t gpu) const {
 std::vector<FastSample> Sampler::fast_samples(std::size_t gpu, TimePoint from, TimePoint to) const {
   const Gpu& g = *gpus_.at(gpu);
   std::scoped_lock lock(g.fast_mutex);
-  return g.fast.between(from, to);
+  return g.fast.between(from, to, [](const PackedFastSample& p) { return p.unpack(); });
 }
 
 std::vector<SlowSample> Sampler::slow_samples(std::size_t gpu, TimePoint from, TimePoint to) const {
