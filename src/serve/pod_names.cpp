@@ -169,11 +169,11 @@ bool PodNamer::refresh(const AttributionView& view, Attribution& attribution,
     for (const auto& [uid, gpus] : running) settled_.insert(uid);
     std::error_code ec;
     if (socket_.empty() || !list_ || !std::filesystem::exists(socket_, ec)) {
-      // Not a Kubernetes node, or the kubelet is not up: said once, when a pod needs a name.
+      // Not a Kubernetes node, or the kubelet is not up: said once, when a pod needs a name
+      // (not with --kubelet-socket off).
       listed_.clear();
-      if (!running.empty() && !absent_said_ && log_) {
-        log_(fmt::format("no kubelet pod-resources socket at {}: pods are named by UID",
-                         socket_.empty() ? std::string("(none given)") : socket_));
+      if (!running.empty() && !absent_said_ && !socket_.empty() && log_) {
+        log_(fmt::format("no kubelet pod-resources socket at {}: pods are named by UID", socket_));
         absent_said_ = true;
       }
     } else {
