@@ -38,11 +38,11 @@ std::string pod(const std::string& name, const std::string& ns, const std::strin
   return field(1, name) + field(2, ns) + containers;
 }
 
-TEST(PodResourcesDecode, ReadsPodsContainersAndDevices) {
+TEST(host_pod_resources_test, reads_pods_containers_and_devices) {
   const auto msg =
       field(1, pod("train-0", "ml",
                    field(3, container("trainer", devices("nvidia.com/gpu", {"GPU-aa", "GPU-bb"}))) +
-                       field(3, container("sidecar", "")))) +
+                       field(3, field(1, "sidecar")))) +
       field(1, pod("web", "default", ""));
   const auto pods = decode_list_pod_resources(msg);
   ASSERT_EQ(pods.size(), 2u);
@@ -59,11 +59,11 @@ TEST(PodResourcesDecode, ReadsPodsContainersAndDevices) {
   EXPECT_TRUE(pods[1].containers.empty());
 }
 
-TEST(PodResourcesDecode, AnEmptyAnswerIsNoPods) {
+TEST(host_pod_resources_test, an_empty_answer_is_no_pods) {
   EXPECT_TRUE(decode_list_pod_resources("").empty());
 }
 
-TEST(PodResourcesDecode, SkipsUnknownFieldsOfEveryWireType) {
+TEST(host_pod_resources_test, skips_unknown_fields_of_every_wire_type) {
   // Unknown fields everywhere: varint, fixed64, length-delimited, a group (with a field inside)
   // and fixed32; also v1's cpu_ids (3, packed) and memory (4) of ContainerResources and
   // ContainerDevices' topology (3).
@@ -81,7 +81,7 @@ TEST(PodResourcesDecode, SkipsUnknownFieldsOfEveryWireType) {
   EXPECT_EQ(pods[0].containers[0].devices[0].device_ids, std::vector<std::string>{"GPU-aa"});
 }
 
-TEST(PodResourcesDecode, RefusesTruncatedInput) {
+TEST(host_pod_resources_test, refuses_truncated_input) {
   const auto msg = field(1, pod("train-0", "ml", field(3, container("c", devices("r", {"G"})))));
   // Every proper prefix that cuts a field is refused; none reads past the end.
   for (std::size_t n = 1; n < msg.size(); ++n) {
@@ -96,7 +96,7 @@ TEST(PodResourcesDecode, RefusesTruncatedInput) {
   EXPECT_THROW(decode_list_pod_resources(key(9, 3) + key(1, 0) + "\x01"), Error);  // open group
 }
 
-TEST(PodResourcesDecode, RefusesMalformedFields) {
+TEST(host_pod_resources_test, refuses_malformed_fields) {
   EXPECT_THROW(decode_list_pod_resources(key(1, 0) + varint(3)), Error);  // pods not delimited
   EXPECT_THROW(decode_list_pod_resources(field(1, key(1, 5) + "abcd")), Error);  // name fixed32
   EXPECT_THROW(decode_list_pod_resources(key(9, 6)), Error);                     // wire type 6
@@ -109,7 +109,7 @@ TEST(PodResourcesDecode, RefusesMalformedFields) {
   EXPECT_THROW(decode_list_pod_resources(deep), Error);  // groups nested without end
 }
 
-TEST(PodResourcesDecode, RefusesWhatIsBeyondTheBounds) {
+TEST(host_pod_resources_test, refuses_what_is_beyond_the_bounds) {
   EXPECT_THROW(decode_list_pod_resources(std::string(kPodResourcesMaxBytes + 1, '\0')), Error);
   EXPECT_THROW(decode_list_pod_resources(
                    field(1, pod(std::string(kPodResourcesMaxString + 1, 'x'), "ns", ""))),
@@ -124,7 +124,7 @@ TEST(PodResourcesDecode, RefusesWhatIsBeyondTheBounds) {
   EXPECT_THROW(decode_list_pod_resources(key(1, 2) + varint(~std::uint64_t{0})), Error);
 }
 
-TEST(PodResourcesDecode, DeviceBaseDropsTheReplicaSuffix) {
+TEST(host_pod_resources_test, device_base_drops_the_replica_suffix) {
   EXPECT_EQ(device_base("GPU-8c1e::3"), "GPU-8c1e");
   EXPECT_EQ(device_base("GPU-8c1e"), "GPU-8c1e");
   EXPECT_EQ(device_base("MIG-1234"), "MIG-1234");
