@@ -289,8 +289,6 @@ std::vector<std::optional<PodName>> Service::gpu_pods() const {
   return pods_ ? pods_->gpus() : std::vector<std::optional<PodName>>{};
 }
 
-std::uint64_t Service::kubelet_asks() const { return pods_ ? pods_->asks() : 0; }
-
 json Service::processes_response(const json& request) const {
   std::optional<std::string> owner;
   if (request.contains("owner")) {

@@ -194,8 +194,6 @@ class Service {
   // Each GPU's one holder by the kubelet's last answer (by position; dcgm-exporter's labels);
   // empty before start().
   std::vector<std::optional<PodName>> gpu_pods() const;
-  // How many times the kubelet was asked (pod_names.h); 0 before start().
-  std::uint64_t kubelet_asks() const;
 
  private:
   void refresh();
