@@ -17,6 +17,8 @@ packages=(
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
   libcivetweb-dev       # exporter (HTTP server of /metrics)
+  libnghttp2-dev        # gpuclk serve: the kubelet's pod-resources API (one gRPC call over HTTP/2)
+  python3-grpcio        # tests/cli/kubelet*: a fake kubelet, a real gRPC server
   libcurl4-openssl-dev  # gpuclk fleet: Prometheus's HTTP API
   wrk                   # load tests of gpuclk serve's HTTP side (tests/integration, perf/)
   slurmctld slurmd slurm-client munge  # a real Slurm for the prolog/epilog test (tests/integration/slurm_test.sh)

@@ -14,7 +14,7 @@ SECONDS_PER_TARGET=${1:-30}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(values profile scenario batch journal bench_compare tool_output)
+  TARGETS=(values profile scenario batch journal bench_compare tool_output pod_resources)
   [ "${FUZZ_TARGETS:-all}" = parsers ] || TARGETS+=(argv)
 fi
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}   # one input may take at most this long (a hang)

@@ -19,6 +19,7 @@
 #include "control/delegation.h"
 #include "govern/run.h"
 #include "serve/dcgm_compat.h"
+#include "serve/kubelet_client.h"
 #include "serve/listen_address.h"
 #include "serve/node.h"
 #include "serve/notify.h"
@@ -49,6 +50,8 @@ struct ServeOptions {
   std::string policy;
   // --metrics-compat dcgm-exporter: dcgm-exporter's series beside gpuclk's (serve/dcgm_compat.h).
   std::string metrics_compat;
+  // --kubelet-socket PATH: pods' names from the kubelet's pod-resources API (serve/pod_names.h).
+  std::string kubelet_socket = serve::kKubeletPodResourcesSocket;
 };
 
 constexpr const char* kDefaultPolicy = "/etc/gpuclk/policy.toml";
@@ -122,6 +125,7 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   so.interval = *interval;
   so.history = parse_history(o.history);
   so.counters_every = parse_counters_interval(o.counters_interval);
+  if (o.kubelet_socket != "off") so.kubelet_socket = o.kubelet_socket;
   // --listen before anything starts: a bad address is exit 2, a port in use exit 255, and
   // nothing was touched either way.
   if (!o.metrics_compat.empty())
@@ -214,6 +218,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--policy", o->policy,
                   "who may change which settings through the socket (default "
                   "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
+  sub->add_option("--kubelet-socket", o->kubelet_socket,
+                  "the kubelet's pod-resources socket, asked for pods' names and namespaces "
+                  "while it exists (default /var/lib/kubelet/pod-resources/kubelet.sock; off: "
+                  "never; docs/attribution.md)");
   sub->add_option("--metrics-compat", o->metrics_compat,
                   "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
                   "default counters, units and labels; docs/exporter.md)");

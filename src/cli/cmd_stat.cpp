@@ -194,7 +194,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
   if (!o.job.empty() || !o.pod.empty()) {
     if (!o.command.empty() || (!o.job.empty() && !o.pod.empty())) {
       throw bad_argument("give one of --job, --pod or a command",
-                         "gpuclk stat --job ID | --pod UID | -- CMD [ARGS...]");
+                         "gpuclk stat --job ID | --pod UID|NAMESPACE/NAME | -- CMD [ARGS...]");
     }
     return run_stat_owner(ctx, o.job.empty() ? "pod:" + o.pod : "slurm:" + o.job, o.json_file);
   }
@@ -279,14 +279,18 @@ void add_stat_command(CLI::App& app, Context& ctx) {
   sub->add_option("--job", opts->job,
                   "instead of a command: Slurm job ID as gpuclk serve saw it (running, or ended "
                   "in the last day)");
-  sub->add_option("--pod", opts->pod, "instead of a command: the Kubernetes pod with this UID");
+  sub->add_option(
+      "--pod", opts->pod,
+      "instead of a command: the Kubernetes pod with this UID (or NAMESPACE/NAME, once the "
+      "service has it from the kubelet)");
   // Everything from the first word that is not a stat option on is the command, with or without
   // a `--` before it, so the command's own options are never taken for ours.
   sub->add_option("command", opts->command, "the command and its arguments")->expected(-1);
   sub->positionals_at_end();
   sub->footer(
       "Usage: gpuclk stat [options] [--] CMD [ARGS...]\n"
-      "       gpuclk stat --job ID | --pod UID   (a job gpuclk serve watched; report on stdout)\n"
+      "       gpuclk stat --job ID | --pod UID|NS/NAME   (a job gpuclk serve watched; report on "
+      "stdout)\n"
       "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
   sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); }; });
 }

@@ -69,6 +69,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--policy", *ignored,
                   "who may change which settings through the socket (default "
                   "/etc/gpuclk/policy.toml when it exists; docs/serve.md)");
+  sub->add_option("--kubelet-socket", *ignored,
+                  "the kubelet's pod-resources socket, asked for pods' names and namespaces "
+                  "while it exists (default /var/lib/kubelet/pod-resources/kubelet.sock; off: "
+                  "never; docs/attribution.md)");
   sub->add_option("--metrics-compat", *ignored,
                   "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
                   "default counters, units and labels; docs/exporter.md)");

@@ -153,6 +153,7 @@ std::string describe(const Owner& owner) {
     case OwnerKind::slurm_job:
       return "Slurm job " + owner.id;
     case OwnerKind::kubernetes_pod:
+      if (!owner.pod_name.empty()) return "pod " + owner.pod_namespace + "/" + owner.pod_name;
       return "pod " + owner.id;
     case OwnerKind::container:
       return "container " + owner.id.substr(0, 12);  // as `docker ps` shows it

@@ -18,6 +18,10 @@ struct Owner {
   OwnerKind kind = OwnerKind::process;
   std::string id;    // the Slurm job id, the pod UID, the container id, the session id, the pid
   std::string user;  // the login name of the process's real uid; "" when unknown
+  // A Kubernetes pod's namespace and name, and the name of its container on the process's GPU,
+  // as the kubelet names them (its pod-resources API; serve/pod_names.h); "" when unknown. Not
+  // part of the key: a pod is its UID.
+  std::string pod_namespace{}, pod_name{}, container_name{};
 };
 
 // "slurm", "pod", "container", "session", "process": the prefix of owner_key().
@@ -26,8 +30,8 @@ std::string_view to_string(OwnerKind kind);
 std::string owner_key(const Owner& owner);
 // The inverse of owner_key (user left empty); nullopt for another kind or an empty id.
 std::optional<Owner> parse_owner_key(std::string_view key);
-// For people: "Slurm job 1234", "pod 3f2a…", "container 0123456789ab", "session 812",
-// "process 43000".
+// For people: "Slurm job 1234", "pod 3f2a…" ("pod ml/train-0" when the kubelet named it),
+// "container 0123456789ab", "session 812", "process 43000".
 std::string describe(const Owner& owner);
 
 // The owner of process `pid`, from `proc_root`/PID/: a Slurm job from its cgroup (v1

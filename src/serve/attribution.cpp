@@ -221,6 +221,13 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
       use.owner = known->second.owner.value_or(
           host::Owner{host::OwnerKind::process, std::to_string(pid), ""});
       use.first_seen = previous.time;
+      // A process of a pod named before it started takes the pod's name.
+      if (const auto o = owners_.find(host::owner_key(use.owner));
+          o != owners_.end() && !o->second.owner.pod_name.empty()) {
+        use.owner.pod_namespace = o->second.owner.pod_namespace;
+        use.owner.pod_name = o->second.owner.pod_name;
+        use.owner.container_name = o->second.owner.container_name;
+      }
     }
     use.last_seen = current.time;
     use.running = true;
@@ -284,6 +291,21 @@ void Attribution::prune(telemetry::TimePoint now) {
     if (oldest == owners_.end()) break;
     owners_.erase(oldest);
   }
+}
+
+void Attribution::name_pods(const std::map<std::string, PodName>& named) {
+  if (named.empty()) return;
+  const auto name = [&](host::Owner& o) {
+    if (o.kind != host::OwnerKind::kubernetes_pod || !o.pod_name.empty()) return;
+    const auto it = named.find(o.id);
+    if (it == named.end()) return;
+    o.pod_namespace = it->second.pod_namespace;
+    o.pod_name = it->second.name;
+    o.container_name = it->second.container;
+  };
+  std::lock_guard lock(mutex_);
+  for (auto& [key, owner] : owners_) name(owner.owner);
+  for (auto& [key, process] : processes_) name(process.owner);
 }
 
 AttributionView Attribution::view() const {

@@ -114,6 +114,13 @@ struct ProcessIdentity {
 };
 using IdentifyProcess = std::function<ProcessIdentity(unsigned pid)>;
 
+// A Kubernetes pod's name as the kubelet gives it (serve/pod_names.h).
+struct PodName {
+  std::string pod_namespace, name;
+  std::string container;  // "" when unknown (several containers of the pod hold its GPUs)
+  bool operator==(const PodName&) const = default;
+};
+
 // How long an ended process stays in the view (gpuclk ps shows it as ended), and how long an
 // owner whose processes all ended is kept for `stat --job` (its /metrics series end earlier:
 // kOwnerSeriesKept in metrics).
@@ -134,6 +141,10 @@ class Attribution {
   // Forgets processes ended more than kEndedProcessKept before `now`, and owners past
   // kEndedOwnerKept or beyond the kOwnersKept most recent.
   void prune(telemetry::TimePoint now);
+
+  // Names the pods of `named` (by UID) that have no name yet, their owner and its processes: a
+  // name once given stays for the UID's lifetime. From add()'s thread.
+  void name_pods(const std::map<std::string, PodName>& named);
 
   AttributionView view() const;
 

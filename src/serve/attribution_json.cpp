@@ -64,12 +64,28 @@ void owner_fields(json& j, const host::Owner& o) {
   j["owner_kind"] = std::string(host::to_string(o.kind));
   j["owner_id"] = o.id;
   j["user"] = o.user;
+  // A pod's names as the kubelet gives them (pod_names.h); absent while unknown.
+  if (!o.pod_name.empty()) {
+    j["pod_namespace"] = o.pod_namespace;
+    j["pod_name"] = o.pod_name;
+    if (!o.container_name.empty()) j["container_name"] = o.container_name;
+  }
+}
+
+// `filter` names `o`: its key, or for a pod "pod:NAMESPACE/NAME" as the kubelet names it.
+bool owner_matches(const host::Owner& o, const std::string& filter) {
+  if (host::owner_key(o) == filter) return true;
+  return o.kind == host::OwnerKind::kubernetes_pod && !o.pod_name.empty() &&
+         filter == "pod:" + o.pod_namespace + "/" + o.pod_name;
 }
 
 host::Owner owner_from(const json& j) {
   auto o = host::parse_owner_key(j.at("owner").get<std::string>());
   if (!o) throw Error(ExitCode::other, "bad owner in the service's answer");
   o->user = j.value("user", std::string());
+  o->pod_namespace = j.value("pod_namespace", std::string());
+  o->pod_name = j.value("pod_name", std::string());
+  o->container_name = j.value("container_name", std::string());
   return *o;
 }
 
@@ -86,7 +102,7 @@ json attribution_json(const AttributionView& view, telemetry::TimePoint now,
                       const std::optional<std::string>& owner) {
   json processes = json::array();
   for (const auto& p : view.processes) {
-    if (owner && host::owner_key(p.owner) != *owner) continue;
+    if (owner && !owner_matches(p.owner, *owner)) continue;
     json j{{"pid", p.pid},
            {"gpu", p.gpu_index},
            {"name", p.name},
@@ -104,7 +120,7 @@ json attribution_json(const AttributionView& view, telemetry::TimePoint now,
   }
   json owners = json::array();
   for (const auto& o : view.owners) {
-    if (owner && host::owner_key(o.owner) != *owner) continue;
+    if (owner && !owner_matches(o.owner, *owner)) continue;
     json j{{"running", o.running},
            {"age_s", seconds_before(now, o.first_seen)},
            {"idle_s", seconds_before(now, o.last_seen)},

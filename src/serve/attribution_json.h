@@ -16,7 +16,9 @@ namespace gpuclk::serve {
 inline constexpr telemetry::TimePoint kAnswerTime{std::chrono::hours(24 * 365)};
 
 // The request: {"request": "processes"}, optionally "owner": an owner key ("slurm:1234",
-// "pod:UID", …) for that owner alone (its processes and its entry in "owners").
+// "pod:UID", …; a pod also as "pod:NAMESPACE/NAME" once the kubelet named it) for that owner alone
+// (its processes and its entry in "owners"). A pod the kubelet named has "pod_namespace",
+// "pod_name" and, when one container holds its GPUs, "container_name" beside its owner key.
 nlohmann::json attribution_json(const AttributionView& view, telemetry::TimePoint now,
                                 const std::optional<std::string>& owner = std::nullopt);
 // The inverse; times come back relative to `now`. Throws Error (exit 255) on a malformed answer.

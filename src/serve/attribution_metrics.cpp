@@ -60,7 +60,14 @@ void add_attribution_series(Families& f, const AttributionView& view,
     if (!o.running && now - o.last_seen > kOwnerSeriesKept) continue;
     for (const auto& family : kOwnerFamilies) {
       if (family.kind != o.owner.kind) continue;
-      const Labels labels{{family.label, o.owner.id}, {"user", o.owner.user}};
+      Labels labels{{family.label, o.owner.id}};
+      // A pod the kubelet named: its namespace and name beside its UID (one series per UID
+      // still: a name once given stays).
+      if (!o.owner.pod_name.empty()) {
+        labels.add("namespace", o.owner.pod_namespace);
+        labels.add("pod", o.owner.pod_name);
+      }
+      labels.add("user", o.owner.user);
       usage_series(f, family.energy, family.seconds, family.help_who, labels, o.usage);
     }
   }

@@ -10,6 +10,7 @@
 #include "serve/delegate_writer.h"
 #include "serve/http.h"
 #include "serve/journal_locks.h"
+#include "serve/kubelet_client.h"
 #include "serve/profile_keeper.h"
 #include "serve/protocol.h"
 #include "serve/socket_server.h"
@@ -46,6 +47,19 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
   auto& so = options_.service;
   so.settings_watch = control::JournalStore(options_.session.journal_dir).file().string();
   if (options_.policy) so.delegation_policy = options_.policy->source;
+  if (!so.kubelet_socket.empty() && !so.list_pod_resources)
+    so.list_pod_resources = [path = so.kubelet_socket] { return list_pod_resources(path); };
+  // dcgm-exporter's pod, namespace and container labels: each GPU's holder by the kubelet.
+  if (!options_.metrics.owners) {
+    options_.metrics.owners = [this] {
+      std::vector<CompatOwner> owners;
+      for (const auto& pod : service_->gpu_pods()) {
+        owners.push_back(pod ? CompatOwner{pod->name, pod->pod_namespace, pod->container}
+                             : CompatOwner{});
+      }
+      return owners;
+    };
+  }
   // The socket first: a second service on the same path stops here, before touching a GPU.
   // Requests wait in the listen queue until start().
   socket_ = std::make_unique<SocketServer>(options_.socket_path,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "gpu/simulator.h"
 #include "rules/process_owners.h"
@@ -107,6 +108,11 @@ void Service::start() {
     return id;
   });
   attributed_.assign(facts_.size(), std::nullopt);
+  std::vector<std::string> uuids;
+  for (const auto& f : facts_) uuids.push_back(f.key.uuid);
+  pods_ = std::make_unique<PodNamer>(
+      options_.kubelet_socket, options_.list_pod_resources, std::move(uuids),
+      [](const std::string& line) { std::cerr << "gpuclk serve: " << line << std::endl; });
   refresh();
   // Xid and ECC events: registered once; a GPU without them (or lost) is left out.
   std::vector<gpu::Device*> all;
@@ -276,6 +282,13 @@ void Service::attribute() {
     }
   }
   attribution_->prune(now);
+  // Pods' names: the kubelet asked when due (at most kKubeletTimeout here), its last answer
+  // joined with the processes now.
+  if (pods_) pods_->refresh(attribution_->view(), *attribution_, std::chrono::steady_clock::now());
+}
+
+std::vector<std::optional<PodName>> Service::gpu_pods() const {
+  return pods_ ? pods_->gpus() : std::vector<std::optional<PodName>>{};
 }
 
 json Service::processes_response(const json& request) const {
@@ -283,8 +296,9 @@ json Service::processes_response(const json& request) const {
   if (request.contains("owner")) {
     owner = request.at("owner").get<std::string>();
     if (!host::parse_owner_key(*owner)) {
-      throw bad_argument(fmt::format("'{}' names no owner", *owner),
-                         "slurm:JOB, pod:UID, container:ID, session:N or process:PID");
+      throw bad_argument(
+          fmt::format("'{}' names no owner", *owner),
+          "slurm:JOB, pod:UID (or pod:NAMESPACE/NAME), container:ID, session:N or process:PID");
     }
   }
   const auto now = sampler_->now();

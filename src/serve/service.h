@@ -37,6 +37,7 @@
 #include "gpu/status.h"
 #include "rules/finding.h"
 #include "serve/attribution.h"
+#include "serve/pod_names.h"
 #include "telemetry/packed_sample.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
@@ -62,6 +63,11 @@ struct ServiceOptions {
   unsigned settings_every = 10;
   std::string settings_watch;
   std::string delegation_policy;  // the policy file when users may send `set` (hello says so)
+  // The kubelet's pod-resources socket, asked for pods' names and namespaces (pod_names.h)
+  // while it exists; empty: never. `list_pod_resources` makes the call (serve::Node gives it
+  // kubelet_client.h's); none: pods are named by UID.
+  std::string kubelet_socket;
+  ListPodResources list_pod_resources;
 };
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
@@ -186,6 +192,9 @@ class Service {
   // Who used the GPUs (attribution.h), brought up to date by every refresh from the sampler's
   // slow samples; null before start().
   const Attribution* attribution() const { return attribution_.get(); }
+  // Each GPU's one holder by the kubelet's last answer (by position; dcgm-exporter's labels);
+  // empty before start().
+  std::vector<std::optional<PodName>> gpu_pods() const;
 
  private:
   void refresh();
@@ -252,6 +261,8 @@ class Service {
   // The attribution and, by position, the last slow sample it was given (refresher only).
   std::unique_ptr<Attribution> attribution_;
   std::vector<std::optional<telemetry::SlowSample>> attributed_;
+  // Pods' names from the kubelet, asked on the refresher.
+  std::unique_ptr<PodNamer> pods_;
 };
 
 }  // namespace gpuclk::serve
