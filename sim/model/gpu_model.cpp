@@ -90,11 +90,11 @@ double power_at(const GpuConfig& config, const Phase& phase, std::uint32_t sm_mh
 
 // Highest supported clock ≤ ceiling where `phase` draws at most limit_w (sm_min if none does),
 // its data-independent peak included.
-// P(f) rises with f, so the search starts at last step's clock and moves a step or two.
+// P(f) rises with f, so the search starts at `start` (last step's clock) and moves a step or two.
 std::uint32_t power_capped_clock(const GpuConfig& config, const Phase& phase, const GpuDynamics& d,
-                                 std::uint32_t ceiling, double limit_w) {
+                                 std::uint32_t start, std::uint32_t ceiling, double limit_w) {
   const GpuSpec& spec = *config.spec;
-  std::uint32_t f = spec.floor_sm_clock(std::min(std::max(d.sm_mhz, spec.sm_min_mhz), ceiling));
+  std::uint32_t f = spec.floor_sm_clock(std::min(std::max(start, spec.sm_min_mhz), ceiling));
   if (power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
     while (f > spec.sm_min_mhz && power_at(config, phase, f, d.memory_mhz, d.die_c) > limit_w) {
       f = spec.lower_sm_clock(f);
@@ -284,6 +284,7 @@ GpuState initial_gpu_state(const GpuConfig& config) {
 
   GpuDynamics& d = state.dynamics;
   d.sm_mhz = spec.sm_min_mhz;
+  d.power_clock_mhz = spec.sm_max_mhz;  // idle: the limit allows every clock
   d.memory_mhz = requested_memory_mhz(spec, s);
   d.thermal_cap_mhz = spec.sm_max_mhz;
   d.event_reasons = reason::gpu_idle;
@@ -347,8 +348,29 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   candidates.reserve(job_work.size());
   for (const Phase& p : job_work) candidates.push_back(&p);
   if (!job) candidates = phases_in_step(config, d, phase, ceiling, now_s, dt);
-  for (const Phase* p : candidates) {
-    f = std::min(f, power_capped_clock(config, *p, d, ceiling, limit_w));
+  const double tau = spec.power_controller_time_constant_s;
+  if (tau <= 0) {
+    for (const Phase* p : candidates) {
+      f = std::min(f, power_capped_clock(config, *p, d, d.sm_mhz, ceiling, limit_w));
+    }
+  } else {
+    // The controller's clock lags the clock the limit allows (searched up to sm_max, so that a
+    // ceiling that rises — a context starting, a lock lifted — acts at once); the settings' and
+    // thermal ceilings hold without lag.
+    const auto start = static_cast<std::uint32_t>(std::lround(d.power_clock_mhz));
+    std::uint32_t allowed = spec.sm_max_mhz;
+    for (const Phase* p : candidates) {
+      allowed =
+          std::min(allowed, power_capped_clock(config, *p, d, start, spec.sm_max_mhz, limit_w));
+    }
+    const double target = allowed;
+    double& g = d.power_clock_mhz;
+    g += (target - g) * (1 - std::exp(-dt / tau));
+    if (std::fabs(target - g) < 0.5) g = target;  // settled: the clock the limit allows exactly
+    const std::uint32_t lo = spec.floor_sm_clock(static_cast<std::uint32_t>(
+        std::clamp(g, double(spec.sm_min_mhz), double(spec.sm_max_mhz))));
+    const std::uint32_t hi = spec.higher_sm_clock(lo);
+    f = std::min(ceiling, hi - g < g - lo ? hi : lo);
   }
   d.sm_mhz = f;
   d.context_active = context ? 1 : 0;

@@ -64,6 +64,11 @@ struct GpuSpec {
   double power_limit_min_w = 0;
   double power_limit_max_w = 0;
   double power_limit_default_w = 0;
+  // The power controller's clock follows the clock the limit allows with this first-order time
+  // constant (s): a burst after idle starts at the idle clock and is pulled down over ~3τ, drawing
+  // more than the limit meanwhile; after it the clock climbs back as slowly. 0: every tick settles
+  // at the allowed clock. The steady state is the same either way.
+  double power_controller_time_constant_s = 0;
   double static_w = 0;  // leakage and board at static_reference_c, no clock running
   double static_reference_c = 0;
   double leakage_w_per_c = 0;     // leakage slope with die temperature

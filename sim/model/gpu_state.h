@@ -104,8 +104,12 @@ struct GpuDynamics {
   std::uint32_t sm_mhz = 0;
   std::uint32_t memory_mhz = 0;
   std::uint32_t thermal_cap_mhz = 0;  // SW thermal controller's ceiling
-  std::uint32_t hw_slowdown = 0;      // 1 while HW thermal slowdown holds
-  std::uint32_t context_active = 0;   // a process holds a context
+  // The power controller's clock (MHz, continuous): it follows the highest clock the power limit
+  // allows with GpuSpec::power_controller_time_constant_s; sm_mhz is the supported clock nearest
+  // to it, within the settings' and thermal ceiling.
+  double power_clock_mhz = 0;
+  std::uint32_t hw_slowdown = 0;     // 1 while HW thermal slowdown holds
+  std::uint32_t context_active = 0;  // a process holds a context
   std::uint32_t lost = 0;
   std::uint64_t event_reasons = 0;
   double die_c = 0;

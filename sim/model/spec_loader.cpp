@@ -100,6 +100,10 @@ std::shared_ptr<const GpuSpec> load_gpu_spec(const std::filesystem::path& file) 
   s.power_limit_min_w = power.number("limit_min_w");
   s.power_limit_max_w = power.number("limit_max_w");
   s.power_limit_default_w = power.number("limit_default_w");
+  s.power_controller_time_constant_s = power.number_or("controller_time_constant_s", 0);
+  if (!(s.power_controller_time_constant_s >= 0) || s.power_controller_time_constant_s > 10) {
+    power.fail("controller_time_constant_s", "must be in 0..10 s");
+  }
   s.static_w = power.number("static_w");
   s.static_reference_c = power.number("static_reference_c");
   s.leakage_w_per_c = power.number("leakage_w_per_c");

@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "calibration.h"
+#include "gpu_model.h"
+#include "node_model.h"
 #include "physics.h"
 #include "sim_test_support.h"
 
@@ -160,13 +163,15 @@ TEST(sim_calibration_test, h200_reproduces_its_power_by_data_table) {
   }
 }
 
-// Held-out mixed phases on an H200 (power_mixed_h200.json; no fit reads it): BF16 GEMMs with idle
-// gaps at 0.3/0.6/0.9 s of each second and GEMMs alternating with copies. Rate and mean SM clock
-// within 5 %; mean power within 5 % at 0.9 s on and with the copies. KNOWN, not matched (docs/
-// simulator.md, "Mixed phases"): at 0.3 and 0.6 s on the card draws 5-6 % more than the model and
-// the GEMM/copy case runs 7 % slower in the model — the card's controller lets short bursts draw
-// ~750 W (its rate per second on, 700-712 TFLOP/s, beats its steady 677), the model's holds every
-// tick at 700 W. The memory scope is listed: this card read 44.6 W idle, the fitted one 32 W.
+// Held-out mixed phases on an H200 (power_mixed_h200.json): BF16 GEMMs with idle gaps at
+// 0.3/0.6/0.9 s of each second and GEMMs alternating with copies. The power controller's lag
+// (h200-sxm-141gb.toml, controller_time_constant_s) is fitted on the 0.3 and 0.9 s cases; the 0.6 s
+// case and the GEMM/copy one are held out. Every rate, mean SM clock and mean power within 5 % but
+// one: the GEMM/copy case's rate (-6 %), within 7 %. KNOWN (docs/simulator.md, "Mixed phases"):
+// the replay gives the GEMMs exactly half of each second, the card gave them more — its 10024
+// calls are 2688 GEMMs and 7336 copies, which at the copy's steady 0.507 ms fill 3.72 s of the
+// 8.01 s window, leaving the GEMMs up to 53.5 % (the model at 53.5 %: +1 %). The memory scope is
+// listed: this card read 44.6 W idle, the fitted one 32 W.
 TEST(sim_calibration_test, h200_mixed_phases_match_the_held_out_cases) {
   const std::vector<MixedCase> cases =
       load_power_mixed(std::filesystem::path(GPUCLK_SOURCE_DIR) / "docs" / "results" / "raw" /
@@ -181,16 +186,35 @@ TEST(sim_calibration_test, h200_mixed_phases_match_the_held_out_cases) {
     if (row.workload.rfind("idle, context held, after", 0) == 0 && row.quantity == "power W")
       continue;  // h200_reproduces_its_power_by_data_table's known +6 %: the card's sink cooled
                  // faster
-    const bool burst = row.workload.find("0.3 s on") != std::string::npos ||
-                       row.workload.find("0.6 s on") != std::string::npos;
     const bool known =
-        (burst && row.quantity == "mean power W") ||
-        (row.workload.find("copy 1 GiB") != std::string::npos && row.quantity == "rate TFLOP/s");
+        row.workload.find("copy 1 GiB") != std::string::npos && row.quantity == "rate TFLOP/s";
     ++checked;
-    EXPECT_NEAR(row.simulated, row.measured, (known ? 0.08 : 0.05) * row.measured)
+    EXPECT_NEAR(row.simulated, row.measured, (known ? 0.07 : 0.05) * row.measured)
         << row.workload << " " << row.quantity;
   }
   EXPECT_EQ(checked, 15);
+}
+
+// The controller's lag, where the mixed phases show it: a 0.3 s burst after 0.7 s idle runs
+// faster per second of GEMM than the steady GEMM (the card: 700 against 677 TFLOP/s) and draws
+// more than the limit while the clock is pulled down; without the lag every tick holds 700 W.
+TEST(sim_calibration_test, h200_bursts_start_at_the_idle_clock_and_overshoot_the_limit) {
+  const Scenario scenario = testing::load("h200-power-mixed");
+  NodeModel model(std::make_shared<const Scenario>(scenario));
+  double peak_w = 0;
+  std::uint32_t first_burst_mhz = 0;
+  bool in_burst = false;
+  for (int k = 0; k < 100 * 10; ++k) {  // idle 5 s, then the 0.3 s bursts
+    const Phase* p = current_phase(model.config(0), model.gpu(0));
+    model.step(kTickSeconds);
+    const bool burst = p && p->kind == PhaseKind::compute && p->name == "case01";
+    if (burst && !in_burst && model.now_s() > 7) first_burst_mhz = model.gpu(0).dynamics.sm_mhz;
+    if (burst && model.now_s() > 7) peak_w = std::max(peak_w, model.gpu(0).dynamics.power_w);
+    in_burst = burst;
+  }
+  EXPECT_GT(first_burst_mhz, 1800u);  // the idle clock (1980), pulled down within the tick
+  EXPECT_GT(peak_w, 800.0);
+  EXPECT_LT(peak_w, 1300.0);  // P(1980) of the BF16 GEMM at the cool die
 }
 
 // The same GEMM or copy on zeros and on random data: the card's power, clock and rate for both.

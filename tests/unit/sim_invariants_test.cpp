@@ -2,6 +2,7 @@
 // and how a fixed amount of work responds to a lower locked clock.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "node_model.h"
@@ -78,13 +79,30 @@ class sim_invariants_test : public ::testing::TestWithParam<int> {};
 TEST_P(sim_invariants_test, hold_over_a_long_random_run) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(GetParam()));
   Scenario scenario = one_gpu(random_phases(rng), true);
+  // The H100 with the H200's controller lag (h200-sxm-141gb.toml): the lag's path, checked.
+  auto lagged = std::make_shared<GpuSpec>(*scenario.gpus[0].spec);
+  lagged->power_controller_time_constant_s = 0.045;
+  scenario.gpus[0].spec = lagged;
   scenario.gpus[0].cooling_factor = 1 + 1.5 * (GetParam() % 3);  // some runs reach thermal limits
   NodeModel model(std::make_shared<const Scenario>(scenario));
   const GpuSpec& spec = *model.config(0).spec;
   double energy = 0;
   const double overshoot_w = 0.02 * spec.power_limit_max_w;  // a step that starts a hungrier phase
-  for (int step = 0; step < 60 * 60 * 100 / 2; ++step) {     // 30 simulated minutes, 10 ms steps
-    if (step % 1500 == 0) random_setting(model, rng);
+  // The power controller's clock lags the clock the limit allows
+  // (power_controller_time_constant_s): a tick may draw more than the limit while the clock is
+  // pulled down, for a few time constants (the card's bursts do: docs/simulator.md, "Mixed
+  // phases"), never longer; the 1 s average, once a second has passed since the last setting, stays
+  // within the limit.
+  const double tau = spec.power_controller_time_constant_s;
+  const int max_over_ticks = 1 + static_cast<int>(std::ceil(10 * tau / kTickSeconds));
+  int over_ticks = 0;
+  int since_setting = 0;
+  for (int step = 0; step < 60 * 60 * 100 / 2; ++step) {  // 30 simulated minutes, 10 ms steps
+    if (step % 1500 == 0) {
+      random_setting(model, rng);
+      since_setting = 0;
+    }
+    ++since_setting;
     model.step(kTickSeconds);
     const GpuDynamics& d = model.gpu(0).dynamics;
     const GpuSettings& s = model.gpu(0).settings;
@@ -93,9 +111,15 @@ TEST_P(sim_invariants_test, hold_over_a_long_random_run) {
     energy = d.energy_j;
     ASSERT_TRUE(spec.is_supported_sm_clock(d.sm_mhz)) << d.sm_mhz;
     ASSERT_TRUE(spec.is_supported_memory_clock(d.memory_mhz)) << d.memory_mhz;
-    if (d.sm_mhz > spec.sm_min_mhz) {
-      ASSERT_LE(d.power_w, s.power_limit_mw / 1000.0 + overshoot_w)
-          << "step " << step << " at " << d.sm_mhz;
+    const double limit_w = s.power_limit_mw / 1000.0;
+    if (d.sm_mhz > spec.sm_min_mhz && d.power_w > limit_w + overshoot_w) {
+      ASSERT_LT(++over_ticks, max_over_ticks) << "step " << step << " at " << d.sm_mhz;
+    } else {
+      over_ticks = 0;
+    }
+    if (since_setting > kWindowTicks && d.sm_mhz > spec.sm_min_mhz) {
+      ASSERT_LE(average_power_w(model.gpu(0)), limit_w + 0.05 * spec.power_limit_max_w)
+          << "step " << step;
     }
     ASSERT_LT(d.die_c, spec.shutdown_c);
     ASSERT_LE(d.die_c, spec.slowdown_c + 1.0);  // the SW thermal controller acts first
