@@ -110,11 +110,12 @@ def measure(name, work_per_call, call, handle, warmup, seconds, extra):
         torch.cuda.synchronize()
     end_ev.record()
     torch.cuda.synchronize()
+    work1 = work_per_call() if counted else 0  # at once: the window ends here, not at stop()
     sampler.stop()
     gpu_s = start_ev.elapsed_time(end_ev) / 1000
     rows = [r for r in sampler.rows if "error" not in r][2:]  # the 1 s average needs a moment
     med = lambda k: statistics.median([r[k] for r in rows if k in r]) if any(k in r for r in rows) else None
-    work = work_per_call() - work0 if counted else work_per_call * calls
+    work = work1 - work0 if counted else work_per_call * calls
     rec = dict(name=name, **extra, rate=work / gpu_s, calls=calls, seconds=gpu_s)
     for k in ("power_w", "sm_mhz", "mem_mhz", "temp_c", "avg_gpu_w", "avg_memory_w", "avg_module_w",
               "inst_gpu_w", "inst_memory_w", "inst_module_w"):
@@ -326,8 +327,12 @@ def mixed_cases(case, h, W, S):
         case(measure("gemm bf16 8192^3, %.1f s on / %.1f s idle" % (on, 1 - on), gemm_s, duty, h, W, S,
                      dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m),
                           unit="TFLOP/s", on_s=on, off_s=round(1 - on, 3), off="idle")))
-    # GEMM 0.5 s, then 0.5 s of 1 GiB copies of random bits: the rate counted is the GEMM's.
-    state = {"t": time.time(), "gemm": True, "work": 0}
+    # GEMM 0.5 s, then 0.5 s of 1 GiB copies of random bits: the rate counted is the GEMM's. A
+    # phase ends at the first call after its 0.5 s, once the GPU has drained (synchronize), so it
+    # lasts a little longer than 0.5 s: gemm_share is the share of the window the GEMMs really
+    # took (host time between synchronized points, when the GPU's queue is empty).
+    state = {"t": time.time(), "gemm": True, "work": 0, "gemm_s": 0.0}
+    marks = []
 
     def alternate():
         if state["gemm"]:
@@ -337,10 +342,21 @@ def mixed_cases(case, h, W, S):
             dst.copy_(src)
         if time.time() - state["t"] > 0.5:
             torch.cuda.synchronize()
-            state["t"], state["gemm"] = time.time(), not state["gemm"]
-    case(measure("gemm bf16 8192^3 0.5 s / copy 1 GiB bits 0.5 s", lambda: state["work"], alternate, h, W, S,
-                 dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m),
-                      unit="TFLOP/s", on_s=0.5, off_s=0.5, off="copy 1 GiB bits")))
+            now = time.time()
+            if state["gemm"]:
+                state["gemm_s"] += now - state["t"]
+            state["t"], state["gemm"] = now, not state["gemm"]
+
+    def work_so_far():  # measure() calls it synchronized, at the window's start and end
+        now = time.time()
+        marks.append((now, state["gemm_s"] + (now - state["t"] if state["gemm"] else 0)))
+        return state["work"]
+    rec = measure("gemm bf16 8192^3 0.5 s / copy 1 GiB bits 0.5 s", work_so_far, alternate, h, W, S,
+                  dict(kind="mixed", dtype="bf16", input="normal", shape="%dx%dx%d" % (m, m, m),
+                       unit="TFLOP/s", on_s=0.5, off_s=0.5, off="copy 1 GiB bits"))
+    (t0, g0), (t1, g1) = marks[-2], marks[-1]
+    rec["gemm_share"] = (g1 - g0) / (t1 - t0)
+    case(rec)
     del A, B, C, src, dst
 
 
