@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -92,7 +93,8 @@ ssize_t read_request(nghttp2_session*, std::int32_t, std::uint8_t* buffer, std::
                      std::uint32_t* flags, nghttp2_data_source*, void* user) {
   auto& c = call_of(user);
   const auto n = std::min(length, c.request.size() - c.request_sent);
-  std::memcpy(buffer, c.request.data() + c.request_sent, n);
+  // A binary message, not a string: copied as bytes (no terminator).
+  std::copy_n(reinterpret_cast<const std::uint8_t*>(c.request.data() + c.request_sent), n, buffer);
   c.request_sent += n;
   if (c.request_sent == c.request.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<ssize_t>(n);
