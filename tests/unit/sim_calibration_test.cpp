@@ -183,7 +183,7 @@ TEST(sim_calibration_test, h200_mixed_phases_match_the_held_out_cases) {
     if (row.workload.rfind("idle, context held, after", 0) == 0 && row.quantity == "power W")
       continue;  // h200_reproduces_its_power_by_data_table's known +6 %: the card's sink cooled
                  // faster
-    ++checked;  // the GEMM/copy case replays the GEMMs' measured share (51.4 %), not 50 %
+    ++checked;   // the GEMM/copy case replays the GEMMs' measured share (51.4 %), not 50 %
     EXPECT_NEAR(row.simulated, row.measured, 0.05 * row.measured)
         << row.workload << " " << row.quantity;
   }
