@@ -48,7 +48,9 @@ bool held_on_every_gpu(const CurvePoint& c) {
 }
 
 // Whether `below` (the setting just below a held run) ran at the run's operating point: on
-// every GPU held as well, or at its lock no more than a clock step under the run's slowest clock.
+// every GPU held as well, or at its lock at least as fast as the run's slowest clock. (Not a
+// clock step below it: a capped GPU's hot points ran a step under the cap, and the lock below
+// them, slower than the cap at any temperature, joined the run and became its name.)
 bool joins_run(const CurvePoint& below, const std::vector<CurvePoint>& curve, std::size_t first,
                std::size_t last) {
   if (below.ran.size() != curve[first].ran.size()) return false;
@@ -56,7 +58,7 @@ bool joins_run(const CurvePoint& below, const std::vector<CurvePoint>& curve, st
     if (below.ran[g].held_below) continue;
     double slowest = curve[first].ran[g].mhz;
     for (std::size_t k = first; k <= last; ++k) slowest = std::min(slowest, curve[k].ran[g].mhz);
-    if (below.ran[g].mhz < slowest - kClockStepMhz) return false;
+    if (below.ran[g].mhz < slowest - 0.5) return false;  // MHz medians are whole numbers
   }
   return true;
 }

@@ -70,12 +70,11 @@ std::vector<BestPoint> best_points(const std::vector<CurvePoint>& curve,
 // The curve's settings grouped by the operating point they ran at, ascending; each group is the
 // range [first, last] of `curve`. A run of settings that the cap held below their lock on every
 // GPU is one operating point, and so is the setting just below the run when on every GPU it was
-// held too or ran at its lock within one clock step (kClockStepMhz) of the run's slowest clock.
+// held too or ran at its lock at least as fast as the run's slowest clock.
 // Their measured differences are the die's temperature and noise, not the setting: the idle
 // moments between a sweep's points cool the GPU by different amounts, which moved a capped
 // point's energy per work by more than kTieTolerance. `mean` holds the group's mean rate, power
 // and energy per work under the lowest setting; a group of one is the point itself.
-inline constexpr double kClockStepMhz = 15;
 struct OperatingPoint {
   std::size_t first = 0, last = 0;
   CurvePoint mean;

@@ -136,6 +136,19 @@ TEST(sweep_best_test, a_lock_below_the_cap_is_not_the_caps_operating_point) {
   const auto ops = operating_points(curve);
   ASSERT_EQ(ops.size(), 3U);  // 1140, 1155, and 1170 with 1185 and 1200
   EXPECT_EQ(curve[ops[2].first].requested, 1170);
+  // The cap at 1380 MHz, one hot held point a step under it (1365): the lock at 1350, slower
+  // than the cap at any temperature, stays its own point (under load it had joined the run).
+  std::vector<PointResult> hot;
+  for (double f : {1260.0, 1350.0, 1440.0, 1530.0}) {
+    PointResult p = point(0, f, f, f);
+    p.median_sm_mhz = f <= 1350 ? f : (f == 1440 ? 1365 : 1380);
+    p.held_below = f > 1380;
+    hot.push_back(p);
+  }
+  const auto hot_curve = curve_of(hot);
+  const auto hot_ops = operating_points(hot_curve);
+  ASSERT_EQ(hot_ops.size(), 3U);  // 1260, 1350, and 1440 with 1530
+  EXPECT_EQ(hot_curve[hot_ops[2].first].requested, 1440);
   // Two GPUs: a setting held on one GPU only is not part of a run.
   std::vector<PointResult> two;
   for (double f : {1260.0, 1350.0, 1440.0}) {
