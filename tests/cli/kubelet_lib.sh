@@ -53,3 +53,13 @@ wait_for_ps() {
   return 1
 }
 expect_no_err_re() { check; ! grep -qE -- "$1" <<<"$ERR" || fail "stderr matches /$1/"; }
+# make_pod_cgroup QOS: a fresh pod UID (POD_UID) and a container's cgroup in its kubepods slice
+# (POD_CG, cgroupfs layout under CG), removed on exit with the job, the service and the kubelet;
+# skips (77) where no cgroup can be made.
+make_pod_cgroup() {
+  CG=/sys/fs/cgroup/pids
+  POD_UID=$(python3 -c 'import uuid; print(uuid.uuid4())')
+  POD_CG="$CG/kubepods/$1/pod$POD_UID/$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  mkdir -p "$POD_CG" 2>/dev/null || { echo "skipped: cannot make a kubepods cgroup under $CG (root, cgroup v1 pids)"; exit 77; }
+  trap 'stop_job; stop_serve; stop_kubelet; remove_cgroup "$POD_CG" "$CG"; rm -rf "$TEST_TMP"' EXIT
+}

@@ -9,11 +9,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 source "$(dirname "$0")/kubelet_lib.sh"
 
-CG=/sys/fs/cgroup/pids
-POD_UID=$(python3 -c 'import uuid; print(uuid.uuid4())')
-POD_CG="$CG/kubepods/burstable/pod$POD_UID/$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-mkdir -p "$POD_CG" 2>/dev/null || { echo "skipped: cannot make a kubepods cgroup under $CG (root, cgroup v1 pids)"; exit 77; }
-trap 'stop_job; stop_serve; stop_kubelet; remove_cgroup "$POD_CG" "$CG"; rm -rf "$TEST_TMP"' EXIT
+make_pod_cgroup burstable
 
 read -r GPU0 GPU1 < <(gpu_uuids 2xh200)
 cat >"$KUBELET_CONFIG" <<JSON
