@@ -50,7 +50,8 @@ struct Sampler::Gpu {
   mutable std::mutex fast_mutex;
   RingBuffer<PackedFastSample> fast;  // packed: the service keeps 10 min of them
   mutable std::mutex slow_mutex;
-  RingBuffer<SlowSample> slow;
+  RingBuffer<PackedSlowSample> slow;  // packed: an NVLink node's samples are 2 KB unpacked
+  std::optional<SlowSample> last_slow, previous_slow;  // the ring's last two, unpacked, for snapshots
   mutable std::mutex summary_mutex;
   SummaryBuilder running;  // since start()
   mutable std::mutex health_mutex;
@@ -276,7 +277,9 @@ void Sampler::sample_slow_once(std::size_t index, const FieldSet& fields) {
   if (outcome.lost) return;
   {
     std::scoped_lock lock(g.slow_mutex);
-    g.slow.push(s);
+    g.slow.push(PackedSlowSample(s));
+    g.previous_slow = std::move(g.last_slow);
+    g.last_slow = s;
   }
   std::scoped_lock lock(g.summary_mutex);
   g.running.add(s);
@@ -300,8 +303,8 @@ Snapshot Sampler::snapshot() const {
     }
     {
       std::scoped_lock lock(g->slow_mutex);
-      s.slow = g->slow.latest(0);
-      s.previous_slow = g->slow.latest(1);
+      s.slow = g->last_slow;
+      s.previous_slow = g->previous_slow;
     }
     snap.gpus.push_back(std::move(s));
   }
@@ -323,7 +326,7 @@ std::vector<FastSample> Sampler::fast_samples(std::size_t gpu, TimePoint from, T
 std::vector<SlowSample> Sampler::slow_samples(std::size_t gpu, TimePoint from, TimePoint to) const {
   const Gpu& g = *gpus_.at(gpu);
   std::scoped_lock lock(g.slow_mutex);
-  return g.slow.between(from, to);
+  return g.slow.between(from, to, [](const PackedSlowSample& p) { return p.unpack(); });
 }
 
 Summary Sampler::summary(std::size_t gpu) const {
