@@ -7,8 +7,9 @@
 // but never raised: the model stays in P0 and never changes MIG mode.
 #include <chrono>
 #include <cstddef>
+#include <exception>
+#include <mutex>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "abi_common.h"
@@ -68,37 +69,49 @@ std::optional<nvmlEventData_t> next_event(nvmlEventSet_st::Watch& watch) {
   return std::nullopt;
 }
 
-// One look at the set under the library's lock: an event, or TIMEOUT when there is none yet.
-nvmlReturn_t poll(nvmlEventSet_t set, nvmlEventData_t* data) {
-  return with_system([&](Context& context) -> nvmlReturn_t {
-    if (!is_live(set) || !data) return NVML_ERROR_INVALID_ARGUMENT;
-    context.sync();
-    for (nvmlEventSet_st::Watch& watch : set->watches) {
-      if (auto event = next_event(watch)) {
-        *data = *event;
-        return NVML_SUCCESS;
-      }
+// One look at the set, under the library's lock, at the model as it stands: an event, or TIMEOUT
+// when there is none yet.
+nvmlReturn_t look(nvmlEventSet_t set, nvmlEventData_t* data) {
+  if (!is_live(set) || !data) return NVML_ERROR_INVALID_ARGUMENT;
+  for (nvmlEventSet_st::Watch& watch : set->watches) {
+    if (auto event = next_event(watch)) {
+      *data = *event;
+      return NVML_SUCCESS;
     }
-    return NVML_ERROR_TIMEOUT;
-  });
+  }
+  return NVML_ERROR_TIMEOUT;
 }
 
-// Waits up to timeout_ms of wall time, as the driver's wait blocks until an event comes: it looks
-// at the model at the start, every kLookEvery (an Xid or ECC error scheduled by the scenario or
-// written by another process is seen within that) and at the deadline, sleeping in between
-// without the lock (other threads' calls go on meanwhile). Looking every 10 ms cost the service's
-// event thread 1.0 % of a core on 8 simulated GPUs, most of it the 100 wake-ups a second
-// (perf: clock_nanosleep and the scheduler), where the driver's wait costs nothing.
+// Waits up to timeout_ms of wall time, as the driver's wait blocks until an event comes. The
+// model moves when some thread calls in (the service's sampler does ten times a second); that
+// call raises the model's events and wakes this wait (Context::note_events), so the wait sleeps
+// without the lock and does not step the model itself while others keep it current. A waiter
+// that is alone (the last sync was its own, or nobody synced for kOthersQuiet) syncs every
+// kLookEvery, so a scenario's Xid or ECC error, or one written by another process, is seen
+// within that. (Polling every 10 ms cost the service's event thread 1.0 % of a core on 8
+// simulated GPUs; syncing itself every 100 ms, 0.17 %: a second stepper of the model and its
+// state file; now it wakes when its caller's timeout ends, like the driver's.)
 nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms) {
   using Clock = std::chrono::steady_clock;
-  constexpr auto kLookEvery = std::chrono::milliseconds(100);
+  constexpr auto kLookEvery = std::chrono::milliseconds(250);
+  constexpr auto kOthersQuiet = std::chrono::seconds(1);
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    const nvmlReturn_t status = poll(set, data);
-    if (status != NVML_ERROR_TIMEOUT) return status;
-    const Clock::time_point now = Clock::now();
-    if (now >= deadline) return NVML_ERROR_TIMEOUT;
-    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kLookEvery));
+  Context& context = Context::get();
+  std::unique_lock<std::recursive_mutex> lock(context.mutex());
+  if (!context.initialized()) return NVML_ERROR_UNINITIALIZED;
+  try {
+    for (;;) {
+      const Clock::time_point now = Clock::now();
+      const bool alone = context.synced_by_this_thread() || now - context.synced_at() >= kOthersQuiet;
+      if (alone && now - context.synced_at() >= kLookEvery) context.sync();
+      const nvmlReturn_t status = look(set, data);
+      if (status != NVML_ERROR_TIMEOUT) return status;
+      if (now >= deadline) return NVML_ERROR_TIMEOUT;
+      const auto next_look = context.synced_at() + (alone ? kLookEvery : kOthersQuiet);
+      context.wait_for_change(lock, context.events_raised(), std::min(deadline, next_look));
+    }
+  } catch (const std::exception&) {
+    return NVML_ERROR_UNKNOWN;
   }
 }
 

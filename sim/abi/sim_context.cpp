@@ -15,7 +15,14 @@ namespace {
 // Version 2 records the start time the node was powered on at (GPUCLK_SIM_START), so that a
 // command asking for another one can say it is ignored; a version 1 file is discarded (power-on).
 constexpr char kMagic[8] = {'G', 'C', 'S', 'I', 'M', 'A', 'B', '2'};
-constexpr long long kSaveEveryNs = 1'000'000'000;  // periodic save, wall time
+// The periodic save, so a process that joins later catches up from close to now: once at least
+// 10 s of simulated time (or of wall time, for a slow clock) went by, and at most once a wall
+// second. A joiner then steps at most 10 s of the model (8 GPUs: ~5 ms) at 1x, or a wall
+// second's worth when time runs faster; writing the node's 58 KB every second was a fifth of the
+// service's sampling thread on a simulated 8-GPU node (ext4 writes the data back on rename).
+constexpr long long kSaveAtMostEveryNs = 1'000'000'000;
+constexpr long long kSaveAfterNs = 10'000'000'000;
+constexpr double kSaveAfterSimS = 10;
 
 struct FileHeader {
   char magic[8];
@@ -252,6 +259,7 @@ bool Context::decode(const std::string& bytes) {
 
 void Context::save() {
   last_save_wall_ns_ = wall_ns();
+  last_save_sim_s_ = model_->now_s();
   try {
     state_->write(encode());
   } catch (const std::exception& e) {
@@ -288,7 +296,9 @@ bool Context::load_or_create(bool have_lock) {
 void Context::sync() {
   if (state_->changed()) load_or_create(false);
   model_->advance_to(sim_now());
-  if (wall_ns() - last_save_wall_ns_ > kSaveEveryNs) {
+  const long long since = wall_ns() - last_save_wall_ns_;
+  if (since > kSaveAtMostEveryNs &&
+      (since > kSaveAfterNs || model_->now_s() - last_save_sim_s_ >= kSaveAfterSimS)) {
     auto lock = state_->lock();
     if (state_->changed()) {
       load_or_create(true);
@@ -296,6 +306,26 @@ void Context::sync() {
       save();
     }
   }
+  synced_at_ = std::chrono::steady_clock::now();
+  synced_by_ = std::this_thread::get_id();
+  note_events();
+}
+
+void Context::note_events() {
+  std::uint64_t signature = 0;
+  for (std::size_t i = 0; i < model_->gpu_count(); ++i) {
+    const GpuDynamics& d = model_->gpu(i).dynamics;
+    signature += d.lost + d.ecc_corrected_volatile + d.ecc_uncorrected_volatile;
+  }
+  if (signature == event_signature_) return;
+  event_signature_ = signature;
+  ++events_raised_;
+  events_cv_.notify_all();
+}
+
+void Context::wait_for_change(std::unique_lock<std::recursive_mutex>& lock, std::uint64_t seen,
+                              std::chrono::steady_clock::time_point until) {
+  events_cv_.wait_until(lock, until, [&] { return events_raised_ != seen; });
 }
 
 Status Context::mutate(const std::function<Status(NodeModel&)>& apply) {
@@ -304,6 +334,7 @@ Status Context::mutate(const std::function<Status(NodeModel&)>& apply) {
   model_->advance_to(sim_now());
   const Status status = apply(*model_);
   if (status == Status::ok) save();
+  note_events();
   return status;
 }
 
@@ -313,6 +344,7 @@ void Context::skip(double seconds) {
   anchor_sim_s_ += seconds;
   model_->advance_to(sim_now());
   save();
+  note_events();
 }
 
 void Context::reset() {
@@ -323,6 +355,7 @@ void Context::reset() {
   powered_on_at_s_ = start_s_;
   model_->advance_to(start_s_);
   save();
+  note_events();
 }
 
 std::optional<nvmlReturn_t> Context::injected_error(std::size_t gpu, const char* function,

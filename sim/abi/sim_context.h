@@ -2,6 +2,8 @@
 // file shared with other processes. Every exported function holds mutex() while it uses it.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -9,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "node_model.h"
 #include "nvml/nvml_abi.h"
@@ -38,6 +41,17 @@ class Context {
   NodeModel& model() { return *model_; }
   const Scenario& scenario() const { return *scenario_; }
 
+  // Event waits (nvml_events.cpp). events_raised() counts the changes to what an event reports
+  // (a GPU lost, its volatile ECC counts), as any thread's sync, write or reload brought them;
+  // wait_for_change() sleeps, without the lock, until it moves or `until` (the lock held once).
+  // synced_at(): when some thread last brought the model to now (steady clock), and whether
+  // that was the calling thread.
+  std::uint64_t events_raised() const { return events_raised_; }
+  std::chrono::steady_clock::time_point synced_at() const { return synced_at_; }
+  bool synced_by_this_thread() const { return synced_by_ == std::this_thread::get_id(); }
+  void wait_for_change(std::unique_lock<std::recursive_mutex>& lock, std::uint64_t seen,
+                       std::chrono::steady_clock::time_point until);
+
   // A write: under the file lock, reload, advance, apply, save. Returns what apply returned.
   Status mutate(const std::function<Status(NodeModel&)>& apply);
 
@@ -63,6 +77,8 @@ class Context {
   bool load_or_create(bool have_lock);
   void save();  // model → state file (caller holds the file lock)
   std::string encode() const;
+  // After the model moved: counts a change to what events report and wakes the waiters.
+  void note_events();
   bool decode(const std::string& bytes);
 
   std::recursive_mutex mutex_;
@@ -80,8 +96,14 @@ class Context {
   double start_s_ = 0;
   double powered_on_at_s_ = 0;  // the start time the node in the state file was powered on at
   long long last_save_wall_ns_ = 0;
+  double last_save_sim_s_ = 0;
   bool save_failed_ = false;
   std::uint64_t call_counter_ = 0;
+  std::condition_variable_any events_cv_;
+  std::uint64_t events_raised_ = 0;
+  std::uint64_t event_signature_ = 0;  // the sum of every GPU's lost flag and volatile ECC counts
+  std::chrono::steady_clock::time_point synced_at_{};
+  std::thread::id synced_by_;
 };
 
 }  // namespace gpuclk::sim::abi

@@ -1,9 +1,10 @@
 #include "serve/exposition.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
-#include <iterator>
 
 namespace gpuclk::serve {
 
@@ -21,14 +22,20 @@ void append_escaped(std::string& out, std::string_view text, bool quotes) {
 }
 
 void append_value(std::string& out, double v) {
+  // Formatted into a stack buffer, the format compiled: a scrape of 8 GPUs writes ~1500 values,
+  // and fmt's runtime format parsing and a back_inserter's appends were a quarter of its CPU.
+  char buf[32];
   if (std::isnan(v)) {
     out += "NaN";
   } else if (std::isinf(v)) {
     out += v > 0 ? "+Inf" : "-Inf";
+  } else if (v == 0 && std::signbit(v)) {
+    out += "-0";
   } else if (v == std::trunc(v) && std::abs(v) < 1e15) {
-    fmt::format_to(std::back_inserter(out), "{:.0f}", v);
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
+    out.append(buf, end);
   } else {
-    fmt::format_to(std::back_inserter(out), "{}", v);
+    out.append(buf, fmt::format_to(buf, FMT_COMPILE("{}"), v));
   }
 }
 
@@ -68,6 +75,8 @@ Families::Family& Families::family(std::string_view name, std::string_view help,
   auto it = index_.find(name);
   if (it == index_.end()) {
     families_.push_back({std::string(name), std::string(help), type, {}});
+    // Room for a series per GPU of an 8-GPU node, so the body rarely grows by copying.
+    families_.back().body.reserve(kBodyReserve);
     it = index_.emplace(families_.back().name, families_.size() - 1).first;
   }
   return families_[it->second];

@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <deque>
 #include <initializer_list>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "gpu/reading.h"
@@ -77,8 +77,9 @@ class Families {
   Family& family(std::string_view name, std::string_view help, MetricType type);
   void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
            double v);
+  static constexpr std::size_t kBodyReserve = 1024;
   std::deque<Family> families_;  // stable addresses: index_'s keys view their names
-  std::map<std::string_view, std::size_t> index_;
+  std::unordered_map<std::string_view, std::size_t> index_;
 };
 
 }  // namespace gpuclk::serve
