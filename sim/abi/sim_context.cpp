@@ -113,9 +113,10 @@ __attribute__((destructor)) void free_context() {
 }  // namespace
 
 Context& Context::get() {
-  static std::once_flag created;
-  std::call_once(created, [] { g_context = new Context(); });
-  return *g_context;
+  // A function-local static, not std::call_once: every NVML call comes here, and libstdc++'s
+  // call_once sets two thread-locals each time.
+  static Context* const created = g_context = new Context();
+  return *created;
 }
 
 bool Context::ensure_loaded() {
@@ -216,8 +217,10 @@ nvmlReturn_t Context::shutdown() {
   return NVML_SUCCESS;
 }
 
-double Context::sim_now() const {
-  return anchor_sim_s_ + static_cast<double>(wall_ns() - anchor_wall_ns_) * 1e-9 * speed_;
+double Context::sim_now() const { return sim_at(wall_ns()); }
+
+double Context::sim_at(long long wall) const {
+  return anchor_sim_s_ + static_cast<double>(wall - anchor_wall_ns_) * 1e-9 * speed_;
 }
 
 long long Context::timestamp_us(double sim_s) const {
@@ -294,9 +297,14 @@ bool Context::load_or_create(bool have_lock) {
 }
 
 void Context::sync() {
-  if (state_->changed()) load_or_create(false);
-  model_->advance_to(sim_now());
-  const long long since = wall_ns() - last_save_wall_ns_;
+  // Each clock read once: every NVML call syncs, the sampler makes ~90 of them a tick.
+  const auto steady = std::chrono::steady_clock::now();
+  if (state_->changed(std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch())
+                          .count()))
+    load_or_create(false);
+  const long long wall = wall_ns();
+  model_->advance_to(sim_at(wall));
+  const long long since = wall - last_save_wall_ns_;
   if (since > kSaveAtMostEveryNs &&
       (since > kSaveAfterNs || model_->now_s() - last_save_sim_s_ >= kSaveAfterSimS)) {
     auto lock = state_->lock();
@@ -306,7 +314,7 @@ void Context::sync() {
       save();
     }
   }
-  synced_at_ = std::chrono::steady_clock::now();
+  synced_at_ = steady;
   synced_by_ = std::this_thread::get_id();
   note_events();
 }

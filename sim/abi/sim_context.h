@@ -62,6 +62,7 @@ class Context {
 
   double speed() const { return speed_; }
   double sim_now() const;
+  double sim_at(long long wall_ns) const;  // simulated time at a system_clock time, ns
   // Timestamp NVML would print for simulated time t: µs since the epoch, following sim time.
   long long timestamp_us(double sim_s) const;
   const std::filesystem::path& scenario_path() const { return scenario_path_; }

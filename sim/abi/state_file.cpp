@@ -54,9 +54,10 @@ std::optional<StateFile::Identity> StateFile::identity_of(const std::filesystem:
                   static_cast<long long>(st.st_size)};
 }
 
-bool StateFile::changed() {
+bool StateFile::changed() { return changed(steady_ns()); }
+
+bool StateFile::changed(long long now) {
   if (!seen_anything_) return true;
-  const long long now = steady_ns();
   if (generation_ && generation_->load(std::memory_order_acquire) == seen_generation_ &&
       now - last_stat_ns_ < kRestatNs) {
     return false;

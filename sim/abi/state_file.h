@@ -23,8 +23,10 @@ class StateFile {
 
   // True when the file differs from what this process last read or wrote (another process wrote
   // it, or it was removed). Normally one load of a counter shared with the other processes
-  // (<path>.gen, bumped by every write); a stat(2) when it moved, and every 100 ms regardless, in
-  // case someone replaced the file by hand.
+  // (<path>.gen, bumped by every write); a stat(2) when it moved, and every second regardless, in
+  // case someone replaced the file by hand. `steady_now_ns`: the steady clock now, if the caller
+  // has read it.
+  bool changed(long long steady_now_ns);
   bool changed();
   // The whole file, or nullopt if it does not exist; remembers its identity for changed().
   std::optional<std::string> read();

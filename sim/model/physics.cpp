@@ -160,11 +160,11 @@ PhaseRates phase_rates(const GpuSpec& spec, const Phase& phase, double sm_mhz, d
   TickActivity& a = r.activity;
   const double efficiency = efficiency_of(spec, phase);
   const double peak_bw = peak_dram_bandwidth(spec, memory_mhz);
-  // The roofline's bandwidth roof: what a copy kernel reaches at these clocks.
-  const double bw_roof =
-      spec.memory_default_efficiency * reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
   switch (phase.kind) {
     case PhaseKind::compute: {
+      // The roofline's bandwidth roof: what a copy kernel reaches at these clocks.
+      const double bw_roof =
+          spec.memory_default_efficiency * reachable_dram_bandwidth(spec, sm_mhz, memory_mhz);
       const double peak = peak_flops(spec, phase.dtype, sm_mhz);
       double rate = efficiency * peak;
       double intensity = phase.intensity;

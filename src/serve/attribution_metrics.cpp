@@ -26,8 +26,8 @@ void usage_series(Families& f, std::string_view energy, std::string_view seconds
   const std::string seconds_help = "GPU-seconds of the " + std::string(who) +
                                    " (state context: holding a context; busy: its kernels ran)";
   f.counter(energy, energy_help, labels, u.energy_j);
-  f.counter(seconds, seconds_help, with(labels, "state", "context"), u.context_s);
-  f.counter(seconds, seconds_help, with(labels, "state", "busy"), u.busy_s);
+  f.counter(seconds, seconds_help, labels, Label{"state", "context"}, u.context_s);
+  f.counter(seconds, seconds_help, labels, Label{"state", "busy"}, u.busy_s);
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ void add_attribution_series(Families& f, const AttributionView& view,
                 "Energy of the GPU booked to its processes, by how it was split (sole: one "
                 "process; sm: by their SM utilization; memory: by their memory; equal: in equal "
                 "parts)",
-                with(gpu_labels[i], "split", to_string(static_cast<Split>(k))), b.split_j[k]);
+                gpu_labels[i], Label{"split", to_string(static_cast<Split>(k))}, b.split_j[k]);
     }
     f.counter("gpuclk_gpu_unattributed_energy_joules_total",
               "Energy of the GPU over intervals whose processes could not be read", gpu_labels[i],

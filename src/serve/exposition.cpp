@@ -71,7 +71,13 @@ std::string Families::take() {
   return out;
 }
 
+void Families::clear() {
+  for (auto& f : families_) f.body.clear();
+}
+
 Families::Family& Families::family(std::string_view name, std::string_view help, MetricType type) {
+  std::size_t& slot = recent_[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3) % kRecentSlots];
+  if (slot != 0 && families_[slot - 1].name == name) return families_[slot - 1];
   auto it = index_.find(name);
   if (it == index_.end()) {
     families_.push_back({std::string(name), std::string(help), type, {}});
@@ -79,16 +85,24 @@ Families::Family& Families::family(std::string_view name, std::string_view help,
     families_.back().body.reserve(kBodyReserve);
     it = index_.emplace(families_.back().name, families_.size() - 1).first;
   }
+  slot = it->second + 1;
   return families_[it->second];
 }
 
 void Families::add(std::string_view name, std::string_view help, MetricType type,
-                   const Labels& labels, double v) {
+                   const Labels& labels, const Label* extra, double v) {
   auto& body = family(name, help, type).body;
   body += name;
-  if (!labels.text().empty()) {
+  if (!labels.text().empty() || extra) {
     body += '{';
     body += labels.text();
+    if (extra) {
+      if (!labels.text().empty()) body += ',';
+      body += extra->name;
+      body += "=\"";
+      append_escaped(body, extra->value, true);
+      body += '"';
+    }
     body += '}';
   }
   body += ' ';

@@ -4,7 +4,9 @@
 // (dcgm_compat.cpp) write with. Not thread-safe: one Families per build.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <initializer_list>
 #include <optional>
@@ -45,15 +47,31 @@ class Labels {
 // `labels` with one more label.
 Labels with(Labels labels, std::string_view name, std::string_view value);
 
+// One label written after a series' Labels, without copying them (what `with` would build).
+struct Label {
+  std::string_view name, value;
+};
+
 // Families in the order they are first used, so the output is stable and grouped; each one's
-// series lines are appended to its body as they come.
+// series lines are appended to its body as they come. A Families kept from one build to the next
+// (clear()) keeps its families and their bodies' memory: the service's scrape builds the text
+// without allocating it piece by piece.
 class Families {
  public:
   void gauge(std::string_view name, std::string_view help, const Labels& labels, double v) {
-    add(name, help, MetricType::gauge, labels, v);
+    add(name, help, MetricType::gauge, labels, nullptr, v);
   }
   void counter(std::string_view name, std::string_view help, const Labels& labels, double v) {
-    add(name, help, MetricType::counter, labels, v);
+    add(name, help, MetricType::counter, labels, nullptr, v);
+  }
+  // The same with one more label after `labels`.
+  void gauge(std::string_view name, std::string_view help, const Labels& labels, Label extra,
+             double v) {
+    add(name, help, MetricType::gauge, labels, &extra, v);
+  }
+  void counter(std::string_view name, std::string_view help, const Labels& labels, Label extra,
+               double v) {
+    add(name, help, MetricType::counter, labels, &extra, v);
   }
   template <class Q>
   void gauge(std::string_view name, std::string_view help, const Labels& labels,
@@ -67,6 +85,8 @@ class Families {
   }
   // The exposition: each family with a series, its HELP and TYPE lines first.
   std::string take();
+  // Every family's series gone, the families and their memory kept for the next build.
+  void clear();
 
  private:
   struct Family {
@@ -76,10 +96,14 @@ class Families {
   };
   Family& family(std::string_view name, std::string_view help, MetricType type);
   void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
-           double v);
+           const Label* extra, double v);
   static constexpr std::size_t kBodyReserve = 1024;
   std::deque<Family> families_;  // stable addresses: index_'s keys view their names
   std::unordered_map<std::string_view, std::size_t> index_;
+  // Names mostly come from the same string constants: a family found by where its name is kept
+  // (and checked by its text) skips hashing it. Slot: the name's address; value: index + 1.
+  static constexpr std::size_t kRecentSlots = 256;
+  std::array<std::size_t, kRecentSlots> recent_{};
 };
 
 }  // namespace gpuclk::serve

@@ -20,9 +20,9 @@ constexpr const char* kFindingHelp =
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-std::string metrics_text(const Service& service, const telemetry::Snapshot& snap,
+std::string metrics_text(Families& f, const Service& service, const telemetry::Snapshot& snap,
                          const std::shared_ptr<const NodeState>& state) {
-  Families f;
+  f.clear();
   const auto& facts = service.facts();
   std::vector<Labels> gpu_labels;
   gpu_labels.reserve(facts.size());
@@ -82,7 +82,7 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
         for (const auto& r : gpu::clock_reasons())
           f.gauge("gpuclk_gpu_clock_event_reason",
                   "1 while this clock event (throttle) reason is active, else 0",
-                  with(gpu, "reason", std::string(r.key)), s.clock_reasons->has(r.bit) ? 1 : 0);
+                  gpu, Label{"reason", r.key}, s.clock_reasons->has(r.bit) ? 1 : 0);
       }
     }
 
@@ -92,13 +92,20 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
       telemetry::for_each_slow_field([&](const auto& field) {
         const auto& v = s.*field.member;
         if (!v) return;
-        const Labels labels =
-            field.label_name.empty() ? gpu : with(gpu, field.label_name, field.label_value);
         const double number = telemetry::number_of(*v);
-        if (field.kind == telemetry::MetricKind::counter)
-          f.counter(field.metric, field.help, labels, number);
-        else
-          f.gauge(field.metric, field.help, labels, number);
+        const bool counter = field.kind == telemetry::MetricKind::counter;
+        if (field.label_name.empty()) {
+          if (counter)
+            f.counter(field.metric, field.help, gpu, number);
+          else
+            f.gauge(field.metric, field.help, gpu, number);
+        } else {
+          const Label label{field.label_name, field.label_value};
+          if (counter)
+            f.counter(field.metric, field.help, gpu, label, number);
+          else
+            f.gauge(field.metric, field.help, gpu, label, number);
+        }
       });
       for (const auto& l : s.nvlinks) {
         const Labels link = with(gpu, "link", std::to_string(l.link));
@@ -112,7 +119,7 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
             f.counter("gpuclk_nvlink_errors_total",
                       "NVLink DL errors since the driver loaded (replay, recovery, CRC flit, "
                       "data ECC)",
-                      with(link, "type", type), static_cast<double>(**value));
+                      link, Label{"type", type}, static_cast<double>(**value));
         }
         if (l.tx_bytes)
           f.counter("gpuclk_nvlink_transmit_bytes_total",
@@ -124,10 +131,12 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
                     static_cast<double>(*l.rx_bytes));
       }
       if (s.gpm) {
-        for (const auto& engine : telemetry::fields::kGpm)
-          f.gauge("gpuclk_gpu_gpm_activity_ratio",
-                  "GPM activity over the last second (Hopper and later): fraction busy",
-                  with(gpu, "activity", std::string(engine.key)), (*s.gpm).*engine.member);
+        for (const auto& engine : telemetry::fields::kGpm) {
+          if (const auto& busy = (*s.gpm).*engine.member)
+            f.gauge("gpuclk_gpu_gpm_activity_ratio",
+                    "GPM activity over the last second (Hopper and later): fraction busy", gpu,
+                    Label{"activity", engine.key}, busy->value());
+        }
       }
     }
 
@@ -170,7 +179,7 @@ std::string metrics_text(const Service& service, const telemetry::Snapshot& snap
       for (const auto& [severity, n] : by_severity)
         f.gauge("gpuclk_gpu_findings",
                 "Findings of the rules engine (gpuclk status) that concern this GPU, by severity",
-                with(gpu, "severity", severity), n);
+                gpu, Label{"severity", severity}, n);
     }
   }
 
@@ -241,7 +250,7 @@ std::shared_ptr<const std::string> MetricsText::get() {
   std::lock_guard lock(mutex_);
   // A scraper that comes while another's build runs waits for it and takes the same text.
   if (text_ && snap.tick == tick_ && state == state_) return text_;
-  auto text = metrics_text(service_, snap, state);
+  auto text = metrics_text(families_, service_, snap, state);
   if (options_.compat == MetricsCompat::dcgm_exporter) {
     // The owners' hook: none known yet unless the caller passed a source.
     const auto owners = options_.owners ? options_.owners() : std::vector<CompatOwner>{};

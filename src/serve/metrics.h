@@ -11,6 +11,7 @@
 #include <string>
 
 #include "serve/dcgm_compat.h"
+#include "serve/exposition.h"
 #include "serve/service.h"
 
 namespace gpuclk::serve {
@@ -39,6 +40,7 @@ class MetricsText {
   const MetricsOptions options_;
   const std::string hostname_;  // the compat series' Hostname label, read once
   mutable std::mutex mutex_;
+  Families families_;  // kept between builds, with their memory (guarded by mutex_)
   std::shared_ptr<const std::string> text_;
   std::uint64_t tick_ = 0;
   std::shared_ptr<const NodeState> state_;

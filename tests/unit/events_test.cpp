@@ -4,6 +4,9 @@
 #include "gpu/events.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
+#include <thread>
 
 #include "gpu/device.h"
 #include "nvml/api.h"
@@ -46,6 +49,40 @@ TEST_F(sim_abi_test, event_watcher_returns_the_xid_of_a_lost_gpu_once) {
       EXPECT_FALSE(e && e->kind == EventKind::xid);
     }
     EXPECT_EQ(watcher.last_error(), 0);
+  }));
+}
+
+// The wait blocks for its timeout, as the driver's does, and an event that another thread's
+// call raises ends it at once: a wait of 30 s returns with the Xid soon after the other thread
+// moved the node past the loss (generous bounds: the machine may be loaded).
+TEST_F(sim_abi_test, event_wait_blocks_until_its_timeout_or_an_event_another_thread_raises) {
+  expect_passed(in_child(frozen("faults", "55"), [](Nvml& n) {
+    auto api = nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
+    gpu::DeviceSet set(*api);
+    ScaledClock clock(0);
+    gpu::EventWatcher watcher(set.all(), clock);
+    ASSERT_TRUE(watcher.any_watched());
+    using Steady = std::chrono::steady_clock;
+    auto t0 = Steady::now();
+    EXPECT_FALSE(watcher.wait(std::chrono::milliseconds(300)));
+    EXPECT_GE(Steady::now() - t0, std::chrono::milliseconds(300));
+
+    t0 = Steady::now();
+    auto waited = std::async(std::launch::async, [&] {
+      std::optional<gpu::GpuEvent> e;
+      while (!e || e->kind != EventKind::xid) {
+        e = watcher.wait(std::chrono::seconds(30));
+        if (Steady::now() - t0 > std::chrono::seconds(30)) break;
+      }
+      return e;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(n.advance(6), 0);  // t = 61 s: GPU 2 is lost
+    const auto xid = waited.get();
+    ASSERT_TRUE(xid);
+    EXPECT_EQ(xid->kind, EventKind::xid);
+    EXPECT_EQ(xid->gpu, 2u);
+    EXPECT_LT(Steady::now() - t0, std::chrono::seconds(15));
   }));
 }
 
