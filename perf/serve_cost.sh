@@ -6,7 +6,11 @@
 #     (default 60), in total and per thread (the service names its threads: gpuclk-fast,
 #     gpuclk-slowN, gpuclk-events, gpuclk-refresh, civetweb-worker, ...); on real GPUs, the CPU of
 #     `nvidia-smi dmon -d 1` on the same GPUs over the same window (the peer);
-#   - its RSS at the end.
+#   - its RSS at the end;
+#   - its RSS once it holds an hour of history (its rings full: 10 min of samples at 100 ms, 1 h
+#     at 1 s, 10 min of slow samples): on a simulated node with simulated time at 60x
+#     (GPUCLK_SIM_SPEED=60: 75 s of wall time are 75 min of the service's), scraped once a wall
+#     second; on real GPUs only with HOUR=1 (it takes the hour). HOUR=0 leaves it out.
 # RUNS runs (default 3), each with a fresh service; the summary line gives each figure's median.
 #   perf/serve_cost.sh [GPUCLK_BIN] [SECONDS]
 #   SIM=8xh100 perf/serve_cost.sh build/release/gpuclk    # simulated 8x H100 node
@@ -16,6 +20,7 @@ BIN=${1:-build/device/gpuclk}
 SECONDS_RUN=${2:-60}
 RUNS=${RUNS:-3}
 SIM=${SIM:-}
+HOUR=${HOUR:-$([ -n "$SIM" ] && echo 1 || echo 0)}
 TMP=$(mktemp -d)
 SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill $SERVE_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -128,4 +133,35 @@ names = sorted({n for r in runs for n in r["threads"]})
 per = {n: statistics.median(r["threads"].get(n, 0) for r in runs) for n in names}
 print("  per thread: " + ", ".join(f"{n} {v:.2f} %" for n, v in sorted(per.items(), key=lambda kv: -kv[1]) if v > 0))
 print(f"  RSS: {med('rss_mib'):.1f} MiB at the end (goal: <= 30 MiB)")
+PY
+
+[ "$HOUR" = 1 ] || exit 0
+# An hour of history: the service's rings fill, then its RSS is read (and once more 10 s later:
+# it should stay flat).
+HOUR_WALL=3660; HOUR_SPEED=()
+if [ -n "$SIM" ]; then HOUR_WALL=75; HOUR_SPEED=(env GPUCLK_SIM_SPEED=60); export GPUCLK_SIM_STATE="$TMP/hour.state"; fi
+rm -f "$TMP/gpuclk.sock"
+"${HOUR_SPEED[@]}" "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
+SERVE_PID=$!
+for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sleep 0.1; done
+PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
+[ -n "$PORT" ] || { echo "serve did not start: $(cat "$TMP/serve.log")"; exit 1; }
+python3 - "$PORT" "$SERVE_PID" "$HOUR_WALL" "${SIM:+60}" <<'PY'
+import sys, time, urllib.request
+port, pid, wall, speed = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def rss_mib():
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
+start = time.monotonic()
+def scrape_until(t):
+    while time.monotonic() - start < t:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read()
+        time.sleep(1)
+scrape_until(wall)
+full = rss_mib()
+scrape_until(wall + 10)
+later = rss_mib()
+history = f"{wall * int(speed) / 60:.0f} min" if speed else f"{wall / 60:.0f} min"
+print(f"  RSS after {history} of history{' (simulated time at ' + speed + 'x)' if speed else ''}: "
+      f"{full:.1f} MiB, {later:.1f} MiB 10 s later (goal: <= 30 MiB after 1 h, flat)")
 PY
