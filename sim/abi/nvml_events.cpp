@@ -102,7 +102,8 @@ nvmlReturn_t wait_for_event(nvmlEventSet_t set, nvmlEventData_t* data, unsigned 
   try {
     for (;;) {
       const Clock::time_point now = Clock::now();
-      const bool alone = context.synced_by_this_thread() || now - context.synced_at() >= kOthersQuiet;
+      const bool alone =
+          context.synced_by_this_thread() || now - context.synced_at() >= kOthersQuiet;
       if (alone && now - context.synced_at() >= kLookEvery) context.sync();
       const nvmlReturn_t status = look(set, data);
       if (status != NVML_ERROR_TIMEOUT) return status;

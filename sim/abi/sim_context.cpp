@@ -299,8 +299,8 @@ bool Context::load_or_create(bool have_lock) {
 void Context::sync() {
   // Each clock read once: every NVML call syncs, the sampler makes ~90 of them a tick.
   const auto steady = std::chrono::steady_clock::now();
-  if (state_->changed(std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch())
-                          .count()))
+  if (state_->changed(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch()).count()))
     load_or_create(false);
   const long long wall = wall_ns();
   model_->advance_to(sim_at(wall));

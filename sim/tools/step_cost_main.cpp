@@ -8,14 +8,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
-
 #include <thread>
-#include <ctime>
 
 #include "node_model.h"
 #include "scenario.h"
@@ -83,8 +82,7 @@ int main(int argc, char** argv) {
         "%s: %zu GPUs, %.0f simulated s read every %.0f ms: %.1f ms of CPU, %.2f us per GPU-tick, "
         "%.3f %% of a core at 1x speed%s\n",
         name.c_str(), model.gpu_count(), seconds, every_ms, cpu_s * 1e3,
-        cpu_s * 1e6 / (gpu_seconds / kTickSeconds), 100 * cpu_s / seconds,
-        paced ? " (paced)" : "");
+        cpu_s * 1e6 / (gpu_seconds / kTickSeconds), 100 * cpu_s / seconds, paced ? " (paced)" : "");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuclk_sim_step_cost: %s\n", e.what());
     return 1;

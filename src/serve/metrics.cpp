@@ -81,8 +81,8 @@ std::string metrics_text(Families& f, const Service& service, const telemetry::S
       if (s.clock_reasons) {
         for (const auto& r : gpu::clock_reasons())
           f.gauge("gpuclk_gpu_clock_event_reason",
-                  "1 while this clock event (throttle) reason is active, else 0",
-                  gpu, Label{"reason", r.key}, s.clock_reasons->has(r.bit) ? 1 : 0);
+                  "1 while this clock event (throttle) reason is active, else 0", gpu,
+                  Label{"reason", r.key}, s.clock_reasons->has(r.bit) ? 1 : 0);
       }
     }
 

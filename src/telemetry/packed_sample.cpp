@@ -66,14 +66,13 @@ FastSample PackedFastSample::unpack() const {
 
 namespace {
 
-static_assert(sizeof(SlowSample) ==
-                  2 * sizeof(TimePoint) + 3 * sizeof(std::optional<double>) +
-                      sizeof(std::optional<GpmActivity>) +
-                      3 * sizeof(std::optional<std::uint64_t>) +
-                      2 * sizeof(std::optional<std::chrono::nanoseconds>) +
-                      sizeof(std::vector<NvLinkSample>) + alignof(std::uint64_t) +
-                      sizeof(std::optional<std::vector<ProcessSample>>) +
-                      sizeof(std::vector<gpu::ProcessUtilization>),
+static_assert(sizeof(SlowSample) == 2 * sizeof(TimePoint) + 3 * sizeof(std::optional<double>) +
+                                        sizeof(std::optional<GpmActivity>) +
+                                        3 * sizeof(std::optional<std::uint64_t>) +
+                                        2 * sizeof(std::optional<std::chrono::nanoseconds>) +
+                                        sizeof(std::vector<NvLinkSample>) + alignof(std::uint64_t) +
+                                        sizeof(std::optional<std::vector<ProcessSample>>) +
+                                        sizeof(std::vector<gpu::ProcessUtilization>),
               "a SlowSample member PackedSlowSample does not carry: pack it here");
 static_assert(sizeof(GpmActivity) == 8 * sizeof(std::optional<double>),
               "a GpmActivity member PackedSlowSample does not carry: pack it here");
@@ -211,7 +210,9 @@ PackedSlowSample::PackedSlowSample(const SlowSample& s) : time(s.time) {
     });
   }
   // Unsigned, so any two time points come back (the difference wraps, and unwraps).
-  const auto ticks = [](TimePoint t) { return static_cast<std::uint64_t>(t.time_since_epoch().count()); };
+  const auto ticks = [](TimePoint t) {
+    return static_cast<std::uint64_t>(t.time_since_epoch().count());
+  };
   w.signed_varint(static_cast<std::int64_t>(ticks(s.time) - ticks(s.gpm_window_start)));
   if (s.ecc_corrected) w.varint(*s.ecc_corrected);
   if (s.ecc_uncorrected) w.varint(*s.ecc_uncorrected);

@@ -51,7 +51,8 @@ struct Sampler::Gpu {
   RingBuffer<PackedFastSample> fast;  // packed: the service keeps 10 min of them
   mutable std::mutex slow_mutex;
   RingBuffer<PackedSlowSample> slow;  // packed: an NVLink node's samples are 2 KB unpacked
-  std::optional<SlowSample> last_slow, previous_slow;  // the ring's last two, unpacked, for snapshots
+  std::optional<SlowSample> last_slow,
+      previous_slow;  // the ring's last two, unpacked, for snapshots
   mutable std::mutex summary_mutex;
   SummaryBuilder running;  // since start()
   mutable std::mutex health_mutex;

@@ -1,12 +1,12 @@
 // serve/exposition.h: values written as the text format asks, a series' extra label written as
 // `with` would have, and a Families kept between builds giving the same text as a fresh one.
-#include "serve/exposition.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include "serve/exposition.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -39,8 +39,8 @@ void build(Families& f, double watts) {
   const Labels gpu{{"gpu", "0"}, {"uuid", "GPU-a\"b"}};
   f.gauge("gpuclk_gpu_power_watts", "Board power", gpu, watts);
   f.gauge("gpuclk_gpu_clock_event_reason", "Reason", gpu, Label{"reason", "sw_power_cap"}, 1);
-  f.counter("gpuclk_nvlink_errors_total", "Errors", with(gpu, "link", "3"),
-            Label{"type", "crc\"x"}, 7);
+  f.counter("gpuclk_nvlink_errors_total", "Errors", with(gpu, "link", "3"), Label{"type", "crc\"x"},
+            7);
   f.gauge("gpuclk_gpu_clock_event_reason", "Reason", gpu, Label{"reason", "gpu_idle"}, 0);
   f.gauge("gpuclk_up", "Up", {}, Label{"job", "a"}, 1);
 }
@@ -48,20 +48,21 @@ void build(Families& f, double watts) {
 TEST(serve_exposition_test, an_extra_label_is_written_as_with_would_and_families_stay_grouped) {
   Families f;
   build(f, 312.5);
-  EXPECT_EQ(f.take(),
-            "# HELP gpuclk_gpu_power_watts Board power\n"
-            "# TYPE gpuclk_gpu_power_watts gauge\n"
-            "gpuclk_gpu_power_watts{gpu=\"0\",uuid=\"GPU-a\\\"b\"} 312.5\n"
-            "# HELP gpuclk_gpu_clock_event_reason Reason\n"
-            "# TYPE gpuclk_gpu_clock_event_reason gauge\n"
-            "gpuclk_gpu_clock_event_reason{gpu=\"0\",uuid=\"GPU-a\\\"b\",reason=\"sw_power_cap\"} 1\n"
-            "gpuclk_gpu_clock_event_reason{gpu=\"0\",uuid=\"GPU-a\\\"b\",reason=\"gpu_idle\"} 0\n"
-            "# HELP gpuclk_nvlink_errors_total Errors\n"
-            "# TYPE gpuclk_nvlink_errors_total counter\n"
-            "gpuclk_nvlink_errors_total{gpu=\"0\",uuid=\"GPU-a\\\"b\",link=\"3\",type=\"crc\\\"x\"} 7\n"
-            "# HELP gpuclk_up Up\n"
-            "# TYPE gpuclk_up gauge\n"
-            "gpuclk_up{job=\"a\"} 1\n");
+  EXPECT_EQ(
+      f.take(),
+      "# HELP gpuclk_gpu_power_watts Board power\n"
+      "# TYPE gpuclk_gpu_power_watts gauge\n"
+      "gpuclk_gpu_power_watts{gpu=\"0\",uuid=\"GPU-a\\\"b\"} 312.5\n"
+      "# HELP gpuclk_gpu_clock_event_reason Reason\n"
+      "# TYPE gpuclk_gpu_clock_event_reason gauge\n"
+      "gpuclk_gpu_clock_event_reason{gpu=\"0\",uuid=\"GPU-a\\\"b\",reason=\"sw_power_cap\"} 1\n"
+      "gpuclk_gpu_clock_event_reason{gpu=\"0\",uuid=\"GPU-a\\\"b\",reason=\"gpu_idle\"} 0\n"
+      "# HELP gpuclk_nvlink_errors_total Errors\n"
+      "# TYPE gpuclk_nvlink_errors_total counter\n"
+      "gpuclk_nvlink_errors_total{gpu=\"0\",uuid=\"GPU-a\\\"b\",link=\"3\",type=\"crc\\\"x\"} 7\n"
+      "# HELP gpuclk_up Up\n"
+      "# TYPE gpuclk_up gauge\n"
+      "gpuclk_up{job=\"a\"} 1\n");
 }
 
 TEST(serve_exposition_test, a_families_kept_between_builds_writes_what_a_fresh_one_does) {

@@ -112,7 +112,8 @@ void expect_same(const SlowSample& a, const SlowSample& b) {
     const gpu::ProcessUtilization &x = a.process_utilization[i], &y = b.process_utilization[i];
     EXPECT_EQ(x.pid, y.pid) << i;
     EXPECT_EQ(x.time_us, y.time_us) << i;
-    EXPECT_EQ(std::bit_cast<std::uint64_t>(x.sm.value()), std::bit_cast<std::uint64_t>(y.sm.value()));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(x.sm.value()),
+              std::bit_cast<std::uint64_t>(y.sm.value()));
     EXPECT_EQ(std::bit_cast<std::uint64_t>(x.memory.value()),
               std::bit_cast<std::uint64_t>(y.memory.value()));
   }
@@ -125,8 +126,8 @@ SlowSample h100_slow_sample() {
   s.energy = Joules(1234567.891);
   s.pcie_rx = BytesPerSecond(123456789.0);
   s.pcie_tx = BytesPerSecond(0.5);
-  s.gpm = GpmActivity{Ratio(0.91), Ratio(0.875), std::nullopt, Ratio(0.333), Ratio(0),
-                      Ratio(0), Ratio(0.01), Ratio(0.6)};
+  s.gpm = GpmActivity{Ratio(0.91), Ratio(0.875), std::nullopt, Ratio(0.333),
+                      Ratio(0),    Ratio(0),     Ratio(0.01),  Ratio(0.6)};
   s.gpm_window_start = s.time - std::chrono::milliseconds(1000);
   s.ecc_corrected = 0;
   s.ecc_uncorrected = 0;
@@ -178,7 +179,7 @@ TEST(telemetry_packed_sample_test, a_slow_samples_absent_readings_stay_absent) {
   expect_same(SlowSample{}, PackedSlowSample{}.unpack());
   SlowSample s;
   s.time = TimePoint(std::chrono::seconds(5));
-  s.gpm = GpmActivity{};  // read, every fraction absent
+  s.gpm = GpmActivity{};                       // read, every fraction absent
   s.processes = std::vector<ProcessSample>{};  // read: none running
   s.nvlink_errors_fresh = false;
   const SlowSample back = PackedSlowSample(s).unpack();
