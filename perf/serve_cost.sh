@@ -29,6 +29,16 @@ if [ -n "$SIM" ]; then GLOBAL=(--sim "$SIM"); fi
 PEER=""
 if [ -z "$SIM" ] && command -v nvidia-smi >/dev/null; then PEER=nvidia-smi; fi
 
+# A fresh service on a free port (SERVE_PID, PORT); arguments: what runs it (env VAR=...).
+start_serve() {
+  rm -f "$TMP/gpuclk.sock"
+  "$@" "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
+  SERVE_PID=$!
+  for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sleep 0.1; done
+  PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
+  [ -n "$PORT" ] || { echo "serve did not start: $(cat "$TMP/serve.log")"; exit 1; }
+}
+
 # One run's line, as it ends.
 SHOW_RUN='
 import json, sys
@@ -40,12 +50,7 @@ print("run %d: scrape p50 %.3f ms, p99 %.3f ms; CPU %.2f %% of a core%s; RSS %.1
 
 for run in $(seq "$RUNS"); do
   [ -n "$SIM" ] && export GPUCLK_SIM_STATE="$TMP/sim$run.state"
-  rm -f "$TMP/gpuclk.sock"
-  "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
-  SERVE_PID=$!
-  for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sleep 0.1; done
-  PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
-  [ -n "$PORT" ] || { echo "serve did not start: $(cat "$TMP/serve.log")"; exit 1; }
+  start_serve
   sleep 2
   python3 - "$PORT" "$SERVE_PID" "$SECONDS_RUN" "$PEER" "$run" >>"$TMP/runs.jsonl" <<'PY'
 import http.client, json, os, subprocess, sys, time
@@ -138,14 +143,9 @@ PY
 [ "$HOUR" = 1 ] || exit 0
 # An hour of history: the service's rings fill, then its RSS is read (and once more 10 s later:
 # it should stay flat).
-HOUR_WALL=3660; HOUR_SPEED=()
+HOUR_WALL=3660; HOUR_SPEED=(env)
 if [ -n "$SIM" ]; then HOUR_WALL=75; HOUR_SPEED=(env GPUCLK_SIM_SPEED=60); export GPUCLK_SIM_STATE="$TMP/hour.state"; fi
-rm -f "$TMP/gpuclk.sock"
-"${HOUR_SPEED[@]}" "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
-SERVE_PID=$!
-for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sleep 0.1; done
-PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
-[ -n "$PORT" ] || { echo "serve did not start: $(cat "$TMP/serve.log")"; exit 1; }
+start_serve "${HOUR_SPEED[@]}"
 python3 - "$PORT" "$SERVE_PID" "$HOUR_WALL" "${SIM:+60}" <<'PY'
 import sys, time, urllib.request
 port, pid, wall, speed = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

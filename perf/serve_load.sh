@@ -43,8 +43,14 @@ report_sampler() {  # report_sampler BEFORE AFTER
 }
 
 echo "socket: $CLIENTS clients, status and the query view in turn, $RATE requests/s asked, ${SECONDS_RUN} s"
-before=$(sampler); rss0=$(rss)
-python3 - "$TMP/gpuclk.sock" "$CLIENTS" "$RATE" "$SECONDS_RUN" <<'PY'
+# The socket's one poll thread answers every client: its CPU per answer, from schedstat (ns).
+socket_cpu_ns() {
+  local t
+  t=$(grep -l '^gpuclk-socket$' /proc/"$SERVE_PID"/task/*/comm | head -1)
+  cut -d' ' -f1 "$(dirname "$t")/schedstat"
+}
+before=$(sampler); rss0=$(rss); sock0=$(socket_cpu_ns)
+python3 - "$TMP/gpuclk.sock" "$CLIENTS" "$RATE" "$SECONDS_RUN" "$TMP/answered" <<'PY'
 import json, socket, sys, threading, time
 path, clients, rate, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 requests = [b'{"v":1,"request":"status"}\n', b'{"v":1,"request":"view","name":"query"}\n']
@@ -74,8 +80,11 @@ n = len(latencies)
 print(f"  {n / seconds:.0f} requests/s (goal: >= 1000); p50 {latencies[n // 2] * 1e3:.2f} ms, "
       f"p99 {latencies[int(n * 0.99)] * 1e3:.2f} ms (goal: <= 5 ms), max {latencies[-1] * 1e3:.2f} ms; "
       f"{errors[0]} errors")
+print(n, file=open(sys.argv[5], "w"))
 PY
-after=$(sampler); rss1=$(rss)
+after=$(sampler); rss1=$(rss); sock1=$(socket_cpu_ns)
+awk -v c="$((sock1 - sock0))" -v n="$(cat "$TMP/answered")" -v s="$SECONDS_RUN" 'BEGIN {
+  printf "  socket thread: %.3f ms of CPU per answer, %.0f %% of a core\n", c / n / 1e6, c / s / 1e7 }'
 report_sampler "$before" "$after"
 echo "  RSS: $((rss0 / 1024)) MiB before, $((rss1 / 1024)) MiB after (goal: flat, <= 30 MiB)"
 

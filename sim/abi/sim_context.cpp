@@ -299,9 +299,14 @@ bool Context::load_or_create(bool have_lock) {
 void Context::sync() {
   // Each clock read once: every NVML call syncs, the sampler makes ~90 of them a tick.
   const auto steady = std::chrono::steady_clock::now();
+  const std::uint64_t tick = model_->tick();
+  bool reloaded = false;
   if (state_->changed(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch()).count()))
+          std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch())
+              .count())) {
     load_or_create(false);
+    reloaded = true;
+  }
   const long long wall = wall_ns();
   model_->advance_to(sim_at(wall));
   const long long since = wall - last_save_wall_ns_;
@@ -310,13 +315,15 @@ void Context::sync() {
     auto lock = state_->lock();
     if (state_->changed()) {
       load_or_create(true);
+      reloaded = true;
     } else {
       save();
     }
   }
   synced_at_ = steady;
   synced_by_ = std::this_thread::get_id();
-  note_events();
+  // Most calls of a tick find the model where the first left it: nothing new to raise.
+  if (reloaded || model_->tick() != tick) note_events();
 }
 
 void Context::note_events() {

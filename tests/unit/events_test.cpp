@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "gpu/device.h"
@@ -17,16 +18,23 @@ namespace {
 
 using gpu::EventKind;
 
+// Every GPU of the child's simulated node watched, time frozen (ScaledClock 0).
+struct SimWatcher {
+  std::unique_ptr<nvml::Api> api =
+      nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
+  gpu::DeviceSet set{*api};
+  ScaledClock clock{0};
+  gpu::EventWatcher watcher{set.all(), clock};
+};
+
 bool has(const gpu::Reading<std::vector<EventKind>>& r, EventKind k) {
   return r && std::find(r->begin(), r->end(), k) != r->end();
 }
 
 TEST_F(sim_abi_test, event_watcher_returns_the_xid_of_a_lost_gpu_once) {
   expect_passed(in_child(frozen("faults", "55"), [](Nvml& n) {
-    auto api = nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
-    gpu::DeviceSet set(*api);
-    ScaledClock clock(0);
-    gpu::EventWatcher watcher(set.all(), clock);
+    SimWatcher sim;
+    gpu::EventWatcher& watcher = sim.watcher;
     ASSERT_TRUE(watcher.any_watched());
     for (unsigned g = 0; g < 4; ++g) {
       EXPECT_TRUE(has(watcher.watched(g), EventKind::xid)) << "GPU " << g;
@@ -57,10 +65,8 @@ TEST_F(sim_abi_test, event_watcher_returns_the_xid_of_a_lost_gpu_once) {
 // moved the node past the loss (generous bounds: the machine may be loaded).
 TEST_F(sim_abi_test, event_wait_blocks_until_its_timeout_or_an_event_another_thread_raises) {
   expect_passed(in_child(frozen("faults", "55"), [](Nvml& n) {
-    auto api = nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
-    gpu::DeviceSet set(*api);
-    ScaledClock clock(0);
-    gpu::EventWatcher watcher(set.all(), clock);
+    SimWatcher sim;
+    gpu::EventWatcher& watcher = sim.watcher;
     ASSERT_TRUE(watcher.any_watched());
     using Steady = std::chrono::steady_clock;
     auto t0 = Steady::now();
@@ -88,10 +94,8 @@ TEST_F(sim_abi_test, event_wait_blocks_until_its_timeout_or_an_event_another_thr
 
 TEST_F(sim_abi_test, event_watcher_reports_corrected_ecc_errors_as_single_bit_events) {
   expect_passed(in_child(frozen("faults", "5"), [](Nvml& n) {
-    auto api = nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
-    gpu::DeviceSet set(*api);
-    ScaledClock clock(0);
-    gpu::EventWatcher watcher(set.all(), clock);
+    SimWatcher sim;
+    gpu::EventWatcher& watcher = sim.watcher;
     // 120 corrected errors an hour on GPU 3: one or two in 50 s (GPU 2 is lost only at 60 s).
     ASSERT_EQ(n.advance(50), 0);
     std::optional<gpu::GpuEvent> sbe;
@@ -106,10 +110,8 @@ TEST_F(sim_abi_test, event_watcher_reports_corrected_ecc_errors_as_single_bit_ev
 
 TEST_F(sim_abi_test, event_watcher_leaves_out_a_gpu_lost_before_it_registers) {
   expect_passed(in_child(frozen("faults", "70"), [](Nvml&) {
-    auto api = nvml::Api::open(std::string(GPUCLK_BINARY_DIR) + "/libnvml-sim.so");
-    gpu::DeviceSet set(*api);
-    ScaledClock clock(0);
-    gpu::EventWatcher watcher(set.all(), clock);
+    SimWatcher sim;
+    gpu::EventWatcher& watcher = sim.watcher;
     EXPECT_TRUE(watcher.any_watched());
     EXPECT_TRUE(has(watcher.watched(0), EventKind::xid));
     const auto lost = watcher.watched(2);
