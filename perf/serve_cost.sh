@@ -14,12 +14,14 @@
 # RUNS runs (default 3), each with a fresh service; the summary line gives each figure's median.
 #   perf/serve_cost.sh [GPUCLK_BIN] [SECONDS]
 #   SIM=8xh100 perf/serve_cost.sh build/release/gpuclk    # simulated 8x H100 node
+#   SERVE_ARGS="--interval 1s --counters-interval 30s" perf/serve_cost.sh   # other cadences
 # On a simulated node the simulator runs inside the service, so its cost is counted too.
 set -euo pipefail
 BIN=${1:-build/device/gpuclk}
 SECONDS_RUN=${2:-60}
 RUNS=${RUNS:-3}
 SIM=${SIM:-}
+read -ra SERVE_ARGS <<<"${SERVE_ARGS:-}"
 HOUR=${HOUR:-$([ -n "$SIM" ] && echo 1 || echo 0)}
 TMP=$(mktemp -d)
 SERVE_PID=""
@@ -32,7 +34,7 @@ if [ -z "$SIM" ] && command -v nvidia-smi >/dev/null; then PEER=nvidia-smi; fi
 # A fresh service on a free port (SERVE_PID, PORT); arguments: what runs it (env VAR=...).
 start_serve() {
   rm -f "$TMP/gpuclk.sock"
-  "$@" "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
+  "$@" "$BIN" "${GLOBAL[@]}" --socket "$TMP/gpuclk.sock" serve --listen 127.0.0.1:0 "${SERVE_ARGS[@]}" 2>"$TMP/serve.log" &
   SERVE_PID=$!
   for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sleep 0.1; done
   PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
@@ -121,7 +123,7 @@ PY
   tail -1 "$TMP/runs.jsonl" | python3 -c "$SHOW_RUN"
 done
 
-NODE="${SIM:+simulated $SIM; }$(grep -o '[0-9]* GPUs.*ms' "$TMP/serve.log")"
+NODE="${SIM:+simulated $SIM; }$(grep -o '[0-9]* GPUs*.*ms' "$TMP/serve.log")"
 python3 - "$TMP/runs.jsonl" "$NODE" "$SECONDS_RUN" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]

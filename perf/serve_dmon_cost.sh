@@ -53,4 +53,4 @@ print(f'{$n} dmon(s): service {100*($c1-$c0)/w:.2f} % of a core; ' +
   DMON_PIDS=()
 }
 for n in ${COUNTS:-0 1 4}; do measure "$n"; done
-echo "node: ${SIM:+simulated $SIM}; $(grep -o '[0-9]* GPUs.*ms' "$TMP/serve.log"); dmon ${DMON_ARGS[*]:1}"
+echo "node: ${SIM:+simulated $SIM}; $(grep -o '[0-9]* GPUs*.*ms' "$TMP/serve.log"); dmon ${DMON_ARGS[*]:1}"

@@ -10,6 +10,7 @@
 # Then the abuse cases: tests/integration/serve_robustness_test.sh (ABUSE=0 skips them).
 #   perf/serve_load.sh [GPUCLK_BIN]              (default build/release/gpuclk; SIM default 8xh100)
 #   SIM= perf/serve_load.sh .devbin/main/gpuclk  # the host's GPUs
+# WRK: the wrk to run (default: wrk on PATH; scripts/device-check.sh carries one to the GPU host).
 set -euo pipefail
 BIN=${1:-build/release/gpuclk}
 SECONDS_RUN=${SECONDS_RUN:-30}
@@ -27,7 +28,7 @@ for _ in $(seq 100); do grep -q "metrics http://" "$TMP/serve.log" && break; sle
 PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/serve.log" | head -1 | sed 's/.*://')
 [ -n "$PORT" ] || { echo "serve did not start: $(cat "$TMP/serve.log")"; exit 1; }
 sleep 3
-echo "node: ${SIM:+simulated $SIM; }$(grep -o '[0-9]* GPUs.*ms' "$TMP/serve.log")"
+echo "node: ${SIM:+simulated $SIM; }$(grep -o '[0-9]* GPUs*.*ms' "$TMP/serve.log")"
 
 # The sampler's counters and the RSS, before and after each part.
 sampler() {
@@ -88,13 +89,14 @@ awk -v c="$((sock1 - sock0))" -v n="$(cat "$TMP/answered")" -v s="$SECONDS_RUN" 
 report_sampler "$before" "$after"
 echo "  RSS: $((rss0 / 1024)) MiB before, $((rss1 / 1024)) MiB after (goal: flat, <= 30 MiB)"
 
-if command -v wrk >/dev/null; then
+WRK=${WRK:-wrk}
+if command -v "$WRK" >/dev/null; then
   echo "/metrics: 10 scrapers (wrk), each waiting 9 ms after an answer (~1000 requests/s asked), ${SECONDS_RUN} s"
   cat >"$TMP/pace.lua" <<'LUA'
 function delay() return 9 end
 LUA
   before=$(sampler); rss0=$(rss)
-  wrk -t 2 -c 10 -d "${SECONDS_RUN}s" --timeout 10s --latency -s "$TMP/pace.lua" \
+  "$WRK" -t 2 -c 10 -d "${SECONDS_RUN}s" --timeout 10s --latency -s "$TMP/pace.lua" \
     "http://127.0.0.1:$PORT/metrics" >"$TMP/wrk.txt" 2>&1 || true
   after=$(sampler); rss1=$(rss)
   awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}

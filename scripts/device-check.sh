@@ -3,7 +3,7 @@
 #   scripts/device-check.sh [SECTION...]
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
-# copy_variants gemm_dtypes power_by_data dmon_groups serve doctor govern top bench_copy trace
+# copy_variants gemm_dtypes power_by_data dmon_groups serve serve_load doctor govern top bench_copy trace
 # memory_power bench_inputs power_mixed;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
@@ -374,6 +374,18 @@ PY
   done
   kill $spid; wait $spid 2>/dev/null
   wait $GEMM_PID 2>/dev/null
+}
+
+section_serve_load() {
+  echo "## serve under load: 1000 requests/s on the socket and on /metrics, 30 s (perf/serve_load.sh)"
+  # wrk (Debian 12's) travels in .devbin/peers with libluajit (PEERS overrides); without it the
+  # /metrics part is skipped.
+  local peers=${PEERS:-.devbin/peers}
+  if [ -x "$peers/wrk" ]; then
+    printf '#!/bin/sh\nLD_LIBRARY_PATH="%s/lib" exec "%s/wrk" "$@"\n' "$PWD/$peers" "$PWD/$peers" > "$OUT/wrk"
+    chmod +x "$OUT/wrk"
+  fi
+  SIM= ABUSE=0 SECONDS_RUN=30 WRK="$OUT/wrk" perf/serve_load.sh "$BIN" | tee "$OUT/serve_load.txt"
 }
 
 section_doctor() {

@@ -78,6 +78,7 @@ class Node {
   ExitCode stop();
 
   const Service& service() const { return *service_; }
+  Service& service() { return *service_; }
   // The HTTP address actually bound ("127.0.0.1:41234" for port 0); empty without HTTP.
   std::string http_address() const;
 

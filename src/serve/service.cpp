@@ -34,6 +34,18 @@ std::optional<T> opt(const gpu::Reading<T>& r) {
 
 json ok_response() { return json{{"v", kProtocolVersion}, {"ok", true}}; }
 
+// A request's error as its response: an Error with its exit code and hint, anything else (a
+// JSON type error, say) as a bad request.
+json error_for(const std::exception& e) {
+  if (const auto* err = dynamic_cast<const Error*>(&e)) {
+    auto r = error_response(err->what(), static_cast<int>(err->code()));
+    if (!err->hint().empty()) r["hint"] = err->hint();
+    return r;
+  }
+  return error_response(std::string("bad request: ") + e.what(),
+                        static_cast<int>(ExitCode::bad_argument));
+}
+
 // A request's window: "seconds" (default 60), at most what the history keeps.
 Duration window_of(const json& request, Duration longest) {
   double s = request.value("seconds", 60.0);
@@ -488,8 +500,7 @@ json Service::snapshot_response(const json& request) const {
   return r;
 }
 
-json Service::view_response(const json& request) const {
-  const auto name = request.value("name", std::string());
+std::shared_ptr<const NodeState> Service::state_with_view(const std::string& name) const {
   if (std::none_of(views_.begin(), views_.end(), [&](const View& v) { return v.name == name; })) {
     std::string valid;
     for (const auto& v : views_) valid += (valid.empty() ? "" : ", ") + v.name;
@@ -513,16 +524,48 @@ json Service::view_response(const json& request) const {
       s = state_;
     }
   }
-  auto it = s->views.find(name);
-  if (it == s->views.end())
+  if (!s->views.count(name))
     throw Error(ExitCode::other, fmt::format("the service did not refresh view '{}'", name));
+  return s;
+}
+
+json Service::view_response(const std::string& name, const NodeState& s) const {
   auto r = ok_response();
   r["simulated"] = options_.simulated;
   r["sim_state"] = options_.sim_state;
   r["gpus"] = keys_json();
-  r["rows"] = it->second;
-  if (auto node = s->view_nodes.find(name); node != s->view_nodes.end()) r["node"] = node->second;
+  r["rows"] = s.views.at(name);
+  if (auto node = s.view_nodes.find(name); node != s.view_nodes.end()) r["node"] = node->second;
   return r;
+}
+
+json Service::status_response(const NodeState& s) const {
+  auto r = ok_response();
+  r["simulated"] = options_.simulated;
+  r["sim_state"] = options_.sim_state;
+  // What the simulated node's time does when it is not real time ("time frozen at 60 s
+  // (…)"), as a direct `gpuclk status` says it.
+  if (!options_.simulated.empty()) {
+    if (const auto note = gpu::simulator_time_note(devices_.api()); !note.empty())
+      r["sim_time_note"] = note;
+  }
+  r["gpus"] = keys_json();
+  r["status"] = json::array();
+  for (const auto& g : s.status) r["status"].push_back(to_json(g));
+  return r;
+}
+
+std::shared_ptr<const std::string> Service::serialized(const std::string& key, const NodeState& s,
+                                                       const std::function<json()>& build) const {
+  {
+    std::lock_guard lock(answers_mutex_);
+    if (auto it = answers_.find(key); it != answers_.end() && it->second.first == s.generation)
+      return it->second.second;
+  }
+  auto text = std::make_shared<const std::string>(build().dump());
+  std::lock_guard lock(answers_mutex_);
+  answers_[key] = {s.generation, text};
+  return text;
 }
 
 // The `stream` request: the sampler's latest readings of the asked GPUs once per interval, for
@@ -694,19 +737,25 @@ std::unique_ptr<Stream> Service::open_stream(const json& request) {
 }
 
 Reply Service::answer(const json& request, const Peer& peer) {
-  if (request.is_object() && request.value("request", std::string()) == "stream" &&
-      request.value("v", kProtocolVersion) == kProtocolVersion) {
-    try {
-      return {json(), open_stream(request)};
-    } catch (const Error& e) {
-      auto r = error_response(e.what(), static_cast<int>(e.code()));
-      if (!e.hint().empty()) r["hint"] = e.hint();
-      return {r, nullptr};
-    } catch (const std::exception& e) {
-      return {error_response(std::string("bad request: ") + e.what(),
-                             static_cast<int>(ExitCode::bad_argument)),
-              nullptr};
+  try {
+    // Anything else, and a request in another version, handle() answers (or refuses).
+    if (!request.is_object() || request.value("v", kProtocolVersion) != kProtocolVersion)
+      return {handle(request, peer), nullptr};
+    const auto what = request.value("request", std::string());
+    if (what == "stream") return {json(), open_stream(request)};
+    // The answers of the node state alone, shared by every client until the next refresh.
+    if (what == "status") {
+      const auto s = state();
+      return {json(), nullptr, serialized(what, *s, [&] { return status_response(*s); })};
     }
+    if (what == "view") {
+      const auto name = request.value("name", std::string());
+      const auto s = state_with_view(name);
+      return {json(), nullptr,
+              serialized("view " + name, *s, [&] { return view_response(name, *s); })};
+    }
+  } catch (const std::exception& e) {
+    return {error_for(e), nullptr};
   }
   return {handle(request, peer), nullptr};
 }
@@ -720,23 +769,11 @@ json Service::handle(const json& request, const Peer& peer) const {
                          fmt::format("this service speaks version {}", kProtocolVersion));
     const auto what = request.value("request", std::string());
     if (what == "hello") return hello(peer);
-    if (what == "status") {
-      auto s = state();
-      auto r = ok_response();
-      r["simulated"] = options_.simulated;
-      r["sim_state"] = options_.sim_state;
-      // What the simulated node's time does when it is not real time ("time frozen at 60 s
-      // (…)"), as a direct `gpuclk status` says it.
-      if (!options_.simulated.empty()) {
-        if (const auto note = gpu::simulator_time_note(devices_.api()); !note.empty())
-          r["sim_time_note"] = note;
-      }
-      r["gpus"] = keys_json();
-      r["status"] = json::array();
-      for (const auto& g : s->status) r["status"].push_back(to_json(g));
-      return r;
+    if (what == "status") return status_response(*state());
+    if (what == "view") {
+      const auto name = request.value("name", std::string());
+      return view_response(name, *state_with_view(name));
     }
-    if (what == "view") return view_response(request);
     if (what == "history") return history_response(request);
     if (what == "summary") return summary_response(request);
     if (what == "snapshot") return snapshot_response(request);
@@ -744,13 +781,8 @@ json Service::handle(const json& request, const Peer& peer) const {
     if (what == "stream") throw bad_argument("a stream is served on the socket only");
     throw bad_argument(fmt::format("unknown request '{}'", what),
                        "valid: hello, status, view, history, summary, snapshot, processes, stream");
-  } catch (const Error& e) {
-    auto r = error_response(e.what(), static_cast<int>(e.code()));
-    if (!e.hint().empty()) r["hint"] = e.hint();
-    return r;
   } catch (const std::exception& e) {
-    return error_response(std::string("bad request: ") + e.what(),
-                          static_cast<int>(ExitCode::bad_argument));
+    return error_for(e);
   }
 }
 

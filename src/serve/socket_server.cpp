@@ -78,7 +78,11 @@ void serve_lines(Connection& c, const SocketServer::Handler& handler,
         c.stream = std::move(reply.stream);
         c.due = now;
       } else {
-        c.out += reply.response.dump();
+        if (reply.text) {
+          c.out += *reply.text;
+        } else {
+          c.out += reply.response.dump();
+        }
         c.out += '\n';
       }
     }

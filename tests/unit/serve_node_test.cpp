@@ -177,5 +177,64 @@ TEST_F(serve_node_test, node_answers_on_its_socket_and_stops_in_order) {
   }));
 }
 
+// Status and a view are serialized once per node state and shared by every request until the
+// next refresh; the shared text is what handle() builds, and a bad view is still an error.
+TEST_F(serve_node_test, state_answers_are_built_once_per_refresh_and_shared) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    ScaledClock clock(0);
+    serve::NodeOptions options;
+    options.service.simulated = "default";
+    options.socket_path = (dir / "node.sock").string();
+    options.session = session_in(dir);
+    options.selected = set.all();
+    options.views.push_back({"rows", [](const gpu::Device& d, const gpu::DeviceSet&) {
+                               return nlohmann::json{{"index", d.index()}};
+                             }});
+    serve::Node node(set, clock, options);
+    node.start();
+    auto& service = node.service();
+    const serve::Peer peer;
+    const nlohmann::json status{{"v", 1}, {"request", "status"}};
+    const nlohmann::json view{{"v", 1}, {"request", "view"}, {"name", "rows"}};
+    const auto generation = service.state()->generation;
+    const auto a = service.answer(status, peer);
+    const auto b = service.answer(status, peer);
+    const auto v1 = service.answer(view, peer);  // puts the view in demand, waits for it
+    const auto v2 = service.answer(view, peer);
+    ASSERT_TRUE(a.text && b.text && v1.text && v2.text);
+    if (service.state()->generation == generation) {
+      EXPECT_EQ(a.text, b.text);  // one text
+    }
+    EXPECT_EQ(v1.text, v2.text);
+    EXPECT_EQ(nlohmann::json::parse(*v2.text), service.handle(view, peer));
+    EXPECT_EQ(nlohmann::json::parse(*v2.text).at("rows").size(), 4u) << *v2.text;
+    const auto parsed = nlohmann::json::parse(*a.text);
+    EXPECT_TRUE(parsed.at("ok").get<bool>()) << *a.text;
+    EXPECT_EQ(parsed.at("status").size(), 4u);
+    // The next refresh (every second) brings a new text.
+    const auto seen = service.state()->generation;
+    for (int i = 0; i < 100 && service.state()->generation == seen; ++i)
+      std::this_thread::sleep_for(50ms);
+    ASSERT_GT(service.state()->generation, seen);
+    const auto c = service.answer(status, peer);
+    ASSERT_TRUE(c.text);
+    EXPECT_NE(c.text, b.text);
+    EXPECT_EQ(nlohmann::json::parse(*c.text), service.handle(status, peer));
+    // Errors are answers of their own, never shared.
+    const auto bad = service.answer({{"v", 1}, {"request", "view"}, {"name", "nope"}}, peer);
+    EXPECT_FALSE(bad.text);
+    EXPECT_FALSE(bad.response.at("ok").get<bool>()) << bad.response.dump();
+    EXPECT_EQ(bad.response.at("code"), static_cast<int>(ExitCode::bad_argument));
+    EXPECT_NE(bad.response.value("hint", std::string()).find("rows"), std::string::npos);
+    const auto odd = service.answer({{"v", "one"}, {"request", "status"}}, peer);
+    EXPECT_FALSE(odd.text);
+    EXPECT_FALSE(odd.response.at("ok").get<bool>()) << odd.response.dump();
+    node.stop();
+  }));
+}
+
 }  // namespace
 }  // namespace gpuclk::sim::testing
