@@ -26,6 +26,9 @@ constexpr FieldSet kStreamOnDemand{Field::bar1_used, Field::protected_memory_use
 constexpr telemetry::Duration kServiceNvLinkErrorPeriod = std::chrono::minutes(1);
 // One NVML event wait of the event thread (an event ends it at once).
 constexpr std::chrono::milliseconds kEventWait{250};
+// The longest a view's first request waits for the refresh that reads it (the client gives up
+// after 10 s).
+constexpr std::chrono::seconds kViewWait{5};
 
 template <class T>
 std::optional<T> opt(const gpu::Reading<T>& r) {
@@ -500,7 +503,7 @@ json Service::snapshot_response(const json& request) const {
   return r;
 }
 
-std::shared_ptr<const NodeState> Service::state_with_view(const std::string& name) const {
+std::shared_ptr<const NodeState> Service::ask_view(const std::string& name) const {
   if (std::none_of(views_.begin(), views_.end(), [&](const View& v) { return v.name == name; })) {
     std::string valid;
     for (const auto& v : views_) valid += (valid.empty() ? "" : ", ") + v.name;
@@ -508,26 +511,64 @@ std::shared_ptr<const NodeState> Service::state_with_view(const std::string& nam
   }
   std::shared_ptr<const NodeState> s;
   {
-    std::unique_lock lock(state_mutex_);
+    std::lock_guard lock(state_mutex_);
     asked_[name] = std::chrono::steady_clock::now();
     s = state_;
-    if (!s->views.count(name)) {
-      // Not in demand until now: wake the refresher and wait for its next state (a refresh of
-      // every GPU; the client waits 10 s at most, so 5 s here).
-      {
-        std::lock_guard wake(stop_mutex_);
-        refresh_wanted_ = true;
-      }
-      stop_cv_.notify_all();
-      state_cv_.wait_for(lock, std::chrono::seconds(5),
-                         [&] { return state_->views.count(name) > 0 || !running_; });
-      s = state_;
+  }
+  if (!s->views.count(name)) {
+    // Not in demand until now: the refresher reads it at once (a refresh of every GPU).
+    {
+      std::lock_guard wake(stop_mutex_);
+      refresh_wanted_ = true;
     }
+    stop_cv_.notify_all();
+  }
+  return s;
+}
+
+std::shared_ptr<const NodeState> Service::state_with_view(const std::string& name) const {
+  auto s = ask_view(name);
+  if (!s->views.count(name)) {
+    // The client waits 10 s at most, so 5 s here.
+    std::unique_lock lock(state_mutex_);
+    state_cv_.wait_for(lock, kViewWait, [&] { return state_->views.count(name) > 0 || !running_; });
+    s = state_;
   }
   if (!s->views.count(name))
     throw Error(ExitCode::other, fmt::format("the service did not refresh view '{}'", name));
   return s;
 }
+
+// A view's first request after an idle spell, on the socket: its answer waits for the refresh
+// that reads the view, without holding up the socket's poll thread (and every other client:
+// a dmon's lines, say) meanwhile. One line, built as answer() builds it.
+class ViewWait final : public Stream {
+ public:
+  ViewWait(const Service& service, std::string name)
+      : service_(service),
+        name_(std::move(name)),
+        give_up_(std::chrono::steady_clock::now() + kViewWait) {}
+  std::chrono::nanoseconds interval() const override { return std::chrono::milliseconds(1); }
+  std::optional<std::string> next(bool& last) override {
+    const auto s = service_.state();
+    const bool ready = s->views.count(name_) > 0;
+    if (!ready && std::chrono::steady_clock::now() < give_up_ && service_.running_)
+      return std::nullopt;
+    last = true;
+    if (!ready) {
+      return error_response(fmt::format("the service did not refresh view '{}'", name_),
+                            static_cast<int>(ExitCode::other))
+          .dump();
+    }
+    return *service_.serialized("view " + name_, *s,
+                                [&] { return service_.view_response(name_, *s); });
+  }
+
+ private:
+  const Service& service_;
+  std::string name_;
+  std::chrono::steady_clock::time_point give_up_;
+};
 
 json Service::view_response(const std::string& name, const NodeState& s) const {
   auto r = ok_response();
@@ -750,7 +791,8 @@ Reply Service::answer(const json& request, const Peer& peer) {
     }
     if (what == "view") {
       const auto name = request.value("name", std::string());
-      const auto s = state_with_view(name);
+      const auto s = ask_view(name);
+      if (!s->views.count(name)) return {json(), std::make_unique<ViewWait>(*this, name)};
       return {json(), nullptr,
               serialized("view " + name, *s, [&] { return view_response(name, *s); })};
     }

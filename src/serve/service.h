@@ -74,7 +74,8 @@ struct ServiceOptions {
 // say). Registered by the command layer, which knows how to read it; served from the cache.
 // A view is read by the refresher only while it is in demand (asked for in the last
 // kViewIdle): reading every query field of every GPU each second for nobody cost more than the
-// sampler. The first request after an idle spell waits for one refresh (docs/serve.md).
+// sampler. The first request after an idle spell waits for one refresh (docs/serve.md); on the
+// socket as a one-line Stream, so that the poll thread serves the other clients meanwhile.
 struct View {
   std::string name;
   // One row per GPU; optional (topo's table is the node's alone: `rows` is then empty).
@@ -212,8 +213,10 @@ class Service {
   // Feeds the slow samples that came since the last refresh to the attribution.
   void attribute();
   json status_response(const NodeState& s) const;
-  // The state that holds view `name`, marking it in demand; waits for a refresh when it was
-  // not (throws when there is no such view, or the refresh did not come).
+  // Marks view `name` in demand and returns the state; when that state lacks the view, also
+  // wakes the refresher (the next state will hold it). Throws when there is no such view.
+  std::shared_ptr<const NodeState> ask_view(const std::string& name) const;
+  // ask_view(), then waits for the state that holds the view (throws when it did not come).
   std::shared_ptr<const NodeState> state_with_view(const std::string& name) const;
   json view_response(const std::string& name, const NodeState& s) const;
   // `build()` serialized, kept for the state's generation under `key`: the answers that depend
@@ -224,6 +227,7 @@ class Service {
   bool in_demand(const std::string& view) const;
   std::unique_ptr<Stream> open_stream(const json& request);
   friend class SampleStream;
+  friend class ViewWait;
   // The sampler's on-demand fields (dmon's extra columns) wanted by the open streams.
   void demand(telemetry::FieldSet fields, int delta);
 
