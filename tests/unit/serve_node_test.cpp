@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -247,6 +249,71 @@ TEST_F(serve_node_test, state_answers_are_built_once_per_refresh_and_shared) {
     const auto odd = service.answer({{"v", "one"}, {"request", "status"}}, peer);
     EXPECT_FALSE(odd.text);
     EXPECT_FALSE(odd.response.at("ok").get<bool>()) << odd.response.dump();
+    node.stop();
+  }));
+}
+
+// A view's first request waits for the refresh that reads it without holding up the socket:
+// while that read is held (the view's reader blocks until the test lets it go), another client
+// is answered, and the view's answer comes once the read is done.
+TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+    struct Gate {
+      std::mutex m;
+      std::condition_variable cv;
+      bool open = false;
+      int waiting = 0;
+      void pass() {
+        std::unique_lock lock(m);
+        ++waiting;
+        cv.notify_all();
+        cv.wait(lock, [&] { return open; });
+      }
+      void let_go() {
+        std::lock_guard lock(m);
+        open = true;
+        cv.notify_all();
+      }
+      bool held(std::chrono::milliseconds wait) {
+        std::unique_lock lock(m);
+        return cv.wait_for(lock, wait, [&] { return waiting > 0; });
+      }
+    };
+    auto gate = std::make_shared<Gate>();
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    ScaledClock clock(0);
+    serve::NodeOptions options;
+    options.service.simulated = "default";
+    options.socket_path = (dir / "node.sock").string();
+    options.session = session_in(dir);
+    options.selected = set.all();
+    options.views.push_back({"held", [gate](const gpu::Device& d, const gpu::DeviceSet&) {
+                               gate->pass();
+                               return nlohmann::json{{"index", d.index()}};
+                             }});
+    serve::Node node(set, clock, options);
+    // Destroyed before the node: a failed assertion still lets the refresher go.
+    struct LetGoAtEnd {
+      Gate& gate;
+      ~LetGoAtEnd() { gate.let_go(); }
+    } let_go_at_end{*gate};
+    node.start();
+    auto a = serve::Client::connect(options.socket_path);
+    auto b = serve::Client::connect(options.socket_path);
+    ASSERT_TRUE(a && b);
+    a->send({{"request", "view"}, {"name", "held"}});
+    ASSERT_TRUE(gate->held(10s)) << "the refresher never read the view";
+    const auto status = b->request({{"request", "status"}});
+    EXPECT_EQ(status.at("status").size(), 4u) << status.dump();
+    EXPECT_FALSE(a->read_line(0ms));  // its answer waits for the read
+    gate->let_go();
+    const auto line = a->read_line(10s);
+    ASSERT_TRUE(line);
+    EXPECT_EQ(line->at("rows").size(), 4u) << line->dump();
+    a.reset();
+    b.reset();
     node.stop();
   }));
 }
