@@ -52,6 +52,16 @@ control::SessionOptions session_in(const fs::path& dir) {
   return o;
 }
 
+// A simulated node's options: its socket and journal in `dir`, every GPU selected.
+serve::NodeOptions node_options(const fs::path& dir, const gpu::DeviceSet& set) {
+  serve::NodeOptions options;
+  options.service.simulated = "default";
+  options.socket_path = (dir / "node.sock").string();
+  options.session = session_in(dir);
+  options.selected = set.all();
+  return options;
+}
+
 // The value of series `name` for GPU position `gpu` (-1 when absent).
 double series(const std::vector<serve::ExtraSeries>& all, const std::string& name,
               std::size_t gpu) {
@@ -144,11 +154,7 @@ TEST_F(serve_node_test, node_answers_on_its_socket_and_stops_in_order) {
     auto api = open_sim();
     gpu::DeviceSet set(*api);
     ScaledClock clock(0);
-    serve::NodeOptions options;
-    options.service.simulated = "default";
-    options.socket_path = (dir / "node.sock").string();
-    options.session = session_in(dir);
-    options.selected = set.all();
+    auto options = node_options(dir, set);
     serve::Node node(set, clock, options);
     const auto status = node.start();
     EXPECT_NE(status.find("4 GPUs (simulated: default)"), std::string::npos) << status;
@@ -188,11 +194,7 @@ TEST_F(serve_node_test, state_answers_are_built_once_per_refresh_and_shared) {
     auto api = open_sim();
     gpu::DeviceSet set(*api);
     ScaledClock clock(0);
-    serve::NodeOptions options;
-    options.service.simulated = "default";
-    options.socket_path = (dir / "node.sock").string();
-    options.session = session_in(dir);
-    options.selected = set.all();
+    auto options = node_options(dir, set);
     options.views.push_back({"rows", [](const gpu::Device& d, const gpu::DeviceSet&) {
                                return nlohmann::json{{"index", d.index()}};
                              }});
@@ -284,11 +286,7 @@ TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients
     auto api = open_sim();
     gpu::DeviceSet set(*api);
     ScaledClock clock(0);
-    serve::NodeOptions options;
-    options.service.simulated = "default";
-    options.socket_path = (dir / "node.sock").string();
-    options.session = session_in(dir);
-    options.selected = set.all();
+    auto options = node_options(dir, set);
     options.views.push_back({"held", [gate](const gpu::Device& d, const gpu::DeviceSet&) {
                                gate->pass();
                                return nlohmann::json{{"index", d.index()}};
