@@ -96,7 +96,8 @@ class Sampler {
   GpuHealth health(std::size_t gpu) const;
   std::vector<FastSample> fast_samples(std::size_t gpu, TimePoint from, TimePoint to) const;
   std::vector<SlowSample> slow_samples(std::size_t gpu, TimePoint from, TimePoint to) const;
-  // Since start() (whole run; not limited by the ring buffers).
+  // Since start() (whole run; not limited by the ring buffers). After stop(), each GPU's window
+  // ends at its own closing counter read, so its energy and its seconds cover the same span.
   Summary summary(std::size_t gpu) const;
   // Over [from, to], from the samples still in the ring buffers.
   Summary summary(std::size_t gpu, TimePoint from, TimePoint to) const;
@@ -117,7 +118,8 @@ class Sampler {
   // One fast tick / one slow read now, without threads (tests, and start/stop); not counted in
   // timing().
   void sample_fast_once(TimePoint scheduled);
-  void sample_slow_once(std::size_t gpu, const FieldSet& fields);
+  // The read's time; nullopt when the GPU is (or just got) lost.
+  std::optional<TimePoint> sample_slow_once(std::size_t gpu, const FieldSet& fields);
 
  private:
   struct Gpu;
