@@ -419,7 +419,9 @@ void step_gpu(const GpuConfig& config, GpuState& state, double now_s, double dt)
   const double r_sink = spec.sink_k_per_w * config.cooling_factor;
   const double tau_sink = r_sink * spec.sink_heat_capacity_j_per_k;
   const double sink_target = config.ambient_c + r_sink * power;
-  d.sink_c += (sink_target - d.sink_c) * (1 - std::exp(-dt / tau_sink));
+  // cooling_factor 0: an ideal sink (a cold plate) holds ambient; only the die warms.
+  d.sink_c = tau_sink > 0 ? d.sink_c + (sink_target - d.sink_c) * (1 - std::exp(-dt / tau_sink))
+                          : sink_target;
   const double die_target = d.sink_c + spec.die_k_per_w * power;
   d.die_c += (die_target - d.die_c) * (1 - std::exp(-dt / spec.die_time_constant_s));
 

@@ -71,7 +71,7 @@ struct GpuConfig {
   std::uint32_t pcie_width = 0;
   std::uint32_t pcie_slot_max_generation =
       0;                      // what the slot allows (nvmlDeviceGetMaxPcieLinkGeneration)
-  double cooling_factor = 1;  // multiplies the heat sink's thermal resistance
+  double cooling_factor = 1;  // multiplies the heat sink's thermal resistance (0: held at ambient)
   double leakage_factor = 1;  // multiplies static power and leakage (silicon lottery)
   double ambient_c = 0;
 

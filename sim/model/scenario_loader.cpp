@@ -340,6 +340,8 @@ void apply_gpu_keys(const TomlAccess& t, const TomlAccess& root,
   if (t.has("pci_device")) gpu.pci_device = static_cast<std::uint32_t>(t.integer("pci_device"));
   if (t.has("numa_node")) gpu.numa_node = static_cast<std::uint32_t>(t.integer("numa_node"));
   gpu.cooling_factor = t.number_or("cooling_factor", gpu.cooling_factor);
+  if (!(gpu.cooling_factor >= 0) || !std::isfinite(gpu.cooling_factor))
+    t.fail("cooling_factor", "expected a factor >= 0 (0: an ideal heat sink held at ambient)");
   gpu.ambient_c = t.number_or("ambient_c", gpu.ambient_c);
   gpu.persistence_mode = t.boolean_or("persistence_mode", gpu.persistence_mode);
   if (t.has("power_limit_w")) {

@@ -224,6 +224,33 @@ TEST_F(sim_scenario_errors_test, a_busy_pipe_part_above_the_full_pipe_is_refused
   for (double w : a100->pipe_busy_w) EXPECT_EQ(w, 0);
 }
 
+// cooling_factor 0: an ideal sink held at ambient, so the die's temperature (and its leakage
+// power) follows the power alone: the same after a minute of BF16 as after a second (the sweep
+// test's best points rely on it). A negative factor is refused, naming what is valid.
+TEST_F(sim_scenario_errors_test, an_ideal_heat_sink_holds_ambient_and_a_negative_one_is_refused) {
+  const std::string node =
+      "[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 2\n"
+      "[gpu_defaults]\nworkload = \"w\"\n[[gpu]]\nindex = 1\ncooling_factor = 0\n"
+      "[workloads.w]\nrepeat = true\n[[workloads.w.phases]]\nkind = \"compute\"\n"
+      "dtype = \"bf16\"\ntflop = 1e6\n";
+  NodeModel model(
+      std::make_shared<const Scenario>(load_scenario(write(node), {testing::scenarios_dir()})));
+  model.step(2);
+  const double ideal_at_2s = model.gpu(1).dynamics.die_c;
+  const double real_at_2s = model.gpu(0).dynamics.die_c;
+  model.step(60);
+  const auto& ideal = model.gpu(1);
+  EXPECT_DOUBLE_EQ(ideal.dynamics.sink_c, model.scenario().gpus[1].ambient_c);
+  EXPECT_NEAR(ideal.dynamics.die_c, ideal_at_2s, 0.2);
+  EXPECT_GT(ideal.dynamics.power_w, 600);  // under load: the sink takes it all at ambient
+  EXPECT_GT(model.gpu(0).dynamics.die_c, real_at_2s + 5);  // a real sink warms for minutes
+  const auto error = error_of(
+      "[node]\ngpu_model = \"h100-sxm5-80gb\"\ngpu_count = 1\n"
+      "[[gpu]]\nindex = 0\ncooling_factor = -1\n");
+  EXPECT_NE(error.find("cooling_factor"), std::string::npos) << error;
+  EXPECT_NE(error.find(">= 0"), std::string::npos) << error;
+}
+
 TEST(sim_scenario_test, v100_clocks_step_by_seven_and_a_half_mhz_rounded_down) {
   const auto v100 = load_gpu_spec(testing::scenarios_dir() / "models" / "v100-sxm2-32gb.toml");
   EXPECT_EQ(v100->architecture, Architecture::volta);
