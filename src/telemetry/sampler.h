@@ -81,7 +81,7 @@ class Sampler {
   // threads; the first fast tick and slow reads happen at once.
   void start();
   // Stops the threads, then reads every GPU once more (fast fields, energy and violation
-  // counters, GPM), so a summary ends exactly at the stop. Idempotent.
+  // counters, GPM), so each GPU's summary ends exactly at its closing read. Idempotent.
   void stop();
   bool running() const { return running_.load(); }
 
