@@ -548,7 +548,9 @@ class ViewWait final : public Stream {
       : service_(service),
         name_(std::move(name)),
         give_up_(std::chrono::steady_clock::now() + kViewWait) {}
-  std::chrono::nanoseconds interval() const override { return std::chrono::milliseconds(1); }
+  // Looks for the refresh every 10 ms: the refresh it waits for reads every GPU, so 10 ms more is
+  // nothing to the waiting client, and 1000 wake-ups a second of the poll thread bought it nothing.
+  std::chrono::nanoseconds interval() const override { return std::chrono::milliseconds(10); }
   std::optional<std::string> next(bool& last) override {
     const auto s = service_.state();
     const bool ready = s->views.count(name_) > 0;

@@ -31,13 +31,28 @@ namespace {
 using namespace std::chrono_literals;
 
 // Named for the service, so scripts/ci/sanitizers.sh's TSan selection ("serve") takes them.
-class serve_node_test : public sim_abi_test {};
+class serve_node_test : public sim_abi_test {
+ protected:
+  // Runs body(GPUs, the test's directory) in a child process on the default simulated node,
+  // its time frozen at 10 s.
+  void on_default_node(const std::function<void(gpu::DeviceSet&, const fs::path&)>& body);
+};
 
 std::unique_ptr<nvml::Api> open_sim() {
   // Appended, not `std::string(DIR) + "..."`: gcc 12's -Warray-bounds misreads that at -O2.
   std::string path = GPUCLK_BINARY_DIR;
   path += "/libnvml-sim.so";
   return nvml::Api::open(path);
+}
+
+void serve_node_test::on_default_node(
+    const std::function<void(gpu::DeviceSet&, const fs::path&)>& body) {
+  const auto dir = dir_;
+  expect_passed(in_child(frozen("default", "10"), [&body, dir](Nvml&) {
+    auto api = open_sim();
+    gpu::DeviceSet set(*api);
+    body(set, dir);
+  }));
 }
 
 double watts(const gpu::Device& d) {
@@ -71,10 +86,7 @@ double series(const std::vector<serve::ExtraSeries>& all, const std::string& nam
 }
 
 TEST_F(serve_node_test, delegate_writer_journals_its_write_and_puts_it_back) {
-  const auto dir = dir_;
-  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
-    auto api = open_sim();
-    gpu::DeviceSet set(*api);
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
     const double before = watts(set[1]);
     ASSERT_GT(before, 500);
     serve::DelegateWriter writer(session_in(dir), set.all());
@@ -114,14 +126,11 @@ TEST_F(serve_node_test, delegate_writer_journals_its_write_and_puts_it_back) {
     EXPECT_EQ(restored.exit, ExitCode::ok) << restored.error;
     EXPECT_DOUBLE_EQ(watts(set[1]), before);
     EXPECT_TRUE(control::JournalStore(dir / "journal").load().clean());
-  }));
+  });
 }
 
 TEST_F(serve_node_test, profile_keeper_applies_at_start_and_corrects_drift) {
-  const auto dir = dir_;
-  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
-    auto api = open_sim();
-    gpu::DeviceSet set(*api);
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
     const auto profile = dir / "profile.toml";
     std::ofstream(profile) << "gpus = \"1,2\"\n[settings]\npower_limit_w = 450\n";
     serve::ProfileKeeper keeper(session_in(dir), profile.string(), 1000ms, false, set, set.all());
@@ -145,14 +154,11 @@ TEST_F(serve_node_test, profile_keeper_applies_at_start_and_corrects_drift) {
     EXPECT_EQ(series(keeper.series(), "gpuclk_profile_drift_corrections_total", 2), 1);
     EXPECT_EQ(series(keeper.series(), "gpuclk_profile_drift_corrections_total", 1), 0);
     EXPECT_DOUBLE_EQ(watts(set[2]), 450);
-  }));
+  });
 }
 
 TEST_F(serve_node_test, node_answers_on_its_socket_and_stops_in_order) {
-  const auto dir = dir_;
-  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
-    auto api = open_sim();
-    gpu::DeviceSet set(*api);
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
     ScaledClock clock(0);
     auto options = node_options(dir, set);
     serve::Node node(set, clock, options);
@@ -183,16 +189,13 @@ TEST_F(serve_node_test, node_answers_on_its_socket_and_stops_in_order) {
     EXPECT_EQ(node.stop(), ExitCode::ok);
     EXPECT_EQ(node.stop(), ExitCode::ok);  // idempotent
     EXPECT_FALSE(serve::Client::connect(options.socket_path));
-  }));
+  });
 }
 
 // Status and a view are serialized once per node state and shared by every request until the
 // next refresh; the shared text is what handle() builds, and a bad view is still an error.
 TEST_F(serve_node_test, state_answers_are_built_once_per_refresh_and_shared) {
-  const auto dir = dir_;
-  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
-    auto api = open_sim();
-    gpu::DeviceSet set(*api);
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
     ScaledClock clock(0);
     auto options = node_options(dir, set);
     options.views.push_back({"rows", [](const gpu::Device& d, const gpu::DeviceSet&) {
@@ -252,15 +255,14 @@ TEST_F(serve_node_test, state_answers_are_built_once_per_refresh_and_shared) {
     EXPECT_FALSE(odd.text);
     EXPECT_FALSE(odd.response.at("ok").get<bool>()) << odd.response.dump();
     node.stop();
-  }));
+  });
 }
 
 // A view's first request waits for the refresh that reads it without holding up the socket:
 // while that read is held (the view's reader blocks until the test lets it go), another client
 // is answered, and the view's answer comes once the read is done.
 TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients) {
-  const auto dir = dir_;
-  expect_passed(in_child(frozen("default", "10"), [dir](Nvml&) {
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
     struct Gate {
       std::mutex m;
       std::condition_variable cv;
@@ -283,8 +285,6 @@ TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients
       }
     };
     auto gate = std::make_shared<Gate>();
-    auto api = open_sim();
-    gpu::DeviceSet set(*api);
     ScaledClock clock(0);
     auto options = node_options(dir, set);
     options.views.push_back({"held", [gate](const gpu::Device& d, const gpu::DeviceSet&) {
@@ -313,7 +313,7 @@ TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients
     a.reset();
     b.reset();
     node.stop();
-  }));
+  });
 }
 
 }  // namespace
