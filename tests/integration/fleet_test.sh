@@ -260,11 +260,12 @@ t0=$(date +%s.%N)
 RC=$?
 took=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
 check; [ $RC -eq 255 ] || fail "fleet against a silent server exited $RC, expected 255"
-# Well under the default 10 s: the 2 s applied. curl's own words say it waited 2000 ms; the
-# wall time adds the start-up, which a sanitized build on a loaded machine stretched past 4 s.
+# Well under the default 10 s: the 2 s applied. curl's own words say it waited ~2000 ms (1999
+# once, under load: its timer fires on its own clock's tick); the wall time adds the start-up,
+# which a sanitized build on a loaded machine stretched past 4 s.
 bound=$((2 + 2 * ${GPUCLK_TEST_TIME_SCALE:-1}))
 check; python3 -c "import sys; sys.exit(0 if $took < $bound else 1)" || fail "fleet --timeout 2s took $took s (>= $bound)"
-check; grep -q "timed out after 2[0-9][0-9][0-9] milliseconds" "$TMP/slow.out" ||
+check; grep -Eq "timed out after (19[0-9][0-9]|2[0-9][0-9][0-9]) milliseconds" "$TMP/slow.out" ||
   fail "curl did not time out after 2 s: $(cat "$TMP/slow.out")"
 check; grep -q "http://127.0.0.1:$SLOW_PORT.*did not answer within --timeout 2 s" "$TMP/slow.out" &&
   grep -q "tried GET http://127.0.0.1:$SLOW_PORT/api/v1/query" "$TMP/slow.out" ||
