@@ -85,7 +85,10 @@ doctor_on "$SCEN/power-brake.toml" 30
 expect_exit 10
 expect_serious "hw_slowdown:warning:1"
 expect_between hw_slowdown 1 events 2 3             # 1.5 s every 10 s over 20 s
-expect_between hw_slowdown 1 held_s 2.5 3.5
+# Any 20 s window holds two 1.5 s brakes (3 s); a loaded machine's late first or last sample
+# cuts one at the edge (2.4 s seen under load with the ci build: 0.6 simulated s, ~45 ms of wall
+# time at its 13x), so at least 2 s: more than one brake, never the whole window.
+expect_between hw_slowdown 1 held_s 2 3.5
 expect_between hw_slowdown 1 sm_clock_median_held_mhz 600 990  # halved: at most 990 MHz
 
 # At 10x, not the file's 40x: the median of GPU 0's wandering clock needs its ~100 samples, and
