@@ -91,6 +91,18 @@ GPUCLK_SIM_EXPORT int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_tr
   });
 }
 
+GPUCLK_SIM_EXPORT int gpuclk_sim_gpu_settings(unsigned int index, gpuclk_sim_gpu_settings_t* out) {
+  if (!out) return -1;
+  return with_model(-1, [&](Context& c) {
+    if (index >= c.model().gpu_count()) return -1;
+    const GpuSettings& s = c.model().gpu(index).settings;
+    *out = {s.locked_sm_min_mhz,     s.locked_sm_max_mhz, s.locked_memory_min_mhz,
+            s.locked_memory_max_mhz, s.app_sm_mhz,        s.app_memory_mhz,
+            s.power_limit_mw,        s.persistence_mode};
+    return 0;
+  });
+}
+
 GPUCLK_SIM_EXPORT int gpuclk_sim_host(unsigned int* cpus, unsigned int* numa_nodes) {
   if (!cpus || !numa_nodes) return -1;
   return with_model(-1, [&](Context& c) {

@@ -1,6 +1,7 @@
 #include "sim_context.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -297,6 +298,14 @@ bool Context::load_or_create(bool have_lock) {
 }
 
 void Context::sync() {
+  // GPUCLK_SIM_HANG_WHILE=PATH: while PATH exists, every call hangs here with the library's lock
+  // held, as a driver call stuck on a GPU that stopped answering does (the fault tests'
+  // stalled sampler). Looked up once; a stat() a call only while it is set.
+  static const char* const hang_while = env("GPUCLK_SIM_HANG_WHILE");
+  if (hang_while) {
+    struct stat st {};
+    while (::stat(hang_while, &st) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   // Each clock read once: every NVML call syncs, the sampler makes ~90 of them a tick.
   const auto steady = std::chrono::steady_clock::now();
   const std::uint64_t tick = model_->tick();

@@ -31,6 +31,7 @@
 #include "govern/run.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
+#include "util/stop_signal.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -269,11 +270,10 @@ int run_report(Context& ctx, const GovernOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // The governor on GPUs
 
-// Consumes a held SIGINT/SIGTERM/SIGHUP/SIGQUIT so the clean stop exits 0 instead of dying of it.
+// Consumes a held stop signal (SIGINT, SIGTERM, SIGHUP…: util::stop_signals()) so the clean stop
+// exits 0 instead of dying of it.
 void consume_held_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
+  const sigset_t set = util::stop_signal_set();
   const timespec zero{0, 0};
   while (sigtimedwait(&set, nullptr, &zero) > 0) {
   }

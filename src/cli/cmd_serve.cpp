@@ -1,12 +1,18 @@
 // `gpuclk serve`: the resident node service (src/serve): one sampler and its history, the Unix
-// socket every read command asks first, and /metrics for Prometheus. Runs until SIGTERM/SIGINT.
+// socket every read command asks first, and /metrics for Prometheus. Runs until a signal
+// that ends a process (SIGTERM, SIGINT, SIGHUP…: util/stop_signal.h) stops it in order.
 #include <fmt/format.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -55,6 +61,8 @@ struct ServeOptions {
 };
 
 constexpr const char* kDefaultPolicy = "/etc/gpuclk/policy.toml";
+// How long a stopping service still waits for another gpuclk's journal lock.
+constexpr auto kStopGrace = std::chrono::seconds(5);
 
 // The delegation policy: --policy, else /etc/gpuclk/policy.toml when it exists; nullopt: none
 // (users who are not root change nothing through the service). Refused with exit 2 when others
@@ -120,6 +128,13 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   // scrapers (perf/serve_load.sh). The service allocates little; two arenas are enough. An
   // explicit MALLOC_ARENA_MAX wins.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  // Each socket client is a descriptor: the soft limit (1024 under systemd) would end accepting
+  // before the service's own caps (socket_server.h). The hard limit is the site's to set
+  // (LimitNOFILE in the unit); up to 65536 of it is taken.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, 65536);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   serve::NodeOptions node;
   auto& so = node.service;
   so.interval = *interval;
@@ -149,8 +164,12 @@ int run_serve(Context& ctx, const ServeOptions& o) {
     node.profile_check = parse_profile_check(o.profile_check);
   }
 
-  // SIGINT/SIGTERM are blocked in every thread (the Node's threads inherit the mask); this
-  // thread waits for them and stops the Node in order.
+  // Every signal that would end the service (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1…) is
+  // blocked in every thread (the Node's threads inherit the mask); this thread waits for them
+  // and stops the Node in order, so the governor's clocks and users' grants go back. A log
+  // reader that goes away (`serve 2>&1 | head`, journald restarting) must not end it either:
+  // SIGPIPE is ignored and stderr's write errors are dropped.
+  util::ignore_write_signals();
   util::StopWaiter stop;
   auto& devices = ctx.devices();
   if (ctx.simulated()) {
@@ -167,18 +186,38 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   node.socket_path = serve::socket_path(ctx.options.socket);
   node.session = session_options(ctx, "serve", true);
   node.session.name = "gpuclk serve";
+  // Waits for another gpuclk's journal lock end kStopGrace after a stop signal: at start nothing
+  // was written yet; at stop, the governor's clocks stay in the journal for `gpuclk restore`.
+  // Asked from the writers' threads: when the stop was first seen is one atomic.
+  node.session.give_up = [](std::chrono::steady_clock::duration) {
+    static std::atomic<std::int64_t> asked_ns{0};
+    if (!util::StopWaiter::requested()) return false;
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    std::int64_t expected = 0;
+    asked_ns.compare_exchange_strong(expected, now);
+    return now - asked_ns.load() >= std::chrono::nanoseconds(kStopGrace).count();
+  };
   node.selected = ctx.selected();
   node.views = service_views(ctx);
 
-  serve::Node service(devices, ctx.clock(), std::move(node));
+  std::optional<serve::Node> built;
+  try {
+    built.emplace(devices, ctx.clock(), std::move(node));
+  } catch (const control::LockWaitStopped& e) {
+    std::cerr << "gpuclk serve: " << util::signal_name(stop.wait())
+              << " while waiting for the journal's lock: stopped; nothing was written" << std::endl;
+    return 0;
+  }
+  serve::Node& service = *built;
   const auto status = service.start();
   std::cerr << "gpuclk serve: " << status << std::endl;
   serve::notify_ready(status);
 
   const int signal_number = stop.wait();
   serve::notify_stopping();
-  std::cerr << "gpuclk serve: " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping"
-            << std::endl;
+  std::cerr << "gpuclk serve: " << util::signal_name(signal_number) << ", stopping" << std::endl;
   const auto governed = service.stop();
   if (governed != ExitCode::ok)
     throw Error(governed, "the governor did not stop cleanly (above)",

@@ -157,8 +157,15 @@ std::optional<nlohmann::json> Context::service_hello() {
     // The node kind is checked once, on the service's hello: only some answers (status, views)
     // name it, and a history or summary must not be taken from the wrong node either.
     if (service_) {
-      service_hello_ = service_->request({{"request", "hello"}});
-      if (!service_serves_this_node(*service_hello_)) service_.reset();
+      try {
+        service_hello_ = service_->request({{"request", "hello"}});
+        if (!service_serves_this_node(*service_hello_)) service_.reset();
+      } catch (const Error& e) {
+        // The service refused this client (too many connections) or did not answer within the
+        // client's timeout: the command reads the GPUs itself, as without a service, and says so.
+        std::cerr << "gpuclk: " << e.what() << "; reading the GPUs directly (--direct)\n";
+        service_.reset();
+      }
     }
   }
   if (!service_) return std::nullopt;

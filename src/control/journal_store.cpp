@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "util/error.h"
 #include "util/file.h"
@@ -79,7 +81,8 @@ JournalStore::Lock::~Lock() {
   if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
 }
 
-JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting) const {
+JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting,
+                                      const GiveUp& give_up) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) fail(ec.value(), "cannot create the state directory", dir_);
@@ -88,9 +91,23 @@ JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting) 
   if (fd.get() < 0) fail(errno, "cannot open the lock", path);
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) fail(errno, "cannot lock", path);
-    if (waiting) waiting(read_holder_pid(fd.get()));
-    while (::flock(fd.get(), LOCK_EX) != 0) {
-      if (errno != EINTR) fail(errno, "cannot lock", path);
+    const long holder = read_holder_pid(fd.get());
+    if (waiting) waiting(holder);
+    if (give_up) {
+      const auto start = std::chrono::steady_clock::now();
+      while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) fail(errno, "cannot lock", path);
+        if (give_up(std::chrono::steady_clock::now() - start))
+          throw LockWaitStopped(
+              holder, fmt::format("stopped waiting for the journal's lock ({} holds {})",
+                                  holder > 0 ? fmt::format("pid {}", holder) : "another gpuclk",
+                                  path.string()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    } else {
+      while (::flock(fd.get(), LOCK_EX) != 0) {
+        if (errno != EINTR) fail(errno, "cannot lock", path);
+      }
     }
   }
   // Who holds it, for the next one's "waiting for" message. Informational only.

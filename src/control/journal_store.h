@@ -3,17 +3,32 @@
 // flock that serializes gpuclk processes from reading the journal to their last write.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "control/journal.h"
+#include "util/error.h"
 
 namespace gpuclk::control {
 
 // The boot this host runs (/proc/sys/kernel/random/boot_id); empty when unreadable.
 std::string current_boot_id();
+
+// A wait for the journal's lock that was given up (JournalStore::GiveUp): nothing was written.
+class LockWaitStopped : public Error {
+ public:
+  LockWaitStopped(long holder_pid, const std::string& message)
+      : Error(ExitCode::other, message,
+              "nothing was written; `gpuclk journal` shows what that process set"),
+        holder_pid_(holder_pid) {}
+  long holder_pid() const { return holder_pid_; }
+
+ private:
+  long holder_pid_;
+};
 
 class JournalStore {
  public:
@@ -37,10 +52,17 @@ class JournalStore {
     int fd_ = -1;
   };
 
+  // Asked every 50 ms while another gpuclk holds the lock, with how long this one has waited:
+  // true ends the wait (LockWaitStopped). A service that is stopping must not wait forever for
+  // a writer that never finishes.
+  using GiveUp = std::function<bool(std::chrono::steady_clock::duration waited)>;
+
   // Creates the state directory if needed and takes the lock, calling `waiting` (with the
-  // holder's pid when known) before blocking on another gpuclk. Throws Error: exit 4 when the
-  // directory or lock cannot be created for lack of permission, 255 otherwise.
-  Lock lock(const std::function<void(long holder_pid)>& waiting = {}) const;
+  // holder's pid when known) before waiting for another gpuclk. Throws Error: exit 4 when the
+  // directory or lock cannot be created for lack of permission, 255 otherwise; LockWaitStopped
+  // when `give_up` ended the wait.
+  Lock lock(const std::function<void(long holder_pid)>& waiting = {},
+            const GiveUp& give_up = {}) const;
 
   // The journal (empty when there is none). Throws Error (exit 255) for an unreadable or corrupt
   // file, naming it and what to do.

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 namespace gpuclk::control {
@@ -11,12 +14,27 @@ void settle() { std::this_thread::sleep_for(kSettleTime); }
 
 namespace {
 
-// The line a writer prints while another gpuclk holds the journal's lock.
+// What process `pid` runs, from /proc/PID/cmdline: "gpuclk set -i 0 --power-limit 500"; empty
+// when it cannot be read (gone, another PID namespace).
+std::string command_of(long pid) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  if (const auto slash = text.find_last_of('/', text.find(' ')); slash != std::string::npos)
+    text.erase(0, slash + 1);  // the program's name, not its folder
+  if (text.size() > 120) text = text.substr(0, 117) + "...";
+  return text;
+}
+
+// The line a writer prints while another gpuclk holds the journal's lock: who holds it.
 std::function<void(long)> waiting_line(const std::string& name, const JournalStore& store) {
   return [&name, &store](long pid) {
+    const auto command = pid > 0 ? command_of(pid) : std::string();
     std::cerr << name << ": waiting for another gpuclk"
-              << (pid > 0 ? fmt::format(" (pid {})", pid) : "") << " to finish with "
-              << store.dir().string() << "\n";
+              << (pid > 0 ? fmt::format(" (pid {}{})", pid, command.empty() ? "" : ": " + command)
+                          : "")
+              << " to finish with " << store.dir().string() << "\n";
   };
 }
 
@@ -29,6 +47,11 @@ std::vector<std::unique_ptr<GpuControl>> open_controls(const std::vector<gpu::De
 }
 
 }  // namespace
+
+void wait_for_journal(const SessionOptions& options) {
+  const JournalStore store(options.journal_dir);
+  store.lock(waiting_line(options.name, store), options.give_up);
+}
 
 Journal load_current(const JournalStore& store, const SessionOptions& options) {
   auto journal = store.load();
@@ -53,7 +76,7 @@ ControlSession::ControlSession(SessionOptions options, bool dry_run)
     return;
   }
   if (options_.before_lock) options_.before_lock("lock the journal");
-  lock_.emplace(store_.lock(waiting_line(options_.name, store_)));
+  lock_.emplace(store_.lock(waiting_line(options_.name, store_), options_.give_up));
   signals_.emplace();
   journal_ = load_current(store_, options_);
 }
@@ -83,12 +106,12 @@ ResidentSession::ResidentSession(SessionOptions options)
       access_(allow_writes(options_.read_only, options_.command)),
       store_(options_.journal_dir) {
   if (options_.before_lock) options_.before_lock("lock the journal");
-  auto lock = store_.lock();
+  auto lock = store_.lock(waiting_line(options_.name, store_), options_.give_up);
   load_current(store_, options_);
 }
 
 ChangeReport ResidentSession::with_journal(const Change& change) {
-  auto lock = store_.lock(waiting_line(options_.name, store_));
+  auto lock = store_.lock(waiting_line(options_.name, store_), options_.give_up);
   auto journal = load_current(store_, options_);
   return change(journal, [this](const Journal& j) { store_.save(j); });
 }

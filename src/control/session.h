@@ -42,12 +42,21 @@ struct SessionOptions {
   std::function<void(std::size_t)> after_write;
   // Called once before the journal's lock is taken (the CLI's fuzz hook stops there).
   std::function<void(std::string_view what)> before_lock;
+  // Asked while another gpuclk holds the journal's lock (JournalStore::GiveUp): the service
+  // gives up the wait once it is asked to stop, so a writer that never finishes cannot keep it
+  // from stopping. Empty: wait as long as it takes (a command in a shell: Ctrl-C ends it).
+  JournalStore::GiveUp give_up;
 };
 
 // How long written clocks take to take effect before they are read back.
 inline constexpr std::chrono::milliseconds kSettleTime{50};
 // Waits kSettleTime: RunOptions::settle for a writer that reads back what it wrote.
 void settle();
+
+// Waits until no other gpuclk holds the journal's lock, printing who does, as a writer's session
+// would before its first change; returns at once when none does. Throws LockWaitStopped when
+// options.give_up ends the wait.
+void wait_for_journal(const SessionOptions& options);
 
 // The journal under `store`'s lock; one from an earlier boot (not on a simulated node) is moved
 // aside with a line on stderr naming options.name, and an empty journal returned (a reboot reset

@@ -39,6 +39,21 @@ typedef struct gpuclk_sim_gpu_truth_st {
 
 // 0 on success; -1 if the scenario cannot load or index is out of range.
 int gpuclk_sim_gpu_truth(unsigned int index, gpuclk_sim_gpu_truth_t* out);
+// The settings a GPU holds now, clock locks included (NVML cannot read those back): what the
+// fault tests decode after each fault. 0 both for a lock's min and max: not locked.
+typedef struct gpuclk_sim_gpu_settings_st {
+  unsigned int locked_sm_min_mhz;
+  unsigned int locked_sm_max_mhz;
+  unsigned int locked_memory_min_mhz;
+  unsigned int locked_memory_max_mhz;
+  unsigned int app_sm_mhz;
+  unsigned int app_memory_mhz;
+  unsigned int power_limit_mw;
+  unsigned int persistence_mode;
+} gpuclk_sim_gpu_settings_t;
+
+// 0 on success; -1 if the scenario cannot load or index is out of range.
+int gpuclk_sim_gpu_settings(unsigned int index, gpuclk_sim_gpu_settings_t* out);
 // The GPU's energy since power-on, joules; NaN on error.
 double gpuclk_sim_energy_joules(unsigned int index);
 

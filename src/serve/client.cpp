@@ -16,21 +16,32 @@
 
 namespace gpuclk::serve {
 
-std::unique_ptr<Client> Client::connect(const std::string& path) {
+namespace {
+
+// A connected socket to `path`, or -1.
+int open_socket(const std::string& path) {
   sockaddr_un addr{};
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return nullptr;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return -1;
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return nullptr;
+  if (fd < 0) return -1;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return nullptr;
+    return -1;
   }
   // A service that hangs must not hang the command: 10 s per read or write.
   timeval timeout{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  return fd;
+}
+
+}  // namespace
+
+std::unique_ptr<Client> Client::connect(const std::string& path) {
+  const int fd = open_socket(path);
+  if (fd < 0) return nullptr;
   return std::unique_ptr<Client>(new Client(fd, path));
 }
 
@@ -68,19 +79,51 @@ nlohmann::json Client::take_line(std::size_t newline) {
 }
 
 nlohmann::json Client::request(nlohmann::json request) {
-  send(std::move(request));
-  std::size_t nl;
-  char buffer[64 * 1024];
-  while ((nl = pending_.find('\n')) == std::string::npos) {
-    auto n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n == 0) errno = ECONNRESET;
-    // A signal the command handles (sweep's SIGTERM) must not leave the answer unread: the next
-    // request on this connection would take it for its own.
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw failure("did not answer");
-    pending_.append(buffer, static_cast<std::size_t>(n));
+  request["v"] = kProtocolVersion;
+  const auto line = request.dump() + '\n';
+  // The service closes a connection that asked nothing for 30 s (socket_server.h): a command
+  // that waits longer between two requests (doctor's window, stat's command) connects again,
+  // once, when the connection turns out closed before any of the answer came.
+  for (int attempt = 0;; ++attempt) {
+    bool closed = false;
+    std::size_t sent = 0;
+    while (sent < line.size()) {
+      auto n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+        closed = true;
+        break;
+      }
+      if (n <= 0) throw failure("did not take the request");
+      sent += static_cast<std::size_t>(n);
+    }
+    std::size_t nl;
+    char buffer[64 * 1024];
+    while (!closed && (nl = pending_.find('\n')) == std::string::npos) {
+      auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+      // A signal the command handles (sweep's SIGTERM) must not leave the answer unread: the
+      // next request on this connection would take it for its own.
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+        if (!pending_.empty()) {
+          errno = ECONNRESET;
+          throw failure("did not answer");
+        }
+        closed = true;
+        break;
+      }
+      if (n < 0) throw failure("did not answer");
+      pending_.append(buffer, static_cast<std::size_t>(n));
+    }
+    if (!closed) return take_line(nl);
+    const int fd = attempt == 0 ? open_socket(path_) : -1;
+    if (fd < 0) {
+      errno = ECONNRESET;
+      throw failure("did not answer");
+    }
+    ::close(fd_);
+    fd_ = fd;
   }
-  return take_line(nl);
 }
 
 std::optional<nlohmann::json> Client::read_line(std::chrono::milliseconds wait) {

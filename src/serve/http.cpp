@@ -30,8 +30,9 @@ namespace {
 
 constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
-// GET (and HEAD) of `text`; other methods get 405.
-int send_text(mg_connection* conn, const std::string& text) {
+// GET (and HEAD) of `text` with `status` (200, or 503 for an unhealthy /healthz); other methods
+// get 405.
+int send_text(mg_connection* conn, const std::string& text, int status = 200) {
   const char* method = mg_get_request_info(conn)->request_method;
   const bool head = std::strcmp(method, "HEAD") == 0;
   if (!head && std::strcmp(method, "GET") != 0) {
@@ -41,10 +42,10 @@ int send_text(mg_connection* conn, const std::string& text) {
   // The status line and headers by hand, as prometheus-cpp wrote them: mg_send_http_ok adds a
   // Date header through gmtime(), whose static buffer races with any other thread's
   // localtime()/gmtime() (ThreadSanitizer, tests/integration/serve_robustness_test.sh).
-  mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", kTextFormat,
-            text.size());
+  mg_printf(conn, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", status,
+            status == 200 ? "OK" : "Service Unavailable", kTextFormat, text.size());
   if (!head) mg_write(conn, text.data(), text.size());
-  return 200;
+  return status;
 }
 
 }  // namespace
@@ -59,17 +60,22 @@ HttpExporter::HttpExporter(const Service& service, const std::string& address,
   mg_init_library(0);
   // civetweb gives a keep-alive connection one worker thread for as long as it keeps sending:
   // with 4 threads, 20 wrk connections pacing a request every 20 ms got 186 requests/s, the
-  // other 16 waiting in the queue (perf/serve_load.sh). 32 threads serve 32 such clients at
+  // other 16 waiting in the queue (perf/serve_load.sh). 64 threads serve 64 such clients at
   // once (Prometheus servers, dashboards, curl); an idle thread costs its stack's mapping, not
-  // memory. Slow clients hold one each for request_timeout_ms at most.
+  // memory. A client that sends its request slowly (a header line every 2 s) holds a worker
+  // until request_timeout_ms from its first byte (civetweb counts the whole header, not each
+  // read): 3 s, where a scraper writes its request in one segment. With 10 s and 32 threads,
+  // 40 such clients held every worker and scrapes waited ~9 s a wave
+  // (tests/faults/socket_abuse_test.sh); now 63 of them leave a worker free, and more delay a
+  // scrape by 3 s at most.
   // tcp_nodelay: on the H100 host every keep-alive scrape took 44 ms (p50 = p99), the mark of
   // Nagle's algorithm holding civetweb's second write until the client's delayed ACK (40 ms).
   const char* options[] = {"listening_ports",
                            address.c_str(),
                            "num_threads",
-                           "32",
+                           "64",
                            "request_timeout_ms",
-                           "10000",
+                           "3000",
                            "enable_keep_alive",
                            "yes",
                            "tcp_nodelay",
@@ -97,7 +103,9 @@ HttpExporter::HttpExporter(const Service& service, const std::string& address,
   mg_set_request_handler(
       impl_->context, "/healthz$",
       [](mg_connection* conn, void* data) {
-        return send_text(conn, health_text(static_cast<Impl*>(data)->service));
+        // 503 while unhealthy, so a Kubernetes httpGet probe (or any load balancer) sees it.
+        const auto& service = static_cast<Impl*>(data)->service;
+        return send_text(conn, health_text(service), healthy(service) ? 200 : 503);
       },
       impl_.get());
   mg_server_port port{};

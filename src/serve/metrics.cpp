@@ -268,11 +268,14 @@ std::uint64_t MetricsText::builds() const {
   return builds_;
 }
 
+bool healthy(const Service& service) {
+  return service.state_age_seconds() < 10.0 && service.sampler().running();
+}
+
 std::string health_text(const Service& service) {
-  const bool fresh = service.state_age_seconds() < 10.0;
   Families f;
   f.gauge("gpuclk_serve_healthy", "1 while the sampler runs and the cached state is fresh", {},
-          fresh && service.sampler().running() ? 1.0 : 0.0);
+          healthy(service) ? 1.0 : 0.0);
   return f.take();
 }
 

@@ -48,7 +48,9 @@ class MetricsText {
 };
 
 // /healthz: one gauge, gpuclk_serve_healthy, 1 while the sampler ticks and the cached state is
-// fresh (the text is what a probe may look at; the answer is 200 either way).
+// less than 10 s old (healthy()); the answer is 200 then, 503 otherwise, so an httpGet probe fails
+// while the sampler is stalled (a hung driver call, a stopped process).
+bool healthy(const Service& service);
 std::string health_text(const Service& service);
 
 }  // namespace gpuclk::serve

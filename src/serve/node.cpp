@@ -60,6 +60,14 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
       return owners;
     };
   }
+  // A writer (--profile, --govern, --policy) needs the journal. Another gpuclk holding its lock
+  // (a `gpuclk set` waiting on a slow GPU, a sweep) is waited for here, saying who it is, before
+  // the socket is bound: read commands meanwhile find no service and read the GPUs themselves
+  // instead of waiting on one that cannot answer yet; a stop signal ends the wait
+  // (SessionOptions::give_up).
+  if (!options_.session.read_only &&
+      (!options_.profile.empty() || options_.govern || options_.policy))
+    control::wait_for_journal(options_.session);
   // The socket first: a second service on the same path stops here, before touching a GPU.
   // Requests wait in the listen queue until start().
   socket_ = std::make_unique<SocketServer>(options_.socket_path,

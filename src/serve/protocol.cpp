@@ -1,11 +1,14 @@
 #include "serve/protocol.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "telemetry/field_table.h"
+#include "util/error.h"
 
 namespace gpuclk::serve {
 namespace {
@@ -76,6 +79,61 @@ std::vector<std::string> client_socket_paths(const std::string& explicit_path, u
 
 json error_response(const std::string& message, int exit_code) {
   return json{{"v", kProtocolVersion}, {"ok", false}, {"error", message}, {"code", exit_code}};
+}
+
+namespace {
+
+// The value as a client wrote it, at most 80 characters, for an error message.
+std::string shown(const json& value) {
+  auto text = value.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+}  // namespace
+
+unsigned gpu_index_of(const json& value) {
+  constexpr std::uint64_t kMaxIndex = 4095;
+  if (!value.is_number_unsigned() || value.get<std::uint64_t>() > kMaxIndex)
+    throw bad_argument(fmt::format("bad GPU index {}", shown(value)),
+                       fmt::format("give a GPU's index, a whole number from 0 to {}", kMaxIndex));
+  return static_cast<unsigned>(value.get<std::uint64_t>());
+}
+
+double number_of(const json& request, const char* key, double fallback, double min, double max) {
+  const auto it = request.find(key);
+  if (it == request.end()) return fallback;
+  const double v = it->is_number() ? it->get<double>() : std::nan("");
+  if (!(v >= min && v <= max))
+    throw bad_argument(fmt::format("bad {} {}", key, shown(*it)),
+                       fmt::format("give a number from {} to {}", min, max));
+  return v;
+}
+
+std::uint64_t count_of(const json& request, const char* key, std::uint64_t fallback,
+                       std::uint64_t max) {
+  const auto it = request.find(key);
+  if (it == request.end()) return fallback;
+  if (!it->is_number_unsigned() || it->get<std::uint64_t>() > max)
+    throw bad_argument(fmt::format("bad {} {}", key, shown(*it)),
+                       fmt::format("give a whole number from 0 to {}", max));
+  return it->get<std::uint64_t>();
+}
+
+std::string string_of(const json& request, const char* key, const std::string& fallback) {
+  const auto it = request.find(key);
+  if (it == request.end()) return fallback;
+  if (!it->is_string())
+    throw bad_argument(fmt::format("bad {} {}", key, shown(*it)), "give a string");
+  return it->get<std::string>();
+}
+
+bool flag_of(const json& request, const char* key, bool fallback) {
+  const auto it = request.find(key);
+  if (it == request.end()) return fallback;
+  if (!it->is_boolean())
+    throw bad_argument(fmt::format("bad {} {}", key, shown(*it)), "give true or false");
+  return it->get<bool>();
 }
 
 json to_json(const gpu::StatusSnapshot& s) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -42,6 +43,20 @@ inline constexpr const char* kSystemSocket = "/run/gpuclk/gpuclk.sock";
 std::vector<std::string> client_socket_paths(const std::string& explicit_path, unsigned euid);
 
 json error_response(const std::string& message, int exit_code);
+
+// Checked reads of a request's values: a client may send anything, and a value converted
+// unchecked answers the wrong question (4294967297 or 1.5 read as GPU 1). Each throws a bad
+// argument (exit 2) naming the key, the value and what is valid; a missing key gives `fallback`.
+// A GPU index: a whole number from 0 to 4095, as -i takes (gpu/selection.h).
+unsigned gpu_index_of(const json& value);
+// A number from `min` to `max` (finite).
+double number_of(const json& request, const char* key, double fallback, double min, double max);
+// A whole number from 0 to `max`.
+std::uint64_t count_of(const json& request, const char* key, std::uint64_t fallback,
+                       std::uint64_t max);
+// A string, or true/false.
+std::string string_of(const json& request, const char* key, const std::string& fallback);
+bool flag_of(const json& request, const char* key, bool fallback);
 
 json to_json(const gpu::StatusSnapshot& s);
 gpu::StatusSnapshot status_from_json(const json& j);

@@ -51,7 +51,8 @@ json error_for(const std::exception& e) {
 
 // A request's window: "seconds" (default 60), at most what the history keeps.
 Duration window_of(const json& request, Duration longest) {
-  double s = request.value("seconds", 60.0);
+  // A week at most, as --history: longer windows are cut to the history anyway.
+  const double s = number_of(request, "seconds", 60.0, 0, 7 * 86400.0);
   if (!(s > 0)) throw bad_argument(fmt::format("seconds must be > 0, got {}", s));
   auto d = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
   return std::min(d, longest);
@@ -390,8 +391,12 @@ std::vector<std::size_t> Service::positions(const json& request) const {
     for (std::size_t i = 0; i < facts_.size(); ++i) out.push_back(i);
     return out;
   }
-  for (const auto& g : request.at("gpus")) {
-    auto index = g.get<unsigned>();
+  const auto& gpus = request.at("gpus");
+  if (!gpus.is_array())
+    throw bad_argument(fmt::format("bad gpus {}", gpus.dump().substr(0, 80)),
+                       "give an array of GPU indexes, e.g. [0, 1]");
+  for (const auto& g : gpus) {
+    const auto index = gpu_index_of(g);
     auto it = std::find_if(facts_.begin(), facts_.end(),
                            [&](const GpuFacts& f) { return f.key.index == index; });
     if (it == facts_.end())
@@ -421,12 +426,12 @@ json Service::hello(const Peer& peer) const {
 }
 
 json Service::history_response(const json& request) const {
-  const auto resolution = request.value("resolution", std::string("1s"));
+  const auto resolution = string_of(request, "resolution", "1s");
   if (resolution != "1s" && resolution != "interval")
     throw bad_argument(fmt::format("unknown resolution '{}'", resolution), "valid: 1s, interval");
   const bool fine = resolution == "interval";
   // "slow": true adds the slow tier to the 1 s history too (top's findings: NVLink, ECC, ...).
-  const bool with_slow = fine || request.value("slow", false);
+  const bool with_slow = fine || flag_of(request, "slow", false);
   const auto window = window_of(request, fine ? std::chrono::minutes(10) : options_.history);
   const auto now = sampler_->now();
   auto r = ok_response();
@@ -736,7 +741,7 @@ void Service::demand(FieldSet fields, int delta) {
 }
 
 std::unique_ptr<Stream> Service::open_stream(const json& request) {
-  const double seconds = request.value("interval_seconds", 1.0);
+  const double seconds = number_of(request, "interval_seconds", 1.0, 0, 86400);
   const double sampling = std::chrono::duration<double>(options_.interval).count();
   if (!(seconds > 0) || seconds > 86400)
     throw bad_argument(
@@ -747,8 +752,7 @@ std::unique_ptr<Stream> Service::open_stream(const json& request) {
                                    "interval {} s",
                                    seconds, sampling),
                        "ask for a longer interval, or read NVML directly (gpuclk --direct dmon)");
-  const auto count = request.value("count", std::int64_t{0});
-  if (count < 0) throw bad_argument(fmt::format("count must be >= 0, got {}", count));
+  const auto count = count_of(request, "count", 0, std::uint64_t{1} << 40);
   FieldSet wanted;
   for (const auto& name : request.value("fields", json::array())) {
     const auto text = name.get<std::string>();
@@ -769,7 +773,7 @@ std::unique_ptr<Stream> Service::open_stream(const json& request) {
       throw bad_argument(fmt::format("the service does not sample '{}'", text), "valid: " + valid);
     }
   }
-  const auto samples = request.value("samples", std::string("latest"));
+  const auto samples = string_of(request, "samples", "latest");
   if (samples != "latest" && samples != "all")
     throw bad_argument(fmt::format("unknown samples '{}'", samples), "valid: latest, all");
   const auto interval =

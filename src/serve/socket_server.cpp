@@ -23,7 +23,6 @@
 namespace gpuclk::serve {
 namespace {
 
-constexpr std::size_t kMaxQueuedOutput = 64u << 20;
 // A stream's first line not ready yet (it waits for its fields' first read): asked again after.
 constexpr auto kStreamRetry = std::chrono::milliseconds(5);
 
@@ -45,22 +44,35 @@ bool something_answers(const sockaddr_un& addr) {
   return ok;
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Connection {
   int fd = -1;
   Peer peer;
   std::string in, out;
   bool close_after_write = false;
-  std::chrono::steady_clock::time_point last_active;
+  Clock::time_point last_active;              // a request came in, or an answer went out
+  Clock::time_point progress;                 // `out` was empty, or shrank
+  std::uint64_t skipped = 0;                  // stream lines skipped since the last one written
   std::unique_ptr<Stream> stream;             // the answer being streamed, if any
   std::chrono::steady_clock::time_point due;  // when its next line is
 };
 
+// A connection that cannot be served: one error line, then closed.
+void refuse(int fd, const std::string& why) {
+  auto line = error_response(why, static_cast<int>(ExitCode::other)).dump();
+  line += '\n';
+  [[maybe_unused]] auto n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+}
+
 // Answers the complete request lines in c.in in order, until one starts a stream: the rest wait
 // for its end.
-void serve_lines(Connection& c, const SocketServer::Handler& handler,
-                 std::chrono::steady_clock::time_point now) {
+void serve_lines(Connection& c, const SocketServer::Handler& handler, Clock::time_point now) {
   std::size_t start = 0, nl;
-  while (!c.stream && (nl = c.in.find('\n', start)) != std::string::npos) {
+  // Past its backlog a client's further requests wait until it has read what it was sent.
+  while (!c.stream && c.out.size() < SocketServer::kClientBacklog &&
+         (nl = c.in.find('\n', start)) != std::string::npos) {
     std::string_view line(c.in.data() + start, nl - start);
     if (line.size() > kMaxRequestBytes) {  // it came in one read with its newline
       c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
@@ -91,9 +103,10 @@ void serve_lines(Connection& c, const SocketServer::Handler& handler,
   c.in.erase(0, start);
 }
 
-// Writes the stream's line when it is due; the end of the stream lets waiting requests in.
-void step_stream(Connection& c, const SocketServer::Handler& handler,
-                 std::chrono::steady_clock::time_point now) {
+// Writes the stream's line when it is due; the end of the stream lets waiting requests in. A
+// reader kStreamBacklog behind misses lines (not the last), and the next line it gets counts
+// them: {"...", "skipped_lines": N}.
+void step_stream(Connection& c, const SocketServer::Handler& handler, Clock::time_point now) {
   if (!c.stream || c.close_after_write || now < c.due) return;
   bool last = false;
   auto line = c.stream->next(last);
@@ -101,8 +114,17 @@ void step_stream(Connection& c, const SocketServer::Handler& handler,
     c.due = now + kStreamRetry;
     return;
   }
-  c.out += *line;
-  c.out += '\n';
+  if (!last && c.out.size() >= SocketServer::kStreamBacklog) {
+    ++c.skipped;
+  } else {
+    if (c.skipped > 0 && !line->empty() && line->back() == '}') {
+      line->pop_back();
+      *line += fmt::format(",\"skipped_lines\":{}}}", c.skipped);
+      c.skipped = 0;
+    }
+    c.out += *line;
+    c.out += '\n';
+  }
   if (last) {
     c.stream.reset();
     serve_lines(c, handler, now);
@@ -152,6 +174,7 @@ SocketServer::SocketServer(std::string path, Handler handler)
   }
   if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(ExitCode::other, fmt::format("pipe(): {}", std::strerror(errno)));
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 SocketServer::~SocketServer() {
@@ -162,6 +185,7 @@ SocketServer::~SocketServer() {
   }
   for (int fd : wake_pipe_)
     if (fd >= 0) ::close(fd);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
 void SocketServer::start() {
@@ -199,6 +223,8 @@ void SocketServer::loop() {
     fds.push_back({listen_fd_, POLLIN, 0});
     for (auto& c : clients) {
       short events = c.out.empty() ? POLLIN : static_cast<short>(POLLIN | POLLOUT);
+      // Past its backlog a client is not read: its requests wait in the kernel's buffer.
+      if (c.out.size() >= kClientBacklog) events = POLLOUT;
       // While a stream (or a deferred answer) runs, requests behind it wait in the kernel's
       // socket buffer, not here: a client that pipelines thousands is slowed, not dropped.
       if (c.stream && c.in.find('\n') != std::string::npos)
@@ -209,7 +235,7 @@ void SocketServer::loop() {
     }
     // Wake for the next stream line that is due, else once a second.
     auto timeout = std::chrono::milliseconds(1000);
-    const auto before = std::chrono::steady_clock::now();
+    const auto before = Clock::now();
     for (const auto& c : clients) {
       if (!c.stream) continue;
       auto wait = std::chrono::ceil<std::chrono::milliseconds>(c.due - before);
@@ -223,26 +249,42 @@ void SocketServer::loop() {
       while (::read(wake_pipe_[0], drain, sizeof drain) > 0) {
       }
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     for (auto& c : clients) step_stream(c, handler_, now);
     if (fds[1].revents & POLLIN) {
       while (true) {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        if (clients.size() >= kMaxClients) {
-          auto line = error_response("too many clients", static_cast<int>(ExitCode::other)).dump();
-          line += '\n';
-          [[maybe_unused]] auto n = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
-          ::close(fd);
-          continue;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd_ >= 0) {
+          // Out of descriptors: the waiting connection would keep poll() returning at once.
+          // The reserved one makes room to take it and say why.
+          ::close(reserve_fd_);
+          fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+          if (fd >= 0) refuse(fd, "the service has no file descriptor left for another client");
+          reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+          break;
         }
+        if (fd < 0) break;
         Connection c;
         c.fd = fd;
-        c.last_active = now;
+        c.last_active = c.progress = now;
         ucred cred{};
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
           c.peer = {cred.pid, cred.uid, cred.gid, {}};
+        if (clients.size() >= kMaxClients) {
+          refuse(fd, fmt::format("too many clients ({} connected)", clients.size()));
+          continue;
+        }
+        if (c.peer.uid != 0) {
+          const auto mine = static_cast<std::size_t>(
+              std::count_if(clients.begin(), clients.end(),
+                            [&](const Connection& x) { return x.peer.uid == c.peer.uid; }));
+          if (mine >= kMaxClientsPerUid) {
+            refuse(fd, fmt::format("too many connections from uid {} ({} open, at most {})",
+                                   c.peer.uid, mine, kMaxClientsPerUid));
+            continue;
+          }
+        }
         std::vector<gid_t> groups(64);
         len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
         int got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
@@ -287,15 +329,32 @@ void SocketServer::loop() {
         auto n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
           c.out.erase(0, static_cast<std::size_t>(n));
-          c.last_active = now;
+          c.last_active = c.progress = now;
+          // Requests that waited for the backlog to drain.
+          if (!c.stream && !c.close_after_write) serve_lines(c, handler_, now);
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
           drop = true;
         }
       }
-      if (c.out.size() > kMaxQueuedOutput) drop = true;  // it does not read its responses
+      if (c.out.empty()) c.progress = now;
       if (c.close_after_write && c.out.empty()) drop = true;
-      if (!c.stream && now - c.last_active > kIdleTimeout) drop = true;
+      // Idle (nothing asked, nothing streaming), or not reading what it was sent.
+      if (c.out.empty() && !c.stream && now - c.last_active > kIdleTimeout) drop = true;
+      if (!c.out.empty() && now - c.progress > kIdleTimeout) drop = true;
       if (drop) dead.push_back(&c);
+    }
+    // Every client's queue together: the ones furthest behind go first.
+    std::size_t total = 0;
+    for (const auto& c : clients) total += c.out.size();
+    while (total > kTotalBacklog) {
+      Connection* largest = nullptr;
+      for (auto& c : clients) {
+        if (std::find(dead.begin(), dead.end(), &c) != dead.end()) continue;
+        if (!largest || c.out.size() > largest->out.size()) largest = &c;
+      }
+      if (!largest) break;
+      total -= largest->out.size();
+      dead.push_back(largest);
     }
     for (auto* c : dead) {
       ::close(c->fd);

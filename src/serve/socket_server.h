@@ -1,9 +1,24 @@
 // The service's Unix-socket server: one poll() thread for every client. Requests are lines
 // (at most kMaxRequestBytes); each gets one response line from the handler, or a stream of
 // lines (Stream) that a timer in the poll loop writes when each is due; while it streams, the
-// connection's further requests wait. A line too long, a client that sends nothing for
-// `idle_timeout` (a stream's reader counts as active), or one that stops reading its responses
-// (more than 64 MiB queued) is dropped with its stream; the others are not affected.
+// connection's further requests wait.
+//
+// The socket is open to every local user, so no client, and no number of them, may take the
+// service's memory or its other users' answers (docs/hardening.md, "The node service under
+// faults"):
+//   - a client's answers queue up to kClientBacklog; past it its further requests wait in the
+//     kernel's socket buffer (it is slowed, not dropped);
+//   - a stream whose reader falls kStreamBacklog behind is thinned: lines are skipped, and the
+//     next line written says how many ("skipped_lines");
+//   - every client's queued answers together stay under kTotalBacklog: past it, the clients
+//     furthest behind are dropped until it holds;
+//   - a uid holds at most kMaxClientsPerUid connections (root's are not capped), all uids
+//     together kMaxClients; past either, the connection gets a one-line error and is closed;
+//   - a client that sends nothing for kIdleTimeout, or whose answers make no progress for as
+//     long (it stopped reading), is dropped;
+//   - a line too long is answered with an error and the connection closed.
+// When the process runs out of file descriptors, a reserved one lets it accept the waiting
+// connection and refuse it, so accept() never spins.
 #pragma once
 
 #include <atomic>
@@ -36,7 +51,11 @@ class SocketServer {
   const std::string& path() const { return path_; }
 
   static constexpr std::size_t kMaxClients = 1024;
-  static constexpr std::chrono::seconds kIdleTimeout{300};
+  static constexpr std::size_t kMaxClientsPerUid = 64;
+  static constexpr std::chrono::seconds kIdleTimeout{30};
+  static constexpr std::size_t kClientBacklog = std::size_t{1} << 20;
+  static constexpr std::size_t kStreamBacklog = std::size_t{256} << 10;
+  static constexpr std::size_t kTotalBacklog = std::size_t{64} << 20;
 
  private:
   void loop();
@@ -44,6 +63,7 @@ class SocketServer {
   std::string path_;
   Handler handler_;
   int listen_fd_ = -1;
+  int reserve_fd_ = -1;  // closed to accept (and refuse) a connection when no fd is left
   int wake_pipe_[2] = {-1, -1};
   std::atomic<bool> running_{false};
   std::thread thread_;

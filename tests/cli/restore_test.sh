@@ -110,7 +110,7 @@ timeout 2 "$GPUCLK_BIN" --sim set -i 0 --power-limit 560 >/dev/null 2>"$TEST_TMP
 rc=$?
 LAST_CMD="second gpuclk while the first holds the lock"
 check; [ "$rc" -eq 124 ] || fail "the second gpuclk did not wait (exit $rc)"
-check; grep -q "waiting for another gpuclk (pid $pid)" "$TEST_TMP/waiter.err" || fail "no waiting message: $(cat "$TEST_TMP/waiter.err")"
+check; grep -q "waiting for another gpuclk (pid $pid: gpuclk" "$TEST_TMP/waiter.err" || fail "no waiting message: $(cat "$TEST_TMP/waiter.err")"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 gpuclk --sim restore
 expect_exit 0

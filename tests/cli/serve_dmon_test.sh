@@ -119,8 +119,24 @@ OUT=$(ask '{"v":1,"request":"stream","interval_seconds":0.01}
 check; [ "$(grep -c '"ok":false' <<<"$OUT")" -eq 4 ] || fail "expected 4 errors"
 expect_out "stream interval 0.01 s is shorter than the service's sampling interval 0.05 s"
 expect_out "the service does not sample 'nope'"
-expect_out "count must be >= 0"
+expect_out "bad count -1"
 expect_out "no GPU with index 9"
+# Every index and number checked as the delegated path checks them: 2^32 + 1 and 1.5 were read as
+# GPU 1 (an unchecked conversion wraps and truncates); each is refused, naming the value.
+OUT=$(ask '{"v":1,"request":"history","gpus":[4294967297]}
+{"v":1,"request":"snapshot","gpus":[1.5]}
+{"v":1,"request":"summary","gpus":[-1]}
+{"v":1,"request":"history","gpus":1}
+{"v":1,"request":"history","seconds":"60"}
+{"v":1,"request":"stream","interval_seconds":1e308}
+' 6); LAST_CMD="requests with bad numbers"
+check; [ "$(grep -c '"code":2,' <<<"$OUT")" -eq 6 ] || fail "expected 6 refusals (exit 2)"
+expect_out "bad GPU index 4294967297"
+expect_out "bad GPU index 1.5"
+expect_out "bad GPU index -1"
+expect_out "bad gpus 1"
+expect_out 'bad seconds \"60\"'
+expect_out "bad interval_seconds 1e+308"
 
 # --- the service stops mid-run: dmon says so (255), stat gives the command's exit code ---
 # The service stops once stat runs its command (a marker file) and dmon has printed rows: on a
