@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "util/error.h"
 #include "util/file.h"
+#include "util/parse.h"
 
 namespace gpuclk::control {
 namespace {
@@ -81,6 +83,26 @@ JournalStore::Lock::~Lock() {
   if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
 }
 
+namespace {
+
+// The temporary files of a write that was killed before its rename (".journal.json.PID.tmp"):
+// removed by the next writer once their process is gone, so none is left behind for good.
+void remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.size() < 6 || name.front() != '.' || !name.ends_with(".tmp")) continue;
+    const auto stem = name.substr(0, name.size() - 4);
+    const auto dot = stem.rfind('.');
+    if (dot == std::string::npos) continue;
+    const auto pid = parse::try_integer(stem.substr(dot + 1), 1, 1 << 22);
+    if (!pid || ::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
+    fs::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting,
                                       const GiveUp& give_up) const {
   std::error_code ec;
@@ -110,6 +132,7 @@ JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting,
       }
     }
   }
+  remove_stale_temporaries(dir_);
   // Who holds it, for the next one's "waiting for" message. Informational only.
   const auto pid = fmt::format("{}\n", ::getpid());
   if (::ftruncate(fd.get(), 0) == 0) {
@@ -153,9 +176,15 @@ std::optional<Journal> JournalStore::try_load() const {
 
 void JournalStore::save(Journal journal) const {
   if (journal.boot_id.empty()) journal.boot_id = current_boot_id();
-  const auto bytes = to_json(journal);
-  const auto target = file();
-  const auto temp = dir_ / fmt::format(".journal.json.{}.tmp", ::getpid());
+  write_atomically(file().filename().string(), to_json(journal));
+}
+
+void JournalStore::write_atomically(const std::string& name, const std::string& bytes) const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) fail(ec.value(), "cannot create the state directory", dir_);
+  const auto target = dir_ / name;
+  const auto temp = dir_ / fmt::format(".{}.{}.tmp", name, ::getpid());
   {
     Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) fail(errno, "cannot create", temp);

@@ -69,6 +69,10 @@ class JournalStore {
   Journal load() const;
   // Like load(), but nullopt instead of throwing (status views that must not fail).
   std::optional<Journal> try_load() const;
+  // Replaces the file `name` in the state directory with `bytes`, atomically and durably (a
+  // temporary file, fsync, rename, fsync of the folder), as the journal is saved. Throws Error
+  // (4 or 255).
+  void write_atomically(const std::string& name, const std::string& bytes) const;
   // Replaces the journal atomically and durably. Throws Error (4 or 255).
   void save(Journal journal) const;
   // Moves the journal aside as journal.json.<suffix> (a stale journal from an earlier boot).

@@ -1,9 +1,13 @@
 #include "govern/run.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 
+#include <cerrno>
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "govern/sampler_signals.h"
 #include "gpu/gpm.h"
@@ -66,6 +70,38 @@ telemetry::Duration parse_duration_option(const std::string& text, const char* o
                        "give seconds (0.02) or milliseconds (20ms), at least 10ms");
   }
   return *d;
+}
+
+namespace {
+
+// Whether process `pid` is gone, or is no gpuclk any more (its pid reused since).
+bool gpuclk_gone(long pid) {
+  if (pid <= 0) return true;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return in.is_open() && command.find("gpuclk") == std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> abandoned_governor_locks(const control::Journal& journal,
+                                                  const std::vector<gpu::Device*>& devices) {
+  std::vector<std::string> out;
+  const auto key = control::key_of(control::Setting::locked_gpu_clocks);
+  for (const auto* d : devices) {
+    const auto* entry = journal.find(d->uuid());
+    if (!entry || !entry->applied.locked_gpu_clocks || !entry->applied.locked_gpu_clocks->locked)
+      continue;
+    for (auto it = journal.history.rbegin(); it != journal.history.rend(); ++it) {
+      if (it->uuid != d->uuid() || it->setting != key || it->outcome != "ok") continue;
+      const bool governor =
+          it->command.starts_with("govern ") || it->command.starts_with("serve --govern ");
+      if (governor && gpuclk_gone(it->pid)) out.push_back(d->uuid());
+      break;
+    }
+  }
+  return out;
 }
 
 void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::Device*>& devices) {

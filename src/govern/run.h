@@ -76,6 +76,13 @@ telemetry::Duration parse_duration_option(const std::string& text, const char* o
 std::optional<std::string> clocks_held_by(const control::Journal& journal, const std::string& uuid,
                                           long self);
 
+// The GPUs of `devices` (their UUIDs) whose clock lock the journal says a governor set (`gpuclk
+// govern`, `gpuclk serve --govern`) whose process is gone: killed, or crashed before it could
+// put them back. Nobody else will: a governor starting puts them back first (a service
+// restarted after a crash would otherwise refuse to start, the lock "held" by its dead self).
+std::vector<std::string> abandoned_governor_locks(const control::Journal& journal,
+                                                  const std::vector<gpu::Device*>& devices);
+
 // Throws Error (exit 255) when a GPU in `devices` has clocks locked by another command that the
 // journal still lists: a governor would overwrite them (and its restore would undo them).
 void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::Device*>& devices);

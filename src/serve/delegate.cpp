@@ -8,13 +8,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
+#include "control/journal.h"
+#include "control/journal_store.h"
 #include "serve/protocol.h"
 #include "serve/slurm_job.h"
 #include "telemetry/child_process.h"
@@ -154,6 +158,22 @@ bool still_anchors(const Anchor& anchor, int requester) {
   return anchor.pid != requester && telemetry::descends_from(requester, anchor.pid);
 }
 
+// When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); 0 when it is
+// gone. With the pid, it names one process for good: a pid reused later has a later start.
+unsigned long long started_at(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  if (!std::getline(in, text)) return 0;
+  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return parse::try_unsigned(field, 1, ~0ULL).value_or(0);
+  }
+  return 0;
+}
+
 // The command name of `pid` (/proc/PID/comm), or "?".
 std::string command_of(int pid) {
   std::ifstream in(fmt::format("/proc/{}/comm", pid));
@@ -227,7 +247,109 @@ void Delegation::log(const std::string& line) const {
   std::cerr << "gpuclk serve: delegated: " + line + "\n" << std::flush;
 }
 
+void Delegation::save_holds() {
+  if (!backend_.save_holds) return;
+  json holds = json::array();
+  for (const auto& [key, hold] : holds_) {
+    json gpus = json::array();
+    for (const auto& [pos, gpu] : hold.gpus) {
+      gpus.push_back({{"uuid", gpus_[pos].uuid},
+                      {"index", gpus_[pos].index},
+                      {"before", json::parse(control::settings_to_json(gpu.before))},
+                      {"applied", json::parse(control::settings_to_json(gpu.applied))},
+                      {"drop_from_journal", gpu.drop_from_journal}});
+    }
+    holds.push_back({{"uid", hold.uid},
+                     {"user", hold.user},
+                     {"session", hold.session},
+                     {"leads_session", hold.leads_session},
+                     {"started", hold.started},
+                     {"anchor", hold.anchor},
+                     {"gpus", gpus}});
+  }
+  const json file = {{"version", 1}, {"boot_id", control::current_boot_id()}, {"holds", holds}};
+  try {
+    backend_.save_holds(file.dump(1) + "\n");
+  } catch (const std::exception& e) {
+    log(
+        fmt::format("cannot save the grants to {}: {}; if the service dies now, root's `gpuclk "
+                    "restore` puts them back",
+                    backend_.holds_file, e.what()));
+  }
+}
+
+void Delegation::recover_holds() {
+  if (!backend_.load_holds) return;
+  json file;
+  try {
+    const auto text = backend_.load_holds();
+    if (!text) return;
+    file = json::parse(*text);
+    if (file.value("version", 0) != 1) throw std::runtime_error("not version 1");
+  } catch (const std::exception& e) {
+    log(
+        fmt::format("{} cannot be read ({}): the grants of the service that ran before are not "
+                    "known; root's `gpuclk restore` returns the GPUs to their original settings",
+                    backend_.holds_file, e.what()));
+    return;
+  }
+  // A reboot reset the GPUs: those grants hold nothing any more (the journal is moved aside).
+  const bool same_boot = file.value("boot_id", std::string()) == control::current_boot_id();
+  for (const auto& h : file.value("holds", json::array())) {
+    try {
+      Hold hold;
+      hold.uid = h.at("uid").get<unsigned>();
+      hold.user = h.at("user").get<std::string>();
+      hold.session = h.at("session").get<int>();
+      hold.leads_session = h.at("leads_session").get<bool>();
+      hold.started = h.at("started").get<unsigned long long>();
+      hold.anchor = h.at("anchor").get<std::string>();
+      for (const auto& g : h.at("gpus")) {
+        const auto uuid = g.at("uuid").get<std::string>();
+        const auto it = std::find_if(gpus_.begin(), gpus_.end(),
+                                     [&](const gpu::DeviceKey& k) { return k.uuid == uuid; });
+        if (it == gpus_.end()) {
+          log(fmt::format("uid {}: GPU {} of an earlier grant is not on this node any more",
+                          hold.uid, uuid));
+          continue;
+        }
+        GpuHold gpu;
+        gpu.before = control::settings_from_json(g.at("before").dump());
+        gpu.applied = control::settings_from_json(g.at("applied").dump());
+        gpu.drop_from_journal = g.at("drop_from_journal").get<bool>();
+        hold.gpus[static_cast<std::size_t>(it - gpus_.begin())] = gpu;
+      }
+      if (hold.gpus.empty() || !same_boot) continue;
+      // Still the same process (not a pid reused since), and still what the grant ends with.
+      const bool alive = hold.session > 0 && started_at(hold.session) == hold.started &&
+                         (!hold.leads_session || ::getsid(hold.session) == hold.session);
+      const int pidfd = alive ? pidfd_open(hold.session) : -1;
+      const HoldKey key{hold.session, hold.uid};
+      if (pidfd >= 0 && started_at(hold.session) == hold.started) {
+        hold.pidfd = pidfd;
+        log(
+            fmt::format("uid {}{} {}: the grant on {} GPU(s) from before the restart is kept "
+                        "while its {} lasts",
+                        hold.uid, hold.user.empty() ? "" : " (" + hold.user + ")", hold.anchor,
+                        hold.gpus.size(), hold.leads_session ? "session" : "process"));
+        holds_[key] = std::move(hold);
+      } else {
+        if (pidfd >= 0) ::close(pidfd);
+        release(hold, {}, "it ended while the service was down");
+      }
+    } catch (const std::exception& e) {
+      log(
+          fmt::format("{}: a grant cannot be read ({}); root's `gpuclk restore` puts its GPUs "
+                      "back",
+                      backend_.holds_file, e.what()));
+    }
+  }
+  save_holds();
+  publish();
+}
+
 void Delegation::loop() {
+  recover_holds();
   std::vector<pollfd> fds;
   std::vector<HoldKey> sessions;
   while (true) {
@@ -251,6 +373,7 @@ void Delegation::loop() {
     for (std::size_t i = 1; i < fds.size(); ++i)
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
         session_ended(sessions[i - 1]);
+        save_holds();
         publish();
       }
     std::deque<Job> jobs;
@@ -265,6 +388,7 @@ void Delegation::loop() {
           stopping
               ? error_response("the service is stopping", static_cast<int>(ExitCode::other)).dump()
               : run(job).dump();
+      save_holds();
       publish();
       {
         std::lock_guard lock(job.reply->mutex);
@@ -280,6 +404,7 @@ void Delegation::loop() {
     if (hold.pidfd >= 0) ::close(hold.pidfd);
   }
   holds_.clear();
+  save_holds();
   publish();
 }
 
@@ -491,6 +616,8 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     hold->user = who.user;
     hold->session = session;
     hold->anchor = anchor->text();
+    hold->leads_session = anchor->session;
+    hold->started = started_at(session);
     hold->pidfd = new_pidfd;
   }
   if (hold) {

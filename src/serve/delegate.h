@@ -64,6 +64,12 @@ struct DelegateBackend {
   std::function<control::ChangeReport(const std::vector<PutBack>&, const std::string& command)>
       put_back;
   std::string journal;  // the journal file, for the answers
+  // The grants, kept beside the journal so that a service that crashed finds them when it starts
+  // again (delegated.json in the state directory): save replaces the file atomically; load is
+  // nullopt when there is none. Either may throw Error. Empty: grants live in memory only.
+  std::function<void(const std::string& text)> save_holds;
+  std::function<std::optional<std::string>()> load_holds;
+  std::string holds_file;  // for messages
 };
 
 class Delegation {
@@ -118,8 +124,10 @@ class Delegation {
   struct Hold {  // one session's grants
     unsigned uid = 0;
     std::string user;
-    int session = 0;     // the pid whose exit ends the grants (the session's leader, mostly)
-    std::string anchor;  // that process, in words: "session 4242", "parent process 4242"
+    int session = 0;            // the pid whose exit ends the grants (the session's leader, mostly)
+    std::string anchor;         // that process, in words: "session 4242", "parent process 4242"
+    bool leads_session = true;  // `session` leads its session (else: an ancestor)
+    unsigned long long started = 0;  // its start time (/proc/PID/stat), against pid reuse
     int pidfd = -1;
     std::map<std::size_t, GpuHold> gpus;  // by position
   };
@@ -134,6 +142,10 @@ class Delegation {
   control::ChangeReport release(Hold& hold, const std::set<std::size_t>& only,
                                 const std::string& why);
   void session_ended(const HoldKey& key);
+  // The holds to and from backend_'s file: saved after every change, recovered when the worker
+  // starts (live sessions watched again, ended ones put back).
+  void save_holds();
+  void recover_holds();
   std::vector<std::size_t> positions(const json& request) const;
   void log(const std::string& line) const;
 

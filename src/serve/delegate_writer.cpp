@@ -2,14 +2,21 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <optional>
+
 #include "control/journal_store.h"
 #include "control/restore.h"
 #include "control/transaction.h"
 #include "control/validate.h"
+#include "util/file.h"
 
 namespace gpuclk::serve {
 
 namespace {
+
+// The grants users hold through the service, beside the journal.
+constexpr const char* kHoldsFile = "delegated.json";
 
 control::SessionOptions with_command(control::SessionOptions o) {
   o.command = "set (delegated)";
@@ -27,6 +34,16 @@ DelegateWriter::DelegateWriter(control::SessionOptions session,
 DelegateBackend DelegateWriter::backend() {
   DelegateBackend b;
   b.journal = journal_;
+  b.holds_file = (session_.store().dir() / kHoldsFile).string();
+  b.save_holds = [this](const std::string& text) {
+    session_.store().write_atomically(kHoldsFile, text);
+  };
+  b.load_holds = [this]() -> std::optional<std::string> {
+    const auto path = session_.store().dir() / kHoldsFile;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    return file::read_bounded(path.string(), "the delegated grants");
+  };
   b.validate = [this](const std::vector<std::size_t>& positions, const control::Request& request,
                       bool snap) {
     DelegateBackend::Checked out;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "control/restore.h"
@@ -42,8 +43,9 @@ ServiceGovernor::ServiceGovernor(control::SessionOptions session, const GovernOp
     controls_ = dry_session_->open(devices);
   } else {
     session_.emplace(session);
-    if (auto journal = session_->peek()) govern::refuse_held_clocks(*journal, devices);
     controls_ = session_->open(devices);
+    put_back_abandoned(devices, command);
+    if (auto journal = session_->peek()) govern::refuse_held_clocks(*journal, devices);
     const long self = static_cast<long>(::getpid());
     setup.held_by = [this, self](const gpu::Device& d) -> std::optional<std::string> {
       const auto journal = session_->peek();
@@ -89,6 +91,39 @@ ServiceGovernor::ServiceGovernor(control::SessionOptions session, const GovernOp
               return control::apply_changes(changes, journal, persist, options);
             });
       });
+}
+
+void ServiceGovernor::put_back_abandoned(const std::vector<gpu::Device*>& devices,
+                                         const std::string& command) {
+  const auto journal = session_->peek();
+  if (!journal) return;
+  const auto abandoned = govern::abandoned_governor_locks(*journal, devices);
+  if (abandoned.empty()) return;
+  const auto report =
+      session_->with_journal([&](control::Journal& j, const control::PersistJournal& persist) {
+        std::vector<control::GpuChange> changes;
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+          if (std::find(abandoned.begin(), abandoned.end(), devices[i]->uuid()) == abandoned.end())
+            continue;
+          const auto* entry = j.find(devices[i]->uuid());
+          control::Settings target;
+          target.locked_gpu_clocks = entry && entry->original.locked_gpu_clocks
+                                         ? *entry->original.locked_gpu_clocks
+                                         : control::ClockLock::none();
+          changes.push_back({controls_[i].get(), target});
+        }
+        auto options = session_->options();
+        options.command = command + " (a governor that is gone left it)";
+        return control::apply_changes(changes, j, persist, options);
+      });
+  for (const auto& s : report.settings)
+    std::cerr << "gpuclk serve: GPU " << s.gpu
+              << ": its clocks were locked by a governor that is gone (killed or crashed); put "
+                 "back to "
+              << s.target << "\n";
+  if (report.exit != ExitCode::ok)
+    throw Error(report.exit, "cannot put back the clocks a governor that is gone left locked",
+                "run `gpuclk restore` as root");
 }
 
 void ServiceGovernor::start() {

@@ -58,6 +58,9 @@ class ServiceGovernor {
   std::vector<ExtraSeries> series() const;
 
  private:
+  // The clock locks a governor that is gone left (govern::abandoned_governor_locks): put back,
+  // with a line each, before this one starts. Throws Error when that fails.
+  void put_back_abandoned(const std::vector<gpu::Device*>& devices, const std::string& command);
   std::atomic<bool> stop_{false};
   std::optional<control::ResidentSession> session_;
   std::optional<control::ControlSession> dry_session_;
