@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -27,8 +28,9 @@ std::string env_or_empty(const char* name) {
 }
 
 // Test hook, honoured only on the simulator: after the N-th GPU write, announce it in the
-// marker file and wait to be killed (tests/cli/control_crash_test.sh sends SIGKILL there,
-// between two writes of one run).
+// marker file and wait to be killed (tests/cli/restore_test.sh sends SIGKILL there, between two
+// writes of one run), or, once the marker file is removed, go on (tests/faults/full_disk_test.sh
+// fills the disk meanwhile).
 std::function<void(std::size_t)> pause_hook(Context& ctx) {
   const auto after = env_or_empty("GPUCLK_TEST_PAUSE_AFTER_WRITES");
   if (after.empty() || !ctx.simulated()) return {};
@@ -37,7 +39,10 @@ std::function<void(std::size_t)> pause_hook(Context& ctx) {
   return [n, marker](std::size_t done) {
     if (done != n) return;
     if (!marker.empty()) std::ofstream(marker) << ::getpid() << '\n';
-    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!marker.empty() && ::access(marker.c_str(), F_OK) != 0) return;
+    }
   };
 }
 
@@ -102,7 +107,15 @@ fs::path journal_dir(Context& ctx) {
 
 std::optional<control::Journal> peek_journal(Context& ctx) {
   try {
-    return control::JournalStore(journal_dir(ctx)).try_load();
+    const control::JournalStore store(journal_dir(ctx));
+    auto journal = store.try_load();
+    // A damaged journal hides what gpuclk set ("Set by gpuclk", locks): said once, not silently.
+    static std::atomic<bool> told{false};
+    if (!journal) {
+      if (const auto damage = store.damage(); damage && !told.exchange(true))
+        std::cerr << "gpuclk: warning: " << *damage << "\n";
+    }
+    return journal;
   } catch (const std::exception&) {
     return std::nullopt;
   }

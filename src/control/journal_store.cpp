@@ -166,6 +166,16 @@ Journal JournalStore::load() const {
   }
 }
 
+std::optional<std::string> JournalStore::damage() const {
+  if (::access(file().c_str(), R_OK) != 0) return std::nullopt;  // none, or not this user's
+  try {
+    load();
+    return std::nullopt;
+  } catch (const Error& e) {
+    return fmt::format("{} ({})", e.what(), e.hint());
+  }
+}
+
 std::optional<Journal> JournalStore::try_load() const {
   try {
     return load();

@@ -67,6 +67,10 @@ class JournalStore {
   // The journal (empty when there is none). Throws Error (exit 255) for an unreadable or corrupt
   // file, naming it and what to do.
   Journal load() const;
+  // What is wrong with a journal that exists and can be read but not used (truncated, edited,
+  // not gpuclk's): the message and what to do; nullopt for a good one, none, or one this user
+  // may not read. A reader that falls back to no journal says this once.
+  std::optional<std::string> damage() const;
   // Like load(), but nullopt instead of throwing (status views that must not fail).
   std::optional<Journal> try_load() const;
   // Replaces the file `name` in the state directory with `bytes`, atomically and durably (a

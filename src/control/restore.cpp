@@ -1,6 +1,7 @@
 #include "control/restore.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,6 +130,10 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
   const bool any_write =
       std::any_of(written.begin(), written.end(), [](const Written& w) { return !w.rows.empty(); });
   if (options.settle && any_write) options.settle();
+  // A journal that cannot be saved (a full disk) does not stop the restore: the GPUs are put
+  // back all the same, and the report says they are while the journal on disk still lists them.
+  std::string save_error;
+  std::vector<unsigned> unsaved;
   for (auto& w : written) {
     const JournalEntry& entry = *w.entry;
     GpuResult& result = results[w.result];
@@ -167,7 +172,23 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
         }
       }
     }
-    persist(journal);
+    try {
+      persist(journal);
+    } catch (const std::exception& e) {
+      if (save_error.empty()) save_error = e.what();
+      unsaved.push_back(result.index);
+    }
+  }
+  if (!save_error.empty()) {
+    // What the GPUs are is what the table says (read back above); what is stale is the journal.
+    report.error = fmt::format(
+        "the journal could not be saved ({}): it still lists GPU {} as set by gpuclk although the "
+        "table above is what they read now",
+        save_error, fmt::join(unsaved, ", "));
+    report.hint =
+        "free space in the state directory, then run `gpuclk restore` again: it finds "
+        "those GPUs already as they were and clears the journal";
+    if (report.exit == ExitCode::ok) report.exit = ExitCode::other;
   }
 
   std::vector<const GpuResult*> bad;
@@ -175,6 +196,7 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
     if (!r.restored && r.code != ExitCode::ok) bad.push_back(&r);
   }
   if (bad.empty()) return report;
+  const std::string unsaved_note = report.error;
   const bool some_restored =
       std::any_of(results.begin(), results.end(), [](const auto& r) { return r.restored; });
   const bool same_code =
@@ -185,6 +207,7 @@ ChangeReport restore(const std::vector<GpuControl*>& gpus, Journal& journal,
     report.error += r.restored ? fmt::format("\n  GPU {}: restored to its original state", r.index)
                                : fmt::format("\n  GPU {}: not restored: {}", r.index, r.problem);
   }
+  if (!unsaved_note.empty()) report.error += "\n" + unsaved_note;
   if (report.hint.empty()) {
     report.hint =
         "the journal keeps what is left to restore; fix the cause and run `gpuclk restore` again";

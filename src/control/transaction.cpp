@@ -185,7 +185,17 @@ void read_back(std::vector<Plan>& plans, Journal& journal, const RunOptions& opt
       journal.add_history(history(options.command, p, w.setting, row.before, row.target, "ok"));
     }
   }
-  persist(journal);
+  // The writes are made and read back. A journal that cannot be saved now (a full disk) keeps
+  // the version saved before the first write, which lists each of them with the GPU's original
+  // state (as pending): `gpuclk restore` still undoes them. The settings stay; the report says so.
+  try {
+    persist(journal);
+  } catch (const std::exception& e) {
+    report.notes.push_back(fmt::format(
+        "the journal could not be updated after the writes ({}); its saved version lists every "
+        "setting above with the GPU's original state, so `gpuclk restore` still undoes them",
+        e.what()));
+  }
 }
 
 // The undos that failed, by plan.

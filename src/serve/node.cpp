@@ -60,6 +60,10 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
       return owners;
     };
   }
+  // A damaged journal hides what gpuclk set from every answer (and from its writers' checks):
+  // said at start, naming the file and what to do.
+  if (const auto damage = control::JournalStore(options_.session.journal_dir).damage())
+    std::cerr << "gpuclk serve: warning: " << *damage << std::endl;
   // A writer (--profile, --govern, --policy) needs the journal. Another gpuclk holding its lock
   // (a `gpuclk set` waiting on a slow GPU, a sweep) is waited for here, saying who it is, before
   // the socket is bound: read commands meanwhile find no service and read the GPUs themselves
