@@ -643,9 +643,20 @@ class SampleStream final : public Stream {
   std::chrono::nanoseconds interval() const override { return wall_; }
 
   std::optional<std::string> next(bool& last) override {
-    const auto snap = service_.sampler_->snapshot();
+    const auto& sampler = *service_.sampler_;
+    const auto snap = sampler.snapshot();
     if (sent_ == 0 && std::chrono::steady_clock::now() < give_up_waiting_ && !ready(snap))
       return std::nullopt;
+    // A snapshot older than two sampling intervals is stale: the service was stopped (SIGSTOP,
+    // then SIGCONT) and this thread woke before the sampler's. Its values would go out as the
+    // line of now: wait for the sampler's next tick instead, up to 2 s (a sampler that stays
+    // late, a driver call that hangs: then the line goes with what there is).
+    if (sampler.now() - snap.time > 2 * sampler.options().fast_interval) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!stale_since_) stale_since_ = now;
+      if (now - *stale_since_ < std::chrono::seconds(2)) return std::nullopt;
+    }
+    stale_since_.reset();
     json line{{"v", kProtocolVersion}, {"ok", true}, {"line", sent_ + 1}};
     // The sampler's time, in seconds of its time base: `t` of the samples is relative to it.
     line["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
@@ -716,6 +727,7 @@ class SampleStream final : public Stream {
   Service& service_;
   std::vector<std::size_t> positions_;
   std::chrono::nanoseconds wall_;
+  std::optional<std::chrono::steady_clock::time_point> stale_since_;
   std::uint64_t count_, sent_ = 0;
   FieldSet wanted_;
   TimePoint opened_{};

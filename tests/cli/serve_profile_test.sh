@@ -225,6 +225,19 @@ deploy, out = sys.argv[1], sys.argv[2]
 for name in ("gpuclk-serve.yaml", "servicemonitor.yaml", "gpuclk-serve-profile.yaml"):
     docs = [d for d in yaml.safe_load_all(open(f"{deploy}/{name}")) if d]
     assert docs, f"{name}: no documents"
+# Both DaemonSets: the host's PID namespace and the kubelet's pod-resources socket (read-only),
+# which per-pod attribution needs, and probes of /healthz (which answers 503 when unhealthy).
+for name in ("gpuclk-serve.yaml", "gpuclk-serve-profile.yaml"):
+    ds = next(d for d in yaml.safe_load_all(open(f"{deploy}/{name}")) if d and d["kind"] == "DaemonSet")
+    spec = ds["spec"]["template"]["spec"]
+    assert spec.get("hostPID") is True, f"{name}: no hostPID: true"
+    c = spec["containers"][0]
+    mount = next((m for m in c["volumeMounts"] if m["mountPath"] == "/var/lib/kubelet/pod-resources"), None)
+    assert mount and mount.get("readOnly") is True, f"{name}: no read-only pod-resources mount"
+    volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+    assert volume["hostPath"]["path"] == "/var/lib/kubelet/pod-resources", f"{name}: {volume}"
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"]["path"] == "/healthz", f"{name}: {probe}"
 docs = {d["kind"]: d for d in yaml.safe_load_all(open(f"{deploy}/gpuclk-serve-profile.yaml"))}
 cm, ds = docs["ConfigMap"], docs["DaemonSet"]
 spec = ds["spec"]["template"]["spec"]

@@ -50,6 +50,40 @@ check; [ "$rc" -eq 0 ] || fail "exit $rc after SIGTERM with no log reader"
 check; [ "$(journal_gpus "$NODE")" == 0 ] || fail "the journal still holds a change"
 same_settings "$BEFORE" "$(sim_settings "$NODE")" "SIGPIPE, then SIGTERM"
 
+# --- SIGSTOP, then SIGCONT: a stream's next line is from after the pause, not from before. ---
+unset GPUCLK_SIM_SPEED
+start_serve --sim --socket "$SOCK" serve --listen off || exit 1
+LAST_CMD="a stream across SIGSTOP/SIGCONT of the service"
+python3 - "$SOCK" >"$TEST_TMP/stopped.out" 2>&1 <<'PY' &
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b'{"v":1,"request":"stream","interval_seconds":0.1}\n')
+buf, lines, end = b"", [], time.time() + 5
+while time.time() < end:
+    s.settimeout(max(0.01, end - time.time()))
+    try:
+        chunk = s.recv(65536)
+    except socket.timeout:
+        break
+    buf += chunk
+    while b"\n" in buf:
+        line, buf = buf.split(b"\n", 1)
+        lines.append((time.time(), json.loads(line)["time"]))
+bad = [(b[0] - a[0], b[1] - a[1]) for a, b in zip(lines, lines[1:]) if b[0] - a[0] > 1 and b[1] - a[1] < 1]
+print(f"{len(lines)} lines; after a gap of more than 1 s, the line's time moved by less than 1 s {len(bad)} times: {bad}")
+sys.exit(1 if bad or len(lines) < 10 else 0)
+PY
+reader=$!
+sleep 1.5
+kill -STOP "$SERVE_PID"
+sleep 2
+kill -CONT "$SERVE_PID"
+wait "$reader"; rc=$?
+echo "stream across SIGSTOP: $(cat "$TEST_TMP/stopped.out")"
+check; [ "$rc" -eq 0 ] || fail "$(cat "$TEST_TMP/stopped.out")"
+stop_serve
+export GPUCLK_SIM_SPEED=4
+
 # --- The writers: `gpuclk govern` and `gpuclk sweep` on signals other than SIGTERM. ---
 for sig in HUP USR1 RTMIN+1; do
   "$GPUCLK_BIN" --sim "$NODE" -i 0 govern --policy phase >"$TEST_TMP/govern.out" 2>&1 &

@@ -28,10 +28,10 @@ start_serve --sim --socket "$SOCK" serve --listen 127.0.0.1:0 || exit 1
 echo "service RSS at start: $(rss_kb) kB"
 
 # --- 200 streams every 0.1 s that are never read, for 12 s (1.7 GB in 25 s before). ---
-$CLIENTS streams 200 12 "$SOCK" >"$TEST_TMP/streams.out" &
+$CLIENTS streams 200 "${STREAM_SECONDS:-12}" "$SOCK" >"$TEST_TMP/streams.out" &
 clients=$!
 peak=0
-for _ in $(seq 12); do
+for _ in $(seq "${STREAM_SECONDS:-12}"); do
   sleep 1
   r=$(rss_kb); [ "$r" -gt "$peak" ] && peak=$r
 done
