@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -17,11 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/dtype.h"
 #include "cli/build_config.h"  // GPUCLK_VERSION
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/install_paths.h"
+#include "govern/policy.h"
 #include "output/command_docs.h"
+#include "sweep/workload.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -38,6 +43,33 @@ bool value_is_optional(const std::vector<std::string>& names) {
     if (n == "--sim") return true;
   }
   return false;
+}
+
+// What the completions offer for an option's value, from the lists the commands check values
+// against; empty: file names. `-i` completes this node's GPUs when the completion runs.
+void add_choices(const std::vector<std::string>& path, OptionSpec& o) {
+  const auto has = [&](const char* name) {
+    return std::find(o.names.begin(), o.names.end(), name) != o.names.end();
+  };
+  std::string command;
+  for (const auto& p : path) command += (command.empty() ? "" : " ") + p;
+  if (has("--format")) {
+    o.choices = {"table", "csv", "csv,noheader", "csv,nounits", "csv,noheader,nounits", "json"};
+  } else if (has("--sim")) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(install::scenarios_dir(), ec)) {
+      if (entry.path().extension() == ".toml") o.choices.push_back(entry.path().stem().string());
+    }
+    std::sort(o.choices.begin(), o.choices.end());
+  } else if (has("--dtype") && command == "bench gemm") {
+    for (auto dtype : bench::kAllGemmDtypes) o.choices.emplace_back(bench::to_string(dtype));
+  } else if (has("--workload") && (command == "sweep" || command == "sim-job")) {
+    o.choices = sweep::workload_names();
+  } else if (has("--policy") && command == "govern") {
+    o.choices = govern::policy_names();
+  } else if (has("-i") || has("--id")) {
+    o.gpus = true;
+  }
 }
 
 CommandSpec read_command(const CLI::App& app, std::vector<std::string> path) {
@@ -61,6 +93,7 @@ CommandSpec read_command(const CLI::App& app, std::vector<std::string> path) {
     o.optional_value = o.takes_value && value_is_optional(o.names);
     o.type = o.takes_value ? opt->get_type_name() : "";
     o.description = opt->get_description();
+    if (o.takes_value) add_choices(c.path, o);
     c.options.push_back(std::move(o));
   }
   for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {

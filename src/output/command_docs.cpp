@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,8 @@ std::string bash_script(const CommandSpec& root) {
   std::vector<std::string> top;
   for (const auto& c : root.commands) top.push_back(c.name());
 
-  std::string subcommands, options, value_options, positionals;
+  std::string subcommands, options, value_options, positionals, choices;
+  std::set<std::string> global_choices;  // a global option's choices are one case for every command
   for (const auto* c : all) {
     const std::string key = sh_quote(c->joined(" "));
     std::vector<std::string> subs, opts, values;
@@ -70,7 +72,18 @@ std::string bash_script(const CommandSpec& root) {
       if (o.takes_value && !o.optional_value)
         values.insert(values.end(), o.names.begin(), o.names.end());
     };
-    for (const auto& o : c->options) add(o);
+    for (const auto& o : c->options) {
+      add(o);
+      if (o.choices.empty() && !o.gpus) continue;
+      const bool global = c == &root && is_global(o);
+      for (const auto& n : o.names) {
+        if (global && !global_choices.insert(n).second) continue;
+        // A global option's case is `*'|--format'`: the star unquoted, to match every command.
+        const auto pattern = global ? "*" + sh_quote("|" + n) : sh_quote(c->joined(" ") + "|" + n);
+        choices += fmt::format("    {}) echo {} ;;\n", pattern,
+                               o.gpus ? std::string("@gpus") : sh_quote(words_of(o.choices)));
+      }
+    }
     // The global options work after the command too (CLI11's fallthrough).
     if (c != &root) {
       for (const auto& o : root.options) {
@@ -108,6 +121,25 @@ _gpuclk_value_options() {{
 {}  esac
 }}
 
+# What an option's value may be: "COMMAND|OPTION" -> words, or @gpus for this node's GPUs.
+_gpuclk_choices() {{
+  case $1 in
+{}  esac
+}}
+
+# This node's GPUs (their indexes), as gpuclk reads them now: the simulated node's when the
+# line names one (--sim, --sim=SCENARIO; the words so far are the arguments).
+_gpuclk_gpus() {{
+  local sim=() i
+  for ((i = 1; i <= $#; i++)); do
+    if [[ ${{!i}} == --sim ]]; then
+      local j=$((i + 1)) k=$((i + 2))
+      if [[ ${{!j}} == = ]]; then sim=("--sim=${{!k}}"); else sim=(--sim); fi
+    fi
+  done
+  command gpuclk "${{sim[@]}}" query --query-gpu=index --format=csv,noheader 2>/dev/null
+}}
+
 # Whether a command takes arguments of its own (a profile, a report, a command to run).
 _gpuclk_takes_arguments() {{
   case $1 in
@@ -141,11 +173,20 @@ _gpuclk() {{
         ;;
     esac
   done
-  # A value: files (complete -o default), or whatever the user types.
-  if [[ $cur == = || $prev == = ]]; then
-    return 0
+  # A value: its choices (formats, scenarios, policies, GPUs…), else files (complete -o
+  # default). `--option=value` comes as three words: the option, '=', the value.
+  local option='' words
+  if [[ $cur == = ]]; then
+    option=$prev cur=''
+  elif [[ $prev == = ]]; then
+    option=${{COMP_WORDS[COMP_CWORD - 2]}}
+  elif [[ " $(_gpuclk_value_options "$command") " == *" $prev "* ]]; then
+    option=$prev
   fi
-  if [[ " $(_gpuclk_value_options "$command") " == *" $prev "* ]]; then
+  if [[ -n $option ]]; then
+    words=$(_gpuclk_choices "$command|$option")
+    [[ $words == @gpus ]] && words=$(_gpuclk_gpus "${{COMP_WORDS[@]:0:COMP_CWORD}}")
+    [[ -n $words ]] && mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
     return 0
   fi
   local subs
@@ -161,7 +202,7 @@ _gpuclk() {{
 }}
 complete -o default -F _gpuclk gpuclk
 )BASH",
-      subcommands, options, value_options, positionals);
+      subcommands, options, value_options, choices, positionals);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,15 +230,24 @@ std::string zsh_text(const std::string& s) {
 std::vector<std::string> zsh_option_specs(const OptionSpec& o) {
   std::vector<std::string> specs;
   const std::string desc = "[" + zsh_text(o.description) + "]";
+  // The value's completion: its choices, this node's GPUs, else files.
+  std::string action = "_files";
+  if (o.gpus) {
+    action = "_gpuclk_gpus";
+  } else if (!o.choices.empty()) {
+    action = "(";
+    for (const auto& c : o.choices) action += (action.size() > 1 ? " " : "") + zsh_text(c);
+    action += ")";
+  }
   for (const auto& n : o.names) {
     const bool is_long = n.rfind("--", 0) == 0;
     const std::string label = o.type.empty() ? "value" : text::lower(o.type);
     if (!o.takes_value) {
       specs.push_back(fmt::format("'{}{}'", n, desc));
     } else if (o.optional_value) {
-      specs.push_back(fmt::format("'{}=-{}::{}:_files'", n, desc, label));
+      specs.push_back(fmt::format("'{}=-{}::{}:{}'", n, desc, label, action));
     } else {
-      specs.push_back(fmt::format("'{}{}{}:{}:_files'", n, is_long ? "=" : "+", desc, label));
+      specs.push_back(fmt::format("'{}{}{}:{}:{}'", n, is_long ? "=" : "+", desc, label, action));
     }
   }
   return specs;
@@ -256,6 +306,13 @@ std::string zsh_script(const CommandSpec& root) {
       "command\n# line (src/cli/cmd_completion.cpp): regenerate it rather than edit it.\n\n"
       "# The global options: before or after the command.\n"
       "_gpuclk_globals=(\n";
+  const std::string gpus_function =
+      "# This node's GPUs (their indexes), as gpuclk reads them now.\n"
+      "_gpuclk_gpus() {\n"
+      "  local -a gpus=(${(f)\"$(command gpuclk query --query-gpu=index --format=csv,noheader "
+      "2>/dev/null)\"})\n"
+      "  _describe -t gpus 'GPU' gpus\n"
+      "}\n\n";
   for (const auto& o : root.options) {
     if (!is_global(o)) continue;
     for (const auto& s : zsh_option_specs(o)) out += "  " + s + "\n";
@@ -266,6 +323,7 @@ std::string zsh_script(const CommandSpec& root) {
   for (const auto& o : root.options) {
     if (!is_global(o)) top.options.push_back(o);
   }
+  out += gpus_function;
   zsh_functions(top, out);
   out +=
       "if [[ $funcstack[1] == _gpuclk ]]; then\n"

@@ -17,6 +17,10 @@ struct OptionSpec {
   bool optional_value = false;  // --sim: bare, or --sim=SCENARIO (normalize_sim_flag)
   std::string type;             // TEXT, INT, ... (the help's label)
   std::string description;
+  // What the completions offer for its value: these words, or this node's GPUs (their indexes,
+  // asked of `gpuclk query` when the completion runs); neither: file names.
+  std::vector<std::string> choices;
+  bool gpus = false;
 };
 
 struct PositionalSpec {

@@ -171,7 +171,10 @@ expect_out "--format"
 complete_words gpuclk --format csv cl
 expect_out "clocks"
 complete_words gpuclk --format ""
-expect_lines 1 # a value: nothing offered (bash falls back to file names)
+expect_lines 6 # a value with choices: the formats (tests/cli/completion_test.sh has the others)
+expect_out "csv,noheader"
+complete_words gpuclk serve --policy ""
+expect_lines 1 # a file: nothing offered (bash falls back to file names)
 complete_words gpuclk help sta
 expect_out "stat"
 expect_out "status"
