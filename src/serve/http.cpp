@@ -104,8 +104,8 @@ HttpExporter::HttpExporter(const Service& service, const std::string& address,
       impl_->context, "/healthz$",
       [](mg_connection* conn, void* data) {
         // 503 while unhealthy, so a Kubernetes httpGet probe (or any load balancer) sees it.
-        const auto& service = static_cast<Impl*>(data)->service;
-        return send_text(conn, health_text(service), healthy(service) ? 200 : 503);
+        const auto& served = static_cast<Impl*>(data)->service;
+        return send_text(conn, health_text(served), healthy(served) ? 200 : 503);
       },
       impl_.get());
   mg_server_port port{};
