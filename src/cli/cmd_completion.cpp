@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -72,9 +73,65 @@ void add_choices(const std::vector<std::string>& path, OptionSpec& o) {
   }
 }
 
+// The man pages' EXAMPLES, per command: what people type first (README.md has one per command
+// with its output; these are the command lines alone).
+std::vector<std::pair<std::string, std::string>> examples_of(const std::string& command) {
+  static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> examples = {
+      {"",
+       {{"gpuclk", "every GPU at a glance, and what is worth fixing (gpuclk status)"},
+        {"gpuclk --sim=8xh100 doctor --duration 1m", "the same on a simulated 8x H100 node"},
+        {"gpuclk -i 0,1 --format json status", "GPUs 0 and 1 as JSON"}}},
+      {"status", {{"gpuclk status", "one row per GPU, then the findings"}}},
+      {"info", {{"gpuclk info", "the host and every GPU's inventory and peaks"}}},
+      {"topo", {{"gpuclk topo", "the GPU-GPU and CPU affinity matrix"}}},
+      {"clocks", {{"gpuclk -i 0 clocks", "GPU 0's clocks, limits and clock event reasons"}}},
+      {"query",
+       {{"gpuclk query --query-gpu=index,clocks.sm,power.draw --format=csv",
+         "as nvidia-smi --query-gpu, for scripts"}}},
+      {"occupancy",
+       {{"gpuclk occupancy --arch sm_90 --threads 256 --regs 64 --smem-static 16K",
+         "blocks and warps per SM, and what limits them"}}},
+      {"set",
+       {{"gpuclk set --power-limit 600", "every GPU at 600 W (journaled)"},
+        {"gpuclk -i 0 set --lock-gpu-clocks 1755", "GPU 0's SM clock locked at 1755 MHz"}}},
+      {"reset", {{"gpuclk reset --gpu-clocks", "unlock the SM clocks"}}},
+      {"restore",
+       {{"gpuclk restore", "every GPU back to its settings before gpuclk's first change"}}},
+      {"journal", {{"gpuclk journal --history", "what gpuclk changed, and when"}}},
+      {"apply", {{"gpuclk apply /etc/gpuclk/profile.toml", "make every GPU match a profile"}}},
+      {"dmon",
+       {{"gpuclk dmon -s pucr -d 1", "power, utilization, clocks and reasons every second"}}},
+      {"stat",
+       {{"gpuclk stat -- python3 train.py", "energy, clocks and a verdict for a command's run"}}},
+      {"bench",
+       {{"gpuclk bench gemm --dtype bf16", "GEMM throughput against the peak at the clock it ran"},
+        {"gpuclk bench p2p", "GPU-GPU and host-GPU bandwidth"}}},
+      {"sweep",
+       {{"gpuclk -i 0 sweep --sm-clocks 990:1980:90 --workload gemm-bf16 --out sweep/",
+         "throughput, power and energy per SM clock, the best points and plots"}}},
+      {"sim-job",
+       {{"gpuclk --sim sim-job --workload gemm-bf16 --seconds 10", "a simulated job's work"}}},
+      {"govern",
+       {{"gpuclk govern --policy phase",
+         "lower SM clocks where they buy nothing (Ctrl-C restores)"},
+        {"gpuclk govern --evaluate", "compare the policies on the simulator"}}},
+      {"serve", {{"systemctl enable --now gpuclk-serve", "the node service, as installed"}}},
+      {"doctor",
+       {{"gpuclk doctor --duration 1m", "watch a minute, then what holds each GPU back"}}},
+      {"top", {{"gpuclk top", "every GPU live in the terminal"}}},
+      {"ps", {{"gpuclk ps", "every process on every GPU with its job and energy"}}},
+      {"fleet",
+       {{"gpuclk fleet --prometheus http://prometheus:9090 --range 1h",
+         "every GPU of every node over the last hour"}}},
+  };
+  const auto it = examples.find(command);
+  return it == examples.end() ? std::vector<std::pair<std::string, std::string>>{} : it->second;
+}
+
 CommandSpec read_command(const CLI::App& app, std::vector<std::string> path) {
   CommandSpec c;
   c.path = std::move(path);
+  if (c.path.size() <= 1) examples_of(c.path.empty() ? "" : c.path.front()).swap(c.examples);
   c.description = app.get_description();
   c.footer = app.get_footer();
   for (const auto* opt : app.get_options()) {

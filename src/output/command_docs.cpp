@@ -434,6 +434,15 @@ std::string options_section(const std::string& heading, const CommandSpec& c) {
   return out.empty() ? out : heading + out;
 }
 
+// EXAMPLES: each command line as typed, then what it does.
+std::string examples_section(const CommandSpec& c) {
+  if (c.examples.empty()) return {};
+  std::string out = ".SH EXAMPLES\n";
+  for (const auto& [line, what] : c.examples)
+    out += ".TP\n\\fB" + roff_name(roff(line)) + "\\fR\n" + roff(what) + "\n";
+  return out;
+}
+
 std::string globals_section(const CommandSpec& root) {
   std::string out = ".SH GLOBAL OPTIONS\nBefore or after the command.\n";
   for (const auto& o : root.options) {
@@ -493,7 +502,8 @@ std::string command_page(const CommandSpec& root, const CommandSpec& c,
     }
   }
   out += globals_section(root);
-  out += ".SH EXIT STATUS\nSee \\fBgpuclk\\fR(1).\n";
+  out += examples_section(c);
+  out += ".SH EXIT STATUS\nAs every gpuclk command's: see \\fBgpuclk\\fR(1).\n";
   out += see_also(root, page);
   return out;
 }
@@ -511,6 +521,7 @@ std::string main_page(const CommandSpec& root, const std::string& version) {
     out += ".TP\n\\fB" + roff_name(c.name()) + "\\fR\n" + roff(c.description) + "\n";
   }
   out += globals_section(root);
+  out += examples_section(root);
   out += kExitStatus;
   out += see_also(root, "gpuclk");
   return out;

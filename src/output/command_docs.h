@@ -37,6 +37,8 @@ struct CommandSpec {
   std::vector<OptionSpec> options;
   std::vector<PositionalSpec> positionals;
   std::vector<CommandSpec> commands;
+  // The man page's EXAMPLES: a command line and what it does.
+  std::vector<std::pair<std::string, std::string>> examples;
 
   std::string name() const { return path.empty() ? "gpuclk" : path.back(); }
   std::string joined(const std::string& separator) const {

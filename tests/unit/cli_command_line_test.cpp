@@ -1,7 +1,10 @@
 // run_command_line with Context::before_effect (what fuzz_argv relies on): a command is stopped
 // at its first effect, after every option was checked; a pure command runs to its end.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -93,6 +96,35 @@ TEST(cli_command_line_test, completions_come_from_the_command_line) {
   // `gpuclk completion` is not listed by --help.
   o = run({"--help"});
   EXPECT_EQ(o.out.find("completion"), std::string::npos);
+}
+
+// Every man page's EXAMPLES that run gpuclk are command lines that parse: each reaches its first
+// effect (or runs to its end), none is refused as a bad argument.
+TEST(cli_command_line_test, the_man_pages_examples_parse) {
+  char dir[] = "/tmp/gpuclk-manpages.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  Context writer;
+  ASSERT_EQ(run_command_line(writer, {"manpages", dir}), 0);
+  std::size_t examples = 0;
+  for (const auto& page : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(page.path());
+    bool in_examples = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(".SH ", 0) == 0) in_examples = line == ".SH EXAMPLES";
+      if (!in_examples || line.rfind("\\fBgpuclk", 0) != 0) continue;
+      std::string text = line.substr(3, line.size() - 6);  // \fB … \fR
+      for (std::size_t at; (at = text.find("\\-")) != std::string::npos;) text.erase(at, 1);
+      std::istringstream words(text);
+      std::vector<std::string> args;
+      for (std::string w; words >> w;) args.push_back(w);
+      args.erase(args.begin());  // "gpuclk"
+      const auto o = run(args);
+      EXPECT_NE(o.code, 2) << page.path().filename() << ": " << text << ": " << o.err;
+      ++examples;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_GE(examples, 25u);
 }
 
 }  // namespace
