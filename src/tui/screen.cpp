@@ -12,6 +12,26 @@
 namespace gpuclk::tui {
 namespace {
 
+// Terminal columns of UTF-8 text: one per character (the header's "·" is two bytes, one column).
+int columns_of(const std::string& text) {
+  int n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// `text` in at most `width` columns: its start and "…" when it is longer.
+std::string fit(const std::string& text, int width) {
+  if (columns_of(text) <= width) return text;
+  std::string out;
+  int n = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = text[i];
+    if ((c & 0xC0) != 0x80 && ++n > width - 1) break;
+    out += text[i];
+  }
+  return out + "…";
+}
+
 using gpu::ClockReasons;
 using telemetry::FastSample;
 
@@ -211,11 +231,20 @@ class Layout {
 
  private:
   void header() {
-    // The keys' hint always shows; the node's description is cut to what is left.
-    const std::string left =
-        "gpuclk top · " + h_.node + " · " + h_.source + ", every " + h_.interval;
+    // The keys' hint always shows, and where the numbers come from and how often; the node's
+    // description is what gives way: cut with "…", or left out below 8 columns. (It was cut
+    // from the end, so a frozen simulated node's note left "· own ? help" at 80 columns.)
     const std::string right = std::string(v_.paused ? "PAUSED  " : "") + "? help  q quit";
     const int x = std::max(0, cols_ - static_cast<int>(right.size()));
+    const std::string source = h_.source + ", every " + h_.interval;
+    const int room = x - 1 - columns_of("gpuclk top ·  · " + source);
+    std::string left = "gpuclk top · " + source;
+    // Its last parts go first ("…, time frozen at 10 s"), then its end.
+    std::string node = h_.node;
+    for (std::size_t comma;
+         columns_of(node) > room && (comma = node.rfind(", ")) != std::string::npos;)
+      node.erase(comma);
+    if (room >= 8) left = "gpuclk top · " + fit(node, room) + " · " + source;
     t_.text(0, 0, left, std::max(0, x - 1), Tone::accent, true);
     t_.text(0, x, right, -1, v_.paused ? Tone::warn : Tone::plain, v_.paused);
   }

@@ -125,6 +125,9 @@ keys q; wait_screen "TOP-EXIT=0"
 SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/8x.state"
 start 80 24 "$SIM" "--sim=8xh100"
 wait_screen "Held back by"
+# The header keeps where the numbers come from and how often; the node's description (with the
+# frozen time's note) gives way (it was cut to "· own ? help").
+expect_out_re "^gpuclk top · 8 GPUs.* · own sampler, every 1 s +\? help  q quit$"
 query 8xh100 10 "index,clocks.sm,clocks.max.sm,power.draw,power.limit"
 while IFS=, read -r index sm max draw limit; do
   sm=${sm// /}; max=${max// /}; draw=$(round "${draw// /}"); limit=$(round "${limit// /}")
