@@ -174,6 +174,18 @@ unsigned long long started_at(int pid) {
   return 0;
 }
 
+// Whether an answer line's report wrote a GPU setting (a change, or a rollback's undo).
+bool wrote_settings(const std::string& line) {
+  if (line.find("\"report\"") == std::string::npos) return false;
+  const auto answer = json::parse(line, nullptr, false);
+  if (answer.is_discarded() || !answer.value("ok", false)) return false;
+  for (const auto& s : answer["report"].value("settings", json::array())) {
+    const auto result = s.value("result", std::string());
+    if (result == "changed" || result == "rolled back" || result == "ROLLBACK FAILED") return true;
+  }
+  return false;
+}
+
 // The command name of `pid` (/proc/PID/comm), or "?".
 std::string command_of(int pid) {
   std::ifstream in(fmt::format("/proc/{}/comm", pid));
@@ -374,6 +386,7 @@ void Delegation::loop() {
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
         session_ended(sessions[i - 1]);
         save_holds();
+        if (changed_) changed_();
         publish();
       }
     std::deque<Job> jobs;
@@ -389,6 +402,7 @@ void Delegation::loop() {
               ? error_response("the service is stopping", static_cast<int>(ExitCode::other)).dump()
               : run(job).dump();
       save_holds();
+      if (changed_ && wrote_settings(line)) changed_();
       publish();
       {
         std::lock_guard lock(job.reply->mutex);

@@ -87,6 +87,9 @@ class Delegation {
 
   // Called when an answer is ready (the socket server's wake()); set before start().
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Called on the worker after a GPU's settings changed (a grant, a put-back) and before the
+  // answer goes out: the service re-reads them (Service::settings_changed).
+  void set_changed(std::function<void()> changed) { changed_ = std::move(changed); }
   // The uid that owns a process (/proc/PID's owner; tests replace it): a requester whose pid no
   // longer belongs to the uid that connected (it exited and the pid was reused) is refused.
   void set_process_owner(std::function<std::optional<unsigned>(pid_t)> owner) {
@@ -155,6 +158,7 @@ class Delegation {
   std::set<control::Setting> reserved_;
   std::string reserved_by_;
   std::function<void()> wake_;
+  std::function<void()> changed_;
   std::function<JobGpus(pid_t, unsigned)> job_lookup_;
   std::function<std::optional<unsigned>(pid_t)> process_owner_;
 

@@ -105,6 +105,7 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
     delegation_ =
         std::make_unique<Delegation>(*options_.policy, keys, writer_->backend(), reserved, by);
     delegation_->set_wake([this] { socket_->wake(); });
+    delegation_->set_changed([this] { service_->settings_changed(); });
     std::cerr << "gpuclk serve: delegated settings under " << options_.policy->source << " ("
               << options_.policy->rules.size() << " rules)" << std::endl;
   }

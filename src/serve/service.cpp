@@ -234,6 +234,9 @@ void Service::refresh() {
       settings_reread_ = 2;
     }
   }
+  // A writer's ask (settings_changed): this refresh re-reads, and answers it once published.
+  const std::uint64_t asked = settings_asked_.load();
+  if (asked > settings_done_) settings_due = true;
   if (settings_reread_ > 0) {
     --settings_reread_;
     settings_due = true;
@@ -272,6 +275,7 @@ void Service::refresh() {
     std::lock_guard lock(state_mutex_);
     next->generation = state_ ? state_->generation + 1 : 1;
     state_ = std::move(next);
+    settings_done_ = std::max(settings_done_, asked);
   }
   state_cv_.notify_all();
   if (!sampler_->running()) return;
@@ -506,6 +510,18 @@ json Service::snapshot_response(const json& request) const {
                  {"lateness_max_ms", ms(t.lateness_max)},
                  {"tick_cost_mean_ms", ms(t.tick_cost_mean)}};
   return r;
+}
+
+void Service::settings_changed() {
+  const std::uint64_t ticket = ++settings_asked_;
+  {
+    std::lock_guard wake(stop_mutex_);
+    refresh_wanted_ = true;
+  }
+  stop_cv_.notify_all();
+  std::unique_lock lock(state_mutex_);
+  state_cv_.wait_for(lock, std::chrono::seconds(2),
+                     [&] { return settings_done_ >= ticket || !running_; });
 }
 
 std::shared_ptr<const NodeState> Service::ask_view(const std::string& name) const {

@@ -175,6 +175,11 @@ class Service {
   void set_http_address(std::string address) { options_.http_listen = std::move(address); }
   const std::string& driver_version() const { return driver_version_; }
   // More series for /metrics; call before start().
+  // A writer of the service changed GPU settings (a delegated set or restore): the refresher
+  // re-reads them now. Returns once a state with them is published (at most 2 s), so the
+  // writer's answer and a status asked after it agree (a restore showed the old limit for up
+  // to a refresh). Any thread but the refresher's.
+  void settings_changed();
   void add_series(SeriesSource source) { series_.push_back(std::move(source)); }
   const std::vector<SeriesSource>& series() const { return series_; }
   // The 1 s history of GPU `gpu` over the last `window`.
@@ -277,6 +282,10 @@ class Service {
   std::vector<gpu::StatusSnapshot> settings_;
   unsigned refreshes_since_settings_ = 0;
   int settings_reread_ = 0;
+  // settings_changed()'s tickets: asked by writers, done once a refresh that re-read the
+  // settings after the ask has published its state (done under state_mutex_).
+  std::atomic<std::uint64_t> settings_asked_{0};
+  std::uint64_t settings_done_ = 0;
   std::filesystem::file_time_type settings_watch_stamp_{};
   std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
   // The attribution and, by position, the last slow sample it was given (refresher only).

@@ -109,6 +109,12 @@ rc=$?
 LAST_CMD="(nobody) restore after the restart"
 check; [ "$rc" -eq 0 ] || fail "exit $rc: $out"
 check; [ "$(limits)" == "$INITIAL" ] || fail "restore did not return to before any grant: $(limits)"
+# The service's own answers agree at once (a delegated restore showed the old limit for up to a
+# refresh, 1 s): its answer went out once the service had re-read the settings.
+gpuclk --sim --socket "$SOCK" --format json status
+LAST_CMD="status through the service right after the delegated restore"
+expect_exit 0
+expect_json '[.gpus[]."power.limit"] | map(tostring) | join(" ")' "700 700 700 700"
 kill "$C"; wait "$C" 2>/dev/null
 stop_serve
 check; [ "$("$GPUCLK_BIN" --sim --format json journal | jq '.gpus | length')" == 0 ] || fail "journal not clean"
