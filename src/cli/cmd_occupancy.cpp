@@ -253,6 +253,26 @@ int run_sweep(Context& ctx, const Options& o) {
   return 0;
 }
 
+// The kernel's own columns are numbers in every format (JSON had "256" as a string; a size given
+// as 48K is 49152 bytes); arch and any other column are carried through as text.
+bool numeric_input(const std::string& column) {
+  return column == "threads" || column == "regs" || column == "smem_static" ||
+         column == "smem_dynamic" || column == "max_threads" || column == "carveout";
+}
+
+out::Value input_value(const std::string& column, const std::string& cell,
+                       const occ::KernelConfig& k) {
+  if (column == "threads") return out::integer(k.threads_per_block);
+  if (column == "regs") return out::integer(k.registers_per_thread);
+  if (column == "smem_static") return out::integer(k.static_shared_bytes);
+  if (column == "smem_dynamic") return out::integer(k.dynamic_shared_bytes);
+  if (column == "max_threads")
+    return k.launch_bounds_max_threads ? out::integer(*k.launch_bounds_max_threads) : out::na();
+  if (column == "carveout")
+    return k.carveout_percent ? out::integer(*k.carveout_percent) : out::na();
+  return out::text(cell);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Streams: a row is read, evaluated and printed before the next is read, so a batch of any
 // length runs in bounded memory (CSV and JSON; the text table holds its rows for the widths).
@@ -269,7 +289,8 @@ int run_batch(Context& ctx, const Options& o) {
   bool begun = false;
   const auto begin = [&] {
     std::vector<out::Column> columns;
-    for (const std::string& column : parser.columns()) columns.push_back({column, "", true});
+    for (const std::string& column : parser.columns())
+      columns.push_back({column, "", !numeric_input(column)});
     for (const char* column : {"active_blocks", "active_warps", "max_warps", "occupancy"}) {
       columns.push_back({column, ""});
     }
@@ -283,7 +304,8 @@ int run_batch(Context& ctx, const Options& o) {
     if (!row) continue;
     if (!begun) begin();
     std::vector<out::Value> values;
-    for (const std::string& cell : row->cells) values.push_back(out::text(cell));
+    for (std::size_t i = 0; i < row->cells.size(); ++i)
+      values.push_back(input_value(parser.columns().at(i), row->cells[i], row->kernel));
     const occ::Occupancy& result = row->occupancy;
     values.push_back(out::integer(result.active_blocks));
     values.push_back(out::integer(result.active_warps));

@@ -57,6 +57,13 @@ expect_json 'select(.gpu == 0) | ."clocks.mem"' "2619
 2619"
 check; jq -e -s 'all(has("timestamp") and has("power.draw") and has("energy") and has("clocks_event_reasons.active"))' <<<"$OUT" >/dev/null ||
   fail "JSON Lines rows lack keys"
+# One key, one meaning, in every command: dmon's temperature.memory is query's (query lacked it).
+FROZEN="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=30 GPUCLK_SIM_STATE=$TEST_TMP/frozen.state"
+dmon_memory=$(env $FROZEN "$GPUCLK_BIN" --sim dmon -c 1 --format json -i 0 | jq -r '."temperature.memory"')
+query_memory=$(env $FROZEN "$GPUCLK_BIN" --sim -i 0 query --query-gpu=temperature.memory --format=csv,noheader,nounits)
+LAST_CMD="temperature.memory in dmon and query"
+check; [ -n "$dmon_memory" ] && [ "$dmon_memory" == "$query_memory" ] ||
+  fail "dmon says '$dmon_memory', query '$query_memory'"
 # the memory's share of the power (an H100's memory scope): a number, below the GPU's power
 check; jq -e -s 'all(."memory.power.draw.average" > 10 and ."memory.power.draw.average" < ."power.draw")' <<<"$OUT" >/dev/null ||
   fail "memory.power.draw.average missing or not below power.draw: $OUT"

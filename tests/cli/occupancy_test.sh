@@ -75,10 +75,15 @@ gpuclk occupancy --batch "$TEST_TMP/kernels.csv"
 expect_exit 0
 expect_lines 4
 expect_out "name, arch, threads, regs, smem_static, smem_dynamic, max_threads, active_blocks, active_warps, max_warps, occupancy, limiter, valid, reason"
-expect_out "gemm, sm_90, 256, 32, 0, 0, , 8, 64, 64, 100.00, warps+registers, yes, "
-expect_out "reduce, sm_80, 1024, 64, 48K, 0, , 1, 32, 64, 50.00, registers, yes, "
+expect_out "gemm, sm_90, 256, 32, 0, 0, [N/A], 8, 64, 64, 100.00, warps+registers, yes, "
+expect_out "reduce, sm_80, 1024, 64, 49152, 0, [N/A], 1, 32, 64, 50.00, registers, yes, "
 gpuclk occupancy --batch - --format json < "$TEST_TMP/kernels.csv"
 expect_exit 0
+# The kernel's columns are numbers in JSON too (they were strings: "256"); a column of the
+# user's own (name) stays text; an empty max_threads is null.
+expect_json '[.[0].threads, .[1].smem_static, .[2].max_threads, .[0].max_threads] | map(type) | join(",")' "number,number,number,null"
+expect_json '.[1].smem_static' 49152
+expect_json '.[0].name' gemm
 expect_json '.[2].valid' false
 expect_json '.[2].active_blocks' 0
 expect_json '.[2].reason' "512 threads per block exceeds the kernel's __launch_bounds__ of 256"

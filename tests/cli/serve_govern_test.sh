@@ -42,7 +42,8 @@ settings; ORIGINAL=$OUT
 start_serve --sim "$NODE" --socket "$SOCK" -i 0,1 serve --listen 127.0.0.1:0 --govern phase \
   --govern-log "$TEST_TMP/serve.jsonl" || exit 1
 LAST_CMD="serve --govern phase"
-check; grep -q "governing 2 GPU(s) with policy phase every 20 ms" "$TEST_TMP/serve.log" ||
+# The governor's thread says it once its sampler runs, which may be after the service's line.
+check; wait_for 10 'grep -q "governing 2 GPU(s) with policy phase every 20 ms" "$TEST_TMP/serve.log"' ||
   fail "no governing line: $(cat "$TEST_TMP/serve.log")"
 check; wait_for 15 '[ "$(journal_gpus)" == "2" ]' || fail "the governor never wrote to GPUs 0 and 1: $(cat "$TEST_TMP/serve.log")"
 check; journal_json | jq -e '[.history[] | select(.command == "serve --govern phase")] | length > 0' >/dev/null ||

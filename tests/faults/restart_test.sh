@@ -24,7 +24,7 @@ start_serve --sim "$GOVERN_NODE" --socket "$SOCK" -i 0 serve --listen off --gove
 LAST_CMD="serve --govern phase, started again after kill -9"
 check; grep -q "GPU 0: its clocks were locked by a governor that is gone" "$TEST_TMP/serve.log" ||
   fail "no put-back line: $(cat "$TEST_TMP/serve.log")"
-check; grep -q "governing 1 GPU" "$TEST_TMP/serve.log" || fail "it does not govern: $(cat "$TEST_TMP/serve.log")"
+check; wait_for 10 'grep -q "governing 1 GPU" "$TEST_TMP/serve.log"' || fail "it does not govern: $(cat "$TEST_TMP/serve.log")"
 sleep "$(scaled 2)"
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID"; rc=$?; SERVE_PID=""
 check; [ "$rc" -eq 0 ] || fail "exit $rc: $(tail -3 "$TEST_TMP/serve.log")"
