@@ -23,6 +23,7 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -51,20 +52,11 @@ const rules::Rule& rule_or_throw(const std::string& name, const char* option) {
   return *r;
 }
 
-// "30s", "500ms", "2m", "1.5" (seconds): at least 1 s, at most 1 h.
+// "30s", "2m", "1h", "1.5" (seconds): at least 1 s, at most 1 h.
 telemetry::Duration parse_duration(const std::string& text) {
-  std::optional<telemetry::Duration> d;
-  if (text.size() > 1 && text.back() == 'm' && text[text.size() - 2] != 'm') {
-    if (auto minutes = telemetry::parse_interval(text.substr(0, text.size() - 1) + "s"))
-      d = std::chrono::duration_cast<telemetry::Duration>(*minutes * 60);
-  } else {
-    d = telemetry::parse_interval(text);
-  }
-  if (!d || *d < 1s || *d > std::chrono::hours(1)) {
-    throw bad_argument(fmt::format("bad duration --duration {}", text),
-                       "give a duration from 1 s to 1 h, e.g. 30s, 2m or 90 (seconds)");
-  }
-  return *d;
+  const double seconds =
+      parse::duration_seconds(text, "--duration", 1, 3600, "30s, 2m, 1h or 90 (seconds)");
+  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 // "gpuclk doctor: watching 4 GPUs, 12 s left" on a terminal, refreshed in place.

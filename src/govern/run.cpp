@@ -60,12 +60,9 @@ double parse_slowdown(const std::string& text, const char* option) {
 }
 
 telemetry::Duration parse_duration_option(const std::string& text, const char* option) {
-  const auto d = telemetry::parse_interval(text);
-  if (!d) {
-    throw bad_argument(fmt::format("bad {} '{}'", option, parse::quote(text)),
-                       "give seconds (0.02) or milliseconds (20ms), at least 10ms");
-  }
-  return *d;
+  const auto min = std::chrono::duration<double>(telemetry::kMinInterval).count();
+  const double seconds = parse::duration_seconds(text, option, min, 86400, "20ms, 0.5, 2s or 1h");
+  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 void refuse_held_clocks(const control::Journal& journal, const std::vector<gpu::Device*>& devices) {
