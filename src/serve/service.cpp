@@ -653,9 +653,10 @@ class SampleStream final : public Stream {
       if (g.fast) j["fast"] = to_json(*g.fast, snap.time);
       if (g.slow) j["slow"] = to_json(*g.slow, snap.time);
       if (g.previous_slow) j["previous_slow"] = to_json(*g.previous_slow, snap.time);
-      // Energy since the stream's first line, from the counter (1 s resolution).
-      const auto energy = g.slow ? g.slow->energy : std::nullopt;
-      if (sent_ == 0) energy_base_.push_back(energy);
+      // Energy since the stream opened: the counter's last read plus the power since, at both
+      // ends (a service nobody streams from reads it every counters_every seconds).
+      const auto energy = g.slow ? service_.sampler_->energy_at(pos, snap.time) : std::nullopt;
+      if (sent_ == 0) energy_base_.push_back(service_.sampler_->energy_at(pos, opened_));
       if (energy && energy_base_[k]) j["energy_joules"] = (*energy - *energy_base_[k]).value();
       if (every_sample_) add_samples_since_last_line(k, snap.time, j);
       line["gpus"].push_back(std::move(j));

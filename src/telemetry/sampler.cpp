@@ -340,6 +340,26 @@ std::vector<SlowSample> Sampler::slow_samples(std::size_t gpu, TimePoint from, T
   return g.slow.between(from, to, [](const PackedSlowSample& p) { return p.unpack(); });
 }
 
+std::optional<Joules> Sampler::energy_at(std::size_t gpu, TimePoint t) const {
+  const auto slow = slow_samples(gpu, t - std::chrono::minutes(2), t);
+  const auto read = std::find_if(slow.rbegin(), slow.rend(),
+                                 [](const SlowSample& s) { return s.energy.has_value(); });
+  if (read == slow.rend()) return std::nullopt;
+  double joules = read->energy->value();
+  // From the reading in effect at the counter's read (one fast interval before it at most, a
+  // second for a slow schedule) to `t`.
+  const auto back = std::max<Duration>(2 * options_.fast_interval, std::chrono::seconds(1));
+  const auto fast = fast_samples(gpu, read->time - back, t);
+  for (std::size_t i = 0; i < fast.size(); ++i) {
+    if (!fast[i].power) continue;
+    const auto from = std::max(fast[i].time, read->time);
+    const auto to = i + 1 < fast.size() ? std::min(fast[i + 1].time, t) : t;
+    if (to > from)
+      joules += fast[i].power->value() * std::chrono::duration<double>(to - from).count();
+  }
+  return Joules(joules);
+}
+
 Summary Sampler::summary(std::size_t gpu) const {
   const Gpu& g = *gpus_.at(gpu);
   const auto end = now();

@@ -102,6 +102,12 @@ class Sampler {
   // Over [from, to], from the samples still in the ring buffers.
   Summary summary(std::size_t gpu, TimePoint from, TimePoint to) const;
   TimingStats timing() const;
+  // The energy counter as it would read at `t`: its last read at or before `t` plus the power
+  // readings' integral from that read to `t` (each reading held until the next, as a summary's
+  // edges are). The counters are read every slow interval, or every few seconds in a service
+  // nobody streams from: an energy since a moment counts from that moment, not from a read up to
+  // seconds before it. nullopt without a counter read in the rings' last two minutes.
+  std::optional<Joules> energy_at(std::size_t gpu, TimePoint t) const;
 
   // Reads these of options().on_demand too (others are ignored): fast fields from the next tick,
   // slow ones from the next slow read, until the next call. Any thread.
