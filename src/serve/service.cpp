@@ -469,6 +469,8 @@ json Service::summary_response(const json& request) const {
 }
 
 json Service::snapshot_response(const json& request) const {
+  // stat's window edges: a counter read there, made by the slow threads (not on this path).
+  if (request.value("read_counters", false)) sampler_->read_slow_now();
   auto snap = sampler_->snapshot();
   auto r = ok_response();
   r["simulated"] = options_.simulated;  // clients check they asked the node they meant
@@ -476,6 +478,8 @@ json Service::snapshot_response(const json& request) const {
   r["tick"] = snap.tick;
   // The sampler's clock now, in the stream lines' time base: a client reads a stream up to it.
   r["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
+  // Its time now, when the simulator's exact energy below is read: stat's window edges.
+  r["now"] = std::chrono::duration<double>(sampler_->now().time_since_epoch()).count();
   r["gpus"] = json::array();
   for (auto pos : positions(request)) {
     const auto& g = snap.gpus.at(pos);

@@ -39,4 +39,20 @@ expect_exit 0
 check; jq -e -s '.[1].energy >= 30 and .[1].energy <= 150' <<<"$OUT" >/dev/null ||
   fail "dmon's energy after 0.5 s is not ~38 J: $OUT"
 stop_serve
+
+# --- stat -- CMD through the service: the energy counter read at the command's start and end, as
+# with --direct. The default node's load changes every few seconds (the power readings, 1 s
+# averages, lag it: integrated, they were 14 % off); the simulator's exact energy over the same
+# window is the truth (stat's report shows it beside NVML's) ---
+start_serve --sim --socket "$SOCK" serve --listen off || exit 1
+for run in 1 2; do
+  gpuclk --sim --socket "$SOCK" -i 0 stat --json "$TEST_TMP/stat.json" -- sleep 2
+  expect_exit 0
+  OUT=$(cat "$TEST_TMP/stat.json"); LAST_CMD="stat -- sleep 2 through the service, run $run"
+  expect_json '.sampling.sampled_by' "gpuclk serve"
+  expect_json '.gpus[0].energy_source' "energy counter"
+  check; jq -e '.gpus[0] | (.energy_j - .simulator_energy_j | fabs) <= 0.01 * .simulator_energy_j + 1' \
+    <<<"$OUT" >/dev/null || fail "energy off the simulator's: $(jq -c '.gpus[0] | [.energy_j, .simulator_energy_j]' <<<"$OUT")"
+done
+stop_serve
 finish
