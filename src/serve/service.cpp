@@ -247,7 +247,8 @@ void Service::refresh() {
     gpu::copy_status_settings(settings_[i], status);
     next->status.push_back(std::move(status));
   }
-  next->findings = node_findings(next->status);
+  next->findings =
+      findings_hold_.update(node_findings(next->status), std::chrono::steady_clock::now());
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
