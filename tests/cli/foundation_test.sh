@@ -181,5 +181,13 @@ unset GPUCLK_LIMITS_CACHE
 # --- simulator scenarios ---
 gpuclk --sim=nosuchscenario status
 expect_exit 2; expect_err "unknown simulator scenario 'nosuchscenario'"
+# An empty scenario is no scenario (it took `status` as the name), and a name too long for the
+# file system a bad argument, not an internal error (issue 42, items 11 and 12).
+gpuclk --sim= status
+expect_exit 2; expect_err "--sim='': no scenario named"; expect_err "give --sim alone for the default node"
+gpuclk --sim '' status
+expect_exit 2; expect_err "--sim='': no scenario named"
+gpuclk --sim="$(printf 'a%.0s' $(seq 5000))" status
+expect_exit 2; expect_err "…(5000 chars)': not a scenario name or path"; expect_err "at most 255 characters a name"
 
 finish
