@@ -33,7 +33,8 @@ using namespace std::chrono_literals;
 struct DoctorOptions {
   std::string duration = "30s";
   std::string interval = "100ms";
-  std::string rules;    // comma separated; empty = all
+  std::string rules;  // comma separated; not given = all
+  bool rules_given = false;
   std::string explain;  // a rule name
 };
 
@@ -109,6 +110,10 @@ int run_explain(const DoctorOptions& o) {
 int run_doctor(Context& ctx, const DoctorOptions& o) {
   if (!o.explain.empty()) return run_explain(o);
   std::vector<const rules::Rule*> chosen;
+  // An empty --rules is no rule named (as an empty -i is no GPU), not every rule.
+  if (o.rules_given && o.rules.empty())
+    throw bad_argument("--rules '': no rule named",
+                       "name rules comma separated, or leave --rules out for all: " + rule_names());
   if (!o.rules.empty()) {
     std::size_t start = 0;
     while (start <= o.rules.size()) {
@@ -224,13 +229,17 @@ void add_doctor_command(CLI::App& app, Context& ctx) {
                   "to look back in its history (--direct: watch instead)");
   sub->add_option("--interval", opts->interval,
                   "sampling interval (default 100ms; through gpuclk serve: the service's)");
-  sub->add_option("--rules", opts->rules, "only these rules, comma separated (default: all)");
+  auto* rules =
+      sub->add_option("--rules", opts->rules, "only these rules, comma separated (default: all)");
   sub->add_option("--explain", opts->explain,
                   "print what RULE checks, its thresholds and fix, and exit");
   sub->footer(
       "Exit code: 0 nothing above info, 10 warnings, 11 critical; errors as every "
       "command (2 bad argument, ...). docs/doctor.md lists every rule.");
-  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_doctor(ctx, *opts); }; });
+  sub->callback([&ctx, opts, rules] {
+    opts->rules_given = rules->count() > 0;
+    ctx.run = [&ctx, opts] { return run_doctor(ctx, *opts); };
+  });
 }
 
 }  // namespace gpuclk::cli

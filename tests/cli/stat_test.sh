@@ -144,6 +144,11 @@ expect_exit 127; expect_err "No such file or directory"
 # --- bad arguments ---
 gpuclk --sim stat
 expect_exit 2; expect_err "stat needs a command to run"
+# An empty --job or --pod names no job; it said "stat needs a command" (issue 42).
+gpuclk --sim stat --job ''
+expect_exit 2; expect_err "--job '': no job named"
+gpuclk --sim stat --pod ''
+expect_exit 2; expect_err "--pod '': no job named"
 gpuclk --sim stat --interval 1ms -- true
 expect_exit 2; expect_err "bad interval --interval 1ms"
 gpuclk --sim stat --bogus -- true
