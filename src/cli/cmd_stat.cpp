@@ -183,7 +183,15 @@ int print_report(Context& ctx, const RunReport& report, std::ofstream& json_file
   if (json_file.is_open()) {
     output::make_printer(output::Format{output::Format::Kind::json}, json_file)->print_tree(tree);
     json_file.flush();
-    if (!json_file) std::cerr << "gpuclk: error: writing " << json_path << " failed\n";
+    if (!json_file) {
+      // The report asked for is not there: a command that succeeded does not make that exit 0
+      // (a job script would take the missing file for a written one); a failed command's code
+      // stays what it was, as it says more.
+      std::cerr << "gpuclk: error: writing the report to --json " << json_path
+                << " failed (the report above is all there is)\n"
+                << "gpuclk: give --json a file this user can write\n";
+      if (report.exit.exit_code == 0) return static_cast<int>(ExitCode::other);
+    }
   }
   return report.exit.exit_code;
 }
