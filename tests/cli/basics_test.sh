@@ -27,9 +27,16 @@ cp "$GPUCLK_BIN_DIR/libnvml-sim.so" "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so"
 gpuclk --nvml-lib "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so" status
 expect_exit 12; expect_err "CUDA toolkit's link-time stub"
 
-# A library that is not NVML at all.
+# A library that is not NVML at all: said so, not "the driver is too old" (issue 42).
 gpuclk --nvml-lib /lib/x86_64-linux-gnu/libm.so.6 status
-expect_exit 12; expect_err "lacks"
+expect_exit 12; expect_err "libm.so.6' is not an NVML library (it has no nvmlInit_v2)"
+expect_err "at the driver's libnvidia-ml.so.1"
+check; ! grep -q "R450" <<<"$ERR" || fail "a non-NVML library blamed on an old driver"
+
+# The simulated node without a driver says so, rather than "use gpuclk --sim" (issue 42).
+gpuclk --sim=no-driver status
+expect_exit 9; expect_err "Driver Not Loaded"; expect_err "this simulated node has no driver loaded"
+check; ! grep -q "use \`gpuclk --sim\`" <<<"$ERR" || fail "advises --sim on the simulator: $ERR"
 
 gpuclk --bogus-option
 expect_exit 2
