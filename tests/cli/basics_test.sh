@@ -38,6 +38,15 @@ gpuclk --sim=no-driver status
 expect_exit 9; expect_err "Driver Not Loaded"; expect_err "this simulated node has no driver loaded"
 check; ! grep -q "use \`gpuclk --sim\`" <<<"$ERR" || fail "advises --sim on the simulator: $ERR"
 
+# sim-job: the table's units in its headers (its cells are bare numbers); --seconds 0 says what
+# is wrong with it, not "give --amount or --seconds" (issue 42).
+GPUCLK_SIM_SPEED=50 gpuclk --sim -i 0 sim-job --workload gemm-bf16 --amount 50T
+expect_exit 0; expect_out "Done TFLOP"; expect_out "Rate TFLOP/s"; expect_out "Energy J"
+GPUCLK_SIM_SPEED=50 gpuclk --sim -i 0 sim-job --workload mem-copy --amount 50G
+expect_exit 0; expect_out "Done GB"; expect_out "Rate GB/s"
+gpuclk --sim -i 0 sim-job --workload gemm-bf16 --seconds 0
+expect_exit 2; expect_err "--seconds 0: not a positive number of simulated seconds"
+
 gpuclk --bogus-option
 expect_exit 2
 
