@@ -173,7 +173,7 @@ int run_ps(Context& ctx, const PsOptions& o) {
 void add_ps_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PsOptions>();
   auto* sub = app.add_subcommand(
-      "ps", "every process on every GPU: its job, user, power share, energy and clocks");
+      "ps", "Every process on every GPU: its job, user, power share, energy and clocks");
   sub->add_flag("-a,--all", o->all, "ended processes and jobs too (kept 10 min and 1 day)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_ps(ctx, *o); }; });
 }
