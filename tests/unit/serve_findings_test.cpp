@@ -44,9 +44,9 @@ TEST(serve_findings_test, a_held_finding_stays_through_a_gap_and_goes_when_it_is
   const auto t0 = FindingsHold::TimePoint{};
   int t = 0;
   const auto look = [&](bool seen) {
-    return hold.update(seen ? std::vector{finding("thermal_slowdown", 2)}
-                            : std::vector<rules::Finding>{},
-                       t0 + (t++) * 1s);
+    return hold.update(
+        seen ? std::vector{finding("thermal_slowdown", 2)} : std::vector<rules::Finding>{},
+        t0 + (t++) * 1s);
   };
   for (int i = 0; i < 20; ++i) look(i % 4 != 0);  // 75 % of the looks, the first one missed
   EXPECT_TRUE(has(look(true), "thermal_slowdown", 2));
