@@ -35,7 +35,8 @@ using telemetry::GpuSnapshot;
 struct DmonOptions {
   std::string select = "puc";
   std::string delay = "1";
-  long long count = 0;
+  long long count = 0;  // 0: until Ctrl-C
+  bool count_given = false;
   std::string time_options;
   std::string file;
 };
@@ -318,7 +319,10 @@ int run_dmon(Context& ctx, const DmonOptions& o) {
   const auto interval = parse_interval(o.delay);
   auto style = parse_style(ctx.options.format, o.time_options);
   style.milliseconds = interval < 1s;
-  if (o.count < 0) throw bad_argument(fmt::format("bad count -c {}", o.count), "give a count >= 1");
+  // -c 0 ran forever, as no -c does, while this says a count is at least 1.
+  if (o.count < 0 || (o.count_given && o.count == 0))
+    throw bad_argument(fmt::format("bad count -c {}", o.count),
+                       "give a count >= 1, or no -c to run until Ctrl-C");
 
   FieldSet fields;
   std::vector<DmonColumn> columns;
@@ -372,14 +376,17 @@ void add_dmon_command(CLI::App& app, Context& ctx) {
                   "e ECC/PCIe errors, t PCIe throughput, r reasons, g GPM, x energy (default puc)");
   sub->add_option("-d,--delay", opts->delay,
                   "interval: seconds (1, 0.1) or 100ms; at least 10ms (default 1)");
-  sub->add_option("-c,--count", opts->count,
-                  "stop after this many intervals (default: until Ctrl-C)");
+  auto* count = sub->add_option("-c,--count", opts->count,
+                                "stop after this many intervals (default: until Ctrl-C)");
   sub->add_option("-o,--options", opts->time_options,
                   "D: date, T: time, DT: both, first in each row");
   sub->add_option("-f,--filename", opts->file, "write to this file instead of stdout");
   sub->footer(
       "Formats (global --format): table, csv, json (JSON Lines); csv/table take noheader, nounit.");
-  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_dmon(ctx, *opts); }; });
+  sub->callback([&ctx, opts, count] {
+    opts->count_given = count->count() > 0;
+    ctx.run = [&ctx, opts] { return run_dmon(ctx, *opts); };
+  });
 }
 
 }  // namespace gpuclk::cli

@@ -23,6 +23,7 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -32,7 +33,8 @@ using namespace std::chrono_literals;
 struct DoctorOptions {
   std::string duration = "30s";
   std::string interval = "100ms";
-  std::string rules;    // comma separated; empty = all
+  std::string rules;  // comma separated; not given = all
+  bool rules_given = false;
   std::string explain;  // a rule name
 };
 
@@ -51,20 +53,11 @@ const rules::Rule& rule_or_throw(const std::string& name, const char* option) {
   return *r;
 }
 
-// "30s", "500ms", "2m", "1.5" (seconds): at least 1 s, at most 1 h.
+// "30s", "2m", "1h", "1.5" (seconds): at least 1 s, at most 1 h.
 telemetry::Duration parse_duration(const std::string& text) {
-  std::optional<telemetry::Duration> d;
-  if (text.size() > 1 && text.back() == 'm' && text[text.size() - 2] != 'm') {
-    if (auto minutes = telemetry::parse_interval(text.substr(0, text.size() - 1) + "s"))
-      d = std::chrono::duration_cast<telemetry::Duration>(*minutes * 60);
-  } else {
-    d = telemetry::parse_interval(text);
-  }
-  if (!d || *d < 1s || *d > std::chrono::hours(1)) {
-    throw bad_argument(fmt::format("bad duration --duration {}", text),
-                       "give a duration from 1 s to 1 h, e.g. 30s, 2m or 90 (seconds)");
-  }
-  return *d;
+  const double seconds =
+      parse::duration_seconds(text, "--duration", 1, 3600, "30s, 2m, 1h or 90 (seconds)");
+  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 // "gpuclk doctor: watching 4 GPUs, 12 s left" on a terminal, refreshed in place.
@@ -117,6 +110,10 @@ int run_explain(const DoctorOptions& o) {
 int run_doctor(Context& ctx, const DoctorOptions& o) {
   if (!o.explain.empty()) return run_explain(o);
   std::vector<const rules::Rule*> chosen;
+  // An empty --rules is no rule named (as an empty -i is no GPU), not every rule.
+  if (o.rules_given && o.rules.empty())
+    throw bad_argument("--rules '': no rule named",
+                       "name rules comma separated, or leave --rules out for all: " + rule_names());
   if (!o.rules.empty()) {
     std::size_t start = 0;
     while (start <= o.rules.size()) {
@@ -232,13 +229,17 @@ void add_doctor_command(CLI::App& app, Context& ctx) {
                   "to look back in its history (--direct: watch instead)");
   sub->add_option("--interval", opts->interval,
                   "sampling interval (default 100ms; through gpuclk serve: the service's)");
-  sub->add_option("--rules", opts->rules, "only these rules, comma separated (default: all)");
+  auto* rules =
+      sub->add_option("--rules", opts->rules, "only these rules, comma separated (default: all)");
   sub->add_option("--explain", opts->explain,
                   "print what RULE checks, its thresholds and fix, and exit");
   sub->footer(
       "Exit code: 0 nothing above info, 10 warnings, 11 critical; errors as every "
       "command (2 bad argument, ...). docs/doctor.md lists every rule.");
-  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_doctor(ctx, *opts); }; });
+  sub->callback([&ctx, opts, rules] {
+    opts->rules_given = rules->count() > 0;
+    ctx.run = [&ctx, opts] { return run_doctor(ctx, *opts); };
+  });
 }
 
 }  // namespace gpuclk::cli

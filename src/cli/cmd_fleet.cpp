@@ -43,12 +43,7 @@ struct FleetOptions {
 
 double duration_option(const std::string& text, const char* option, double min, double max,
                        const char* example) {
-  const auto s = parse::try_duration_seconds(text, max);
-  if (!s || *s < min)
-    throw bad_argument(
-        fmt::format("bad {} '{}'", option, parse::quote(text)),
-        fmt::format("give a duration from {} s to {} s, e.g. {}", min, max, example));
-  return *s;
+  return parse::duration_seconds(text, option, min, max, example);
 }
 
 output::Value opt(const std::optional<double>& v, const char* unit, int precision = 0) {

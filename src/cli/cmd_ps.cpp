@@ -16,6 +16,7 @@
 #include "gpu/clock_reasons.h"
 #include "rules/process_owners.h"
 #include "serve/attribution_json.h"
+#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -74,6 +75,7 @@ out::Table owner_table(const serve::AttributionView& v, const std::set<unsigned>
       {"owner", "JOB", true},   {"user", "USER", true},  {"gpus", "GPUS", true},
       {"state", "STATE", true}, {"energy", "ENERGY kJ"}, {"gpu_hours", "GPU-HOURS"},
       {"busy", "BUSY %"},       {"sm_clock", "SM MHz"},  {"held_back", "HELD BACK BY", true}};
+  std::vector<std::pair<std::string, std::vector<out::Value>>> rows;
   for (const auto& o : v.owners) {
     std::string list;
     bool selected = false;
@@ -83,15 +85,21 @@ out::Table owner_table(const serve::AttributionView& v, const std::set<unsigned>
     }
     if (!selected || (!o.running && !all)) continue;
     const auto& u = o.usage;
-    t.rows.push_back(
-        {out::text(host::describe(o.owner)),
-         o.owner.user.empty() ? out::na() : out::text(o.owner.user), out::text(list),
-         out::text(o.running ? "running" : fmt::format("ended {:.0f}s ago", ago(o.last_seen))),
-         energy(u.energy_j), out::number(u.context_s / 3600, "", 3),
-         u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
-         u.mean_sm_mhz() ? out::number(*u.mean_sm_mhz(), "", 0) : out::na(),
-         out::text(serve::held_back_text(u, 2))});
+    rows.emplace_back(
+        host::describe(o.owner),
+        std::vector<out::Value>{
+            out::text(host::describe(o.owner)),
+            o.owner.user.empty() ? out::na() : out::text(o.owner.user), out::text(list),
+            out::text(o.running ? "running" : fmt::format("ended {:.0f}s ago", ago(o.last_seen))),
+            energy(u.energy_j), out::number(u.context_s / 3600, "", 3),
+            u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
+            u.mean_sm_mhz() ? out::number(*u.mean_sm_mhz(), "", 0) : out::na(),
+            out::text(serve::held_back_text(u, 2))});
   }
+  // By job, so that a job is found where its name puts it (the service lists them as it met them).
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [name, row] : rows) t.rows.push_back(std::move(row));
   return t;
 }
 
@@ -116,7 +124,8 @@ int run_ps_direct(Context& ctx) {
   }
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
-    std::cerr << "gpuclk ps: no service answers on " << ctx.options.socket
+    // The socket it asked: --socket, GPUCLK_SOCKET or the default (never an empty name).
+    std::cerr << "gpuclk ps: no service answers on " << serve::socket_path(ctx.options.socket)
               << "; power, energy and GPU time per process come from gpuclk serve, which splits "
                  "each GPU's energy between its processes over time\n";
   }
@@ -153,7 +162,7 @@ int run_ps(Context& ctx, const PsOptions& o) {
     ctx.printer()->print_table(owners);
     std::cout << fmt::format(
         "\nEach GPU's energy counter is split between its processes every {:.0f} s, by their SM "
-        "utilization\n(gpuclk ps --all: ended processes too; docs/exporter.md: how)\n",
+        "utilization\n(gpuclk ps --all: ended processes too; docs/attribution.md: how)\n",
         reply->value("interval_s", 1.0));
   }
   return 0;
@@ -164,7 +173,7 @@ int run_ps(Context& ctx, const PsOptions& o) {
 void add_ps_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<PsOptions>();
   auto* sub = app.add_subcommand(
-      "ps", "every process on every GPU: its job, user, power share, energy and clocks");
+      "ps", "Every process on every GPU: its job, user, power share, energy and clocks");
   sub->add_flag("-a,--all", o->all, "ended processes and jobs too (kept 10 min and 1 day)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_ps(ctx, *o); }; });
 }

@@ -79,9 +79,9 @@ std::optional<control::DelegationPolicy> load_policy(const ServeOptions& o) {
 
 // --counters-interval: whole seconds, 1 to 60 ("5s", "5").
 unsigned parse_counters_interval(const std::string& text) {
-  const auto d = telemetry::parse_interval(text);
-  const double seconds = d ? std::chrono::duration<double>(*d).count() : 0;
-  if (!d || seconds < 1 || seconds > 60 || seconds != std::floor(seconds))
+  const auto s = parse::try_duration_seconds(text, 60);
+  const double seconds = s.value_or(0);
+  if (seconds < 1 || seconds != std::floor(seconds))
     throw bad_argument(fmt::format("bad --counters-interval '{}'", text),
                        "give whole seconds from 1s to 60s, e.g. 5s (1s: always every second)");
   return static_cast<unsigned>(seconds);
@@ -89,32 +89,14 @@ unsigned parse_counters_interval(const std::string& text) {
 
 // "3600", "3600s", "90m", "1h": at least a minute, at most a week.
 telemetry::Duration parse_history(const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
-  const double seconds = value * scale;
-  if (ec != std::errc() || scale == 0 || seconds < 60 || seconds > 7 * 86400)
-    throw bad_argument(fmt::format("bad --history '{}'", text),
-                       "give a duration from 60s to 168h, e.g. 3600s, 90m, 1h");
+  const double seconds =
+      parse::duration_seconds(text, "--history", 60, 7 * 86400, "3600s, 90m, 1h");
   return std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 // --profile-check: "5s", "1m"… from 1 s to 1 h.
 std::chrono::milliseconds parse_profile_check(const std::string& text) {
-  // A number with an optional unit: ms, s (the default), m, h.
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  const double scale = unit.empty() || unit == "s" ? 1
-                       : unit == "ms"              ? 1e-3
-                       : unit == "m"               ? 60
-                       : unit == "h"               ? 3600
-                                                   : 0;
-  const double seconds = value * scale;
-  if (text.empty() || ec != std::errc() || scale == 0 || !(seconds >= 1 && seconds <= 3600))
-    throw bad_argument(fmt::format("bad --profile-check '{}'", parse::quote(text)),
-                       "give a duration from 1s to 1h, e.g. 5s, 30s, 10m");
+  const double seconds = parse::duration_seconds(text, "--profile-check", 1, 3600, "5s, 30s, 10m");
   return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
 }
 

@@ -25,6 +25,7 @@ struct SimJobOptions {
   std::string workload;
   std::string amount;
   double seconds = 0;
+  bool seconds_given = false;
 };
 
 // "2e15", "13620T", "60000G": a number with an optional k/M/G/T/P/E suffix (powers of 1000).
@@ -58,6 +59,12 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
     throw bad_argument(fmt::format("unknown --workload '{}'", o.workload), "valid: " + valid);
   }
   const double amount = o.amount.empty() ? 0 : parse_amount(o.amount);
+  // --seconds 0 (or below) was given, and "give --amount or --seconds" did not say what is wrong.
+  if (o.seconds_given && !(o.seconds > 0 && std::isfinite(o.seconds))) {
+    throw bad_argument(
+        fmt::format("--seconds {}: not a positive number of simulated seconds", o.seconds),
+        "e.g. --seconds 30, or leave it out with --amount (the job runs until done)");
+  }
   if (amount == 0 && !(o.seconds > 0)) {
     throw bad_argument("give --amount (work to do) or --seconds (how long to run)");
   }
@@ -91,9 +98,10 @@ int run_sim_job(Context& ctx, const SimJobOptions& o) {
   const std::string unit = bytes ? "GB" : "TFLOP";
   // Energy: the simulator's truth for this job (its time slices' share of the GPU's energy, when
   // jobs share the GPU), what the service's attribution is checked against.
-  t.columns = {{"gpu", "GPU"},         {"pid", "PID"},         {"workload", "Workload", true},
-               {"done", "Done"},       {"seconds", "Seconds"}, {"rate", "Rate"},
-               {"energy_j", "Energy"}, {"busy_s", "Busy"},     {"result", "Result", true}};
+  // The table's units are in its headers (its cells are bare numbers), as ps's are.
+  t.columns = {{"gpu", "GPU"},           {"pid", "PID"},         {"workload", "Workload", true},
+               {"done", "Done " + unit}, {"seconds", "Seconds"}, {"rate", "Rate " + unit + "/s"},
+               {"energy_j", "Energy J"}, {"busy_s", "Busy s"},   {"result", "Result", true}};
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& s = last[i];
     t.rows.push_back({output::integer(devices[i]->index()), output::integer(s.pid),
@@ -125,12 +133,16 @@ void add_sim_job_command(CLI::App& app, Context& ctx) {
   sub->add_option("--amount", o->amount,
                   "work per GPU: FLOP (gemm-*, fma) or bytes read + written (mem-*); suffixes "
                   "k M G T P E (e.g. 2000T)");
-  sub->add_option("--seconds", o->seconds,
-                  "run for this many simulated seconds (with --amount: at most this long)");
+  auto* seconds =
+      sub->add_option("--seconds", o->seconds,
+                      "run for this many simulated seconds (with --amount: at most this long)");
   sub->footer(
       "GPUs: -i, else CUDA_VISIBLE_DEVICES (indexes or UUIDs), else every GPU. Exit code 0, or "
       "128 + signal when interrupted (the jobs are stopped).");
-  sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_sim_job(ctx, *o); }; });
+  sub->callback([&ctx, o, seconds] {
+    o->seconds_given = seconds->count() > 0;
+    ctx.run = [&ctx, o] { return run_sim_job(ctx, *o); };
+  });
 }
 
 }  // namespace gpuclk::cli

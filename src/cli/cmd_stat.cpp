@@ -33,6 +33,7 @@ using telemetry::Summary;
 struct StatOptions {
   std::vector<std::string> command;
   std::string job, pod;  // a job the service watched, instead of a command
+  bool job_given = false, pod_given = false;
   std::string json_file;
   std::string interval = "100ms";
   bool all_gpus = false;
@@ -182,7 +183,15 @@ int print_report(Context& ctx, const RunReport& report, std::ofstream& json_file
   if (json_file.is_open()) {
     output::make_printer(output::Format{output::Format::Kind::json}, json_file)->print_tree(tree);
     json_file.flush();
-    if (!json_file) std::cerr << "gpuclk: error: writing " << json_path << " failed\n";
+    if (!json_file) {
+      // The report asked for is not there: a command that succeeded does not make that exit 0
+      // (a job script would take the missing file for a written one); a failed command's code
+      // stays what it was, as it says more.
+      std::cerr << "gpuclk: error: writing the report to --json " << json_path
+                << " failed (the report above is all there is)\n"
+                << "gpuclk: give --json a file this user can write\n";
+      if (report.exit.exit_code == 0) return static_cast<int>(ExitCode::other);
+    }
   }
   return report.exit.exit_code;
 }
@@ -191,6 +200,12 @@ int run_stat(Context& ctx, const StatOptions& o) {
   // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
   // still writes its report, however early it came (a Slurm job cancelled at once).
   const telemetry::EarlySignalForwarding early_signals;
+  // An empty --job or --pod names no job ("stat needs a command" was no help).
+  if ((o.job_given && o.job.empty()) || (o.pod_given && o.pod.empty())) {
+    throw bad_argument(fmt::format("{} '': no job named", o.job_given ? "--job" : "--pod"),
+                       "give the Slurm job ID (--job 4242) or the pod (--pod UID or "
+                       "NAMESPACE/NAME), or a command: gpuclk stat -- CMD");
+  }
   if (!o.job.empty() || !o.pod.empty()) {
     if (!o.command.empty() || (!o.job.empty() && !o.pod.empty())) {
       throw bad_argument("give one of --job, --pod or a command",
@@ -276,10 +291,11 @@ void add_stat_command(CLI::App& app, Context& ctx) {
                   "fast sampling interval: 0.1, 100ms (default 100ms)");
   sub->add_flag("--all-gpus", opts->all_gpus,
                 "report every selected GPU, not only those the command used");
-  sub->add_option("--job", opts->job,
-                  "instead of a command: Slurm job ID as gpuclk serve saw it (running, or ended "
-                  "in the last day)");
-  sub->add_option(
+  auto* job = sub->add_option(
+      "--job", opts->job,
+      "instead of a command: Slurm job ID as gpuclk serve saw it (running, or ended "
+      "in the last day)");
+  auto* pod = sub->add_option(
       "--pod", opts->pod,
       "instead of a command: the Kubernetes pod with this UID (or NAMESPACE/NAME, once the "
       "service has it from the kubelet)");
@@ -292,7 +308,11 @@ void add_stat_command(CLI::App& app, Context& ctx) {
       "       gpuclk stat --job ID | --pod UID|NS/NAME   (a job gpuclk serve watched; report on "
       "stdout)\n"
       "Exit code: the command's (128 + signal if a signal killed it). The report goes to stderr.");
-  sub->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); }; });
+  sub->callback([&ctx, opts, job, pod] {
+    opts->job_given = job->count() > 0;
+    opts->pod_given = pod->count() > 0;
+    ctx.run = [&ctx, opts] { return run_stat(ctx, *opts); };
+  });
 }
 
 }  // namespace gpuclk::cli

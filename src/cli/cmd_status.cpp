@@ -35,7 +35,7 @@ output::Table status_table(const std::vector<gpu::StatusSnapshot>& gpus) {
                {"persistence_mode", "Persist"},
                {"clocks.applications.graphics", "App SM"},
                {"clocks.applications.memory", "App Mem"},
-               {"clocks_event_reasons.active", "Clock event reasons", true}};
+               {"clocks_event_reasons.names", "Clock event reasons", true}};
   for (const auto& g : gpus) {
     t.rows.push_back({
         output::integer(g.index),
@@ -50,10 +50,14 @@ output::Table status_table(const std::vector<gpu::StatusSnapshot>& gpus) {
         output::celsius(g.temperature),
         g.utilization ? output::percent(gpu::Reading<units::Ratio>(g.utilization->gpu))
                       : output::na(),
-        g.persistence_mode ? output::text(*g.persistence_mode ? "On" : "Off") : output::na(),
+        // nvidia-smi's words for its key, as `query` gives them (one spelling per key).
+        g.persistence_mode ? output::text(*g.persistence_mode ? "Enabled" : "Disabled")
+                           : output::na(),
         output::mhz(g.app_sm_clock),
         output::mhz(g.app_memory_clock),
-        g.clock_reasons ? output::text(g.clock_reasons->names()) : output::na(),
+        // The names under query's names key, spaced as query and dmon space them; the hex
+        // mask nvidia-smi calls clocks_event_reasons.active is query's.
+        g.clock_reasons ? output::text(g.clock_reasons->names(" ")) : output::na(),
     });
   }
   return t;

@@ -33,6 +33,7 @@
 #include "sweep/run.h"
 #include "sweep/workload.h"
 #include "telemetry/interval.h"
+#include "telemetry/summary.h"
 #include "util/error.h"
 #include "util/stop_signal.h"
 
@@ -46,6 +47,9 @@ struct SweepOptions {
   double warmup = 2, duration = 5;
   CLI::Option* warmup_option = nullptr;  // count() > 0: given on the command line
   CLI::Option* duration_option = nullptr;
+  CLI::Option* sm_clocks_option = nullptr;  // an empty value given is no axis named
+  CLI::Option* power_limits_option = nullptr;
+  CLI::Option* out_option = nullptr;
   int repeat = 1;
   std::string max_slowdown = "5%";
   std::string out;
@@ -262,6 +266,19 @@ int print_report(Context& ctx, const sweep::Report& report,
 
 // The options that do not depend on the GPUs: each bad one is exit 2, before anything runs.
 void check_options(const SweepOptions& o) {
+  const auto given_empty = [](const CLI::Option* option, const std::string& value) {
+    return option && option->count() > 0 && value.empty();
+  };
+  if (given_empty(o.sm_clocks_option, o.sm_clocks))
+    throw bad_argument("--sm-clocks '': no clock named",
+                       "e.g. --sm-clocks 810:1980:90 or 1410,1980");
+  if (given_empty(o.power_limits_option, o.power_limits))
+    throw bad_argument("--power-limits '': no limit named",
+                       "e.g. --power-limits 200:700:50 or 450,700");
+  if (given_empty(o.out_option, o.out))
+    throw bad_argument("--out '': no directory named",
+                       "give a directory for sweep.json, sweep.csv and the plots, or leave --out "
+                       "out");
   if (o.sm_clocks.empty() == o.power_limits.empty()) {
     throw bad_argument("give one of --sm-clocks or --power-limits",
                        "e.g. --sm-clocks 810:1980:90 or --power-limits 200:700:50");
@@ -296,6 +313,14 @@ void check_options(const SweepOptions& o) {
   if (!(o.warmup >= 0) || !(o.duration > 0)) {
     throw bad_argument(fmt::format("--warmup {} / --duration {}: need warmup ≥ 0, duration > 0",
                                    o.warmup, o.duration));
+  }
+  // A shorter window gets no energy (the power reading is a 1 s average): every point's Power
+  // and Energy were N/A and no best point was found, without a word why.
+  if (o.command.empty() && o.duration < telemetry::kShortestEnergyWindowSeconds) {
+    throw bad_argument(
+        fmt::format("--duration {:g}: a window shorter than {:g} s gets no energy or mean power",
+                    o.duration, telemetry::kShortestEnergyWindowSeconds),
+        "give --duration 1 or more (seconds; default 5)");
   }
   if (!o.apply_best.empty() &&
       std::find(kBestKinds.begin(), kBestKinds.end(), o.apply_best) == kBestKinds.end()) {
@@ -448,8 +473,10 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       "sweep",
       "Throughput, power and energy against the SM clock lock or the power limit, with the best "
       "operating points and plots (each point journaled; the settings are restored at the end)");
-  sub->add_option("--sm-clocks", o->sm_clocks, "A:B:STEP or a list, MHz (e.g. 810:1980:90)");
-  sub->add_option("--power-limits", o->power_limits, "A:B:STEP or a list, W (e.g. 200:700:50)");
+  o->sm_clocks_option =
+      sub->add_option("--sm-clocks", o->sm_clocks, "A:B:STEP or a list, MHz (e.g. 810:1980:90)");
+  o->power_limits_option =
+      sub->add_option("--power-limits", o->power_limits, "A:B:STEP or a list, W (e.g. 200:700:50)");
   sub->add_option("--workload", o->workload,
                   "gemm-bf16 | gemm-fp16 | gemm-tf32 | gemm-fp32 | gemm-fp8 | mem-copy | "
                   "mem-triad | fma (the bench; simulated jobs under --sim)");
@@ -464,8 +491,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
                   "both report the runs and their spread");
   sub->add_option("--max-slowdown", o->max_slowdown,
                   "slowdown allowed for the min-energy point, vs the fastest (default 5%)");
-  sub->add_option("--out", o->out,
-                  "directory for sweep.json, sweep.csv and the plots (sweep.png, sweep.svg)");
+  o->out_option = sub->add_option(
+      "--out", o->out, "directory for sweep.json, sweep.csv and the plots (sweep.png, sweep.svg)");
   sub->add_option("--apply-best", o->apply_best,
                   "afterwards lock this best point (journaled): max_throughput, min_energy, "
                   "min_edp, min_energy_within_slowdown, knee");

@@ -19,6 +19,7 @@
 #include "tui/service_feed.h"
 #include "tui/terminal.h"
 #include "util/error.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -30,11 +31,8 @@ struct TopOptions {
 };
 
 telemetry::Duration top_interval(const std::string& text) {
-  auto d = telemetry::parse_interval(text);
-  if (!d || *d < 100ms || *d > 1h)
-    throw bad_argument(fmt::format("bad interval -d {}", text),
-                       "give seconds (1, 0.5) or milliseconds (100ms): from 100ms to 1h");
-  return *d;
+  const double seconds = parse::duration_seconds(text, "-d", 0.1, 3600, "1, 0.5, 100ms or 1m");
+  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 std::string interval_text(telemetry::Duration d) {

@@ -16,6 +16,7 @@
 #include "cli/context.h"
 #include "cli/install_paths.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/text.h"
 
 namespace gpuclk::cli {
@@ -26,6 +27,28 @@ bool is_scenario(const std::string& word) {
   std::error_code ec;
   const auto dir = install::scenarios_dir();
   return std::filesystem::exists(word, ec) || std::filesystem::exists(dir / (word + ".toml"), ec);
+}
+
+// A scenario named with --sim: not empty (CLI11 took the next word, `gpuclk --sim='' status`
+// ran scenario 'status'), and a name or path the file system can hold (5000 characters were an
+// internal error, exit 255).
+void check_scenario_word(const std::string& word) {
+  const char* hint =
+      "give --sim alone for the default node, or --sim=SCENARIO: a scenario's name (default, "
+      "misconfigured, …) or a path to a .toml file";
+  if (word.empty()) throw bad_argument("--sim='': no scenario named", hint);
+  std::size_t longest = 0, start = 0;
+  while (start <= word.size()) {
+    const auto slash = std::min(word.find('/', start), word.size());
+    longest = std::max(longest, slash - start);
+    start = slash + 1;
+  }
+  if (word.size() > 4095 || longest > 255) {
+    throw bad_argument(fmt::format("--sim '{}': not a scenario name or path (at most 255 "
+                                   "characters a name, 4095 in all)",
+                                   parse::quote(word)),
+                       hint);
+  }
 }
 
 // `--sim` takes an optional scenario. CLI11 would swallow a following subcommand name as that
@@ -41,9 +64,11 @@ std::vector<std::string> normalize_sim_flag(const std::vector<std::string>& argv
       for (; i < argc; ++i) args.push_back(argv[i]);
       break;
     }
+    if (arg.rfind("--sim=", 0) == 0) check_scenario_word(arg.substr(6));
     if (arg == "--sim") {
       bool value_follows = i + 1 < argc && argv[i + 1][0] != '-' && !subcommands.count(argv[i + 1]);
       if (!value_follows) arg = "--sim=default";
+      if (value_follows) check_scenario_word(argv[i + 1]);
       if (value_follows && !is_scenario(argv[i + 1])) {
         const auto near = near_subcommand(argv[i + 1], subcommands);
         if (!near.empty()) throw unknown_command(argv[i + 1], near);

@@ -33,11 +33,14 @@ std::string summary_line(const serve::OwnerUse& o) {
   std::string gpus;
   for (const auto& [index, usage] : o.by_gpu)
     gpus += (gpus.empty() ? "" : ",") + std::to_string(index);
-  return fmt::format(
-      "{:.2f} kJ GPU energy, {:.3f} GPU-h, busy {:.0f} %, SM {} MHz, held back: {} on GPUs {}",
-      u.energy_j / 1e3, u.context_s / 3600, u.context_s > 0 ? 100 * u.busy_s / u.context_s : 0.0,
-      u.mean_sm_mhz() ? fmt::format("{:.0f}", *u.mean_sm_mhz()) : "N/A", serve::held_back_text(u),
-      gpus);
+  // Nothing held it back: said in words ("held back: - on GPUs 0,1" read as a typo).
+  const auto held = serve::held_back_text(u);
+  return fmt::format("{:.2f} kJ GPU energy, {:.3f} GPU-h, busy {:.0f} %, SM {} MHz, {} on {}",
+                     u.energy_j / 1e3, u.context_s / 3600,
+                     u.context_s > 0 ? 100 * u.busy_s / u.context_s : 0.0,
+                     u.mean_sm_mhz() ? fmt::format("{:.0f}", *u.mean_sm_mhz()) : "N/A",
+                     held == "-" ? std::string("not held back") : "held back: " + held,
+                     (o.by_gpu.size() == 1 ? "GPU " : "GPUs ") + gpus);
 }
 
 }  // namespace

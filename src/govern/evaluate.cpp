@@ -105,6 +105,15 @@ RunStats run_gpu(const sim::GpuConfig& config, const ClockDriver& driver, const 
   double now = 0;
   std::optional<double> energy_at_start;
   for (long tick = 0;; ++tick) {
+    if (now > start_s + o.time_limit_s && config.workload.repeat) {
+      // A repeating workload always ends: it was --iterations that asked too much, not the
+      // scenario (which the message blamed).
+      throw bad_argument(
+          fmt::format("--iterations {}: {} passes of {}'s workload fit in {:.0f} s of simulated "
+                      "time, the most --evaluate runs",
+                      o.iterations, d.iterations, what, o.time_limit_s),
+          fmt::format("give --iterations {} or fewer", std::max<std::uint64_t>(1, d.iterations)));
+    }
     if (now > start_s + o.time_limit_s) {
       throw Error(ExitCode::other,
                   fmt::format("{}: the workload did not finish within {:.0f} s of simulated time",

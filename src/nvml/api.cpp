@@ -76,6 +76,14 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
   api->energy_joules_fn_ =
       reinterpret_cast<double (*)(unsigned)>(dlsym(handle, "gpuclk_sim_energy_joules"));
 
+  // Without even nvmlInit_v2 it is no NVML library at all (libc.so.6 was told its "driver is
+  // too old"); an NVML library lacking some entry points is an old driver.
+  if (!api->nvmlInit_v2) {
+    throw Error(ExitCode::nvml_not_found,
+                fmt::format("'{}' is not an NVML library (it has no nvmlInit_v2)", api->path_),
+                "point --nvml-lib (or GPUCLK_NVML_LIB) at the driver's libnvidia-ml.so.1, or leave "
+                "it out to load that one");
+  }
   if (!missing_required.empty()) {
     throw Error(ExitCode::nvml_not_found,
                 fmt::format("'{}' lacks {} NVML entry points gpuclk needs (first: {})", api->path_,
@@ -94,6 +102,14 @@ std::unique_ptr<Api> Api::open(const std::string& requested) {
         throw Error(ExitCode::bad_argument, fmt::format("simulator: {}", why),
                     "docs/simulator.md describes the scenario format");
       }
+    }
+    // A simulated node without a driver is the scenario's point (no-driver): "use gpuclk --sim"
+    // is no advice to someone already on it.
+    if (api->simulated() && rc == NVML_ERROR_DRIVER_NOT_LOADED) {
+      throw Error(ExitCode::driver_not_loaded,
+                  fmt::format("{}: nvmlInit_v2: Driver Not Loaded (NVML error 9)", api->path_),
+                  "this simulated node has no driver loaded, as its scenario says; --sim=default "
+                  "(or another scenario) has one");
     }
     throw NvmlError(rc, "nvmlInit_v2", api->path_);
   }

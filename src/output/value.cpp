@@ -35,9 +35,13 @@ std::string to_text(const Value& v, bool with_unit) {
           return x ? "yes" : "no";
         else if constexpr (std::is_same_v<T, long long>)
           return fmt::format("{}", x);
-        else if constexpr (std::is_same_v<T, double>)
-          return fmt::format("{:.{}f}", x, v.precision);
-        else
+        else if constexpr (std::is_same_v<T, double>) {
+          auto text = fmt::format("{:.{}f}", x, v.precision);
+          // -0.04 at one decimal is "-0.0" (govern's savings): a sign on a zero only puzzles.
+          if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos)
+            text.erase(0, 1);
+          return text;
+        } else
           return x;
       },
       v.content);

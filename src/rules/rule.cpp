@@ -360,6 +360,10 @@ std::map<std::string, std::vector<const GpuWindow*>> by_model(const Input& in) {
   return out;
 }
 
+std::string gpus_label(const std::vector<unsigned>& gpus) {
+  return (gpus.size() == 1 ? "GPU " : "GPUs ") + gpu_list(gpus);
+}
+
 std::string gpu_list(const std::vector<unsigned>& gpus) {
   return fmt::format("{}", fmt::join(gpus, ","));
 }

@@ -181,14 +181,17 @@ void hotter_than_peers(const Input& in, const Thresholds& t, std::vector<Finding
       }
       const auto typical = median(peers);
       if (!typical || *temp <= *typical + t.hotter_than_peers_c) continue;
-      auto f = make("hotter_than_peers", Severity::warning, {w->facts.index},
-                    fmt::format("GPU {}: {:.0f} C, {:.0f} C hotter than its {} ({:.0f} C) "
-                                "under the same load",
-                                w->facts.index, *temp, *temp - *typical,
-                                text::counted(peers.size(), "peer"), *typical),
-                    "this GPU's cooling (heat sink, fan, airflow path) is worse than its "
-                    "neighbours'",
-                    "inspect that slot's airflow and the heat sink");
+      auto f = make(
+          "hotter_than_peers", Severity::warning, {w->facts.index},
+          fmt::format("GPU {}: {:.0f} C, {:.0f} C hotter than its {} ({:.0f} C) "
+                      "under the same load",
+                      w->facts.index, *temp, *temp - *typical,
+                      // "its peer", not "its 1 peer"
+                      peers.size() == 1 ? std::string("peer") : text::counted(peers.size(), "peer"),
+                      *typical),
+          "this GPU's cooling (heat sink, fan, airflow path) is worse than its "
+          "neighbours'",
+          "inspect that slot's airflow and the heat sink");
       add(f, "temperature_max_c", *temp, "C");
       add(f, "peers_temperature_c", *typical, "C");
       add(f, "utilization_pct", pct(*util), "%", 1);

@@ -234,10 +234,10 @@ void persistence_off(const Input& in, const Thresholds&, std::vector<Finding>& o
   }
   if (off.empty()) return;
   auto f = make("persistence_off", Severity::warning, off,
-                fmt::format("GPU {}: persistence mode is off: the driver tears the GPU down when "
+                fmt::format("{}: persistence mode is off: the driver tears the GPU down when "
                             "no process uses it, so each job starts slower and settings may be "
                             "lost",
-                            gpu_list(off)),
+                            gpus_label(off)),
                 "persistence mode off (the driver's default without nvidia-persistenced)",
                 "gpuclk set --all --persistence on (or enable nvidia-persistenced at boot)");
   add(f, "gpus_off", static_cast<double>(off.size()));
@@ -336,9 +336,9 @@ void differ(const std::vector<const GpuWindow*>& same, const SettingText& key,
   for (auto it = groups.begin(); it != groups.end(); ++it) {
     if (it == majority) continue;
     auto f = make("settings_differ", Severity::warning, it->second,
-                  fmt::format("GPU {}: {} {} differ from the other GPUs' {}; a multi-GPU job "
+                  fmt::format("{}: {} {} differ from the other GPUs' {}; a multi-GPU job "
                               "runs at the pace of its slowest GPU",
-                              gpu_list(it->second), what, it->first, majority->first),
+                              gpus_label(it->second), what, it->first, majority->first),
                   what + " set on some GPUs only", fix);
     f.evidence.push_back({"setting", "", 0, 0, setting_key});
     f.evidence.push_back({"value", "", 0, 0, it->first});

@@ -47,6 +47,8 @@ std::optional<double> median(std::vector<double> values);
 std::map<std::string, std::vector<const GpuWindow*>> by_model(const Input& in);
 
 std::string gpu_list(const std::vector<unsigned>& gpus);  // "0,2"
+// "GPU 1", "GPUs 0,2": a finding's subject.
+std::string gpus_label(const std::vector<unsigned>& gpus);
 
 // A finding of `rule` for `gpus`, its docs link set.
 Finding make(std::string_view rule, Severity severity, std::vector<unsigned> gpus,

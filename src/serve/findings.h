@@ -1,7 +1,13 @@
 // The node findings the service exports (`gpuclk_findings` series): the rules engine (src/rules)
-// over the service's latest status, the same findings `gpuclk status` prints.
+// over the service's latest status, the same findings `gpuclk status` prints, held over a window
+// (FindingsHold) so that /metrics does not flap with each look.
 #pragma once
 
+#include <chrono>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "gpu/status.h"
@@ -10,5 +16,32 @@
 namespace gpuclk::serve {
 
 std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>& status);
+
+// Findings as /metrics shows them: one look at the node (a status snapshot's temperatures, its
+// clocks) finds some of them in one refresh and not the next as the load moves, so
+// hotter_than_peers appeared in 2 of 21 scrapes, on the coolest GPU of the moment (issue 42).
+// Doctor judges a window of samples; here a finding (its rule and GPUs) is shown once seen in
+// every look so far or in at least `raise` of the looks of the last `window`, and kept until
+// seen in at most `clear` of them (hysteresis: a share between the two changes nothing).
+class FindingsHold {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  struct Options {
+    std::chrono::seconds window{60};
+    double raise = 0.5;
+    double clear = 0.2;
+  };
+  FindingsHold() : FindingsHold(Options{}) {}
+  explicit FindingsHold(Options options) : options_(options) {}
+
+  // This look's findings in; the findings held out (each as last seen), in the rules' order.
+  std::vector<rules::Finding> update(const std::vector<rules::Finding>& look, TimePoint now);
+
+ private:
+  Options options_;
+  std::deque<std::pair<TimePoint, std::set<std::string>>> looks_;  // the window's, oldest first
+  std::map<std::string, rules::Finding> last_seen_;                // by key, while in the window
+  std::set<std::string> held_;
+};
 
 }  // namespace gpuclk::serve

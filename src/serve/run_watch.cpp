@@ -108,52 +108,130 @@ telemetry::TimingStats timing_between(const nlohmann::json& from, const nlohmann
   return t;
 }
 
-// The service's stream, as one stat run sees it: a summary per GPU from the window's start (the
-// counter read the service made for the stream), the read errors after the first line, a loss.
+// One GPU's energy counter between the service's reads of it (once a second while a stream is
+// open): its value at any moment between two reads is the earlier read plus the share of the
+// step that the power readings (every sampling interval) put before that moment. So a window
+// that starts and ends between reads, as a command's does, gets the counter's accuracy rather
+// than the power readings' (1 s averages that lag a changing load by up to a second).
+class CounterTrack {
+ public:
+  void add_power(const telemetry::FastSample& s) {
+    if (s.power) power_.emplace_back(s.time, s.power->value());
+  }
+  void add_read(const telemetry::SlowSample& s) {
+    if (s.energy) reads_.emplace_back(s.time, s.energy->value());
+  }
+  bool empty() const { return reads_.empty(); }
+  // A read at or after `t` has come.
+  bool read_since(telemetry::TimePoint t) const {
+    return !reads_.empty() && reads_.back().first >= t;
+  }
+  // The counter at `t`; nullopt without a read, or across a counter reset. Between two reads the
+  // step is shared out by the power readings; before the first or after the last read (a
+  // service that read no counter for the stream in time) the power readings carry it from the
+  // nearest read.
+  std::optional<double> at(telemetry::TimePoint t) const {
+    if (reads_.empty()) return std::nullopt;
+    const auto after =
+        std::lower_bound(reads_.begin(), reads_.end(), t,
+                         [](const Read& r, telemetry::TimePoint x) { return r.first < x; });
+    if (after == reads_.end()) return reads_.back().second + integral(reads_.back().first, t);
+    if (after->first == t) return after->second;
+    if (after == reads_.begin()) return after->second - integral(t, after->first);
+    const auto& [t0, e0] = *std::prev(after);
+    const auto& [t1, e1] = *after;
+    if (e1 < e0) return std::nullopt;
+    const double whole = integral(t0, t1);
+    const double share = whole > 0 ? integral(t0, t) / whole : seconds(t0, t) / seconds(t0, t1);
+    return e0 + std::clamp(share, 0.0, 1.0) * (e1 - e0);
+  }
+
+ private:
+  using Read = std::pair<telemetry::TimePoint, double>;
+  static double seconds(telemetry::TimePoint a, telemetry::TimePoint b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+  // The power readings over [a, b], each held until the next.
+  double integral(telemetry::TimePoint a, telemetry::TimePoint b) const {
+    double joules = 0;
+    for (std::size_t i = 0; i < power_.size(); ++i) {
+      const auto from = std::max(power_[i].first, a);
+      const auto to = i + 1 < power_.size() ? std::min(power_[i + 1].first, b) : b;
+      if (to > from) joules += power_[i].second * seconds(from, to);
+    }
+    return joules;
+  }
+  std::vector<Read> reads_, power_;
+};
+
+// The service's stream, as one stat run sees it: a summary per GPU over the command's run (from
+// the service's time when it started to its time when it ended), the read errors after the first
+// line, a loss.
 struct StreamWindow {
-  explicit StreamWindow(std::size_t gpus) : builders(gpus), health(gpus), errors_before(gpus) {}
+  explicit StreamWindow(std::size_t gpus)
+      : builders(gpus), counters(gpus), health(gpus), errors_before(gpus) {}
 
   void consume(const nlohmann::json& line) {
     const auto now = time_point_of(line.at("time").get<double>());
     const auto& gpus = line.at("gpus");
-    if (!start) {
-      // The first line comes after a counter read the service made for this stream: the window
-      // starts there, so that the energy counter covers it from its first moment.
-      start = now;
-      for (const auto& g : gpus) {
-        for (const auto& sl : g.at("slow_samples"))
-          start = std::min(*start, slow_sample_from_json(sl, now).time);
-      }
-    }
+    // An older gpuclk serve says no time in its snapshot: the window starts at its first line.
+    if (!start) start = now;
     last = now;
     for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) add(k, gpus[k], now);
   }
 
-  // The samples up to the command's end: every line up to the service's time in `asked` (a
-  // snapshot taken once the command has ended), then the next one. The counters are read once a
-  // second: the window's last part, after the last read, comes from the power readings. (A
-  // service that does not say its time, an older gpuclk serve: the next line.)
-  void read_to(Client& client, const nlohmann::json& asked, double line_seconds) {
-    const auto end = asked.contains("time")
-                         ? std::optional(time_point_of(asked.at("time").get<double>()))
-                         : std::nullopt;
+  // The samples up to the command's end (`until`: the service's time once the command has ended):
+  // every line up to it, then until each GPU's energy counter was read after it (within a
+  // second and a half or so), so the counter covers the window's last moment too.
+  void read_to(Client& client, std::optional<telemetry::TimePoint> until, double line_seconds) {
+    end = until;
     const auto wait = std::chrono::milliseconds(static_cast<long long>(line_seconds * 1000) + 5000);
+    const auto give_up = std::chrono::steady_clock::now() + wait;
+    const auto counted = [&] {
+      return std::all_of(counters.begin(), counters.end(),
+                         [&](const CounterTrack& c) { return c.empty() || c.read_since(*end); });
+    };
     do {
       auto line = client.read_line(wait);
       if (!line) break;
       consume(*line);
-    } while (end && (!last || *last < *end));
+    } while (end &&
+             (!last || *last < *end || (!counted() && std::chrono::steady_clock::now() < give_up)));
   }
 
-  std::optional<telemetry::TimePoint> start, last;
+  // What GPU k did over the window; its energy from the counter's values at both ends.
+  telemetry::Summary summary(std::size_t k) const {
+    if (!builders[k]) return {};
+    auto s = builders[k]->finish(end.value_or(*last));
+    const auto e0 = counters[k].at(*start), e1 = counters[k].at(end.value_or(*last));
+    if (e0 && e1 && !s.lost && s.energy && s.seconds() >= telemetry::kShortestEnergyWindowSeconds) {
+      s.energy = units::Joules(*e1 - *e0);
+      s.energy_source = telemetry::EnergySource::counter;
+      s.power_mean = units::Watts(s.energy->value() / s.seconds());
+    }
+    return s;
+  }
+
+  std::optional<telemetry::TimePoint> start, last, end;
   std::vector<std::optional<telemetry::SummaryBuilder>> builders;
+  std::vector<CounterTrack> counters;
   std::vector<telemetry::GpuHealth> health;
 
  private:
   void add(std::size_t k, const nlohmann::json& g, telemetry::TimePoint now) {
     if (!builders[k]) builders[k].emplace(*start);
-    for (const auto& f : g.at("samples")) builders[k]->add(fast_sample_from_json(f, now));
-    for (const auto& sl : g.at("slow_samples")) builders[k]->add(slow_sample_from_json(sl, now));
+    // Every read counts for the counter; the summary takes the window's samples only.
+    const auto in_window = [&](telemetry::TimePoint t) { return !end || t <= *end; };
+    for (const auto& f : g.at("samples")) {
+      const auto s = fast_sample_from_json(f, now);
+      counters[k].add_power(s);
+      if (in_window(s.time)) builders[k]->add(s);
+    }
+    for (const auto& sl : g.at("slow_samples")) {
+      const auto s = slow_sample_from_json(sl, now);
+      counters[k].add_read(s);
+      if (in_window(s.time)) builders[k]->add(s);
+    }
     // The service counts read errors since it started: the run's are those after its first line.
     const auto errors = g.value("read_errors", std::uint64_t{0});
     if (!errors_before[k]) errors_before[k] = errors;
@@ -202,10 +280,13 @@ class ServiceWatch : public RunWatch {
   void start() override {
     auto first = client_->read_line(10000ms);
     if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
-    window_.consume(*first);
-    // After the first line (which waits for the service's next slow read, up to a second): the
-    // window starts here, and so do the ticks and the simulator's energy counted for it.
+    // After the first line (which waits for the service's next counter read, up to a second):
+    // the window starts at the service's time now, right before the command starts, and so do
+    // the ticks and the simulator's energy counted for it. The first line's samples from before
+    // it give the counter's value at the start.
     snapshot_start_ = snapshot_now();
+    window_.start = service_time(snapshot_start_);
+    window_.consume(*first);
   }
 
   void attribute(const std::function<bool(pid_t)>& owns, std::set<unsigned>& used) override {
@@ -228,17 +309,14 @@ class ServiceWatch : public RunWatch {
 
   Watched finish() override {
     if (failed_) throw *failed_;
-    window_.read_to(*client_, snapshot_now(), line_seconds_);
     const auto snapshot_end = snapshot_now();
+    window_.read_to(*client_, service_time(snapshot_end), line_seconds_);
     Watched w;
     w.sampled_by = "gpuclk serve";
     w.sampling = sampling_;
     w.timing = timing_between(snapshot_start_.at("timing"), snapshot_end.at("timing"));
     for (std::size_t k = 0; k < infos_.size(); ++k) {
-      WatchedGpu g{
-          infos_[k],
-          window_.builders[k] ? window_.builders[k]->finish(*window_.last) : telemetry::Summary{},
-          window_.health[k], std::nullopt};
+      WatchedGpu g{infos_[k], window_.summary(k), window_.health[k], std::nullopt};
       const auto truth_start = truth_of(snapshot_start_, k), truth_end = truth_of(snapshot_end, k);
       if (truth_start && truth_end && !g.summary.lost) g.truth_energy_j = *truth_end - *truth_start;
       w.gpus.push_back(std::move(g));
@@ -248,10 +326,19 @@ class ServiceWatch : public RunWatch {
 
  private:
   // The sampler's timing, and on the simulator each GPU's exact energy (in `indexes_` order).
+  // The service reads the counters once more right then (read_counters), on its slow threads:
+  // the window's edges are counter reads, as they are for stat's own sampler.
   nlohmann::json snapshot_now() {
-    auto r = ask_({{"request", "snapshot"}, {"gpus", indexes_}});
+    auto r = ask_({{"request", "snapshot"}, {"gpus", indexes_}, {"read_counters", true}});
     if (!r) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
     return *r;
+  }
+  // The service's time when it answered `snapshot` ("now"; a gpuclk serve before it said only its
+  // last tick's "time").
+  static std::optional<telemetry::TimePoint> service_time(const nlohmann::json& snapshot) {
+    if (snapshot.contains("now")) return time_point_of(snapshot.at("now").get<double>());
+    if (snapshot.contains("time")) return time_point_of(snapshot.at("time").get<double>());
+    return std::nullopt;
   }
   static std::optional<double> truth_of(const nlohmann::json& snapshot, std::size_t k) {
     const auto& g = snapshot.at("gpus").at(k);

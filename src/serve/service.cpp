@@ -251,7 +251,8 @@ void Service::refresh() {
     gpu::copy_status_settings(settings_[i], status);
     next->status.push_back(std::move(status));
   }
-  next->findings = node_findings(next->status);
+  next->findings =
+      findings_hold_.update(node_findings(next->status), std::chrono::steady_clock::now());
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];
@@ -478,6 +479,8 @@ json Service::summary_response(const json& request) const {
 }
 
 json Service::snapshot_response(const json& request) const {
+  // stat's window edges: a counter read there, made by the slow threads (not on this path).
+  if (request.value("read_counters", false)) sampler_->read_slow_now();
   auto snap = sampler_->snapshot();
   auto r = ok_response();
   r["simulated"] = options_.simulated;  // clients check they asked the node they meant
@@ -485,6 +488,8 @@ json Service::snapshot_response(const json& request) const {
   r["tick"] = snap.tick;
   // The sampler's clock now, in the stream lines' time base: a client reads a stream up to it.
   r["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
+  // Its time now, when the simulator's exact energy below is read: stat's window edges.
+  r["now"] = std::chrono::duration<double>(sampler_->now().time_since_epoch()).count();
   r["gpus"] = json::array();
   for (auto pos : positions(request)) {
     const auto& g = snap.gpus.at(pos);
@@ -685,9 +690,10 @@ class SampleStream final : public Stream {
       if (g.fast) j["fast"] = to_json(*g.fast, snap.time);
       if (g.slow) j["slow"] = to_json(*g.slow, snap.time);
       if (g.previous_slow) j["previous_slow"] = to_json(*g.previous_slow, snap.time);
-      // Energy since the stream's first line, from the counter (1 s resolution).
-      const auto energy = g.slow ? g.slow->energy : std::nullopt;
-      if (sent_ == 0) energy_base_.push_back(energy);
+      // Energy since the stream opened: the counter's last read plus the power since, at both
+      // ends (a service nobody streams from reads it every counters_every seconds).
+      const auto energy = g.slow ? service_.sampler_->energy_at(pos, snap.time) : std::nullopt;
+      if (sent_ == 0) energy_base_.push_back(service_.sampler_->energy_at(pos, opened_));
       if (energy && energy_base_[k]) j["energy_joules"] = (*energy - *energy_base_[k]).value();
       if (every_sample_) add_samples_since_last_line(k, snap.time, j);
       line["gpus"].push_back(std::move(j));

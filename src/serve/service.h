@@ -37,6 +37,7 @@
 #include "gpu/status.h"
 #include "rules/finding.h"
 #include "serve/attribution.h"
+#include "serve/findings.h"
 #include "serve/pod_names.h"
 #include "telemetry/packed_sample.h"
 #include "telemetry/ring_buffer.h"
@@ -293,6 +294,7 @@ class Service {
   std::vector<std::optional<telemetry::SlowSample>> attributed_;
   // Pods' names from the kubelet, asked on the refresher.
   std::unique_ptr<PodNamer> pods_;
+  FindingsHold findings_hold_;  // the refresher's: /metrics' findings over a window
 };
 
 }  // namespace gpuclk::serve

@@ -181,9 +181,12 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   telemetry::ChildExit exit;
   try {
-    // The script names its files relative to the directory it lives in.
-    telemetry::ChildProcess gnuplot(
-        {"gnuplot", "-e", "cd " + quoted(fs::absolute(dir).string()), "sweep.gp"}, fd);
+    // The script names its files relative to the directory it lives in. gnuplot's stderr goes
+    // to the log too: its warnings (a one-point sweep's "empty y range") are no news to the
+    // user, and its errors are where the failure message points.
+    telemetry::ChildProcess gnuplot({"sh", "-c", "exec gnuplot -e \"$1\" sweep.gp 2>&1", "sh",
+                                     "cd " + quoted(fs::absolute(dir).string())},
+                                    fd);
     exit = gnuplot.wait({}, std::chrono::milliseconds(100));
   } catch (const Error& e) {
     if (fd >= 0) ::close(fd);

@@ -1,25 +1,16 @@
 #include "telemetry/interval.h"
 
-#include <charconv>
-#include <string>
+#include "util/parse.h"
 
 namespace gpuclk::telemetry {
 
 std::optional<Duration> parse_interval(std::string_view text) {
-  // std::from_chars for double is in libstdc++ 11+; stod would accept leading spaces and hex.
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
-  std::string_view unit(end, std::size_t(text.data() + text.size() - end));
-  double seconds;
-  if (unit.empty() || unit == "s")
-    seconds = value;
-  else if (unit == "ms")
-    seconds = value / 1000;
-  else
-    return std::nullopt;
-  if (!(seconds * 1e9 >= double(kMinInterval.count())) || seconds > 86400) return std::nullopt;
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+  // The one duration syntax (util/parse.h): ms, s, m, h or bare seconds.
+  const auto seconds = parse::try_duration_seconds(text, 86400);
+  if (!seconds) return std::nullopt;
+  const auto d = std::chrono::round<Duration>(std::chrono::duration<double>(*seconds));
+  if (d < kMinInterval) return std::nullopt;
+  return d;
 }
 
 }  // namespace gpuclk::telemetry

@@ -1,4 +1,5 @@
-// Sampling intervals as users type them: "1" or "0.5" (seconds, as nvidia-smi's -d), "100ms", "2s".
+// Sampling intervals as users type them: "1" or "0.5" (seconds, as nvidia-smi's -d), "100ms", "2s",
+// "1m": util/parse.h's one duration syntax.
 #pragma once
 
 #include <optional>
@@ -12,7 +13,7 @@ namespace gpuclk::telemetry {
 // but the driver refreshes most of them no faster than this.
 inline constexpr Duration kMinInterval = std::chrono::milliseconds(10);
 
-// nullopt when `text` is not a number with an optional unit (s, ms), or below kMinInterval,
+// nullopt when `text` is not a number with an optional unit (ms, s, m, h), or below kMinInterval,
 // or above a day.
 std::optional<Duration> parse_interval(std::string_view text);
 

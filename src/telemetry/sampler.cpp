@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "gpu/device.h"
@@ -165,14 +166,21 @@ void Sampler::stop() {
 }
 
 bool Sampler::sleep_until(TimePoint deadline) const {
+  return sleep_until(deadline, std::numeric_limits<std::uint64_t>::max());
+}
+
+bool Sampler::sleep_until(TimePoint deadline, std::uint64_t seen) const {
+  const auto asked = [&] {
+    return seen != std::numeric_limits<std::uint64_t>::max() && read_slow_now_.load() != seen;
+  };
   while (!stop_requested_.load()) {
     auto now = clock_.now();
-    if (now >= deadline) return true;
+    if (now >= deadline || asked()) return true;
     if (auto wall = clock_.wall_time_until(deadline)) {
       // One wait to the deadline, cut short by stop(): 9 threads on 8 GPUs that woke every
       // 50 ms to look at a flag cost the service ~0.3 % of a core in wake-ups alone.
       std::unique_lock lock(stop_mutex_);
-      stop_cv_.wait_for(lock, *wall, [this] { return stop_requested_.load(); });
+      stop_cv_.wait_for(lock, *wall, [&] { return stop_requested_.load() || asked(); });
     } else {
       clock_.sleep_until(std::min(deadline, now + kSleepStep));
     }
@@ -210,7 +218,16 @@ void Sampler::slow_loop(std::size_t index) {
   std::uint64_t k = 0;
   TimePoint next = started_at_;
   const std::uint64_t idle_every = std::max(1u, options_.slow_idle_every);
-  while (!g.lost.load() && sleep_until(next)) {
+  std::uint64_t seen = read_slow_now_.load();
+  while (!g.lost.load() && sleep_until(next, seen)) {
+    if (const auto asked = read_slow_now_.load(); asked != seen) {
+      seen = asked;
+      // Asked between two slots: one read now, and the schedule goes on.
+      if (clock_.now() < next) {
+        sample_slow_once(index, (options_.fields | demand_.load()).slow());
+        continue;
+      }
+    }
     if (slow_full_rate_.load() || k % idle_every == 0)
       sample_slow_once(index, (options_.fields | demand_.load()).slow());
     const auto now = clock_.now();
@@ -338,6 +355,34 @@ std::vector<SlowSample> Sampler::slow_samples(std::size_t gpu, TimePoint from, T
   const Gpu& g = *gpus_.at(gpu);
   std::scoped_lock lock(g.slow_mutex);
   return g.slow.between(from, to, [](const PackedSlowSample& p) { return p.unpack(); });
+}
+
+std::optional<Joules> Sampler::energy_at(std::size_t gpu, TimePoint t) const {
+  const auto slow = slow_samples(gpu, t - std::chrono::minutes(2), t);
+  const auto read = std::find_if(slow.rbegin(), slow.rend(),
+                                 [](const SlowSample& s) { return s.energy.has_value(); });
+  if (read == slow.rend()) return std::nullopt;
+  double joules = read->energy->value();
+  // From the reading in effect at the counter's read (one fast interval before it at most, a
+  // second for a slow schedule) to `t`.
+  const auto back = std::max<Duration>(2 * options_.fast_interval, std::chrono::seconds(1));
+  const auto fast = fast_samples(gpu, read->time - back, t);
+  for (std::size_t i = 0; i < fast.size(); ++i) {
+    if (!fast[i].power) continue;
+    const auto from = std::max(fast[i].time, read->time);
+    const auto to = i + 1 < fast.size() ? std::min(fast[i + 1].time, t) : t;
+    if (to > from)
+      joules += fast[i].power->value() * std::chrono::duration<double>(to - from).count();
+  }
+  return Joules(joules);
+}
+
+void Sampler::read_slow_now() {
+  {
+    std::scoped_lock lock(stop_mutex_);
+    ++read_slow_now_;
+  }
+  stop_cv_.notify_all();
 }
 
 Summary Sampler::summary(std::size_t gpu) const {

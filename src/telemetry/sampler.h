@@ -102,6 +102,12 @@ class Sampler {
   // Over [from, to], from the samples still in the ring buffers.
   Summary summary(std::size_t gpu, TimePoint from, TimePoint to) const;
   TimingStats timing() const;
+  // The energy counter as it would read at `t`: its last read at or before `t` plus the power
+  // readings' integral from that read to `t` (each reading held until the next, as a summary's
+  // edges are). The counters are read every slow interval, or every few seconds in a service
+  // nobody streams from: an energy since a moment counts from that moment, not from a read up to
+  // seconds before it. nullopt without a counter read in the rings' last two minutes.
+  std::optional<Joules> energy_at(std::size_t gpu, TimePoint t) const;
 
   // Reads these of options().on_demand too (others are ignored): fast fields from the next tick,
   // slow ones from the next slow read, until the next call. Any thread.
@@ -109,6 +115,10 @@ class Sampler {
   // The slow tier at every slow interval (true) or every options().slow_idle_every (false); a
   // change takes effect at the next slow slot.
   void set_slow_full_rate(bool full) { slow_full_rate_ = full; }
+  // Reads every GPU's slow fields (the energy counter among them) once more now, on the slow
+  // threads, beside their schedule; returns at once. `gpuclk stat` through the service asks it at
+  // its command's start and end, so the counter is read there as its own sampler would.
+  void read_slow_now();
   FieldSet demand() const { return demand_.load(); }
 
   // Blocks until fast tick `seen` + 1 or later has completed, at most `wall_timeout`
@@ -128,6 +138,8 @@ class Sampler {
   void slow_loop(std::size_t gpu);
   // Sleeps until `deadline` (Clock time) or stop(); false when stop() was asked.
   bool sleep_until(TimePoint deadline) const;
+  // The same, also returning (true) when read_slow_now() was called since `seen`.
+  bool sleep_until(TimePoint deadline, std::uint64_t seen) const;
   void record_failure(Gpu& g, const ReadOutcome& outcome, TimePoint when);
   // The slow fields read at start() and stop(): what makes whole-run figures exact.
   FieldSet counter_fields() const;
@@ -142,7 +154,8 @@ class Sampler {
   std::atomic<bool> stop_requested_{false};
   std::atomic<FieldSet> demand_{FieldSet{}};
   std::atomic<bool> slow_full_rate_{false};
-  mutable std::mutex stop_mutex_;  // with stop_cv_: stop() wakes the sleeping threads
+  std::atomic<std::uint64_t> read_slow_now_{0};  // read_slow_now() calls, each slow thread follows
+  mutable std::mutex stop_mutex_;                // with stop_cv_: stop() wakes the sleeping threads
   mutable std::condition_variable stop_cv_;
   std::thread fast_thread_;
 

@@ -162,13 +162,16 @@ std::optional<double> try_duration_seconds(std::string_view text, double max_sec
   std::size_t end = 0;
   while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
   const auto unit = text.substr(end);
+  // Sub-second units divide (10ms is exactly 0.01 s, the same double as "0.01"): a range's
+  // bound given either way compares equal.
   double scale = 1;
+  double divisor = 1;
   if (unit.empty() || unit == "s") {
     scale = 1;
   } else if (unit == "ms") {
-    scale = 1e-3;
+    divisor = 1e3;
   } else if (unit == "us") {
-    scale = 1e-6;
+    divisor = 1e6;
   } else if (unit == "m" || unit == "min") {
     scale = 60;
   } else if (unit == "h") {
@@ -176,9 +179,30 @@ std::optional<double> try_duration_seconds(std::string_view text, double max_sec
   } else {
     return std::nullopt;
   }
-  auto v = try_real(text.substr(0, end), 0, max_seconds / scale);
+  auto v = try_real(text.substr(0, end), 0, max_seconds * divisor / scale);
   if (!v || *v <= 0) return std::nullopt;
-  return *v * scale;
+  return *v * scale / divisor;
+}
+
+double duration_seconds(std::string_view text, std::string_view option, double min_seconds,
+                        double max_seconds, std::string_view examples) {
+  const auto v = try_duration_seconds(text, max_seconds);
+  if (v && *v >= min_seconds) return *v;
+  throw bad_argument(fmt::format("bad {} '{}'", option, quote(text)),
+                     fmt::format("give a duration from {} to {}, e.g. {} (units: ms, s, m, h; a "
+                                 "bare number is seconds)",
+                                 duration_text(min_seconds), duration_text(max_seconds), examples));
+}
+
+std::string duration_text(double seconds) {
+  const auto whole = [seconds](double unit) {
+    const double n = seconds / unit;
+    return n >= 1 && n == std::floor(n);
+  };
+  if (whole(3600)) return fmt::format("{:g}h", seconds / 3600);
+  if (whole(60)) return fmt::format("{:g}m", seconds / 60);
+  if (seconds >= 1) return fmt::format("{:g}s", seconds);
+  return fmt::format("{:g}ms", seconds * 1000);
 }
 
 std::optional<double> try_percent(std::string_view text) {

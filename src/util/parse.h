@@ -45,7 +45,19 @@ std::optional<std::uint64_t> try_fixed(std::string_view text, unsigned decimals,
 std::optional<std::uint64_t> try_size(std::string_view text, std::uint64_t max);
 
 // A duration: a real with a unit s, ms, us, m, h (a bare number is seconds), in (0, max_seconds].
+// The one duration syntax of every option (-d, --interval, --duration, --history, …), so a
+// suffix that works for one works for all of them.
 std::optional<double> try_duration_seconds(std::string_view text, double max_seconds);
+
+// try_duration_seconds in [min_seconds, max_seconds], or Error (exit 2) naming `option`, the bad
+// value and the valid range: "bad --duration '2d'" / "give a duration from 1s to 1h, e.g. …".
+// `examples` are the option's own ("30s, 2m, 1h or 90 (seconds)").
+double duration_seconds(std::string_view text, std::string_view option, double min_seconds,
+                        double max_seconds, std::string_view examples);
+
+// A duration as the options take it, in its largest whole unit: 0.01 → "10ms", 90 → "90s",
+// 3600 → "1h", 604800 → "168h".
+std::string duration_text(double seconds);
 
 // A percentage "0".."100" with an optional '%': the fraction 0..1.
 std::optional<double> try_percent(std::string_view text);

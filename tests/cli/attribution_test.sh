@@ -125,6 +125,18 @@ check
 gpuclk --sim 2xh200 --socket "$SOCK" ps --all
 expect_exit 0
 expect_out "ended"
+# The footer names the page that explains the split; the jobs' table is sorted by job (issue 42).
+expect_out "docs/attribution.md: how"
+check; python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+head = next(i for i, l in enumerate(lines) if l.startswith("JOB"))
+cut = lines[head].index("USER")
+jobs = []
+for l in lines[head + 1:]:
+    if not l.strip(): break
+    jobs.append(l[:cut].strip())
+assert len(jobs) >= 2 and jobs == sorted(jobs), jobs' <<<"$OUT" || fail "ps: the JOB table is not sorted by job: $OUT"
 gpuclk --sim 2xh200 --socket "$SOCK" -i 1 ps --all --format json
 expect_exit 0
 check; python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["processes"] and all(p["gpu"] == 1 for p in d["processes"])' <<<"$OUT" || fail "ps -i 1 --format json: $OUT"
@@ -158,4 +170,7 @@ gpuclk --sim 2xh200 --socket "$SOCK" ps
 expect_exit 0
 expect_out "python3 train.py"
 expect_err "power, energy and GPU time per process come from gpuclk serve"
+# The socket it asked, also when no --socket named one (it said "no service answers on ;").
+GPUCLK_SOCKET="$TEST_TMP/none.sock" gpuclk --sim 2xh200 ps
+expect_exit 0; expect_err "no service answers on $TEST_TMP/none.sock;"
 finish

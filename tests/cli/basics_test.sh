@@ -27,9 +27,25 @@ cp "$GPUCLK_BIN_DIR/libnvml-sim.so" "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so"
 gpuclk --nvml-lib "$TEST_TMP/cuda/lib64/stubs/libnvidia-ml.so" status
 expect_exit 12; expect_err "CUDA toolkit's link-time stub"
 
-# A library that is not NVML at all.
+# A library that is not NVML at all: said so, not "the driver is too old" (issue 42).
 gpuclk --nvml-lib /lib/x86_64-linux-gnu/libm.so.6 status
-expect_exit 12; expect_err "lacks"
+expect_exit 12; expect_err "libm.so.6' is not an NVML library (it has no nvmlInit_v2)"
+expect_err "at the driver's libnvidia-ml.so.1"
+check; ! grep -q "R450" <<<"$ERR" || fail "a non-NVML library blamed on an old driver"
+
+# The simulated node without a driver says so, rather than "use gpuclk --sim" (issue 42).
+gpuclk --sim=no-driver status
+expect_exit 9; expect_err "Driver Not Loaded"; expect_err "this simulated node has no driver loaded"
+check; ! grep -q "use \`gpuclk --sim\`" <<<"$ERR" || fail "advises --sim on the simulator: $ERR"
+
+# sim-job: the table's units in its headers (its cells are bare numbers); --seconds 0 says what
+# is wrong with it, not "give --amount or --seconds" (issue 42).
+GPUCLK_SIM_SPEED=50 gpuclk --sim -i 0 sim-job --workload gemm-bf16 --amount 50T
+expect_exit 0; expect_out "Done TFLOP"; expect_out "Rate TFLOP/s"; expect_out "Energy J"
+GPUCLK_SIM_SPEED=50 gpuclk --sim -i 0 sim-job --workload mem-copy --amount 50G
+expect_exit 0; expect_out "Done GB"; expect_out "Rate GB/s"
+gpuclk --sim -i 0 sim-job --workload gemm-bf16 --seconds 0
+expect_exit 2; expect_err "--seconds 0: not a positive number of simulated seconds"
 
 gpuclk --bogus-option
 expect_exit 2

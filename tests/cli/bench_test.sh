@@ -86,6 +86,14 @@ else
   # No driver at all (a CI host): NVML is missing, and bench says it has no GPU to run on.
   gpuclk --nvml-lib /nonexistent/libnvidia-ml.so.1 bench fma
   expect_exit 12; expect_err "no NVIDIA GPU to benchmark here"
+  # The library is there but no driver is loaded (a host whose kernel module is missing): 9, as
+  # nvidia-smi. README and docs/bench.md say which is which (issue 42: README said 12 only).
+  gpuclk --sim=no-driver bench gemm
+  expect_exit 9; expect_err "no NVIDIA GPU to benchmark here"; expect_err "Driver Not Loaded"
+  check; grep -q "exits 12 on a host without the NVML" "$(dirname "$0")/../../README.md" &&
+    grep -q "exits 9 where the library loads but no driver is" "$(dirname "$0")/../../README.md" &&
+    grep -q "12 no NVML library, 9 no driver loaded" "$(dirname "$0")/../../docs/bench.md" ||
+    fail "README or docs/bench.md do not say bench's exit codes without a driver"
 fi
 
 # --- bench compare on committed reports ----------------------------------------------------------

@@ -121,6 +121,10 @@ gpuclk --sim dmon -d fast
 expect_exit 2; expect_err "bad interval"
 gpuclk --sim dmon -c -1
 expect_exit 2; expect_err "bad count"
+# -c 0 is no count >= 1 (it ran until Ctrl-C, as no -c does; issue 42): at most 10 s to say so.
+OUT=$(timeout 10 "$GPUCLK_BIN" --sim dmon -c 0 2>"$TEST_TMP/stderr"); RC=$?
+ERR=$(cat "$TEST_TMP/stderr"); LAST_CMD="gpuclk --sim dmon -c 0"
+expect_exit 2; expect_err "bad count -c 0"; expect_err "or no -c to run until Ctrl-C"
 gpuclk --sim dmon -o X
 expect_exit 2; expect_err "unknown -o option 'X'"
 gpuclk --sim dmon --format xml

@@ -361,10 +361,19 @@ expect_exit 2
 expect_err "unknown rule --explain nope"
 gpuclk --sim default doctor --duration 0.5s
 expect_exit 2
-expect_err "bad duration --duration 0.5s"
-expect_err "give a duration from 1 s to 1 h, e.g. 30s, 2m or 90 (seconds)"
+expect_err "bad --duration '0.5s'"
+expect_err "give a duration from 1s to 1h, e.g. 30s, 2m, 1h or 90 (seconds)"
 gpuclk --sim default doctor --duration soon
 expect_exit 2
+# An empty --rules is no rule named, as an empty -i is no GPU; it meant every rule (issue 42).
+gpuclk --sim default doctor --rules ''
+expect_exit 2; expect_err "--rules '': no rule named"; expect_err "power_capped"
+gpuclk --sim default doctor --duration 61m
+expect_exit 2; expect_err "bad --duration '61m'"
+# The README's `doctor --duration 1h`: h is a unit like s and m (one parser for every option).
+# --interval 2h, above the duration, stops it before any watching, after --duration was read.
+gpuclk --sim default doctor --duration 1h --interval 2h
+expect_exit 2; expect_err "bad interval --interval 2h"
 gpuclk --sim default doctor --duration 2s --interval 5s
 expect_exit 2
 expect_err "bad interval --interval 5s"

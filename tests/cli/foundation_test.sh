@@ -89,6 +89,30 @@ expect_exit 0; expect_out "time runs 20x (GPUCLK_SIM_SPEED=20"
 GPUCLK_SIM_STATE=$FROZEN GPUCLK_SIM_SPEED=1 gpuclk --sim status
 expect_exit 0; expect_out "(simulated node: default)"
 
+# --- one spelling per key (issue 42): a key status, query and dmon share means one thing, in
+# nvidia-smi's words (persistence_mode Enabled/Disabled, clocks_event_reasons.active the hex mask,
+# .names the reasons space-separated); on one frozen node all three give the same values ---
+KEYS="$TEST_TMP/keys.state"
+GPUCLK_SIM_STATE=$KEYS GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=45 gpuclk --sim status --format json
+expect_exit 0; STATUS_JSON=$OUT
+GPUCLK_SIM_STATE=$KEYS gpuclk --sim query --fields index,persistence_mode,clocks_event_reasons.active,clocks_event_reasons.names --format json
+expect_exit 0; QUERY_JSON=$OUT
+GPUCLK_SIM_STATE=$KEYS gpuclk --sim dmon -c 1 -s r --format json
+expect_exit 0; DMON_JSON=$OUT
+check; jq -e -n --argjson s "$STATUS_JSON" --argjson q "$QUERY_JSON" --slurpfile d <(printf '%s\n' "$DMON_JSON") '
+  [$s.gpus, $q, $d[0:4]] as [$st, $qu, $dm] | ($st | length) == 4 and
+  all(range(0; 4); . as $i |
+    ($st[$i] | keys) as $sk |
+    all(($qu[$i] | keys)[]; . as $k | ($sk | index($k)) == null or $st[$i][$k] == $qu[$i][$k]) and
+    all(($dm[$i] | keys)[]; . as $k | ($qu[$i] | has($k) | not) or $dm[$i][$k] == $qu[$i][$k]) and
+    ($qu[$i].persistence_mode | IN("Enabled", "Disabled")) and
+    ($qu[$i]."clocks_event_reasons.active" | test("^0x[0-9A-F]{16}$")) and
+    ($st[$i]."clocks_event_reasons.names" | test(",") | not))' >/dev/null ||
+  fail "a key means different things: status $STATUS_JSON query $QUERY_JSON dmon $DMON_JSON"
+GPUCLK_SIM_STATE=$KEYS gpuclk --sim status --format csv
+expect_exit 0; expect_out "persistence_mode"; expect_out "clocks_event_reasons.names"
+check; ! grep -q "clocks_event_reasons.active" <<<"$OUT" || fail "status calls its names the hex mask's key"
+
 # --- clocks ---
 gpuclk --sim clocks -i 0
 expect_exit 0; expect_out "Max Clocks"; expect_out "Clock Event Reasons"; expect_out "sw_power_cap"
@@ -157,5 +181,13 @@ unset GPUCLK_LIMITS_CACHE
 # --- simulator scenarios ---
 gpuclk --sim=nosuchscenario status
 expect_exit 2; expect_err "unknown simulator scenario 'nosuchscenario'"
+# An empty scenario is no scenario (it took `status` as the name), and a name too long for the
+# file system a bad argument, not an internal error (issue 42, items 11 and 12).
+gpuclk --sim= status
+expect_exit 2; expect_err "--sim='': no scenario named"; expect_err "give --sim alone for the default node"
+gpuclk --sim '' status
+expect_exit 2; expect_err "--sim='': no scenario named"
+gpuclk --sim="$(printf 'a%.0s' $(seq 5000))" status
+expect_exit 2; expect_err "…(5000 chars)': not a scenario name or path"; expect_err "at most 255 characters a name"
 
 finish

@@ -144,6 +144,15 @@ expect_exit 127; expect_err "No such file or directory"
 # --- bad arguments ---
 gpuclk --sim stat
 expect_exit 2; expect_err "stat needs a command to run"
+# A --json file that cannot be written is an error, not exit 0 (issue 42; /dev/full opens and
+# fails every write, for any user).
+gpuclk --sim stat --json /dev/full -- true
+expect_exit 255; expect_err "writing the report to --json /dev/full failed"
+# An empty --job or --pod names no job; it said "stat needs a command" (issue 42).
+gpuclk --sim stat --job ''
+expect_exit 2; expect_err "--job '': no job named"
+gpuclk --sim stat --pod ''
+expect_exit 2; expect_err "--pod '': no job named"
 gpuclk --sim stat --interval 1ms -- true
 expect_exit 2; expect_err "bad interval --interval 1ms"
 gpuclk --sim stat --bogus -- true

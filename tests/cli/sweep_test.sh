@@ -144,6 +144,22 @@ start=$(date +%s.%N)
 gpuclk --sim sweep -i 1 --sm-clocks 1980:1155:-75 --workload gemm-bf16 --warmup 1 --duration 2 --no-baseline
 expect_exit 2   # a negative step is refused
 expect_err "STEP"
+# Empty values name nothing (issue 42: "give one of --sm-clocks ...", and --out '' wrote nothing
+# without a word); a window under 1 s gets no energy, so no best point: said before it runs.
+gpuclk --sim sweep -i 1 --sm-clocks '' --workload gemm-bf16
+expect_exit 2; expect_err "--sm-clocks '': no clock named"
+gpuclk --sim sweep -i 1 --power-limits '' --workload gemm-bf16
+expect_exit 2; expect_err "--power-limits '': no limit named"
+gpuclk --sim sweep -i 1 --sm-clocks 1410 --workload gemm-bf16 --out ''
+expect_exit 2; expect_err "--out '': no directory named"
+gpuclk --sim sweep -i 1 --sm-clocks 1410 --workload gemm-bf16 --duration 0.5
+expect_exit 2; expect_err "--duration 0.5: a window shorter than 1 s gets no energy"
+# One point: gnuplot's "empty x range" warnings go to its log, not to the terminal.
+if command -v gnuplot >/dev/null; then
+  gpuclk --sim sweep -i 1 --sm-clocks 1410 --workload gemm-bf16 --warmup 0 --duration 1 --no-baseline --out "$TEST_TMP/one"
+  expect_exit 0; expect_out "sweep.png"
+  check; ! grep -q "Warning: empty" <<<"$ERR" || fail "gnuplot's warnings on the terminal: $ERR"
+fi
 gpuclk --sim sweep -i 1 --sm-clocks 1980:1155:75 --workload gemm-bf16 --warmup 1 --duration 2 --no-baseline
 elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
 expect_exit 0

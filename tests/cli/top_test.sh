@@ -59,7 +59,7 @@ round() { printf '%.0f' "$1"; }
 gpuclk --sim top </dev/null
 expect_exit 2; expect_err "needs a terminal"
 gpuclk --sim top -d 50ms
-expect_exit 2; expect_err "bad interval -d 50ms"; expect_err "from 100ms"
+expect_exit 2; expect_err "bad -d '50ms'"; expect_err "from 100ms to 1h"
 gpuclk --sim -i 9 top
 expect_exit 6
 

@@ -51,6 +51,13 @@ TEST(format_test, csv_has_unit_headers_na_and_quotes_like_nvidia_smi) {
   EXPECT_EQ(render("csv,noheader,nounits", sample()), "0, 1980, \"H100, SXM\"\n1, [N/A], A100\n");
 }
 
+TEST(format_test, a_rounded_zero_has_no_sign) {
+  // govern printed "-0.0" for a saving of -0.04 % (issue 42).
+  EXPECT_EQ(to_text(number(-0.04, "%", 1)), "0.0 %");
+  EXPECT_EQ(to_text(number(-0.4, "", 0)), "0");
+  EXPECT_EQ(to_text(number(-0.06, "", 1)), "-0.1");
+}
+
 TEST(format_test, json_prints_null_for_missing) {
   EXPECT_EQ(
       render("json", sample()),

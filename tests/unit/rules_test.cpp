@@ -130,8 +130,13 @@ TEST(rules_test, persistence_off_and_degraded_pcie_link) {
   gpus[0].persistence_mode = false;
   gpus[1].pcie_link = PcieLink{3, 8};
   auto f = check(gpus);
-  EXPECT_TRUE(mentions(f, "persistence mode is off", 0));
+  EXPECT_TRUE(mentions(f, "GPU 0: persistence mode is off", 0));
   EXPECT_TRUE(mentions(f, "x8 of x16", 1));
+  // Several GPUs: "GPUs 0,1", not "GPU 0,1" (issue 42).
+  auto both = std::vector{healthy(0), healthy(1)};
+  both[0].persistence_mode = false;
+  both[1].persistence_mode = false;
+  EXPECT_TRUE(mentions(check(both), "GPUs 0,1: persistence mode is off", 1));
   EXPECT_TRUE(mentions(f, "Gen3 of Gen5 while busy", 1));
   const auto* link = find(f, "pcie_link_degraded", 1);
   ASSERT_NE(link, nullptr);

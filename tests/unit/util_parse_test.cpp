@@ -68,8 +68,31 @@ TEST(util_parse_test, sizes_durations_percentages) {
   EXPECT_DOUBLE_EQ(*parse::try_duration_seconds("2m", 3600), 120);
   EXPECT_FALSE(parse::try_duration_seconds("0", 3600));
   EXPECT_FALSE(parse::try_duration_seconds("2h", 3600));
+  EXPECT_DOUBLE_EQ(*parse::try_duration_seconds("1h", 3600), 3600);
+  // 10ms and 0.01 are the same double, so a range's bound holds whichever way it is typed.
+  EXPECT_EQ(*parse::try_duration_seconds("10ms", 1), *parse::try_duration_seconds("0.01", 1));
   EXPECT_DOUBLE_EQ(*parse::try_percent("50%"), 0.5);
   EXPECT_FALSE(parse::try_percent("101"));
+}
+
+TEST(util_parse_test, one_duration_for_every_option_names_value_and_range) {
+  EXPECT_DOUBLE_EQ(parse::duration_seconds("1h", "--duration", 1, 3600, "30s"), 3600);
+  EXPECT_DOUBLE_EQ(parse::duration_seconds("90", "--duration", 1, 3600, "30s"), 90);
+  EXPECT_DOUBLE_EQ(parse::duration_seconds("10ms", "-d", 0.01, 1, "1"), 0.01);
+  try {
+    parse::duration_seconds("2d", "--history", 60, 7 * 86400, "1h");
+    FAIL() << "2d accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_argument);
+    EXPECT_STREQ(e.what(), "bad --history '2d'");
+    EXPECT_NE(e.hint().find("from 1m to 168h, e.g. 1h"), std::string::npos) << e.hint();
+  }
+  EXPECT_THROW(parse::duration_seconds("0.5s", "--duration", 1, 3600, "30s"), Error);
+  EXPECT_THROW(parse::duration_seconds("61m", "--duration", 1, 3600, "30s"), Error);
+  EXPECT_THROW(parse::duration_seconds("nan", "--duration", 1, 3600, "30s"), Error);
+  EXPECT_EQ(parse::duration_text(0.01), "10ms");
+  EXPECT_EQ(parse::duration_text(90), "90s");
+  EXPECT_EQ(parse::duration_text(3600), "1h");
 }
 
 TEST(util_parse_test, quote_cuts_long_values_and_hides_control_characters) {
