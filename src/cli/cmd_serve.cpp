@@ -184,16 +184,27 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   node.selected = ctx.selected();
   node.views = service_views(ctx);
 
-  std::optional<serve::Node> built;
-  try {
-    built.emplace(devices, ctx.clock(), std::move(node));
-  } catch (const control::LockWaitStopped& e) {
+  // Another gpuclk holding the journal's lock is waited for (the service serving reads
+  // meanwhile, serve/node.h); a stop signal ends that wait before anything was written.
+  const auto stopped_waiting = [&stop] {
     std::cerr << "gpuclk serve: " << util::signal_name(stop.wait())
               << " while waiting for the journal's lock: stopped; nothing was written" << std::endl;
     return 0;
+  };
+  std::optional<serve::Node> built;
+  try {
+    built.emplace(devices, ctx.clock(), std::move(node));
+  } catch (const control::LockWaitStopped&) {
+    return stopped_waiting();
   }
   serve::Node& service = *built;
-  const auto status = service.start();
+  std::string status;
+  try {
+    status = service.start();
+  } catch (const control::LockWaitStopped&) {
+    service.stop();
+    return stopped_waiting();
+  }
   std::cerr << "gpuclk serve: " << status << std::endl;
   serve::notify_ready(status);
 

@@ -141,6 +141,13 @@ JournalStore::Lock JournalStore::lock(const std::function<void(long)>& waiting,
   return Lock(fd.release());
 }
 
+bool JournalStore::locked_by_another() const {
+  Fd fd(::open((dir_ / "lock").c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return false;  // released with the fd
+  return errno == EWOULDBLOCK;
+}
+
 Journal JournalStore::load() const {
   const auto path = file();
   std::error_code ec;

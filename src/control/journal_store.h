@@ -64,6 +64,10 @@ class JournalStore {
   Lock lock(const std::function<void(long holder_pid)>& waiting = {},
             const GiveUp& give_up = {}) const;
 
+  // Whether another process holds the lock now (asked without waiting; false when the lock
+  // cannot be opened: the writer's own lock() says why).
+  bool locked_by_another() const;
+
   // The journal (empty when there is none). Throws Error (exit 255) for an unreadable or corrupt
   // file, naming it and what to do.
   Journal load() const;

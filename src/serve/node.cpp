@@ -43,7 +43,7 @@ Reply route(std::string_view line, const Peer& peer, Service& service, Delegatio
 }  // namespace
 
 Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
-    : devices_(devices), options_(std::move(options)) {
+    : devices_(devices), clock_(clock), options_(std::move(options)) {
   auto& so = options_.service;
   so.settings_watch = control::JournalStore(options_.session.journal_dir).file().string();
   if (options_.policy) so.delegation_policy = options_.policy->source;
@@ -64,20 +64,40 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
   // said at start, naming the file and what to do.
   if (const auto damage = control::JournalStore(options_.session.journal_dir).damage())
     std::cerr << "gpuclk serve: warning: " << *damage << std::endl;
-  // A writer (--profile, --govern, --policy) needs the journal. Another gpuclk holding its lock
-  // (a `gpuclk set` waiting on a slow GPU, a sweep) is waited for here, saying who it is, before
-  // the socket is bound: read commands meanwhile find no service and read the GPUs themselves
-  // instead of waiting on one that cannot answer yet; a stop signal ends the wait
-  // (SessionOptions::give_up).
-  if (!options_.session.read_only &&
-      (!options_.profile.empty() || options_.govern || options_.policy))
-    control::wait_for_journal(options_.session);
   // The socket first: a second service on the same path stops here, before touching a GPU.
   // Requests wait in the listen queue until start().
-  socket_ = std::make_unique<SocketServer>(options_.socket_path,
-                                           [this](std::string_view line, const Peer& peer) {
-                                             return route(line, peer, *service_, delegation_.get());
-                                           });
+  socket_ = std::make_unique<SocketServer>(
+      options_.socket_path, [this](std::string_view line, const Peer& peer) {
+        return route(line, peer, *service_, delegation_seen_.load());
+      });
+  service_ = std::make_unique<Service>(devices_, clock, so, std::move(options_.views));
+  locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
+  service_->add_series([this] { return locks_->series(); });
+  // The writers' series, once they exist (they may be built after start()).
+  service_->add_series([this] {
+    const auto* g = governor_seen_.load();
+    return g ? g->series() : std::vector<ExtraSeries>{};
+  });
+  service_->add_series([this] {
+    const auto* k = keeper_seen_.load();
+    return k ? k->series() : std::vector<ExtraSeries>{};
+  });
+  service_->add_series([this] {
+    const auto* d = delegation_seen_.load();
+    return d ? d->series() : std::vector<ExtraSeries>{};
+  });
+  // A writer (--profile, --govern, --policy) needs the journal. Another gpuclk holding its lock
+  // now (a `gpuclk set` waiting on a slow GPU, a sweep) would keep the whole service waiting,
+  // its socket bound and silent: the writers are built in start() instead, after the reads are
+  // served.
+  const bool writes = !options_.session.read_only &&
+                      (!options_.profile.empty() || options_.govern || options_.policy);
+  writers_deferred_ =
+      writes && control::JournalStore(options_.session.journal_dir).locked_by_another();
+  if (!writers_deferred_) build_writers();
+}
+
+void Node::build_writers() {
   // The profile before the governor: applied (or refused) before anything else starts.
   if (!options_.profile.empty())
     keeper_ =
@@ -85,8 +105,9 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
                                         options_.govern.has_value(), devices_, options_.selected);
   // The governor's checks (policy, journal, held clocks) before anything starts.
   if (options_.govern)
-    governor_ = std::make_unique<ServiceGovernor>(
-        options_.session, *options_.govern, options_.selected, devices_, clock, keeper_ != nullptr);
+    governor_ =
+        std::make_unique<ServiceGovernor>(options_.session, *options_.govern, options_.selected,
+                                          devices_, clock_, keeper_ != nullptr);
   // Delegated settings: the settings the service keeps itself are no user's to change.
   if (options_.policy) {
     std::set<control::Setting> reserved;
@@ -109,12 +130,15 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
     std::cerr << "gpuclk serve: delegated settings under " << options_.policy->source << " ("
               << options_.policy->rules.size() << " rules)" << std::endl;
   }
-  service_ = std::make_unique<Service>(devices_, clock, so, std::move(options_.views));
-  locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
-  service_->add_series([this] { return locks_->series(); });
-  if (governor_) service_->add_series([this] { return governor_->series(); });
-  if (keeper_) service_->add_series([this] { return keeper_->series(); });
-  if (delegation_) service_->add_series([this] { return delegation_->series(); });
+}
+
+void Node::start_writers() {
+  if (keeper_) keeper_->start();
+  if (governor_) governor_->start();
+  if (delegation_) delegation_->start();
+  keeper_seen_ = keeper_.get();
+  governor_seen_ = governor_.get();
+  delegation_seen_ = delegation_.get();
 }
 
 Node::~Node() { stop(); }
@@ -123,14 +147,21 @@ std::string Node::start() {
   started_ = true;
   service_->start();
   locks_->start();
-  if (keeper_) keeper_->start();
-  if (governor_) governor_->start();
-  if (delegation_) delegation_->start();
+  if (!writers_deferred_) start_writers();
   if (options_.listen) {
     http_ = std::make_unique<HttpExporter>(*service_, options_.listen->text(), options_.metrics);
     service_->set_http_address(http_->address());
   }
   socket_->start();
+  if (writers_deferred_) {
+    // Reads are served meanwhile (status, dmon, /metrics); `set` and `restore` are refused
+    // until the delegation runs. A stop signal ends the wait (LockWaitStopped).
+    std::cerr << "gpuclk serve: serving reads on " << options_.socket_path
+              << "; the writers start once the journal's lock is free" << std::endl;
+    control::wait_for_journal(options_.session);
+    build_writers();
+    start_writers();
+  }
   const auto& so = options_.service;
   return fmt::format(
       "{}{}, sampling every {} ms; socket {}; {}", text::counted(devices_.size(), "GPU"),

@@ -9,14 +9,17 @@
 //   Delegation       `--policy`: settings users who are not root may change, written by a
 //                    DelegateWriter.
 // The constructor checks and applies everything that can fail (the socket path, the profile, the
-// governor's journal checks) before any thread starts; start() starts them, stop() stops them in
-// order: the governor first (its clocks go back while the service still answers), then what
-// users hold through the service, the profile keeper (its settings stay applied), HTTP, the
-// socket, the service.
+// governor's journal checks) before any thread starts — unless another gpuclk holds the
+// journal's lock then: start() serves the reads first, says who holds the lock, waits for it
+// (a stop signal ends the wait: control::LockWaitStopped), then builds and starts the writers.
+// start() starts them, stop() stops them in order: the governor first (its clocks go back while the
+// service still answers), then what users hold through the service, the profile keeper (its
+// settings stay applied), HTTP, the socket, the service.
 //
 // Thread-safety: construct, start() and stop() from one controlling thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -83,9 +86,22 @@ class Node {
   std::string http_address() const;
 
  private:
+  // The profile keeper, the governor and the delegation, built from the options (each may
+  // throw Error: a profile that does not apply, a governor that cannot start).
+  void build_writers();
+  void start_writers();
+
   gpu::DeviceSet& devices_;
+  const Clock& clock_;
   NodeOptions options_;
   bool started_ = false, stopped_ = false;
+  // Another gpuclk held the journal's lock at construction: the writers are built in start(),
+  // once the reads are served (the socket answers while the service waits for the lock).
+  bool writers_deferred_ = false;
+  // The writers as the socket's and the metrics' threads see them (set once built).
+  std::atomic<Delegation*> delegation_seen_{nullptr};
+  std::atomic<ServiceGovernor*> governor_seen_{nullptr};
+  std::atomic<ProfileKeeper*> keeper_seen_{nullptr};
   std::unique_ptr<Service> service_;
   std::unique_ptr<Delegation> delegation_;
   std::unique_ptr<SocketServer> socket_;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The journal's lock never freezes the service. Another gpuclk holds it (a `gpuclk set` paused
 # after its write by a test hook, as one stuck on a slow GPU would be):
-#   - `serve --govern` started meanwhile says which process holds it (pid and command) and waits
-#     without binding its socket, so read commands answer at once (they read the GPUs
-#     themselves); SIGTERM ends the wait at once, exit 0, nothing written;
+#   - `serve --govern` started meanwhile says which process holds it (pid and command), serves
+#     reads at once (status answered by the service) and waits for the lock to start its
+#     governor; SIGTERM ends the wait at once, exit 0, nothing written;
 #   - a running `serve --govern` whose next write waits on the lock still stops on SIGTERM
 #     within seconds (it used to ignore SIGTERM until systemd's SIGKILL), saying that the
 #     journal keeps what it set, and `gpuclk restore` then puts every GPU back.
@@ -29,11 +29,12 @@ SERVE_PID=$!
 LAST_CMD="serve --govern while pid $HOLDER holds the journal's lock"
 check; wait_for 10 "grep -q 'waiting for another gpuclk (pid $HOLDER: gpuclk --sim $NODE set -i 1 --power-limit 550)' '$TEST_TMP/serve.log'" ||
   fail "no line naming the holder: $(cat "$TEST_TMP/serve.log")"
-check; [ ! -e "$SOCK" ] || fail "the socket is bound while the service cannot answer"
+check; wait_for 10 "grep -q 'serving reads on $SOCK' '$TEST_TMP/serve.log'" || fail "no word of serving reads"
 SECONDS=0
 gpuclk --sim "$NODE" --socket "$SOCK" status
 expect_exit 0; expect_out "H100"
 check; [ "$SECONDS" -le "$(scaled 3)" ] || fail "status waited $SECONDS s"
+check; ! grep -q "reading the GPUs directly" <<<"$ERR" || fail "the service did not answer: $ERR"
 SECONDS=0
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID"; rc=$?; SERVE_PID=""
 LAST_CMD="SIGTERM while serve waits for the lock"
