@@ -201,6 +201,12 @@ void add_power_temperature_utilization(FieldList& add) {
         auto t = d.temperature();
         return t ? out::integer((long long)t->value()) : out::na();
       });
+  // nvidia-smi's name for the HBM's temperature; dmon's JSON had it and query did not.
+  add("temperature.memory", {}, "", "device memory (HBM) temperature, degrees C",
+      [](const Device& d, const DeviceSet&) {
+        auto t = d.memory_temperature();
+        return t ? out::integer((long long)t->value()) : out::na();
+      });
   add("temperature.gpu.tlimit.slowdown", {}, "", "slowdown temperature, degrees C (gpuclk)",
       [](const Device& d, const DeviceSet&) {
         const auto& t = d.ratings().thresholds.slowdown;
