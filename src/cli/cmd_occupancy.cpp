@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -22,6 +23,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/glob.h"
+#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -283,7 +285,13 @@ int run_batch(Context& ctx, const Options& o) {
     if (!row) continue;
     if (!begun) begin();
     std::vector<out::Value> values;
-    for (const std::string& cell : row->cells) values.push_back(out::text(cell));
+    // The row's own cells as given; a whole number is a number (JSON had "256" as a string),
+    // the rest ("sm_90", "48K", an empty cell) text as written.
+    for (const std::string& cell : row->cells) {
+      const auto n = parse::try_integer(cell, std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max());
+      values.push_back(n ? out::integer(*n) : out::text(cell));
+    }
     const occ::Occupancy& result = row->occupancy;
     values.push_back(out::integer(result.active_blocks));
     values.push_back(out::integer(result.active_warps));

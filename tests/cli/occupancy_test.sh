@@ -80,6 +80,9 @@ expect_out "reduce, sm_80, 1024, 64, 48K, 0, , 1, 32, 64, 50.00, registers, yes,
 gpuclk occupancy --batch - --format json < "$TEST_TMP/kernels.csv"
 expect_exit 0
 expect_json '.[2].valid' false
+# The row's own numbers are numbers, as the results are (they were strings; issue 42).
+expect_json '.[0].threads' 256; expect_json '.[0].threads | type' number; expect_json '.[0].arch' sm_90
+expect_json '.[1].smem_static' 48K
 expect_json '.[2].active_blocks' 0
 expect_json '.[2].reason' "512 threads per block exceeds the kernel's __launch_bounds__ of 256"
 printf 'arch,threads,regs,smem_static,smem_dynamic\nsm_90,256,lots,0,0\n' > "$TEST_TMP/bad.csv"
