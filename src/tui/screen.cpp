@@ -15,6 +15,26 @@ namespace {
 using gpu::ClockReasons;
 using telemetry::FastSample;
 
+// Cells a UTF-8 text takes, one per code point (as Terminal::text counts them).
+int cells(std::string_view text) {
+  int n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// `text` in at most `width` cells, its end replaced by "…" when cut.
+std::string cut(std::string_view text, int width) {
+  if (cells(text) <= width) return std::string(text);
+  std::string out;
+  int n = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) != 0x80 && ++n > width - 1) break;
+    out += text[i];
+  }
+  return out + "…";
+}
+
 std::string mhz(const std::optional<units::Megahertz>& v) {
   return v ? fmt::format("{:.0f}", v->value()) : "N/A";
 }
@@ -211,11 +231,16 @@ class Layout {
 
  private:
   void header() {
-    // The keys' hint always shows; the node's description is cut to what is left.
-    const std::string left =
-        "gpuclk top · " + h_.node + " · " + h_.source + ", every " + h_.interval;
+    // The keys' hint always shows, and the source and interval whole; the node's description
+    // (long on a simulator whose time runs faster) is cut to what is left, or left out: at 80
+    // columns the line ended "· own ? help" or "every 100 m" (issue 42).
     const std::string right = std::string(v_.paused ? "PAUSED  " : "") + "? help  q quit";
     const int x = std::max(0, cols_ - static_cast<int>(right.size()));
+    const std::string head = "gpuclk top · ", tail = " · " + h_.source + ", every " + h_.interval;
+    const int room = x - 1 - cells(head) - cells(tail);
+    const std::string left = room >= cells(h_.node) ? head + h_.node + tail
+                             : room >= 8            ? head + cut(h_.node, room) + tail
+                                                    : "gpuclk top" + tail;
     t_.text(0, 0, left, std::max(0, x - 1), Tone::accent, true);
     t_.text(0, x, right, -1, v_.paused ? Tone::warn : Tone::plain, v_.paused);
   }
