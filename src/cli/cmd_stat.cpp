@@ -8,12 +8,14 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/install_paths.h"
 #include "cli/stat_owner.h"
 #include "gpu/status.h"
 #include "serve/run_watch.h"
@@ -196,6 +198,18 @@ int print_report(Context& ctx, const RunReport& report, std::ofstream& json_file
   return report.exit.exit_code;
 }
 
+// --sim's scenario as libnvml-sim.so reads it from GPUCLK_SIM_SCENARIO (Context::nvml's rule: a
+// file is its absolute path, a top-level name stays a name, a name in a subfolder its file).
+std::string sim_scenario(const std::string& sim) {
+  std::error_code ec;
+  if (sim == "default" || sim.empty()) return "default";
+  if (std::filesystem::exists(sim, ec)) return std::filesystem::absolute(sim).string();
+  const auto named = install::scenarios_dir() / (sim + ".toml");
+  if (sim.find('/') != std::string::npos && std::filesystem::exists(named, ec))
+    return std::filesystem::absolute(named).string();
+  return sim;
+}
+
 int run_stat(Context& ctx, const StatOptions& o) {
   // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
   // still writes its report, however early it came (a Slurm job cancelled at once).
@@ -251,6 +265,17 @@ int run_stat(Context& ctx, const StatOptions& o) {
 
   RunReport report;
   report.command = o.command;
+  // On the simulated node the command sees it too, as sweep's does: a `gpuclk sim-job` (or a
+  // pynvml script) under `gpuclk --sim stat` loaded the driver's library and failed (exit 9/12).
+  // Named, not loaded: through the service this process loads no NVML.
+  if (!ctx.options.sim.empty()) {
+    const auto lib =
+        ctx.options.nvml_lib.empty() ? install::sim_library().string() : ctx.options.nvml_lib;
+    ::setenv("GPUCLK_NVML_LIB", lib.c_str(), 1);
+    // And its scenario, as the context names it when it loads the simulator (which it has not,
+    // through the service): a sim-job on another scenario's state lost its job.
+    ::setenv("GPUCLK_SIM_SCENARIO", sim_scenario(ctx.options.sim).c_str(), 0);
+  }
   watch->start();
   telemetry::ChildProcess child(o.command);
   // Which GPUs the command uses: the GPUs where its processes hold a context.

@@ -86,13 +86,35 @@ void app_clocks_low(const Input& in, const Thresholds& t, std::vector<Finding>& 
     // NVML reports a clock lock (nvmlDeviceSetGpuLockedClocks) under the same reason: application
     // clocks at the maximum hold nothing, whatever the reason says.
     if (g.app_sm_clock->value() >= g.max_sm_clock->value()) continue;
+    // Where the busy clock ran below the application clock, another limit (the power cap, heat)
+    // bound first: resetting them gains nothing now (misconfigured's GPU 1 ran at 1365 MHz, the
+    // power-capped clock of its peers, and was told a reset would help; issue 42). Below by more
+    // than a clock step or two: the clock's own jitter is not another limit.
+    const auto median = sm_clock_percentile(busy, 0.5);
+    const bool other_limit = median && *median < 0.98 * g.app_sm_clock->value();
+    const double gain_pct = pct(g.max_sm_clock->value() / g.app_sm_clock->value() - 1);
     auto f =
-        make("app_clocks_low", Severity::warning, {g.index},
-             fmt::format("GPU {}: application clocks hold the SM clock at {:.0f} of {:.0f} MHz "
-                         "({:.0f}% of the busy time)",
-                         g.index, g.app_sm_clock->value(), g.max_sm_clock->value(), pct(*fraction)),
-             "power-saving or benchmark application clocks left set",
-             fmt::format("gpuclk reset -i {} --app-clocks", g.index));
+        other_limit
+            ? make(
+                  "app_clocks_low", Severity::info, {g.index},
+                  fmt::format("GPU {}: application clocks are {:.0f} of {:.0f} MHz, but under load "
+                              "it ran at {:.0f} MHz (median): another limit (the power cap or "
+                              "heat) binds first, so resetting them gains nothing now",
+                              g.index, g.app_sm_clock->value(), g.max_sm_clock->value(), *median),
+                  "application clocks below the maximum, under another limit",
+                  fmt::format("none now; gpuclk reset -i {} --app-clocks once the other limit is "
+                              "gone",
+                              g.index))
+            : make("app_clocks_low", Severity::warning, {g.index},
+                   fmt::format("GPU {}: application clocks hold the SM clock at {:.0f} of {:.0f} "
+                               "MHz ({:.0f}% of the busy time): up to {:.0f}% more clock without "
+                               "them, where no other limit binds",
+                               g.index, g.app_sm_clock->value(), g.max_sm_clock->value(),
+                               pct(*fraction), gain_pct),
+                   "power-saving or benchmark application clocks left set",
+                   fmt::format("gpuclk reset -i {} --app-clocks", g.index));
+    if (median) add(f, "sm_clock_median_mhz", *median, "MHz");
+    if (!other_limit) add(f, "clock_gain_max_pct", gain_pct, "%", 1);
     add(f, "app_sm_clock_mhz", g.app_sm_clock->value(), "MHz");
     add(f, "sm_clock_max_mhz", g.max_sm_clock->value(), "MHz");
     add(f, "held_pct_of_busy", pct(*fraction), "%", 1);

@@ -95,9 +95,10 @@ expect_exit 0; expect_out "(simulated node: default)"
 KEYS="$TEST_TMP/keys.state"
 GPUCLK_SIM_STATE=$KEYS GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=45 gpuclk --sim status --format json
 expect_exit 0; STATUS_JSON=$OUT
-GPUCLK_SIM_STATE=$KEYS gpuclk --sim query --fields index,persistence_mode,clocks_event_reasons.active,clocks_event_reasons.names --format json
+GPUCLK_SIM_STATE=$KEYS gpuclk --sim query --fields index,persistence_mode,clocks_event_reasons.active,clocks_event_reasons.names,temperature.gpu,temperature.memory --format json
 expect_exit 0; QUERY_JSON=$OUT
-GPUCLK_SIM_STATE=$KEYS gpuclk --sim dmon -c 1 -s r --format json
+# dmon's JSON keys that query has are query's fields (temperature.memory was dmon's alone).
+GPUCLK_SIM_STATE=$KEYS gpuclk --sim dmon -c 1 -s rp --format json
 expect_exit 0; DMON_JSON=$OUT
 check; jq -e -n --argjson s "$STATUS_JSON" --argjson q "$QUERY_JSON" --slurpfile d <(printf '%s\n' "$DMON_JSON") '
   [$s.gpus, $q, $d[0:4]] as [$st, $qu, $dm] | ($st | length) == 4 and
@@ -107,7 +108,8 @@ check; jq -e -n --argjson s "$STATUS_JSON" --argjson q "$QUERY_JSON" --slurpfile
     all(($dm[$i] | keys)[]; . as $k | ($qu[$i] | has($k) | not) or $dm[$i][$k] == $qu[$i][$k]) and
     ($qu[$i].persistence_mode | IN("Enabled", "Disabled")) and
     ($qu[$i]."clocks_event_reasons.active" | test("^0x[0-9A-F]{16}$")) and
-    ($st[$i]."clocks_event_reasons.names" | test(",") | not))' >/dev/null ||
+    ($st[$i]."clocks_event_reasons.names" | test(",") | not) and
+    ($dm[$i] | has("temperature.memory")) and ($qu[$i]."temperature.memory" | type) == "number")' >/dev/null ||
   fail "a key means different things: status $STATUS_JSON query $QUERY_JSON dmon $DMON_JSON"
 GPUCLK_SIM_STATE=$KEYS gpuclk --sim status --format csv
 expect_exit 0; expect_out "persistence_mode"; expect_out "clocks_event_reasons.names"

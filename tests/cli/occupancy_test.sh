@@ -85,6 +85,7 @@ expect_json '[.[0].threads, .[1].smem_static, .[2].max_threads, .[0].max_threads
 expect_json '.[1].smem_static' 49152
 expect_json '.[0].name' gemm
 expect_json '.[2].valid' false
+expect_json '.[0].threads' 256; expect_json '.[0].arch' sm_90
 expect_json '.[2].active_blocks' 0
 expect_json '.[2].reason' "512 threads per block exceeds the kernel's __launch_bounds__ of 256"
 printf 'arch,threads,regs,smem_static,smem_dynamic\nsm_90,256,lots,0,0\n' > "$TEST_TMP/bad.csv"

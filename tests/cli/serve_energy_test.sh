@@ -38,6 +38,10 @@ expect_exit 0
 # counter read yet) nor the counter's step since a read made before dmon started.
 check; jq -e -s '.[1].energy >= 30 and .[1].energy <= 150' <<<"$OUT" >/dev/null ||
   fail "dmon's energy after 0.5 s is not ~38 J: $OUT"
+# stat's command runs on the service's simulated node, scenario and all (issue 42: a sim-job
+# under stat loaded the driver's NVML, exit 9; on another scenario's state it lost its job).
+gpuclk --sim=control-faults --socket "$SOCK" -i 0 stat -- "$GPUCLK_BIN" sim-job -i 0 --workload gemm-bf16 --amount 20T
+expect_exit 0; expect_out "completed"; expect_err "Sampled by                          : gpuclk serve"
 stop_serve
 
 # --- stat -- CMD through the service: the energy counter read at the command's start and end, as

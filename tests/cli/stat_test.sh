@@ -144,6 +144,10 @@ expect_exit 127; expect_err "No such file or directory"
 # --- bad arguments ---
 gpuclk --sim stat
 expect_exit 2; expect_err "stat needs a command to run"
+# Under --sim the command sees the simulated node, as sweep's does: a sim-job child loaded the
+# driver's library and failed (issue 42).
+gpuclk --sim stat -- "$GPUCLK_BIN" sim-job --workload gemm-bf16 --amount 20T
+expect_exit 0; expect_out "completed"
 # A --json file that cannot be written is an error, not exit 0 (issue 42; /dev/full opens and
 # fails every write, for any user).
 gpuclk --sim stat --json /dev/full -- true

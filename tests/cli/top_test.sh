@@ -121,6 +121,14 @@ expect_out_re "1980┤"
 check; [ "$(wc -l <<<"$OUT")" -le 24 ] || fail "more than 24 lines"
 keys q; wait_screen "TOP-EXIT=0"
 
+# --- the header at 80 columns keeps the source and interval whole and cuts the node's
+# description instead (it ended "every 1" or "· own ? help"; issue 42) ---
+SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/head.state"
+start 80 24 "$SIM" "--sim=h100-calibration"
+check; head -1 <<<"$OUT" | grep -qE "· own sampler, every 1 s +\? help  q quit$" ||
+  fail "header: $(head -1 <<<"$OUT")"
+keys q; wait_screen "TOP-EXIT=0"
+
 # --- 8 H100s in 80x24: a compact row each, all 8 on screen, values as gpuclk query ---
 SIM="GPUCLK_SIM_SPEED=0 GPUCLK_SIM_START=10 GPUCLK_SIM_STATE=$TEST_TMP/8x.state"
 start 80 24 "$SIM" "--sim=8xh100"

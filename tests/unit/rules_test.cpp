@@ -178,6 +178,30 @@ TEST(rules_test, a_clock_lock_is_not_blamed_on_application_clocks_at_the_maximum
   EXPECT_NE(find(check({low}), "app_clocks_low", 0), nullptr);
 }
 
+TEST(rules_test, application_clocks_under_another_limit_gain_nothing) {
+  // misconfigured's GPU 1: application clocks 1410 MHz, but the power cap held it at 1365 MHz
+  // like its peers: the reset it was advised gains nothing (issue 42). Info, saying why.
+  auto capped = healthy(0);
+  capped.app_sm_clock = Megahertz(1410);
+  capped.sm_clock = Megahertz(1365);
+  capped.clock_reasons = ClockReasons(ClockReasons::applications_clocks_setting |
+                                      ClockReasons::sw_power_cap);
+  const auto f = check({capped});
+  const auto* held = find(f, "app_clocks_low", 0);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->severity, Severity::info);
+  EXPECT_TRUE(mentions(f, "another limit (the power cap or heat) binds first", 0));
+  // At the application clock: a warning that says what a reset may gain (1980/1410: +40 %).
+  auto at_app = capped;
+  at_app.sm_clock = Megahertz(1410);
+  at_app.clock_reasons = ClockReasons(ClockReasons::applications_clocks_setting);
+  const auto g = check({at_app});
+  const auto* warn = find(g, "app_clocks_low", 0);
+  ASSERT_NE(warn, nullptr);
+  EXPECT_EQ(warn->severity, Severity::warning);
+  EXPECT_TRUE(mentions(g, "up to 40% more clock without them", 0));
+}
+
 TEST(rules_test, a_few_corrected_ecc_errors_are_counted_not_extrapolated) {
   const auto ecc_window = [](std::uint64_t first, std::uint64_t last) {
     auto in = window(1, 200, [](unsigned, int) { return busy(1980); });  // 20 s
