@@ -184,8 +184,8 @@ TEST(rules_test, application_clocks_under_another_limit_gain_nothing) {
   auto capped = healthy(0);
   capped.app_sm_clock = Megahertz(1410);
   capped.sm_clock = Megahertz(1365);
-  capped.clock_reasons = ClockReasons(ClockReasons::applications_clocks_setting |
-                                      ClockReasons::sw_power_cap);
+  capped.clock_reasons =
+      ClockReasons(ClockReasons::applications_clocks_setting | ClockReasons::sw_power_cap);
   const auto f = check({capped});
   const auto* held = find(f, "app_clocks_low", 0);
   ASSERT_NE(held, nullptr);
