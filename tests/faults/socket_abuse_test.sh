@@ -46,6 +46,8 @@ check; [ "$peak" -lt "$MEMORY_MAX_KB" ] || fail "the service grew to $peak kB (M
 check; kill -0 "$SERVE_PID" || fail "the service died"
 
 # --- 1030 idle connections from root: the cap refuses the last ones; status still answers. ---
+# (The streams' connections are gone first: the service notices a closed one at its next poll.)
+sleep "$(scaled 1)"
 $CLIENTS idle 1030 8 "$SOCK" >"$TEST_TMP/idle.out" &
 clients=$!
 sleep "$(scaled 3)"
@@ -54,8 +56,14 @@ wait "$clients"
 echo "1030 idle connections (root): $(cat "$TEST_TMP/idle.out")"
 LAST_CMD="1030 idle connections as root"
 check; grep -qE "opened 1030 refused [0-9]+" "$TEST_TMP/idle.out" || fail "$(cat "$TEST_TMP/idle.out")"
-check; [ "$(awk '{print $4}' "$TEST_TMP/idle.out")" -ge 6 ] || fail "the client cap (1024) did not refuse: $(cat "$TEST_TMP/idle.out")"
-check; grep -q "reading the GPUs directly" <<<"$ERR" || fail "status did not say it read the GPUs itself"
+refused=$(awk '{print $4}' "$TEST_TMP/idle.out")
+check; [ "$refused" -ge 6 ] || fail "the client cap (1024) did not refuse: $(cat "$TEST_TMP/idle.out")"
+# With the table full (exactly the 6 over the cap refused) status was refused too, and read the
+# GPUs itself; a slower service (a sanitized build) may still have held connections of the
+# streams when these came, refused more, and had a place for status once it dropped them.
+if [ "$refused" -eq 6 ]; then
+  check; grep -q "reading the GPUs directly" <<<"$ERR" || fail "status did not say it read the GPUs itself"
+fi
 
 # --- 1030 idle connections from one user who is not root: 64 taken; others served. ---
 # The system's python3 (root's PATH may name one in root's home, which nobody cannot run).
