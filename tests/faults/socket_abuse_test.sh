@@ -58,10 +58,10 @@ LAST_CMD="1030 idle connections as root"
 check; grep -qE "opened 1030 refused [0-9]+" "$TEST_TMP/idle.out" || fail "$(cat "$TEST_TMP/idle.out")"
 refused=$(awk '{print $4}' "$TEST_TMP/idle.out")
 check; [ "$refused" -ge 6 ] || fail "the client cap (1024) did not refuse: $(cat "$TEST_TMP/idle.out")"
-# With the table full (exactly the 6 over the cap refused) status was refused too, and read the
-# GPUs itself; a slower service (a sanitized build) may still have held connections of the
-# streams when these came, refused more, and had a place for status once it dropped them.
-if [ "$refused" -eq 6 ]; then
+# With the table full status was refused too, and read the GPUs itself. A sanitized build's
+# service is slow enough to be still dropping the streams' connections, or refusing the last
+# ones after the client counted them: there status may have found a place (it answered, above).
+if [ "$TIME_SCALE" -eq 1 ]; then
   check; grep -q "reading the GPUs directly" <<<"$ERR" || fail "status did not say it read the GPUs itself"
 fi
 
