@@ -103,7 +103,9 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
   // (column 8, "GPU 2: …") only the kinds no earlier GPU labelled at the same setting, so
   // identical GPUs are labelled once and the one that differs gets labels of its own.
   std::set<std::pair<double, std::string>> labelled;  // (setting, kind)
-  const auto rows = [&labelled](const std::vector<BestPoint>& list, const std::string& prefix) {
+  const bool single = r.best_per_gpu.empty();
+  const auto rows = [&labelled, single](const std::vector<BestPoint>& list,
+                                        const std::string& prefix) {
     std::map<double, std::vector<std::string>> kinds_at;
     std::map<double, const BestPoint*> best_at;
     for (const auto& b : list) {
@@ -126,11 +128,14 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
         });
         if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
       }
-      // Columns 7-10: near above, near below, far above, far below (the first GPU above, the
-      // others below).
+      // Columns 7-10: near above, near below, far above, far below. One GPU's labels go round
+      // all four, so neighbouring points' labels are on opposite sides of the curve and at
+      // different heights (on a flat stretch, as EDP's near its least, two rows above overlapped);
+      // with several GPUs the first GPU's go above and the others' below, near and far.
+      static constexpr int kRound[4] = {0, 1, 2, 3};
       std::string cells[4];
       if (!label.empty()) {
-        cells[(prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
+        cells[single ? kRound[slot % 4] : (prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
         ++slot;
       }
       out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\" \"{}\" \"{}\"\n",
@@ -158,7 +163,10 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
   // panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
   std::string script =
       "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"
-      "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n";
+      "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n"
+      // Room around the curves for the labels two rows above the highest point, below the
+      // lowest and right of the last (they were cut by the title and the right edge).
+      "set offsets graph 0.02, graph 0.1, graph 0.18, graph 0.12\n";
   script += fmt::format("set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
                         kPlotHeight);
   const bool any_best = !r.best.empty() || !r.best_per_gpu.empty();
