@@ -62,10 +62,12 @@ expect_exit 11
 expect_json .source serve
 expect_json '[.findings[] | .rule] | join(",")' "gpu_lost"
 
-# Stopping the service stops its event thread promptly.
+# Stopping the service stops its event thread promptly: within its 250 ms event wait and the
+# other threads' joins, a few hundred ms; 3 s leaves room for a loaded machine (2049 ms seen with
+# both cores busy and two builds beside), far from a thread that never wakes.
 check
 start=$(date +%s%N)
 stop_serve
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-[ "$elapsed_ms" -lt "$(scaled 2000)" ] || fail "serve took $elapsed_ms ms to stop"
+[ "$elapsed_ms" -lt "$(scaled 3000)" ] || fail "serve took $elapsed_ms ms to stop"
 finish
