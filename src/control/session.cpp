@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <thread>
+
+#include "host/process.h"
 
 namespace gpuclk::control {
 
@@ -14,16 +13,18 @@ void settle() { std::this_thread::sleep_for(kSettleTime); }
 
 namespace {
 
-// What process `pid` runs, from /proc/PID/cmdline: "gpuclk set -i 0 --power-limit 500"; empty
-// when it cannot be read (gone, another PID namespace).
+// What process `pid` runs (host::read_process's command line), its program named without its
+// folder: "gpuclk set -i 0 --power-limit 500"; empty when it cannot be read.
 std::string command_of(long pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  std::replace(text.begin(), text.end(), '\0', ' ');
+  const auto info = host::read_process(static_cast<unsigned>(pid));
+  if (!info) return {};
+  std::string text = info->command;
   if (const auto slash = text.find_last_of('/', text.find(' ')); slash != std::string::npos)
-    text.erase(0, slash + 1);  // the program's name, not its folder
-  if (text.size() > 120) text = text.substr(0, 117) + "...";
+    text.erase(0, slash + 1);
+  if (text.size() > 120) {
+    text.resize(117);
+    text += "...";
+  }
   return text;
 }
 

@@ -5,12 +5,11 @@
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "govern/sampler_signals.h"
 #include "gpu/gpm.h"
+#include "host/process.h"
 #include "telemetry/interval.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -75,9 +74,8 @@ namespace {
 bool gpuclk_gone(long pid) {
   if (pid <= 0) return true;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return in.is_open() && command.find("gpuclk") == std::string::npos;
+  const auto info = host::read_process(static_cast<unsigned>(pid));
+  return info && info->command.find("gpuclk") == std::string::npos;
 }
 
 }  // namespace

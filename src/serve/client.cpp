@@ -53,15 +53,20 @@ Error Client::failure(const char* what) const {
                "use --direct to read the GPUs without it");
 }
 
-void Client::send(nlohmann::json request) {
-  request["v"] = kProtocolVersion;
-  auto line = request.dump() + '\n';
+bool Client::write_line(const std::string& line) {
   for (std::size_t sent = 0; sent < line.size();) {
     auto n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;  // a signal the command handles (sweep's SIGTERM)
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return false;
     if (n <= 0) throw failure("did not take the request");
     sent += static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+void Client::send(nlohmann::json request) {
+  request["v"] = kProtocolVersion;
+  if (!write_line(request.dump() + '\n')) throw failure("did not take the request");
 }
 
 nlohmann::json Client::take_line(std::size_t newline) {
@@ -85,18 +90,7 @@ nlohmann::json Client::request(nlohmann::json request) {
   // that waits longer between two requests (doctor's window, stat's command) connects again,
   // once, when the connection turns out closed before any of the answer came.
   for (int attempt = 0;; ++attempt) {
-    bool closed = false;
-    std::size_t sent = 0;
-    while (sent < line.size()) {
-      auto n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
-        closed = true;
-        break;
-      }
-      if (n <= 0) throw failure("did not take the request");
-      sent += static_cast<std::size_t>(n);
-    }
+    bool closed = !write_line(line);
     std::size_t nl;
     char buffer[64 * 1024];
     while (!closed && (nl = pending_.find('\n')) == std::string::npos) {

@@ -32,6 +32,9 @@ class Client {
  private:
   Client(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   Error failure(const char* what) const;
+  // Writes `line` whole; false when the service had closed the connection (EPIPE, ECONNRESET),
+  // throws failure() for any other error.
+  bool write_line(const std::string& line);
   nlohmann::json take_line(std::size_t newline);
   int fd_;
   std::string path_;

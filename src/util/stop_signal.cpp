@@ -106,12 +106,11 @@ int StopWaiter::wait() {
 
 bool StopWaiter::requested() {
   if (g_waited != 0) return true;
-  const sigset_t stops = stop_signal_set();
   sigset_t pending;
   sigemptyset(&pending);
   if (sigpending(&pending) != 0) return false;
   for (int s : stop_signals()) {
-    if (sigismember(&pending, s) && sigismember(&stops, s)) return true;
+    if (sigismember(&pending, s)) return true;
   }
   return false;
 }
