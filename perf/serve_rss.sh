@@ -14,9 +14,9 @@ trap '[ -n "$SERVE_PID" ] && kill $SERVE_PID 2>/dev/null; wait 2>/dev/null; rm -
 export GPUCLK_SIM_STATE=$TMP/sim.state
 run=("$BIN")
 if [ "${VALGRIND:-0}" = 1 ]; then
-  # gpuclk execs gpuclk-serve: start that one under valgrind directly.
-  run=(valgrind --leak-check=full --show-leak-kinds=definite,indirect --log-file="$TMP/vg.log"
-       "$(dirname "$BIN")/gpuclk-serve")
+  # gpuclk execs gpuclk-serve (the service): valgrind follows the exec to it.
+  run=(valgrind --trace-children=yes --leak-check=full --show-leak-kinds=definite,indirect
+       --log-file="$TMP/vg.log" "$BIN")
 fi
 "${run[@]}" --sim=8xh100 --socket "$TMP/g.sock" serve --listen 127.0.0.1:0 2>"$TMP/serve.log" &
 SERVE_PID=$!

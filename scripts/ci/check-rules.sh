@@ -8,8 +8,10 @@
 #   2. clang-format --dry-run --Werror on every tracked C++ file (.clang-format);
 #   3. clang-tidy (.clang-tidy) on the C++ sources changed since the last commit found clean
 #      (.ci/tidy-clean, written by `make tidy`), else since the merge base with main, or on every
-#      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
-# Usage: scripts/ci/check-rules.sh [includes|format|tidy]...   (default: all three)
+#      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores);
+#   4. links: the built gpuclk-serve (SERVE_BIN, default build/release/gpuclk-serve) holds no
+#      symbol of src/cli or src/tui (nm).
+# Usage: scripts/ci/check-rules.sh [includes|format|tidy|links]...   (default: includes, format, tidy)
 # Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
 #   build/tidy),
 #   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the commit
@@ -33,10 +35,10 @@ rank_of() {
     output | occupancy | telemetry) echo 3 ;;
     control | bench) echo 4 ;;
     rules) echo 5 ;;
-    sweep | govern) echo 6 ;;
+    sweep | govern | views) echo 6 ;;
     serve) echo 7 ;;
     tui | fleet) echo 8 ;;
-    cli) echo 9 ;;
+    cli | daemon) echo 9 ;;
     *) echo "" ;;
   esac
 }
@@ -45,6 +47,7 @@ rank_of() {
 nvml_allowed() {
   case $1 in
     src/nvml/* | src/gpu/* | src/control/nvml_gpu_control.* | src/cli/context.cpp) return 0 ;;
+    src/daemon/serve_run.cpp) return 0 ;;  # gpuclk-serve opens the library, as context.cpp does
     sim/* | tests/* | perf/*) return 0 ;;
     *) return 1 ;;
   esac
@@ -223,12 +226,35 @@ record_tidy_clean() {
   echo "check-rules: .ci/tidy-clean = $(git rev-parse --short HEAD) (commit it: CI tidies only what changes after)"
 }
 
+# --- 4. gpuclk-serve links no command code -------------------------------------------------
+# The service's program (src/daemon) is built from src/serve and the layers below it: `gpuclk
+# serve` parses the command line and hands it the result. A symbol of src/cli or src/tui in it
+# means the service runs command code again.
+check_links() {
+  echo "check-rules: gpuclk-serve's code"
+  local bin=${SERVE_BIN:-build/release/gpuclk-serve} found
+  if [ ! -f "$bin" ]; then
+    echo "$bin: not built (build gpuclk-serve, or set SERVE_BIN to it)"
+    failed=1
+    return
+  fi
+  found=$(nm -C "$bin" | grep -E ' gpuclk::(cli|tui)::' | head -5)
+  if [ -n "$found" ]; then
+    echo "$bin: links code of src/cli or src/tui (the service's program must not; docs/architecture.md):"
+    echo "$found"
+    failed=1
+    return
+  fi
+  echo "check-rules: gpuclk-serve links no cli or tui code ok"
+}
+
 for c in $CHECKS; do
   case $c in
+    links) check_links ;;
     includes) check_includes ;;
     format) check_format ;;
     tidy) check_tidy ;;
-    *) echo "check-rules: unknown check '$c' (includes, format, tidy)"; exit 2 ;;
+    *) echo "check-rules: unknown check '$c' (includes, format, tidy, links)"; exit 2 ;;
   esac
 done
 exit $failed

@@ -7,36 +7,16 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/service_views.h"
 #include "control/consistency.h"
 #include "gpu/clock_list.h"
 #include "serve/protocol.h"
+#include "views/clocks.h"
 
 namespace gpuclk::cli {
 namespace {
 
 using gpu::ClockDomain;
 namespace out = output;
-
-struct DomainName {
-  ClockDomain domain;
-  const char* key;
-  const char* label;
-};
-constexpr DomainName kDomains[] = {{ClockDomain::graphics, "graphics", "Graphics"},
-                                   {ClockDomain::sm, "sm", "SM"},
-                                   {ClockDomain::memory, "memory", "Memory"},
-                                   {ClockDomain::video, "video", "Video"}};
-
-void clock_section(out::Node& parent, const char* key, const char* label,
-                   const std::function<gpu::Reading<units::Megahertz>(ClockDomain)>& read,
-                   std::initializer_list<ClockDomain> domains) {
-  auto& s = parent.section(key, label);
-  for (const auto& d : kDomains) {
-    if (std::find(domains.begin(), domains.end(), d.domain) == domains.end()) continue;
-    s.add(d.key, d.label, out::mhz(read(d.domain)));
-  }
-}
 
 // What gpuclk applied to this GPU (its journal) and where the GPU differs from the others of its
 // model; null when there is nothing to say.
@@ -72,126 +52,12 @@ void add_applied_section(out::Node& n, const AppliedView& view) {
         out::text(differs.empty() ? "no" : differs));
 }
 
-}  // namespace
-
-out::Node clocks_tree(const gpu::Device& d, const control::Settings& settings) {
-  const auto& id = d.identity();
-  const auto& limits = d.clock_limits();
-  out::Node n;
-  n.key = "gpu";
-  n.label = fmt::format("GPU {}: {} ({})", d.index(), d.name(), id.pci ? id.pci->bus_id : d.uuid());
-  n.add("index", "Index", out::integer(d.index()));
-  n.add("uuid", "UUID", out::text(d.uuid()));
-  auto pstate = d.pstate();
-  n.add("performance_state", "Performance State",
-        pstate ? out::text("P" + std::to_string(*pstate)) : out::na());
-
-  const auto all = {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory,
-                    ClockDomain::video};
-  clock_section(
-      n, "clocks", "Clocks", [&](ClockDomain c) { return d.clock(c); }, all);
-  // From the settings already read: on an H100 each application-clock read takes ~1 ms.
-  const auto& app = settings.application_clocks;
-  clock_section(
-      n, "applications_clocks", "Applications Clocks",
-      [&](ClockDomain c) -> gpu::Reading<units::Megahertz> {
-        if (!app) return gpu::Reading<units::Megahertz>::not_supported();
-        return units::Megahertz(c == ClockDomain::memory ? app->memory_mhz : app->graphics_mhz);
-      },
-      {ClockDomain::graphics, ClockDomain::memory});
-  clock_section(n, "default_applications_clocks", "Default Applications Clocks",
-                [&](ClockDomain c) { return limits.default_app_clock[int(c)]; },
-                {ClockDomain::graphics, ClockDomain::memory});
-  clock_section(
-      n, "max_clocks", "Max Clocks", [&](ClockDomain c) { return limits.max(c); }, all);
-  clock_section(n, "max_customer_boost_clocks", "Max Customer Boost Clocks",
-                [&](ClockDomain c) { return limits.max_boost_clock[int(c)]; },
-                {ClockDomain::graphics, ClockDomain::sm, ClockDomain::memory});
-
-  if (pstate) {
-    auto& range = n.section("pstate_clock_range", fmt::format("P{} Clock Range", *pstate));
-    for (auto domain : {ClockDomain::sm, ClockDomain::memory}) {
-      auto r = d.pstate_clock_range(domain, *pstate);
-      const char* key = domain == ClockDomain::sm ? "sm" : "memory";
-      auto& s = range.section(key, domain == ClockDomain::sm ? "SM" : "Memory");
-      s.add("min", "Min", r ? out::integer((long long)r->min.value(), "MHz") : out::na());
-      s.add("max", "Max", r ? out::integer((long long)r->max.value(), "MHz") : out::na());
-    }
-  }
-
-  auto active = d.clock_reasons();
-  const auto& supported = id.supported_clock_reasons;
-  auto& reasons = n.section("clock_event_reasons", "Clock Event Reasons");
-  reasons.add("active_mask", "Active (bitmask)",
-              active ? out::text(fmt::format("0x{:016X}", active->bits())) : out::na());
-  for (const auto& r : gpu::clock_reasons()) {
-    auto& item = reasons.section(std::string(r.key), std::string(r.key));
-    std::string state = !active                                 ? "N/A"
-                        : (supported && !supported->has(r.bit)) ? "Not Supported"
-                        : active->has(r.bit)                    ? "Active"
-                                                                : "Not Active";
-    item.add("state", "State", out::text(state));
-    item.add("meaning", "Meaning", out::text(std::string(r.meaning)));
-  }
-
-  // Time the clocks were held down per policy, since the driver loaded (nvidia-smi: "Clocks
-  // Event Reasons Counters").
-  struct Counter {
-    gpu::ViolationPolicy policy;
-    const char* key;
-    const char* label;
-  };
-  const Counter counters[] = {
-      {gpu::ViolationPolicy::power, "sw_power_cap", "SW Power Capping"},
-      {gpu::ViolationPolicy::thermal, "thermal", "Thermal Slowdown"},
-      {gpu::ViolationPolicy::sync_boost, "sync_boost", "Sync Boost"},
-      {gpu::ViolationPolicy::board_limit, "board_limit", "Board Limit"},
-      {gpu::ViolationPolicy::low_utilization, "low_utilization", "Low Utilization"},
-      {gpu::ViolationPolicy::reliability, "reliability", "Board Reliability"}};
-  auto& times = n.section("clock_event_reason_counters", "Clock Event Reason Counters");
-  const auto all_times = d.violation_times();
-  for (const auto& c : counters) {
-    const auto& t = all_times[static_cast<std::size_t>(c.policy)];
-    times.add(c.key, c.label, t ? out::integer(t->count() / 1000, "us") : out::na());
-  }
-
-  auto& sup = n.section("supported_clocks", "Supported Clocks", true);
-  if (limits.supported_clocks) {
-    for (const auto& entry : *limits.supported_clocks) {
-      auto& m = sup.section("memory", fmt::format("Memory {:.0f} MHz", entry.memory.value()));
-      m.add("memory", "Memory", out::integer((long long)entry.memory.value(), "MHz"));
-      m.add("graphics", "Graphics", out::text(gpu::describe_clocks(entry.graphics)));
-      auto s = gpu::summarize_clocks(entry.graphics);
-      m.add("graphics_min", "Graphics Min", out::integer((long long)s.min.value(), "MHz"));
-      m.add("graphics_max", "Graphics Max", out::integer((long long)s.max.value(), "MHz"));
-      // A V100's 7.5 MHz grid (listed as 7 and 8 MHz gaps) reads 7.5.
-      m.add("graphics_step", "Graphics Step",
-            s.step.value() <= 0 ? out::na()
-            : s.step_rounded    ? out::number(s.step.value(), "MHz", 1)
-                                : out::integer((long long)s.step.value(), "MHz"));
-      m.add("graphics_count", "Graphics Values", out::integer((long long)s.count));
-    }
-  } else {
-    sup.value = out::na();
-  }
-  return n;
-}
-
-nlohmann::json clocks_view_row(const gpu::Device& d) {
-  const auto settings = control::read_settings(d);
-  return {{"tree", serve::to_json(clocks_tree(d, settings))},
-          {"name", d.name()},
-          {"settings", control::settings_to_json(settings)}};
-}
-
-namespace {
-
 int run_clocks(Context& ctx) {
   out::Node root;
   auto& gpus = root.section("gpus", "GPUs", true);
   // Every GPU of the node (the settings are compared with those -i leaves out too), and the
   // positions -i selects; from the service when one answers, else read here.
-  std::vector<control::GpuSettingsView> views;
+  std::vector<control::GpuSettingsView> gpu_views;
   std::vector<out::Node> trees;
   std::vector<std::size_t> selected;
   if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "clocks"}})) {
@@ -199,8 +65,9 @@ int run_clocks(Context& ctx) {
     const auto& rows = reply->at("rows");
     for (std::size_t i = 0; i < keys.size(); ++i) {
       const auto key = serve::device_key_from_json(keys.at(i));
-      views.push_back({key.index, key.uuid, rows.at(i).at("name").get<std::string>(),
-                       control::settings_from_json(rows.at(i).at("settings").get<std::string>())});
+      gpu_views.push_back(
+          {key.index, key.uuid, rows.at(i).at("name").get<std::string>(),
+           control::settings_from_json(rows.at(i).at("settings").get<std::string>())});
       trees.push_back(serve::node_from_json(rows.at(i).at("tree")));
     }
     selected = ctx.select_from(keys);
@@ -208,9 +75,9 @@ int run_clocks(Context& ctx) {
     const auto chosen = ctx.selected();
     const auto all = ctx.devices().all();
     for (const auto* d : all) {
-      views.push_back({d->index(), d->uuid(), d->name(), control::read_settings(*d)});
+      gpu_views.push_back({d->index(), d->uuid(), d->name(), control::read_settings(*d)});
       const bool wanted = std::find(chosen.begin(), chosen.end(), d) != chosen.end();
-      trees.push_back(wanted ? clocks_tree(*d, views.back().settings) : out::Node{});
+      trees.push_back(wanted ? views::clocks_tree(*d, gpu_views.back().settings) : out::Node{});
     }
     for (const auto* d : chosen) {
       selected.push_back(
@@ -219,10 +86,10 @@ int run_clocks(Context& ctx) {
   }
   // The "Set by gpuclk" section appears only where gpuclk changed something or settings differ.
   const auto journal = peek_journal(ctx).value_or(control::Journal{});
-  for (auto& v : views) control::add_journal_locks(v.settings, journal, v.uuid);
-  auto differences = control::settings_that_differ(views);
+  for (auto& v : gpu_views) control::add_journal_locks(v.settings, journal, v.uuid);
+  auto differences = control::settings_that_differ(gpu_views);
   for (auto pos : selected) {
-    const auto& uuid = views[pos].uuid;
+    const auto& uuid = gpu_views[pos].uuid;
     AppliedView view{journal.find(uuid), differences[uuid]};
     if (view.entry || !view.differences.empty()) add_applied_section(trees[pos], view);
     gpus.children.push_back(std::move(trees[pos]));

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "control/test_pause.h"
 #include "control/validate.h"
 #include "gpu/simulator.h"
 #include "serve/delegated_settings.h"
@@ -25,25 +26,6 @@ using control::Outcome;
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-// Test hook, honoured only on the simulator: after the N-th GPU write, announce it in the
-// marker file and wait to be killed (tests/cli/restore_test.sh sends SIGKILL there, between two
-// writes of one run), or, once the marker file is removed, go on (tests/faults/full_disk_test.sh
-// fills the disk meanwhile).
-std::function<void(std::size_t)> pause_hook(Context& ctx) {
-  const auto after = env_or_empty("GPUCLK_TEST_PAUSE_AFTER_WRITES");
-  if (after.empty() || !ctx.simulated()) return {};
-  const auto n = std::strtoul(after.c_str(), nullptr, 10);
-  const auto marker = env_or_empty("GPUCLK_TEST_PAUSE_MARKER");
-  return [n, marker](std::size_t done) {
-    if (done != n) return;
-    if (!marker.empty()) std::ofstream(marker) << ::getpid() << '\n';
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (!marker.empty() && ::access(marker.c_str(), F_OK) != 0) return;
-    }
-  };
 }
 
 output::Table report_table(const control::ChangeReport& report) {
@@ -128,7 +110,7 @@ control::SessionOptions session_options(Context& ctx, std::string command, bool 
   o.command = std::move(command);
   o.read_only = ctx.read_only();
   o.simulated = [&ctx] { return ctx.simulated(); };
-  o.after_write = pause_hook(ctx);
+  o.after_write = control::test_pause_hook([&ctx] { return ctx.simulated(); });
   o.before_lock = [&ctx](std::string_view what) { ctx.effect(what); };
   return o;
 }

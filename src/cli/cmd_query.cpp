@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "serve/protocol.h"
-#include "serve/query_fields.h"
 #include "util/error.h"
+#include "views/query_fields.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -21,7 +21,7 @@ struct QueryOptions {
 
 int run_query(Context& ctx, const QueryOptions& q) {
   if (q.help_fields) {
-    for (const auto& f : serve::query_fields()) {
+    for (const auto& f : views::query_fields()) {
       std::cout << fmt::format(
           "{:<42} {}{}\n", f.name + (f.unit.empty() ? "" : " [" + f.unit + "]"), f.description,
           f.aliases.empty() ? "" : fmt::format(" (also: {})", fmt::join(f.aliases, ", ")));
@@ -32,7 +32,7 @@ int run_query(Context& ctx, const QueryOptions& q) {
     throw bad_argument("query needs --fields",
                        "e.g. --fields clocks.sm,power.draw; --help-fields lists them");
   }
-  auto fields = serve::parse_query_fields(q.fields);
+  auto fields = views::parse_query_fields(q.fields);
   output::Table table;
   for (const auto* f : fields)
     table.columns.push_back({f->name, f->name, f->unit.empty(), f->unit});

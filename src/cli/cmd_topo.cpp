@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/service_views.h"
 #include "gpu/topology.h"
 #include "host/cpu.h"
 #include "serve/protocol.h"
+#include "views/topo.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -19,53 +19,6 @@ namespace {
 namespace out = output;
 
 }  // namespace
-
-out::Table topo_table(const std::vector<gpu::Device*>& devices, const host::CpuInfo& cpu) {
-  auto matrix = gpu::connection_matrix(devices);
-
-  out::Table t;
-  t.columns.push_back({"gpu", "", true});
-  for (const auto* d : devices) t.columns.push_back({"GPU" + std::to_string(d->index()), ""});
-  t.columns.push_back({"cpu_affinity", "CPU Affinity", true});
-  t.columns.push_back({"numa_affinity", "NUMA Affinity", true});
-  t.columns.push_back({"gpu_numa_id", "GPU NUMA ID", true});
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& aff = devices[i]->affinity();
-    std::vector<out::Value> row{out::text("GPU" + std::to_string(devices[i]->index()))};
-    for (std::size_t j = 0; j < devices.size(); ++j)
-      row.push_back(out::text(gpu::abbreviation(matrix[i][j])));
-    if (aff.cpu_affinity) {
-      row.push_back(out::text(host::cpu_list(*aff.cpu_affinity)));
-      auto nodes = host::numa_nodes_for(cpu, *aff.cpu_affinity);
-      row.push_back(nodes.empty() ? out::na() : out::text(host::cpu_list(nodes)));
-    } else {
-      row.push_back(out::na());
-      row.push_back(out::na());
-    }
-    row.push_back(out::from(aff.numa_node));
-    t.rows.push_back(std::move(row));
-  }
-  return t;
-}
-
-std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices) {
-  const auto summary = gpu::nvlink_summary(devices);
-  std::vector<std::string> lines;
-  for (const auto& p : summary.pairs) {
-    lines.push_back(fmt::format("GPU{} <-> {}: {} link{} x {:.3f} GB/s = {:.0f} GB/s{}", p.gpu,
-                                p.peer ? fmt::format("GPU{}", *p.peer) : std::string("NVSwitch"),
-                                p.links, p.links == 1 ? "" : "s", p.gigabytes_per_s_per_link,
-                                p.links * p.gigabytes_per_s_per_link,
-                                p.version.empty() ? "" : fmt::format(" (NVLink {})", p.version)));
-  }
-  for (const auto& d : summary.down) {
-    lines.push_back(fmt::format("GPU{}: NVLink {} {} {} down ({} of {} up)", d.gpu,
-                                d.links.size() == 1 ? "link" : "links", fmt::join(d.links, ","),
-                                d.links.size() == 1 ? "is" : "are", d.total - d.links.size(),
-                                d.total));
-  }
-  return lines;
-}
 
 namespace {
 
@@ -79,7 +32,7 @@ int run_topo(Context& ctx) {
   const auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
     const auto cpu = ctx.host_cpu();
     cpus_from = cpu.source;
-    return topo_table(ctx.selected(), cpu);
+    return views::topo_table(ctx.selected(), cpu);
   }();
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
@@ -90,7 +43,7 @@ int run_topo(Context& ctx) {
     if (reply && reply->at("node").contains("nvlink")) {
       for (const auto& l : reply->at("node").at("nvlink")) lines.push_back(l.get<std::string>());
     } else if (!reply) {
-      lines = nvlink_lines(ctx.selected());
+      lines = views::nvlink_lines(ctx.selected());
     }
     if (!lines.empty()) {
       std::cout << "\nNVLink (per direction):\n";

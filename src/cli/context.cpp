@@ -17,6 +17,7 @@
 #include "serve/protocol.h"
 #include "util/file.h"
 #include "util/parse.h"
+#include "views/info.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -265,18 +266,8 @@ std::string Context::simulated_node() {
 }
 
 host::CpuInfo Context::host_cpu() {
-  if (simulated()) {
-    const std::string scenario = options.sim.empty() ? "default" : options.sim;
-    if (const auto h = gpu::simulator_host(nvml())) {
-      return host::simulated_cpu_info(
-          h->cpus, h->numa_nodes,
-          fmt::format("the simulated node (scenario {}: cpu_count, numa_nodes)", scenario));
-    }
-    auto cpu = host::read_cpu_info();
-    cpu.source = fmt::format("this host (hwloc): scenario {} gives no CPUs", scenario);
-    return cpu;
-  }
-  return host::read_cpu_info();
+  if (!simulated()) return host::read_cpu_info();
+  return views::node_cpu_info(devices(), options.sim.empty() ? "default" : options.sim);
 }
 
 std::string Context::state_dir() const {

@@ -61,4 +61,6 @@ std::optional<SimulatedHost> simulator_host(const nvml::Api& api) {
 
 const std::string& nvml_library_path(const nvml::Api& api) { return api.path(); }
 
+bool simulated(const nvml::Api& api) { return api.simulated(); }
+
 }  // namespace gpuclk::gpu

@@ -43,6 +43,8 @@ struct SimulatedHost {
 std::optional<SimulatedHost> simulator_host(const nvml::Api& api);
 
 // The NVML library file the loader actually opened.
+// Whether the library loaded is gpuclk's simulator.
+bool simulated(const nvml::Api& api);
 const std::string& nvml_library_path(const nvml::Api& api);
 
 }  // namespace gpuclk::gpu

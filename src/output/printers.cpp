@@ -174,7 +174,7 @@ class CsvPrinter final : public Printer {
 // ---------------------------------------------------------------------------------------------
 // JSON: one document for tables and trees, one object per line (JSON Lines) for streams.
 // Doubles carry the precision they are shown with in tables, so every format agrees.
-nlohmann::ordered_json to_json(const Value& v) {
+nlohmann::ordered_json printed_json(const Value& v) {
   return std::visit(
       [&](const auto& x) -> nlohmann::ordered_json {
         using T = std::decay_t<decltype(x)>;
@@ -191,15 +191,15 @@ nlohmann::ordered_json to_json(const Value& v) {
       v.content);
 }
 
-nlohmann::ordered_json to_json(const Node& n) {
+nlohmann::ordered_json printed_json(const Node& n) {
   if (n.list) {  // an array, also when empty (`"findings": []`, not null)
     auto arr = nlohmann::ordered_json::array();
-    for (const auto& c : n.children) arr.push_back(to_json(c));
+    for (const auto& c : n.children) arr.push_back(printed_json(c));
     return arr;
   }
-  if (n.children.empty()) return to_json(n.value);
+  if (n.children.empty()) return printed_json(n.value);
   nlohmann::ordered_json obj = nlohmann::ordered_json::object();
-  for (const auto& c : n.children) obj[c.key] = to_json(c);
+  for (const auto& c : n.children) obj[c.key] = printed_json(c);
   return obj;
 }
 
@@ -213,7 +213,7 @@ class JsonPrinter final : public Printer {
     for (const auto& row : t.rows) arr.push_back(row_object(t.columns, row));
     out_ << arr.dump(2) << '\n';
   }
-  void do_print_tree(const Node& root) override { out_ << to_json(root).dump(2) << '\n'; }
+  void do_print_tree(const Node& root) override { out_ << printed_json(root).dump(2) << '\n'; }
 
   // The same document as print_table (an array, indented by 2), written row by row.
   void do_begin_table(std::vector<Column> columns) override {
@@ -244,7 +244,7 @@ class JsonPrinter final : public Printer {
                                            const std::vector<Value>& row) {
     nlohmann::ordered_json obj = nlohmann::ordered_json::object();
     for (std::size_t c = 0; c < cols.size() && c < row.size(); ++c)
-      obj[cols[c].key] = to_json(row[c]);
+      obj[cols[c].key] = printed_json(row[c]);
     return obj;
   }
 };

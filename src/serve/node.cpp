@@ -11,6 +11,7 @@
 #include "serve/http.h"
 #include "serve/journal_locks.h"
 #include "serve/kubelet_client.h"
+#include "serve/node_views.h"
 #include "serve/profile_keeper.h"
 #include "serve/protocol.h"
 #include "serve/socket_server.h"
@@ -70,7 +71,10 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
       options_.socket_path, [this](std::string_view line, const Peer& peer) {
         return route(line, peer, *service_, delegation_seen_.load());
       });
-  service_ = std::make_unique<Service>(devices_, clock, so, std::move(options_.views));
+  // The node's own views (query, clocks, info, topo, top), then any the options add.
+  auto views = node_views(devices_, so.simulated);
+  for (auto& v : options_.views) views.push_back(std::move(v));
+  service_ = std::make_unique<Service>(devices_, clock, so, std::move(views));
   locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
   service_->add_series([this] { return locks_->series(); });
   // The writers' series, once they exist (they may be built after start()).

@@ -60,6 +60,7 @@ struct NodeOptions {
   std::optional<GovernOptions> govern;
   // Who may change what through the socket; nullopt: nobody who is not root.
   std::optional<control::DelegationPolicy> policy;
+  // Views besides the node's own (node_views.h: query, clocks, info, topo, top).
   std::vector<View> views;
 };
 

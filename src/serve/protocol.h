@@ -19,6 +19,7 @@
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "output/value.h"
+#include "output/value_json.h"
 #include "telemetry/sample.h"
 #include "telemetry/summary.h"
 
@@ -61,14 +62,11 @@ bool flag_of(const json& request, const char* key, bool fallback);
 json to_json(const gpu::StatusSnapshot& s);
 gpu::StatusSnapshot status_from_json(const json& j);
 
-json to_json(const output::Value& v);
-output::Value value_from_json(const json& j);
-
-// Report trees and tables (clocks, info, topo): what the printer prints, either way.
-json to_json(const output::Node& n);
-output::Node node_from_json(const json& j);
-json to_json(const output::Table& t);
-output::Table table_from_json(const json& j);
+// Report values, trees and tables (clocks, info, topo): output/value_json.h's.
+using output::node_from_json;
+using output::table_from_json;
+using output::to_json;
+using output::value_from_json;
 
 json to_json(const gpu::DeviceKey& k);
 gpu::DeviceKey device_key_from_json(const json& j);

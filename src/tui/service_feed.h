@@ -63,9 +63,4 @@ class ServiceFeed final : public Feed {
   std::optional<History> history_;
 };
 
-// The service's `top` view of one GPU: {"memory_total_bytes", "processes": [{"pid",
-// "used_memory_bytes", "name", "owner" (host::owner_key: "slurm:1234"), "owner_user"}]}
-// (registered by `gpuclk serve`).
-nlohmann::json read_top_view(const gpu::Device& device, const gpu::DeviceSet& devices);
-
 }  // namespace gpuclk::tui

@@ -16,6 +16,21 @@ else
   echo "SKIP: $SRC is not a git checkout; the tree itself is not checked"
 fi
 
+# --- gpuclk-serve links no command code; an object with a cli symbol is caught ---
+LAST_CMD="scripts/ci/check-rules.sh links"
+OUT=$(SERVE_BIN="$(dirname "$GPUCLK_BIN")/gpuclk-serve" "$SRC/scripts/ci/check-rules.sh" links 2>&1)
+RC=$?
+expect_exit 0
+expect_out "gpuclk-serve links no cli or tui code ok"
+printf 'namespace gpuclk::cli { int parse_something() { return 1; } }\n' >"$TEST_TMP/with_cli.cpp"
+if g++ -c -o "$TEST_TMP/with_cli.o" "$TEST_TMP/with_cli.cpp"; then
+  OUT=$(SERVE_BIN="$TEST_TMP/with_cli.o" "$SRC/scripts/ci/check-rules.sh" links 2>&1)
+  RC=$?
+  expect_exit 1
+  expect_out "links code of src/cli or src/tui"
+  expect_out "gpuclk::cli::parse_something"
+fi
+
 # --- a scratch tree with one breach of each include rule ---
 repo=$TEST_TMP/repo
 mkdir -p "$repo/scripts/ci" "$repo/src/gpu" "$repo/src/telemetry" "$repo/src/control" "$repo/src/cli" \

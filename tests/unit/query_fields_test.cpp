@@ -1,4 +1,4 @@
-#include "serve/query_fields.h"
+#include "views/query_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "util/error.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::views {
 
 TEST(query_fields_test, resolves_names_and_nvidia_smi_aliases) {
   auto f = parse_query_fields(
@@ -44,4 +44,4 @@ TEST(query_fields_test, names_are_unique_and_described) {
             5u);
 }
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::views

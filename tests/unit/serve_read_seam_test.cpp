@@ -16,7 +16,6 @@
 #include "serve/rules_window.h"
 #include "serve/run_watch.h"
 #include "sim_abi_fixture.h"
-#include "tui/service_feed.h"
 #include "util/clock.h"
 
 namespace gpuclk::sim::testing {
@@ -37,8 +36,8 @@ std::map<std::string, std::string> running(const char* scenario) {
   return {{"GPUCLK_SIM_SCENARIO", scenario}, {"GPUCLK_SIM_SPEED", "1"}};
 }
 
-// A serve::Node on `dir`/node.sock, sampling every 100 ms, with the view of processes that stat
-// asks for, and the hello it answers.
+// A serve::Node on `dir`/node.sock, sampling every 100 ms (its views include the processes that
+// stat asks for), and the hello it answers.
 struct RunningNode {
   RunningNode(gpu::DeviceSet& set, const Clock& clock, const fs::path& dir) {
     serve::NodeOptions options;
@@ -46,7 +45,6 @@ struct RunningNode {
     options.socket_path = (dir / "node.sock").string();
     options.session.journal_dir = dir / "journal";
     options.selected = set.all();
-    options.views.push_back({"top", tui::read_top_view, {}});  // stat's processes
     node = std::make_unique<serve::Node>(set, clock, options);
     node->start();
     socket = options.socket_path;

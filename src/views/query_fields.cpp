@@ -1,4 +1,4 @@
-#include "serve/query_fields.h"
+#include "views/query_fields.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <ctime>
 #include <tuple>
 
-#include "serve/protocol.h"
+#include "output/value_json.h"
 #include "util/error.h"
 #include "util/text.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::views {
 namespace {
 
 using gpu::ClockDomain;
@@ -463,4 +463,4 @@ nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::Devic
   return row;
 }
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::views

@@ -11,7 +11,7 @@
 #include "gpu/device.h"
 #include "output/value.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::views {
 
 struct QueryField {
   std::string name;                  // canonical name
@@ -30,4 +30,4 @@ nlohmann::json read_all_query_fields(const gpu::Device& device, const gpu::Devic
 // Throws Error (exit 2) naming the unknown field and the nearest known names.
 std::vector<const QueryField*> parse_query_fields(std::string_view list);
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::views

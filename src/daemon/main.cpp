@@ -1,0 +1,44 @@
+// gpuclk-serve: the node service's own program, run by `gpuclk serve` (src/cli/serve_exec.cpp),
+// which parses the command line and resolves the node; they reach this program as JSON in
+// GPUCLK_SERVE_ARGS (serve/daemon_args.h). It links the service and the layers below it, no
+// command code (scripts/ci/check-rules.sh checks its symbols).
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "daemon/serve_run.h"
+#include "util/error.h"
+
+namespace {
+
+int report(const gpuclk::Error& e) {
+  std::cout.flush();
+  std::cerr << "gpuclk: error: " << e.what() << '\n';
+  if (!e.hint().empty()) std::cerr << "gpuclk: " << e.hint() << '\n';
+  return static_cast<int>(e.code());
+}
+
+}  // namespace
+
+int main() {
+  using gpuclk::serve::kDaemonArgsVariable;
+  try {
+    const char* text = std::getenv(kDaemonArgsVariable);
+    if (text == nullptr || *text == '\0')
+      throw gpuclk::bad_argument(std::string(kDaemonArgsVariable) + " is not set",
+                                 "gpuclk-serve is run by `gpuclk serve`: run that");
+    const auto json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded())
+      throw gpuclk::bad_argument(std::string(kDaemonArgsVariable) + " is not JSON",
+                                 "gpuclk-serve is run by `gpuclk serve`: run that");
+    const auto args = gpuclk::serve::daemon_args_from_json(json);
+    ::unsetenv(kDaemonArgsVariable);  // not for the processes the service may start
+    return gpuclk::daemon::run_serve(args);
+  } catch (const gpuclk::Error& e) {
+    return report(e);
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "gpuclk: internal error: " << e.what() << '\n';
+    return static_cast<int>(gpuclk::ExitCode::other);
+  }
+}
