@@ -29,11 +29,23 @@ int run_topo(Context& ctx) {
   if (!ctx.selection_given()) reply = ctx.ask_service({{"request", "view"}, {"name", "topo"}});
   // Where the affinity's CPUs and NUMA nodes are (the service says it for its table).
   std::string cpus_from = reply ? reply->at("node").value("cpus_from", std::string()) : "";
-  const auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
+  auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
     const auto cpu = ctx.host_cpu();
     cpus_from = cpu.source;
     return views::topo_table(ctx.selected(), cpu);
   }();
+  // CSV and JSON carry each GPU's NVLinks as columns (the table shows them as lines below).
+  if (ctx.format().kind != out::Format::Kind::table) {
+    const auto links = reply ? (reply->at("node").contains("nvlink_columns")
+                                    ? serve::table_from_json(reply->at("node").at("nvlink_columns"))
+                                    : out::Table{})
+                             : views::nvlink_table(ctx.selected());
+    if (links.rows.size() == t.rows.size()) {
+      t.columns.insert(t.columns.end(), links.columns.begin(), links.columns.end());
+      for (std::size_t i = 0; i < t.rows.size(); ++i)
+        t.rows[i].insert(t.rows[i].end(), links.rows[i].begin(), links.rows[i].end());
+    }
+  }
   ctx.printer()->print_table(t);
   if (ctx.format().kind == out::Format::Kind::table) {
     if (ctx.simulated() && !cpus_from.empty())

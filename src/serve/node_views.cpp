@@ -38,6 +38,7 @@ std::vector<View> node_views(const gpu::DeviceSet& devices, const std::string& s
                    auto j = to_json(views::topo_table(set.all(), *cpu));
                    j["cpus_from"] = cpu->source;  // where the affinity's CPUs are
                    j["nvlink"] = views::nvlink_lines(set.all());
+                   j["nvlink_columns"] = to_json(views::nvlink_table(set.all()));
                    return j;
                  }});
   // gpuclk top: processes (with the driver's names) and memory size.

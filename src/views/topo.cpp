@@ -56,4 +56,38 @@ std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices) 
   return lines;
 }
 
+output::Table nvlink_table(const std::vector<gpu::Device*>& devices) {
+  const auto summary = gpu::nvlink_summary(devices);
+  out::Table t;
+  t.columns = {{"nvlink_links_up", "NVLinks Up"},
+               {"nvlink_links_down", "NVLinks Down", true},
+               {"nvlink_gigabytes_per_s", "NVLink GB/s", false, "GB/s"},
+               {"nvlink_version", "NVLink Version", true}};
+  for (const auto* d : devices) {
+    unsigned up = 0;
+    double bandwidth = 0;
+    std::string version;
+    for (const auto& p : summary.pairs) {
+      if (p.gpu != d->index() && p.peer != d->index()) continue;
+      up += p.links;
+      bandwidth += p.links * p.gigabytes_per_s_per_link;
+      if (version.empty()) version = p.version;
+    }
+    std::string down;
+    unsigned total = 0;
+    for (const auto& l : summary.down) {
+      if (l.gpu != d->index()) continue;
+      down = fmt::format("{}", fmt::join(l.links, ","));
+      total = l.total;
+    }
+    if (up == 0 && total == 0) {
+      t.rows.push_back({out::na(), out::na(), out::na(), out::na()});
+      continue;
+    }
+    t.rows.push_back({out::integer(up), out::text(down), out::number(bandwidth, "GB/s", 1),
+                      version.empty() ? out::na() : out::text(version)});
+  }
+  return t;
+}
+
 }  // namespace gpuclk::views

@@ -17,4 +17,9 @@ output::Table topo_table(const std::vector<gpu::Device*>& devices, const host::C
 // "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)", then the links down.
 std::vector<std::string> nvlink_lines(const std::vector<gpu::Device*>& devices);
 
+// Each GPU's NVLinks as columns beside topo's table in CSV and JSON (`gpuclk topo --format json`),
+// one row per device in order: links up, the links down (a list), bandwidth of the links up per
+// direction, NVLink version. N/A on a GPU without NVLink.
+output::Table nvlink_table(const std::vector<gpu::Device*>& devices);
+
 }  // namespace gpuclk::views

@@ -22,6 +22,14 @@ expect_out_re "^GPU0 +X +NV17 "
 expect_out "GPU0 <-> GPU1: 17 links x 26.562 GB/s = 452 GB/s (NVLink 4.0)"
 expect_out "GPU0: NVLink link 7 is down (17 of 18 up)"
 expect_out "GPU1: NVLink link 7 is down (17 of 18 up)"
+# JSON and CSV carry each GPU's links as columns beside the matrix's.
+gpuclk --sim "$SCEN/nvlink-down.toml" --direct --format json topo
+expect_exit 0
+expect_json '.[0].nvlink_links_up == 17 and .[0].nvlink_links_down == "7" and .[1].nvlink_links_down == "7"' true
+expect_json '.[0].nvlink_version == "4.0" and (.[0].nvlink_gigabytes_per_s | floor) == 451' true
+gpuclk --sim 2xh200 --direct --format csv topo
+expect_out "nvlink_links_up, nvlink_links_down, nvlink_gigabytes_per_s [GB/s], nvlink_version"
+expect_out_re "^GPU0, X, NV18, .*, 18, , 478.1 GB/s, 4.0$"
 # An NVSwitch node: each GPU's links go to the switches.
 gpuclk --sim default --direct topo -i 0
 expect_out "GPU0 <-> NVSwitch: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
@@ -114,6 +122,8 @@ expect_out "# TYPE gpuclk_nvlink_transmit_bytes_total counter"
 # topo through the service: the same NVLink lines as read directly.
 gpuclk --sim 2xh200 --socket "$SOCK" topo
 expect_out "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
+gpuclk --sim 2xh200 --socket "$SOCK" --format json topo
+expect_json '.[1].nvlink_links_up == 18 and .[1].nvlink_links_down == ""' true
 stop_serve
 
 finish
