@@ -19,9 +19,9 @@
 
 #include "control/journal.h"
 #include "control/journal_store.h"
+#include "host/child_process.h"
 #include "serve/protocol.h"
 #include "serve/slurm_job.h"
-#include "telemetry/child_process.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/text.h"
@@ -143,7 +143,7 @@ std::optional<Anchor> anchor_of(int requester) {
   if (sid > 0) return Anchor{sid, true};
   int pid = requester;
   for (int depth = 0; depth < 128; ++depth) {
-    const auto parent = telemetry::parent_of(pid);
+    const auto parent = host::parent_of(pid);
     if (!parent) return pid == requester ? std::nullopt : std::optional(Anchor{pid, false});
     if (*parent <= 1) break;
     pid = *parent;
@@ -155,7 +155,7 @@ std::optional<Anchor> anchor_of(int requester) {
 // session's leader leads it; the ancestor is still above the waiting requester.
 bool still_anchors(const Anchor& anchor, int requester) {
   if (anchor.session) return ::getsid(anchor.pid) == anchor.pid;
-  return anchor.pid != requester && telemetry::descends_from(requester, anchor.pid);
+  return anchor.pid != requester && host::descends_from(requester, anchor.pid);
 }
 
 // When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); 0 when it is

@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "telemetry/child_process.h"
+#include "host/child_process.h"
 #include "util/error.h"
 
 namespace gpuclk::sweep {
@@ -187,12 +187,12 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
 
   const fs::path log = dir / "gnuplot.log";
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  telemetry::ChildExit exit;
+  host::ChildExit exit;
   try {
     // The script names its files relative to the directory it lives in. gnuplot's stderr goes
     // to the log too: its warnings (a one-point sweep's "empty y range") are no news to the
     // user, and its errors are where the failure message points.
-    telemetry::ChildProcess gnuplot({"sh", "-c", "exec gnuplot -e \"$1\" sweep.gp 2>&1", "sh",
+    host::ChildProcess gnuplot({"sh", "-c", "exec gnuplot -e \"$1\" sweep.gp 2>&1", "sh",
                                      "cd " + quoted(fs::absolute(dir).string())},
                                     fd);
     exit = gnuplot.wait({}, std::chrono::milliseconds(100));
