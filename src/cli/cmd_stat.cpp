@@ -230,11 +230,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
   if (o.command.empty()) {
     throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
   }
-  auto interval = telemetry::parse_interval(o.interval);
-  if (!interval) {
-    throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
-                       "give seconds (0.1) or milliseconds (100ms), at least 10ms");
-  }
+  const auto interval = telemetry::interval_option(o.interval, "--interval");
   ctx.format();  // a malformed --format fails before the command runs
   // Opened before the command runs: a path that cannot be written is a bad argument, not a
   // surprise after an hour of training.
@@ -251,12 +247,12 @@ int run_stat(Context& ctx, const StatOptions& o) {
     watch = serve::open_service_watch(
         [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); },
         ctx.service_socket(), *hello,
-        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, *interval);
+        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, interval);
   }
   if (!watch) {
     telemetry::SamplerOptions sampling;
-    sampling.fast_interval = *interval;
-    sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
+    sampling.fast_interval = interval;
+    sampling.slow_interval = std::max<telemetry::Duration>(interval, 1s);
     sampling.fields = telemetry::FieldSet::standard();
     sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
     sampling.slow_capacity = 60;

@@ -350,8 +350,7 @@ std::optional<fs::path> make_out_dir(Context& ctx, const std::string& out) {
 
 int run_sweep(Context& ctx, const SweepOptions& o) {
   check_options(o);
-  const auto interval = telemetry::parse_interval(o.interval);
-  if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
+  const auto interval = telemetry::interval_option(o.interval, "--interval");
   const double max_slowdown = parse_slowdown(o.max_slowdown);
   const auto axis = o.sm_clocks.empty() ? sweep::Axis::power_limit : sweep::Axis::sm_clock;
   const auto option = axis == sweep::Axis::sm_clock ? "--sm-clocks" : "--power-limits";
@@ -392,7 +391,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   run_options.concurrent = o.concurrent;
   run_options.fail_fast = o.fail_fast;
   run_options.baseline = !o.no_baseline;
-  run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(interval);
   const bool show_progress = isatty(STDERR_FILENO) == 1;
   std::set<std::string> written;  // UUIDs
   sweep::SweepRun run;

@@ -64,8 +64,7 @@ double parse_slowdown(const std::string& text, const char* option) {
 
 telemetry::Duration parse_duration_option(const std::string& text, const char* option) {
   const auto min = std::chrono::duration<double>(telemetry::kMinInterval).count();
-  const double seconds = parse::duration_seconds(text, option, min, 86400, "20ms, 0.5, 2s or 1h");
-  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
+  return telemetry::duration_option(text, option, min, 86400, "20ms, 0.5, 2s or 1h");
 }
 
 namespace {
