@@ -24,6 +24,7 @@ packages=(
   slurmctld slurmd slurm-client munge  # a real Slurm for the prolog/epilog test (tests/integration/slurm_test.sh)
   gnuplot-nox           # sweep plots
   clang-format clang-tidy
+  universal-ctags       # scripts/ci/check-rules.sh sizes: every function's first and last line
   jq                    # JSON assertions in tests/cli
   python3-yaml          # tests/cli/serve_profile: the Kubernetes manifests parsed without kubectl
   tmux                  # tests/cli/clients_nvtop: nvtop runs in a tmux pane the test reads

@@ -9,9 +9,13 @@
 #   3. clang-tidy (.clang-tidy) on the C++ sources changed since the last commit found clean
 #      (.ci/tidy-clean, written by `make tidy`), else since the merge base with main, or on every
 #      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores);
-#   4. links: the built gpuclk-serve (SERVE_BIN, default build/release/gpuclk-serve) holds no
-#      symbol of src/cli or src/tui (nm).
-# Usage: scripts/ci/check-rules.sh [includes|format|tidy|links]...   (default: includes, format, tidy)
+#   4. sizes, on the whole tree (well under a second): no file in src/ over 600 lines (the NVML
+#      ABI's declarations, src/nvml/nvml_abi.h, aside), no function or lambda in src/ over 120
+#      lines (universal-ctags finds each definition's first and last line), src/cli/ at most
+#      6500 lines in all.
+#   5. links: the built gpuclk-serve (SERVE_BIN, default build/release/gpuclk-serve) holds no
+#      symbol of src/cli or src/tui (nm); not run by default (it needs the build).
+# Usage: scripts/ci/check-rules.sh [includes|format|tidy|sizes|links]...   (default: the first four)
 # Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
 #   build/tidy),
 #   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the commit
@@ -21,7 +25,7 @@
 # Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-CHECKS=${*:-includes format tidy}
+CHECKS=${*:-includes format tidy sizes}
 JOBS=${JOBS:-$(nproc)}
 failed=0
 
@@ -226,7 +230,65 @@ record_tidy_clean() {
   echo "check-rules: .ci/tidy-clean = $(git rev-parse --short HEAD) (commit it: CI tidies only what changes after)"
 }
 
-# --- 4. gpuclk-serve links no command code -------------------------------------------------
+# --- 4. sizes ----------------------------------------------------------------------------------
+# A file a newcomer can read whole, a function that fits a screen or two, commands that stay
+# commands (docs/architecture.md). Counted in lines as `wc -l` does; a function from the line
+# with its name to its closing brace, as universal-ctags reports them (clang-tidy's
+# readability-function-size counts the same body brace to brace, but at ~8 s a file it cannot
+# look at the whole tree on every run; ctags does in a fraction of a second).
+MAX_FILE_LINES=600
+MAX_FUNCTION_LINES=120
+MAX_CLI_LINES=6500
+check_sizes() {
+  echo "check-rules: sizes"
+  if ! command -v ctags >/dev/null || ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
+    echo "check-rules: sizes needs universal-ctags (scripts/install-deps.sh)"
+    failed=1
+    return
+  fi
+  local bad=0 sources hit
+  sources=$(git ls-files -- 'src/*' | grep -E '\.(cpp|h|hpp|cu|cuh)$')
+  while IFS= read -r hit; do
+    echo "$hit"
+    bad=1
+  done < <(echo "$sources" | grep -vxF src/nvml/nvml_abi.h | xargs awk -v max=$MAX_FILE_LINES '
+    FNR == max + 1 { over[FILENAME] = 1 }
+    END { for (f in over) print f }' | sort | while IFS= read -r f; do
+      echo "$f:$((MAX_FILE_LINES + 1)): $(wc -l <"$f") lines, over $MAX_FILE_LINES: split it by concern"
+    done)
+  # Tags: NAME<TAB>FILE<TAB>PATTERN;"<TAB>KIND<TAB>line:N<TAB>[scope:NAME<TAB>]…end:M. A lambda
+  # is tagged as a function too (__anonXXX, its scope the function it is in).
+  while IFS= read -r hit; do
+    echo "$hit"
+    bad=1
+  done < <(echo "$sources" |
+    ctags --sort=no --langmap=C++:+.cu.cuh --languages=C++ --kinds-C++=f --fields=+ne -L - -o - |
+    awk -F'\t' -v max=$MAX_FUNCTION_LINES '
+      {
+        line = 0; end = 0; scope = ""
+        for (i = 4; i <= NF; i++) {
+          if ($i ~ /^line:/) line = substr($i, 6)
+          else if ($i ~ /^end:/) end = substr($i, 5)
+          else if ($i ~ /^(class|struct|union|function):/) { scope = $i; sub(/^[a-z]+:/, "", scope) }
+        }
+        n = end - line + 1
+        if (line == 0 || end == 0 || n <= max) next
+        gsub(/(^|::)__anon[0-9a-f]+/, "", scope); sub(/^::/, "", scope)
+        if ($1 ~ /^__anon/) what = "a lambda in " (scope == "" ? "namespace scope" : scope)
+        else what = (scope == "" ? "" : scope "::") $1
+        sub(/^gpuclk::[a-z_]+::/, "", what); sub(/ gpuclk::[a-z_]+::/, " ", what)
+        printf "%s:%d: %s is %d lines, over %d: split it into named steps\n", $2, line, what, n, max
+      }' | sort -t: -k1,1 -k2,2n)
+  local cli
+  cli=$(git ls-files -- 'src/cli/*' | xargs cat | wc -l)
+  if [ "$cli" -gt $MAX_CLI_LINES ]; then
+    echo "src/cli/: $cli lines in all, over $MAX_CLI_LINES: commands parse, call and print; move the rest into a layer"
+    bad=1
+  fi
+  [ $bad -eq 0 ] && echo "check-rules: sizes ok ($(echo "$sources" | wc -l) files, src/cli/ $cli lines)" ||
+    { echo "check-rules: sizes: over the limits ($MAX_FILE_LINES lines a file, $MAX_FUNCTION_LINES a function, $MAX_CLI_LINES in src/cli/)"; failed=1; }
+
+# --- 5. gpuclk-serve links no command code -------------------------------------------------
 # The service's program (src/daemon) is built from src/serve and the layers below it: `gpuclk
 # serve` parses the command line and hands it the result. A symbol of src/cli or src/tui in it
 # means the service runs command code again.
@@ -254,7 +316,8 @@ for c in $CHECKS; do
     includes) check_includes ;;
     format) check_format ;;
     tidy) check_tidy ;;
-    *) echo "check-rules: unknown check '$c' (includes, format, tidy, links)"; exit 2 ;;
+    sizes) check_sizes ;;
+    *) echo "check-rules: unknown check '$c' (includes, format, tidy, sizes, links)"; exit 2 ;;
   esac
 done
 exit $failed

@@ -61,7 +61,7 @@ for stage in $STAGES; do
       # doctor and top run the same sampler as stat and dmon; under TSan on a busy machine
       # doctor's 20 s windows of simulated faults lost their timing (a GPU lost before the
       # window opened), so they stay in the ASan suite only.
-      TSAN_TESTS='telemetry_sampler|telemetry_child_process|event_watcher|serve|cli\.(stat|dmon)$'
+      TSAN_TESTS='telemetry_sampler|host_child_process|event_watcher|serve|cli\.(stat|dmon)$'
       ctest --test-dir build/tsan -j"$JOBS" -R "$TSAN_TESTS" --output-on-failure --timeout 600 \
         --repeat until-pass:2 || status=1
       echo "tsan tests: $((SECONDS - start)) s"

@@ -210,20 +210,17 @@ int run_change(Context& ctx, control::ControlSession& session,
   devices.reserve(requests.size());
   for (const auto& r : requests) devices.push_back(r.device);
   auto gpus = session.open(devices);
+  std::vector<control::GpuCheck> checks;
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    checks.push_back({requests[i].request, gpus[i]->facts()});
+  const auto checked = control::validate_all(checks, snap);
   std::vector<control::GpuChange> changes;
-  std::vector<control::Problem> problems;
-  std::vector<std::string> notes;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    auto checked = control::validate(requests[i].request, gpus[i]->facts(), snap);
-    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    for (const auto& n : checked.notes)
-      notes.push_back(fmt::format("GPU {}: {}", gpus[i]->facts().index, n));
-    if (!checked.target.empty()) changes.push_back({gpus[i].get(), checked.target});
+    if (!checked.targets[i].empty()) changes.push_back({gpus[i].get(), checked.targets[i]});
   }
-  if (!problems.empty()) control::throw_problems(problems);
   auto report =
       control::apply_changes(changes, session.journal(), session.persist(), session.options());
-  report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  report.notes.insert(report.notes.begin(), checked.notes.begin(), checked.notes.end());
   return finish(ctx, session, report, nothing_to_do);
 }
 

@@ -223,12 +223,6 @@ std::vector<const Group*> parse_groups(const std::string& select) {
   return chosen;
 }
 
-telemetry::Duration parse_interval(const std::string& text) {
-  if (auto d = telemetry::parse_interval(text)) return *d;
-  throw bad_argument(fmt::format("bad interval -d {}", text),
-                     "give seconds (1, 0.1) or milliseconds (100ms), at least 10ms");
-}
-
 output::DmonStyle parse_style(const std::string& format, const std::string& time_options) {
   output::DmonStyle style;
   std::size_t start = 0;
@@ -316,7 +310,7 @@ std::unique_ptr<serve::ReadingFeed> open_feed(Context& ctx, const serve::FeedOpt
 
 int run_dmon(Context& ctx, const DmonOptions& o) {
   const auto chosen = parse_groups(o.select);
-  const auto interval = parse_interval(o.delay);
+  const auto interval = telemetry::interval_option(o.delay, "-d");
   auto style = parse_style(ctx.options.format, o.time_options);
   style.milliseconds = interval < 1s;
   // -c 0 ran forever, as no -c does, while this says a count is at least 1.

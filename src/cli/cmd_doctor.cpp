@@ -23,7 +23,6 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
-#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -51,13 +50,6 @@ const rules::Rule& rule_or_throw(const std::string& name, const char* option) {
     throw bad_argument(fmt::format("unknown rule {} {}", option, name), "rules: " + rule_names());
   }
   return *r;
-}
-
-// "30s", "2m", "1h", "1.5" (seconds): at least 1 s, at most 1 h.
-telemetry::Duration parse_duration(const std::string& text) {
-  const double seconds =
-      parse::duration_seconds(text, "--duration", 1, 3600, "30s, 2m, 1h or 90 (seconds)");
-  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
 }
 
 // "gpuclk doctor: watching 4 GPUs, 12 s left" on a terminal, refreshed in place.
@@ -123,9 +115,11 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
       start = end + 1;
     }
   }
-  const auto duration = parse_duration(o.duration);
-  const auto interval = telemetry::parse_interval(o.interval);
-  if (!interval || *interval > duration) {
+  // "30s", "2m", "1h", "1.5" (seconds): at least 1 s, at most 1 h.
+  const auto duration =
+      telemetry::duration_option(o.duration, "--duration", 1, 3600, "30s, 2m, 1h or 90 (seconds)");
+  const auto interval = telemetry::interval_option(o.interval, "--interval");
+  if (interval > duration) {
     throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
                        "give seconds (0.1) or milliseconds (100ms), at least 10ms and at most "
                        "the duration");
@@ -145,7 +139,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
           ctx.clock(), duration, devices, progress);
     }
     window = looked_back ? std::move(*looked_back)
-                         : serve::watch_window(devices, ctx.clock(), duration, *interval, progress);
+                         : serve::watch_window(devices, ctx.clock(), duration, interval, progress);
   }
   auto& input = window.input;
   add_journal_facts(ctx, input.gpus);

@@ -41,11 +41,6 @@ struct FleetOptions {
   long long count = 0;
 };
 
-double duration_option(const std::string& text, const char* option, double min, double max,
-                       const char* example) {
-  return parse::duration_seconds(text, option, min, max, example);
-}
-
 output::Value opt(const std::optional<double>& v, const char* unit, int precision = 0) {
   return v ? output::number(*v, unit, precision) : output::na();
 }
@@ -209,7 +204,7 @@ std::vector<output::Value> node_line_row(const fleet::NodeLine& n, const std::st
 int run_fleet_dmon(Context& ctx, const FleetOptions& o, const std::string& selector,
                    std::chrono::milliseconds timeout) {
   const auto interval =
-      duration_option(o.interval.empty() ? "5s" : o.interval, "--interval", 1, 3600, "5s");
+      parse::duration_seconds(o.interval.empty() ? "5s" : o.interval, "--interval", 1, 3600, "5s");
   if (o.count < 0)
     throw bad_argument(fmt::format("bad --count {}", o.count),
                        "give a count >= 1 (or none: until Ctrl-C)");
@@ -272,8 +267,8 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
                        "give the Prometheus that scrapes the nodes' gpuclk serve, e.g. "
                        "--prometheus http://prometheus:9090");
   const auto selector = fleet::check_selector(o.selector);
-  const auto range = duration_option(o.range, "--range", 1, 366.0 * 86400, "1h or 30m");
-  const auto timeout = duration_option(o.timeout, "--timeout", 0.1, 3600, "10s");
+  const auto range = parse::duration_seconds(o.range, "--range", 1, 366.0 * 86400, "1h or 30m");
+  const auto timeout = parse::duration_seconds(o.timeout, "--timeout", 0.1, 3600, "10s");
   const auto format = ctx.format();
   const std::chrono::milliseconds timeout_ms(std::llround(timeout * 1000));
   if (o.dmon) return run_fleet_dmon(ctx, o, selector, timeout_ms);

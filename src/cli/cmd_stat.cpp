@@ -18,8 +18,8 @@
 #include "cli/install_paths.h"
 #include "cli/stat_owner.h"
 #include "gpu/status.h"
+#include "host/child_process.h"
 #include "serve/run_watch.h"
-#include "telemetry/child_process.h"
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "telemetry/verdict.h"
@@ -45,7 +45,7 @@ using GpuReport = serve::WatchedGpu;
 
 struct RunReport {
   std::vector<std::string> command;
-  telemetry::ChildExit exit;
+  host::ChildExit exit;
   std::set<unsigned> gpus_used;  // by the command's processes, as NVML lists them
   bool attributed = false;
   telemetry::SamplerOptions sampling;
@@ -213,7 +213,7 @@ std::string sim_scenario(const std::string& sim) {
 int run_stat(Context& ctx, const StatOptions& o) {
   // From here a SIGTERM waits for the command and is passed on to it: stat stops as asked and
   // still writes its report, however early it came (a Slurm job cancelled at once).
-  const telemetry::EarlySignalForwarding early_signals;
+  const host::EarlySignalForwarding early_signals;
   // An empty --job or --pod names no job ("stat needs a command" was no help).
   if ((o.job_given && o.job.empty()) || (o.pod_given && o.pod.empty())) {
     throw bad_argument(fmt::format("{} '': no job named", o.job_given ? "--job" : "--pod"),
@@ -230,11 +230,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
   if (o.command.empty()) {
     throw bad_argument("stat needs a command to run", "gpuclk stat [options] -- CMD [ARGS...]");
   }
-  auto interval = telemetry::parse_interval(o.interval);
-  if (!interval) {
-    throw bad_argument(fmt::format("bad interval --interval {}", o.interval),
-                       "give seconds (0.1) or milliseconds (100ms), at least 10ms");
-  }
+  const auto interval = telemetry::interval_option(o.interval, "--interval");
   ctx.format();  // a malformed --format fails before the command runs
   // Opened before the command runs: a path that cannot be written is a bad argument, not a
   // surprise after an hour of training.
@@ -251,12 +247,12 @@ int run_stat(Context& ctx, const StatOptions& o) {
     watch = serve::open_service_watch(
         [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); },
         ctx.service_socket(), *hello,
-        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, *interval);
+        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, interval);
   }
   if (!watch) {
     telemetry::SamplerOptions sampling;
-    sampling.fast_interval = *interval;
-    sampling.slow_interval = std::max<telemetry::Duration>(*interval, 1s);
+    sampling.fast_interval = interval;
+    sampling.slow_interval = std::max<telemetry::Duration>(interval, 1s);
     sampling.fields = telemetry::FieldSet::standard();
     sampling.fast_capacity = 600;  // summaries do not need the rings; keep them small
     sampling.slow_capacity = 60;
@@ -277,7 +273,7 @@ int run_stat(Context& ctx, const StatOptions& o) {
     ::setenv("GPUCLK_SIM_SCENARIO", sim_scenario(ctx.options.sim).c_str(), 0);
   }
   watch->start();
-  telemetry::ChildProcess child(o.command);
+  host::ChildProcess child(o.command);
   // Which GPUs the command uses: the GPUs where its processes hold a context.
   const auto owns = [&child](pid_t pid) { return child.owns(pid); };
   report.exit = child.wait([&] { watch->attribute(owns, report.gpus_used); }, 500ms);

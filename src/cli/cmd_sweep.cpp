@@ -91,14 +91,13 @@ void apply_requests(control::SettingsWriter& writer, const std::string& command,
                     const std::vector<gpu::Device*>& gpus,
                     const std::function<control::Request(gpu::Device&)>& request_of,
                     std::set<std::string>* written = nullptr) {
+  std::vector<control::GpuCheck> checks;
+  for (auto* g : gpus) checks.push_back({request_of(*g), control::facts_of(*g)});
+  const auto checked = control::validate_all(checks, false);
   std::vector<control::SettingsWriter::Target> targets;
-  std::vector<control::Problem> problems;
-  for (auto* g : gpus) {
-    auto checked = control::validate(request_of(*g), control::facts_of(*g), false);
-    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    if (!checked.target.empty()) targets.push_back({g, checked.target});
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!checked.targets[i].empty()) targets.push_back({gpus[i], checked.targets[i]});
   }
-  if (!problems.empty()) control::throw_problems(problems);
   std::vector<std::string> added;
   if (written) {
     for (const auto& t : targets)
@@ -157,27 +156,28 @@ void restore_settings(control::SettingsWriter& writer, const std::vector<gpu::De
                       sweep::Axis axis, const std::map<std::string, Before>& before,
                       const std::set<std::string>& written) {
   std::vector<control::SettingsWriter::Previous> previous;
-  std::vector<control::Problem> problems;
+  // The journaled GPUs' settings as they were, checked as a change is (written exactly).
+  std::vector<std::size_t> journaled;  // in `previous`
+  std::vector<control::GpuCheck> checks;
   for (auto* g : gpus) {
     if (!written.count(g->uuid())) continue;
     const auto& b = before.at(g->uuid());
-    control::SettingsWriter::Previous p{g, b.journaled, {}};
-    if (b.journaled) {
-      control::Request r;
-      if (axis == sweep::Axis::sm_clock) {
-        const auto lock = b.settings.locked_gpu_clocks.value_or(control::ClockLock::none());
-        r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
-                                          : control::Change<control::ClockLock>::driver_default();
-      } else if (b.settings.power_limit_mw) {
-        r.power_limit = control::Change<units::Milliwatts>::of(*b.settings.power_limit_mw);
-      }
-      auto checked = control::validate(r, control::facts_of(*g), false);
-      problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-      p.settings = checked.target;
+    previous.push_back({g, b.journaled, {}});
+    if (!b.journaled) continue;
+    control::Request r;
+    if (axis == sweep::Axis::sm_clock) {
+      const auto lock = b.settings.locked_gpu_clocks.value_or(control::ClockLock::none());
+      r.locked_gpu_clocks = lock.locked ? control::Change<control::ClockLock>::of(lock)
+                                        : control::Change<control::ClockLock>::driver_default();
+    } else if (b.settings.power_limit_mw) {
+      r.power_limit = control::Change<units::Milliwatts>::of(*b.settings.power_limit_mw);
     }
-    previous.push_back(p);
+    journaled.push_back(previous.size() - 1);
+    checks.push_back({r, control::facts_of(*g)});
   }
-  if (!problems.empty()) control::throw_problems(problems);
+  const auto checked = control::validate_all(checks, false);
+  for (std::size_t i = 0; i < journaled.size(); ++i)
+    previous[journaled[i]].settings = checked.targets[i];
   if (previous.empty()) return;
   const auto report = writer.restore(previous, "sweep (restore)");
   if (report.exit != ExitCode::ok) throw Error(report.exit, report.error, report.hint);
@@ -350,8 +350,7 @@ std::optional<fs::path> make_out_dir(Context& ctx, const std::string& out) {
 
 int run_sweep(Context& ctx, const SweepOptions& o) {
   check_options(o);
-  const auto interval = telemetry::parse_interval(o.interval);
-  if (!interval) throw bad_argument(fmt::format("bad --interval {}", o.interval));
+  const auto interval = telemetry::interval_option(o.interval, "--interval");
   const double max_slowdown = parse_slowdown(o.max_slowdown);
   const auto axis = o.sm_clocks.empty() ? sweep::Axis::power_limit : sweep::Axis::sm_clock;
   const auto option = axis == sweep::Axis::sm_clock ? "--sm-clocks" : "--power-limits";
@@ -392,7 +391,7 @@ int run_sweep(Context& ctx, const SweepOptions& o) {
   run_options.concurrent = o.concurrent;
   run_options.fail_fast = o.fail_fast;
   run_options.baseline = !o.no_baseline;
-  run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  run_options.sample_interval = std::chrono::duration_cast<std::chrono::milliseconds>(interval);
   const bool show_progress = isatty(STDERR_FILENO) == 1;
   std::set<std::string> written;  // UUIDs
   sweep::SweepRun run;

@@ -19,7 +19,6 @@
 #include "tui/service_feed.h"
 #include "tui/terminal.h"
 #include "util/error.h"
-#include "util/parse.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -29,11 +28,6 @@ using namespace std::chrono_literals;
 struct TopOptions {
   std::string delay = "1";
 };
-
-telemetry::Duration top_interval(const std::string& text) {
-  const double seconds = parse::duration_seconds(text, "-d", 0.1, 3600, "1, 0.5, 100ms or 1m");
-  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
-}
 
 std::string interval_text(telemetry::Duration d) {
   if (d < 1s)
@@ -87,7 +81,7 @@ bool apply_key(const tui::Key& key, const tui::Frame& frame, tui::View& v) {
 }
 
 int run_top(Context& ctx, const TopOptions& o) {
-  const auto interval = top_interval(o.delay);
+  const auto interval = telemetry::duration_option(o.delay, "-d", 0.1, 3600, "1, 0.5, 100ms or 1m");
   tui::Heading heading;
   heading.interval = interval_text(interval);
   std::unique_ptr<tui::Feed> feed;

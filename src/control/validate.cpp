@@ -258,4 +258,18 @@ void throw_problems(const std::vector<Problem>& problems) {
   throw Error(code, message, hint);
 }
 
+CheckedGpus validate_all(const std::vector<GpuCheck>& gpus, bool snap) {
+  CheckedGpus out;
+  std::vector<Problem> problems;
+  for (const auto& gpu : gpus) {
+    auto checked = validate(gpu.request, gpu.facts, snap);
+    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
+    for (const auto& n : checked.notes)
+      out.notes.push_back(fmt::format("GPU {}: {}", gpu.facts.index, n));
+    out.targets.push_back(std::move(checked.target));
+  }
+  if (!problems.empty()) throw_problems(problems);
+  return out;
+}
+
 }  // namespace gpuclk::control

@@ -33,6 +33,22 @@ GpuTarget validate(const Request& request, const GpuFacts& facts, bool snap);
 // One Error for every problem (all GPUs): the exit code of the first, every message in the text.
 [[noreturn]] void throw_problems(const std::vector<Problem>& problems);
 
+// One GPU of a change: what is asked of it and what it is.
+struct GpuCheck {
+  Request request;
+  GpuFacts facts;
+};
+
+// Every GPU's targets, once all of them passed.
+struct CheckedGpus {
+  std::vector<Settings> targets;   // one per GPU, in order (empty: nothing to write there)
+  std::vector<std::string> notes;  // "GPU 1: graphics clock … snapped to …", GPU by GPU
+};
+
+// Checks every GPU (validate()) before anything is written, then fails once for all of them
+// (throw_problems: every GPU's problems in one Error), so nothing is written unless all can be.
+CheckedGpus validate_all(const std::vector<GpuCheck>& gpus, bool snap);
+
 // Supported values below and above `value` in `sorted_values` (either may be missing).
 std::string nearest_text(const std::vector<unsigned>& values, unsigned value);
 

@@ -60,13 +60,6 @@ unsigned parse_counters_interval(const std::string& text) {
   return static_cast<unsigned>(seconds);
 }
 
-// "3600", "3600s", "90m", "1h": at least a minute, at most a week.
-telemetry::Duration parse_history(const std::string& text) {
-  const double seconds =
-      parse::duration_seconds(text, "--history", 60, 7 * 86400, "3600s, 90m, 1h");
-  return std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds));
-}
-
 // --profile-check: "5s", "1m"… from 1 s to 1 h.
 std::chrono::milliseconds parse_profile_check(const std::string& text) {
   const double seconds = parse::duration_seconds(text, "--profile-check", 1, 3600, "5s, 30s, 10m");
@@ -76,14 +69,13 @@ std::chrono::milliseconds parse_profile_check(const std::string& text) {
 // serve's options to the Node's, checked: a bad value is exit 2 naming the option, a --listen
 // port in use exit 255, and nothing was touched either way.
 serve::NodeOptions node_options(const serve::ServeOptionTexts& o) {
-  const auto interval = telemetry::parse_interval(o.interval);
-  if (!interval)
-    throw bad_argument(fmt::format("bad --interval '{}'", o.interval),
-                       "give seconds or milliseconds from 10ms to 24h, e.g. 100ms, 1s");
+  const auto interval =
+      telemetry::duration_option(o.interval, "--interval", 0.01, 86400, "100ms, 1s");
   serve::NodeOptions node;
   auto& so = node.service;
-  so.interval = *interval;
-  so.history = parse_history(o.history);
+  so.interval = interval;
+  // "3600", "3600s", "90m", "1h": at least a minute, at most a week.
+  so.history = telemetry::duration_option(o.history, "--history", 60, 7 * 86400, "3600s, 90m, 1h");
   so.counters_every = parse_counters_interval(o.counters_interval);
   if (o.kubelet_socket != "off") so.kubelet_socket = o.kubelet_socket;
   if (!o.metrics_compat.empty())

@@ -64,8 +64,7 @@ double parse_slowdown(const std::string& text, const char* option) {
 
 telemetry::Duration parse_duration_option(const std::string& text, const char* option) {
   const auto min = std::chrono::duration<double>(telemetry::kMinInterval).count();
-  const double seconds = parse::duration_seconds(text, option, min, 86400, "20ms, 0.5, 2s or 1h");
-  return std::chrono::round<telemetry::Duration>(std::chrono::duration<double>(seconds));
+  return telemetry::duration_option(text, option, min, 86400, "20ms, 0.5, 2s or 1h");
 }
 
 namespace {
@@ -203,30 +202,34 @@ bool GovernorRun::write(Gpu& g, const Decision& d) {
   return false;
 }
 
-int GovernorRun::run() {
-  auto& log = log_;
-  const auto interval = setup_.interval;
-
+// Phase 1, start: the sampler reads what the policies need, every interval on every GPU.
+std::unique_ptr<telemetry::Sampler> GovernorRun::start_sampler() const {
   telemetry::SamplerOptions so;
-  so.fast_interval = interval;
-  so.slow_interval = interval;  // GPM every interval, on each GPU's own thread
+  so.fast_interval = setup_.interval;
+  so.slow_interval = setup_.interval;  // GPM every interval, on each GPU's own thread
   so.fields = {telemetry::Field::sm_clock,      telemetry::Field::memory_clock,
                telemetry::Field::power,         telemetry::Field::utilization,
                telemetry::Field::clock_reasons, telemetry::Field::gpm};
   so.fast_capacity = 64;
   so.slow_capacity = 64;
-  telemetry::Sampler sampler(telemetry::device_sources(devices_, so.fields), clock_, so);
-  sampler.start();
-  const auto started = sampler.started_at();
+  auto sampler = std::make_unique<telemetry::Sampler>(
+      telemetry::device_sources(devices_, so.fields), clock_, so);
+  sampler->start();
   std::cerr << fmt::format(
       "{}governing {} GPU(s) with policy {} every {:.0f} ms{}\n", setup_.name, gpus_.size(),
-      setup_.policy, std::chrono::duration<double, std::milli>(interval).count(),
+      setup_.policy, std::chrono::duration<double, std::milli>(setup_.interval).count(),
       setup_.dry_run ? " (dry run: nothing written)" : "; Ctrl-C or SIGTERM restores the clocks");
+  return sampler;
+}
 
+// Phase 2, govern: each tick, every GPU not lost takes one step. Until interrupted, the duration
+// is up, or every GPU is lost; returns the number of decisions.
+std::size_t GovernorRun::govern(const telemetry::Sampler& sampler) {
+  const auto started = sampler.started_at();
   // A GPM reading up to 5 intervals (at least 100 ms) old still describes the work; older, it is
   // missing (→ max clock). The slow thread reads it every interval, but a busy host delays it.
   const telemetry::Duration gpm_max_age =
-      std::max<telemetry::Duration>(5 * interval, std::chrono::milliseconds(100));
+      std::max<telemetry::Duration>(5 * setup_.interval, std::chrono::milliseconds(100));
   const auto interrupted = [&] { return setup_.interrupted && setup_.interrupted(); };
   std::uint64_t seen = 0;
   std::size_t decisions = 0;
@@ -248,86 +251,101 @@ int GovernorRun::run() {
         continue;
       }
       ++active;
-      if (!g.held_by.empty() && setup_.held_by &&
-          std::chrono::steady_clock::now() - g.held_check >= 1s) {
-        g.held_check = std::chrono::steady_clock::now();
-        if (!setup_.held_by(*g.device)) {
-          std::cerr << fmt::format("{}GPU {}: {} released its clocks; governing again\n",
-                                   setup_.name, g.device->index(), g.held_by);
-          g.held_by.clear();
-          g.touched = false;           // that command's restore put back what the journal had
-          g.governor->write_failed();  // the next step writes its decision again
-        }
-      }
-      // A slow read without GPM (a window kept open: the driver's counters had not moved) leaves
-      // the previous reading in force while it is young enough (gpm_max_age).
-      auto gpu_now = snapshot.gpus[i];
-      if (gpu_now.slow && gpu_now.slow->gpm) {
-        g.last_gpm = gpu_now.slow;
-      } else if (g.last_gpm) {
-        gpu_now.slow = g.last_gpm;
-      }
-      const auto signals = signals_from(gpu_now, started, gpm_max_age, g.gpm);
-      const auto step = g.governor->step(signals);
+      resume_if_released(g);
+      step(i, snapshot.gpus[i], started, gpm_max_age, elapsed);
       ++decisions;
-      ++g.decisions;
-      bool written = false;
-      if (step.write && !setup_.dry_run && g.held_by.empty()) {
-        written = write(g, step.decision);
-        if (!written) g.governor->write_failed();
-      }
-      const bool changed = !g.last_class || *g.last_class != step.phase_class || !g.last_logged ||
-                           !(*g.last_logged == step.decision);
-      if (log && (changed || step.write)) {
-        LogEntry entry;
-        entry.time = control::utc_now();
-        entry.elapsed_s = std::chrono::duration<double>(elapsed).count();
-        entry.gpu = g.device->index();
-        entry.uuid = g.device->uuid();
-        entry.signals = signals;
-        entry.phase_class = step.phase_class;
-        entry.decision = step.decision;
-        entry.written = written || (step.write && setup_.dry_run);
-        entry.reason = step.proposal.reason;
-        log->write(entry);
-      }
-      g.last_class = step.phase_class;
-      g.last_logged = step.decision;
-      std::lock_guard lock(state_mutex_);
-      auto& s = state_[i];
-      s.phase_class = step.phase_class;
-      s.decision = step.decision;
-      s.decisions = g.decisions;
-      s.writes = setup_.dry_run ? 0 : g.governor->writes();
-      s.lost = g.lost;
-      s.held_by = g.held_by;
     }
     if (active == 0) break;
     if (setup_.duration && elapsed >= *setup_.duration) break;
   }
-  sampler.stop();
+  return decisions;
+}
 
-  // The end: one more log line per GPU (so the report knows how long the last state lasted),
-  // then every touched GPU goes back to what the journal recorded before the first write.
-  if (log) {
-    const auto elapsed = std::chrono::duration<double>(sampler.now() - started).count();
-    for (auto& g : gpus_) {
-      if (!g.last_class) continue;
-      LogEntry entry;
-      entry.time = control::utc_now();
-      entry.elapsed_s = elapsed;
-      entry.gpu = g.device->index();
-      entry.uuid = g.device->uuid();
-      entry.phase_class = *g.last_class;
-      entry.decision = Decision::release();
-      // The restore is the journal's, not a clock write of the policy: counted as one, --report
-      // said 102 writes where the run had said 98 (one per GPU).
-      entry.written = false;
-      entry.reason = g.touched && !g.lost ? "governor stopped: clocks restored"
-                                          : "governor stopped: nothing to restore";
-      log->write(entry);
-    }
+// While another command holds a GPU's clocks, asked once a second whether it still does; once
+// released, the governor writes its decision again.
+void GovernorRun::resume_if_released(Gpu& g) {
+  if (g.held_by.empty() || !setup_.held_by || std::chrono::steady_clock::now() - g.held_check < 1s)
+    return;
+  g.held_check = std::chrono::steady_clock::now();
+  if (setup_.held_by(*g.device)) return;
+  std::cerr << fmt::format("{}GPU {}: {} released its clocks; governing again\n", setup_.name,
+                           g.device->index(), g.held_by);
+  g.held_by.clear();
+  g.touched = false;           // that command's restore put back what the journal had
+  g.governor->write_failed();  // the next step writes its decision again
+}
+
+// One GPU's step: its signals → the governor's decision → written (unless a dry run or held by
+// another command), logged when it changed or was written, published in state().
+void GovernorRun::step(std::size_t i, telemetry::GpuSnapshot gpu_now, telemetry::TimePoint started,
+                       telemetry::Duration gpm_max_age, telemetry::Duration elapsed) {
+  auto& g = gpus_[i];
+  // A slow read without GPM (a window kept open: the driver's counters had not moved) leaves
+  // the previous reading in force while it is young enough (gpm_max_age).
+  if (gpu_now.slow && gpu_now.slow->gpm) {
+    g.last_gpm = gpu_now.slow;
+  } else if (g.last_gpm) {
+    gpu_now.slow = g.last_gpm;
   }
+  const auto signals = signals_from(gpu_now, started, gpm_max_age, g.gpm);
+  const auto step = g.governor->step(signals);
+  ++g.decisions;
+  bool written = false;
+  if (step.write && !setup_.dry_run && g.held_by.empty()) {
+    written = write(g, step.decision);
+    if (!written) g.governor->write_failed();
+  }
+  const bool changed = !g.last_class || *g.last_class != step.phase_class || !g.last_logged ||
+                       !(*g.last_logged == step.decision);
+  if (log_ && (changed || step.write)) {
+    LogEntry entry;
+    entry.time = control::utc_now();
+    entry.elapsed_s = std::chrono::duration<double>(elapsed).count();
+    entry.gpu = g.device->index();
+    entry.uuid = g.device->uuid();
+    entry.signals = signals;
+    entry.phase_class = step.phase_class;
+    entry.decision = step.decision;
+    entry.written = written || (step.write && setup_.dry_run);
+    entry.reason = step.proposal.reason;
+    log_->write(entry);
+  }
+  g.last_class = step.phase_class;
+  g.last_logged = step.decision;
+  std::lock_guard lock(state_mutex_);
+  auto& s = state_[i];
+  s.phase_class = step.phase_class;
+  s.decision = step.decision;
+  s.decisions = g.decisions;
+  s.writes = setup_.dry_run ? 0 : g.governor->writes();
+  s.lost = g.lost;
+  s.held_by = g.held_by;
+}
+
+// Phase 3, stop: one more log line per GPU, so the report knows how long the last state lasted.
+void GovernorRun::log_stop(double elapsed_s) {
+  if (!log_) return;
+  for (auto& g : gpus_) {
+    if (!g.last_class) continue;
+    LogEntry entry;
+    entry.time = control::utc_now();
+    entry.elapsed_s = elapsed_s;
+    entry.gpu = g.device->index();
+    entry.uuid = g.device->uuid();
+    entry.phase_class = *g.last_class;
+    entry.decision = Decision::release();
+    // The restore is the journal's, not a clock write of the policy: counted as one, --report
+    // said 102 writes where the run had said 98 (one per GPU).
+    entry.written = false;
+    entry.reason = g.touched && !g.lost ? "governor stopped: clocks restored"
+                                        : "governor stopped: nothing to restore";
+    log_->write(entry);
+  }
+}
+
+// Phase 4, restore: every touched GPU back to what the journal recorded before the first write;
+// the run's summary line; throws where the restore failed or every GPU was lost.
+int GovernorRun::restore_and_finish(std::size_t decisions) {
   // Writes that landed (a refused or failed one is not counted; in a dry run, those decided).
   std::uint64_t writes = 0;
   std::vector<control::GpuControl*> present;
@@ -370,6 +388,14 @@ int GovernorRun::run() {
                 "check the GPUs (nvidia-smi, dmesg); `gpuclk restore` once they are back");
   }
   return 0;
+}
+
+int GovernorRun::run() {
+  const auto sampler = start_sampler();
+  const auto decisions = govern(*sampler);
+  sampler->stop();
+  log_stop(std::chrono::duration<double>(sampler->now() - sampler->started_at()).count());
+  return restore_and_finish(decisions);
 }
 
 }  // namespace gpuclk::govern

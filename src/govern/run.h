@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -106,7 +107,15 @@ class GovernorRun {
 
  private:
   struct Gpu;
+  // run()'s phases, in order: start, govern, stop (the log's last lines), restore.
+  std::unique_ptr<telemetry::Sampler> start_sampler() const;
+  std::size_t govern(const telemetry::Sampler& sampler);
+  void resume_if_released(Gpu& g);
+  void step(std::size_t i, telemetry::GpuSnapshot gpu_now, telemetry::TimePoint started,
+            telemetry::Duration gpm_max_age, telemetry::Duration elapsed);
   bool write(Gpu& g, const Decision& d);
+  void log_stop(double elapsed_s);
+  int restore_and_finish(std::size_t decisions);
 
   std::vector<gpu::Device*> devices_;
   const Clock& clock_;

@@ -39,9 +39,12 @@ int exit_code(const std::vector<Finding>& findings) {
   return 0;
 }
 
-const std::vector<Rule>& all_rules() {
+namespace {
+
+// The GPU's health: lost, Xid errors, memory errors and remapping.
+std::vector<Rule> health_rules() {
   using namespace detail;
-  static const std::vector<Rule> rules = {
+  return {
       {"gpu_lost", "A GPU fell off the bus or cannot be opened",
        "Checks: the GPU could not be opened, or a read answered GPU_IS_LOST during the window.\n"
        "Severity: critical.\n"
@@ -90,6 +93,13 @@ const std::vector<Rule>& all_rules() {
        "Fix: pending: drain the GPU and reset it (nvidia-smi -r -i N) or reboot, so the driver "
        "reloads and stops using the page; at the limit: replace the GPU (RMA).",
        retired_pages},
+  };
+}
+
+// What holds the clocks down: slowdowns, heat, the power cap, settings, jitter.
+std::vector<Rule> clock_rules() {
+  using namespace detail;
+  return {
       {"hw_slowdown", "Hardware slowdown or power brake",
        "Checks: HW slowdown or HW power brake clock event reasons active in at least 1 % of the "
        "samples without HW thermal slowdown (thermal_slowdown covers that).\n"
@@ -146,6 +156,13 @@ const std::vector<Rule>& all_rules() {
        "Fix: gpuclk set --all --persistence on --lock-gpu-clocks MHZ (lock a clock the GPU "
        "holds under the job's power).",
        clock_jitter},
+  };
+}
+
+// Settings across the node.
+std::vector<Rule> setting_rules() {
+  using namespace detail;
+  return {
       {"settings_differ", "Settings differ across GPUs of one model",
        "Checks: application clocks, power limits and clock locks (gpuclk's journal) compared "
        "across GPUs of the same model; the GPUs off the majority value are named.\n"
@@ -158,6 +175,13 @@ const std::vector<Rule>& all_rules() {
        "starts slower and settings may be lost.\n"
        "Fix: gpuclk set --all --persistence on (or enable nvidia-persistenced at boot).",
        persistence_off},
+  };
+}
+
+// PCIe and NVLink.
+std::vector<Rule> link_rules() {
+  using namespace detail;
+  return {
       {"pcie_link_degraded", "PCIe link below its maximum",
        "Checks: link width below the maximum (any time), or generation below the maximum while "
        "the GPU is busy (links train down at idle to save power).\n"
@@ -203,6 +227,13 @@ const std::vector<Rule>& all_rules() {
        "faulty).\n"
        "Fix: gpuclk topo; reseat or replace the pair's bridge or cable.",
        nvlink_fewer_links},
+  };
+}
+
+// How the work uses the GPUs: starved, straggling, on the wrong socket.
+std::vector<Rule> workload_rules() {
+  using namespace detail;
+  return {
       {"input_starved", "Idle while a process holds the GPU",
        "Checks: a process held the GPU in at least 90 % of the window but the mean GPU "
        "utilization stayed below 30 %.\n"
@@ -233,6 +264,19 @@ const std::vector<Rule>& all_rules() {
        "Fix: numactl --cpunodebind=NODE --membind=NODE CMD (or taskset -c CPUS CMD).",
        numa_affinity},
   };
+}
+
+}  // namespace
+
+const std::vector<Rule>& all_rules() {
+  static const std::vector<Rule> rules = [] {
+    std::vector<Rule> all;
+    for (auto group : {health_rules, clock_rules, setting_rules, link_rules, workload_rules}) {
+      const auto some = group();
+      all.insert(all.end(), some.begin(), some.end());
+    }
+    return all;
+  }();
   return rules;
 }
 

@@ -2,26 +2,20 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <pwd.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "control/journal.h"
-#include "control/journal_store.h"
+#include "serve/delegate_session.h"
 #include "serve/protocol.h"
 #include "serve/slurm_job.h"
-#include "telemetry/child_process.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/text.h"
@@ -62,13 +56,6 @@ struct Refusal {
   ExitCode code = ExitCode::no_permission;
   std::string rule, message, hint;
 };
-
-std::string user_name(unsigned uid) {
-  passwd pw{}, *out = nullptr;
-  std::vector<char> buf(16384);
-  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &out) != 0 || !out) return {};
-  return out->pw_name;
-}
 
 std::string who_text(const control::Identity& who) {
   return who.user.empty() ? fmt::format("uid {}", who.uid)
@@ -113,67 +100,6 @@ json refusal_response(const Refusal& r) {
   return j;
 }
 
-std::optional<unsigned> owner_of(pid_t pid) {
-  struct stat st {};
-  if (::stat(fmt::format("/proc/{}", pid).c_str(), &st) != 0) return std::nullopt;
-  return st.st_uid;
-}
-
-// A pidfd for `pid`; -1 with errno when it cannot be opened.
-int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
-// The process whose exit ends a grant: the requester's session leader. Where the session began
-// outside the service's PID namespace, getsid() says 0 (a container entered without a terminal,
-// a CI runner): then the oldest ancestor of the requester the service can see, below the
-// namespace's init — the process that entered the namespace, or the one its init started; the
-// nearest thing to a session leader there. Not the parent: that is often a subshell that exits
-// with the request (`out=$(gpuclk set …)`). Not the process group: a shell with job control makes
-// `gpuclk set` its own group's leader.
-struct Anchor {
-  int pid = -1;
-  bool session = true;  // else the oldest visible ancestor
-  std::string text() const { return fmt::format("{} {}", session ? "session" : "process", pid); }
-};
-
-// nullopt: the requester is gone.
-std::optional<Anchor> anchor_of(int requester) {
-  if (requester <= 0) return std::nullopt;
-  const int sid = ::getsid(requester);
-  if (sid < 0) return std::nullopt;
-  if (sid > 0) return Anchor{sid, true};
-  int pid = requester;
-  for (int depth = 0; depth < 128; ++depth) {
-    const auto parent = telemetry::parent_of(pid);
-    if (!parent) return pid == requester ? std::nullopt : std::optional(Anchor{pid, false});
-    if (*parent <= 1) break;
-    pid = *parent;
-  }
-  return Anchor{pid, false};
-}
-
-// True while `anchor` is still the process it was when found (its pid not reused): the
-// session's leader leads it; the ancestor is still above the waiting requester.
-bool still_anchors(const Anchor& anchor, int requester) {
-  if (anchor.session) return ::getsid(anchor.pid) == anchor.pid;
-  return anchor.pid != requester && telemetry::descends_from(requester, anchor.pid);
-}
-
-// When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); 0 when it is
-// gone. With the pid, it names one process for good: a pid reused later has a later start.
-unsigned long long started_at(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string text;
-  if (!std::getline(in, text)) return 0;
-  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return parse::try_unsigned(field, 1, ~0ULL).value_or(0);
-  }
-  return 0;
-}
-
 // Whether an answer line's report wrote a GPU setting (a change, or a rollback's undo).
 bool wrote_settings(const std::string& line) {
   if (line.find("\"report\"") == std::string::npos) return false;
@@ -184,13 +110,6 @@ bool wrote_settings(const std::string& line) {
     if (result == "changed" || result == "rolled back" || result == "ROLLBACK FAILED") return true;
   }
   return false;
-}
-
-// The command name of `pid` (/proc/PID/comm), or "?".
-std::string command_of(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/comm", pid));
-  std::string name;
-  return std::getline(in, name) && !name.empty() ? name : "?";
 }
 
 }  // namespace
@@ -204,7 +123,7 @@ Delegation::Delegation(control::DelegationPolicy policy, std::vector<gpu::Device
       reserved_(std::move(reserved)),
       reserved_by_(std::move(reserved_by)),
       job_lookup_(job_gpus_of),
-      process_owner_(owner_of) {
+      process_owner_(session::owner_of) {
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0)
     throw Error(ExitCode::other, fmt::format("eventfd(): {}", std::strerror(errno)));
@@ -257,107 +176,6 @@ Reply Delegation::answer(const json& request, const Peer& peer) {
 
 void Delegation::log(const std::string& line) const {
   std::cerr << "gpuclk serve: delegated: " + line + "\n" << std::flush;
-}
-
-void Delegation::save_holds() {
-  if (!backend_.save_holds) return;
-  json holds = json::array();
-  for (const auto& [key, hold] : holds_) {
-    json gpus = json::array();
-    for (const auto& [pos, gpu] : hold.gpus) {
-      gpus.push_back({{"uuid", gpus_[pos].uuid},
-                      {"index", gpus_[pos].index},
-                      {"before", json::parse(control::settings_to_json(gpu.before))},
-                      {"applied", json::parse(control::settings_to_json(gpu.applied))},
-                      {"drop_from_journal", gpu.drop_from_journal}});
-    }
-    holds.push_back({{"uid", hold.uid},
-                     {"user", hold.user},
-                     {"session", hold.session},
-                     {"leads_session", hold.leads_session},
-                     {"started", hold.started},
-                     {"anchor", hold.anchor},
-                     {"gpus", gpus}});
-  }
-  const json file = {{"version", 1}, {"boot_id", control::current_boot_id()}, {"holds", holds}};
-  try {
-    backend_.save_holds(file.dump(1) + "\n");
-  } catch (const std::exception& e) {
-    log(
-        fmt::format("cannot save the grants to {}: {}; if the service dies now, root's `gpuclk "
-                    "restore` puts them back",
-                    backend_.holds_file, e.what()));
-  }
-}
-
-void Delegation::recover_holds() {
-  if (!backend_.load_holds) return;
-  json file;
-  try {
-    const auto text = backend_.load_holds();
-    if (!text) return;
-    file = json::parse(*text);
-    if (file.value("version", 0) != 1) throw std::runtime_error("not version 1");
-  } catch (const std::exception& e) {
-    log(
-        fmt::format("{} cannot be read ({}): the grants of the service that ran before are not "
-                    "known; root's `gpuclk restore` returns the GPUs to their original settings",
-                    backend_.holds_file, e.what()));
-    return;
-  }
-  // A reboot reset the GPUs: those grants hold nothing any more (the journal is moved aside).
-  const bool same_boot = file.value("boot_id", std::string()) == control::current_boot_id();
-  for (const auto& h : file.value("holds", json::array())) {
-    try {
-      Hold hold;
-      hold.uid = h.at("uid").get<unsigned>();
-      hold.user = h.at("user").get<std::string>();
-      hold.session = h.at("session").get<int>();
-      hold.leads_session = h.at("leads_session").get<bool>();
-      hold.started = h.at("started").get<unsigned long long>();
-      hold.anchor = h.at("anchor").get<std::string>();
-      for (const auto& g : h.at("gpus")) {
-        const auto uuid = g.at("uuid").get<std::string>();
-        const auto it = std::find_if(gpus_.begin(), gpus_.end(),
-                                     [&](const gpu::DeviceKey& k) { return k.uuid == uuid; });
-        if (it == gpus_.end()) {
-          log(fmt::format("uid {}: GPU {} of an earlier grant is not on this node any more",
-                          hold.uid, uuid));
-          continue;
-        }
-        GpuHold gpu;
-        gpu.before = control::settings_from_json(g.at("before").dump());
-        gpu.applied = control::settings_from_json(g.at("applied").dump());
-        gpu.drop_from_journal = g.at("drop_from_journal").get<bool>();
-        hold.gpus[static_cast<std::size_t>(it - gpus_.begin())] = gpu;
-      }
-      if (hold.gpus.empty() || !same_boot) continue;
-      // Still the same process (not a pid reused since), and still what the grant ends with.
-      const bool alive = hold.session > 0 && started_at(hold.session) == hold.started &&
-                         (!hold.leads_session || ::getsid(hold.session) == hold.session);
-      const int pidfd = alive ? pidfd_open(hold.session) : -1;
-      const HoldKey key{hold.session, hold.uid};
-      if (pidfd >= 0 && started_at(hold.session) == hold.started) {
-        hold.pidfd = pidfd;
-        log(
-            fmt::format("uid {}{} {}: the grant on {} GPU(s) from before the restart is kept "
-                        "while its {} lasts",
-                        hold.uid, hold.user.empty() ? "" : " (" + hold.user + ")", hold.anchor,
-                        hold.gpus.size(), hold.leads_session ? "session" : "process"));
-        holds_[key] = std::move(hold);
-      } else {
-        if (pidfd >= 0) ::close(pidfd);
-        release(hold, {}, "it ended while the service was down");
-      }
-    } catch (const std::exception& e) {
-      log(
-          fmt::format("{}: a grant cannot be read ({}); root's `gpuclk restore` puts its GPUs "
-                      "back",
-                      backend_.holds_file, e.what()));
-    }
-  }
-  save_holds();
-  publish();
 }
 
 void Delegation::loop() {
@@ -422,49 +240,9 @@ void Delegation::loop() {
   publish();
 }
 
-void Delegation::count(bool granted) {
-  std::lock_guard lock(published_mutex_);
-  ++(granted ? granted_ : refused_);
-}
-
-void Delegation::publish() {
-  std::vector<std::pair<std::size_t, unsigned>> held;
-  for (const auto& [key, hold] : holds_)
-    for (const auto& [pos, gpu] : hold.gpus) held.emplace_back(pos, hold.uid);
-  std::lock_guard lock(published_mutex_);
-  held_by_ = std::move(held);
-}
-
-std::vector<ExtraSeries> Delegation::series() const {
-  std::lock_guard lock(published_mutex_);
-  std::vector<ExtraSeries> out;
-  for (const auto& [verdict, n] : {std::pair{"granted", granted_}, std::pair{"refused", refused_}})
-    out.push_back({"gpuclk_delegated_requests_total",
-                   "Delegated set/restore requests from users who are not root, by verdict",
-                   true,
-                   std::nullopt,
-                   {{"verdict", verdict}},
-                   static_cast<double>(n)});
-  for (std::size_t pos = 0; pos < gpus_.size(); ++pos) {
-    double held = 0;
-    std::string uid;
-    for (const auto& [p, u] : held_by_)
-      if (p == pos) {
-        held = 1;
-        uid = std::to_string(u);
-      }
-    out.push_back({"gpuclk_delegated_held",
-                   "1 while a user who is not root holds settings of the GPU through the service",
-                   false,
-                   pos,
-                   {{"uid", uid}},
-                   held});
-  }
-  return out;
-}
-
 json Delegation::run(const Job& job) {
-  control::Identity who{job.peer.uid, job.peer.gid, job.peer.groups, user_name(job.peer.uid)};
+  control::Identity who{job.peer.uid, job.peer.gid, job.peer.groups,
+                        session::user_name(job.peer.uid)};
   const auto prefix = fmt::format("{} pid {}", who_text(who), job.peer.pid);
   try {
     if (!job.request.is_object()) throw bad_argument("a request is a JSON object");
@@ -520,12 +298,12 @@ std::vector<std::size_t> Delegation::positions(const json& request) const {
   return out;
 }
 
-json Delegation::run_set(const json& request, const Peer& peer, const control::Identity& who) {
-  const auto settings = request_of(request.contains("settings") ? request.at("settings") : json());
-  const bool snap = flag(request, "snap");
-  const bool dry_run = flag(request, "dry_run");
-  const bool settle = !request.contains("settle") || flag(request, "settle");
-  const auto asked = positions(request);
+// run_set's phase 2, admit: refusals that need no value checked (a setting the service keeps, no
+// rule for this user, a requester gone or no longer theirs, a GPU another session holds), and
+// what the grant would be tied to.
+session::Anchor Delegation::admit(const control::Request& settings,
+                                  const std::vector<std::size_t>& asked, const Peer& peer,
+                                  const control::Identity& who) const {
   for (auto s : control::kWriteOrder) {
     if (settings.has(s) && reserved_.count(s))
       throw Refusal{
@@ -539,7 +317,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
                   "ask the node's admin to add a [[rule]] for you to " + policy_.source};
   }
   // What the grant is tied to: the requesting process's session, while its leader lives.
-  const auto anchor = anchor_of(peer.pid);
+  const auto anchor = session::anchor_of(peer.pid);
   if (!anchor)
     throw Refusal{ExitCode::no_permission,
                   "session",
@@ -551,8 +329,7 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
         "session",
         fmt::format("the requesting process (pid {}) is no longer uid {}'s", peer.pid, peer.uid),
         {}};
-  const int session = anchor->pid;
-  const HoldKey key{session, who.uid};
+  const HoldKey key{anchor->pid, who.uid};
   for (auto pos : asked) {
     for (const auto& [other, hold] : holds_) {
       if (other == key || !hold.gpus.count(pos)) continue;
@@ -565,8 +342,12 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
           {}};
     }
   }
-  // Rules with gpus = "job": the GPUs of the Slurm job the requester runs in, as the service
-  // can verify them (slurm_job.h).
+  return *anchor;
+}
+
+// Who the policy judges: the requester, with the GPUs of the Slurm job it runs in where a rule
+// says gpus = "job" (as the service can verify them: slurm_job.h).
+control::Identity Delegation::asker_of(const Peer& peer, const control::Identity& who) const {
   control::Identity asker = who;
   if (control::needs_job(policy_, who)) {
     auto job = job_lookup_(peer.pid, who.uid);
@@ -574,49 +355,110 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     asker.job_gpus = job.gpus;
     asker.job_problem = job.problem;
   }
-  auto checked = backend_.validate(asked, settings, snap);
+  return asker;
+}
+
+// run_set's phase 3, decide: the policy's verdict on the exact targets.
+control::Verdict Delegation::decide(const std::vector<std::size_t>& asked,
+                                    const DelegateBackend::Checked& checked,
+                                    const control::Identity& asker) const {
   std::vector<control::DelegatedTarget> targets;
   for (std::size_t i = 0; i < asked.size(); ++i)
     targets.push_back({gpus_[asked[i]].index, checked.targets[i]});
-  const auto verdict = control::check(policy_, asker, targets);
+  auto verdict = control::check(policy_, asker, targets);
   if (!verdict.granted)
     throw Refusal{
         ExitCode::no_permission,
         verdict.rule,
         fmt::format("refused by rule '{}' of {}: {}", verdict.rule, policy_.source, verdict.reason),
         {}};
+  return verdict;
+}
 
-  Hold* hold = nullptr;
-  int new_pidfd = -1;
-  if (!dry_run) {
-    if (auto it = holds_.find(key); it != holds_.end()) {
-      hold = &it->second;
-    } else {
-      if (!anchor->session && session == peer.pid)
-        throw Refusal{ExitCode::no_permission, "session",
-                      fmt::format("the requesting process (pid {}) began its session outside "
-                                  "the service's PID namespace and has no parent inside it: "
-                                  "nothing would outlive the request, and a grant ends with its "
-                                  "session",
-                                  peer.pid),
-                      "run gpuclk from a shell (`sh -c 'gpuclk set …; exec sleep infinity'` "
-                      "in a container)"};
-      new_pidfd = pidfd_open(session);
-      // The anchor must still be the process found above (its pid not reused meanwhile).
-      if (new_pidfd < 0 || !still_anchors(*anchor, peer.pid)) {
-        const int err = errno;
-        if (new_pidfd >= 0) ::close(new_pidfd);
-        throw Refusal{
-            ExitCode::no_permission, "session",
-            fmt::format("the {} cannot be watched ({}): a grant ends with it", anchor->text(),
-                        new_pidfd < 0 ? std::strerror(err)
-                                      : (anchor->session ? "not a leader" : "not an ancestor")),
-            "run gpuclk from a login shell or a job step (a session with a leader)"};
-      }
+// run_set's phase 4, watch: a session that holds nothing yet gets a pidfd on its anchor (returned;
+// -1 where the session already holds GPUs), refused where nothing would outlive the request or
+// the anchor cannot be watched.
+int Delegation::watch_session(const HoldKey& key, const session::Anchor& anchor,
+                              const Peer& peer) const {
+  if (holds_.count(key)) return -1;
+  if (!anchor.session && anchor.pid == peer.pid)
+    throw Refusal{ExitCode::no_permission, "session",
+                  fmt::format("the requesting process (pid {}) began its session outside "
+                              "the service's PID namespace and has no parent inside it: "
+                              "nothing would outlive the request, and a grant ends with its "
+                              "session",
+                              peer.pid),
+                  "run gpuclk from a shell (`sh -c 'gpuclk set …; exec sleep infinity'` "
+                  "in a container)"};
+  const int pidfd = session::pidfd_open(anchor.pid);
+  // The anchor must still be the process found above (its pid not reused meanwhile).
+  if (pidfd < 0 || !session::still_anchors(anchor, peer.pid)) {
+    const int err = errno;
+    if (pidfd >= 0) ::close(pidfd);
+    throw Refusal{ExitCode::no_permission, "session",
+                  fmt::format("the {} cannot be watched ({}): a grant ends with it", anchor.text(),
+                              pidfd < 0 ? std::strerror(err)
+                                        : (anchor.session ? "not a leader" : "not an ancestor")),
+                  "run gpuclk from a login shell or a job step (a session with a leader)"};
+  }
+  return pidfd;
+}
+
+// run_set's phase 5, after the writes: the session's hold (a new one on `new_pidfd`) keeps, per GPU
+// written, the first value this session found (what goes back) and what it set last.
+void Delegation::keep_grant(const HoldKey& key, const session::Anchor& anchor, int new_pidfd,
+                            const control::Identity& who, const std::vector<std::size_t>& asked,
+                            const std::vector<control::Settings>& targets,
+                            const DelegateBackend::Applied& applied) {
+  Hold& h = holds_[key];
+  if (new_pidfd >= 0) {
+    h.uid = who.uid;
+    h.user = who.user;
+    h.session = anchor.pid;
+    h.anchor = anchor.text();
+    h.leads_session = anchor.session;
+    h.started = session::started_at(anchor.pid);
+    h.pidfd = new_pidfd;
+  }
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    const auto& uuid = gpus_[asked[i]].uuid;
+    bool written = false;
+    for (const auto& s : applied.report.settings)
+      written = written || (s.uuid == uuid && (s.outcome == control::Outcome::changed ||
+                                               s.outcome == control::Outcome::rollback_failed));
+    if (!written) continue;
+    auto [it, fresh] = h.gpus.try_emplace(asked[i]);
+    if (fresh) it->second.drop_from_journal = !applied.journaled[i];
+    for (auto s : control::kWriteOrder) {  // the first value this session found goes back
+      if (applied.before[i].has(s) && !it->second.before.has(s))
+        it->second.before.copy_from(applied.before[i], s);
+      if (targets[i].has(s)) it->second.applied.copy_from(targets[i], s);
     }
   }
+  if (h.gpus.empty()) {
+    ::close(h.pidfd);
+    holds_.erase(key);
+  }
+}
+
+json Delegation::run_set(const json& request, const Peer& peer, const control::Identity& who) {
+  // Phase 1, read: what to write, where, and how.
+  const auto settings = request_of(request.contains("settings") ? request.at("settings") : json());
+  const bool snap = flag(request, "snap");
+  const bool dry_run = flag(request, "dry_run");
+  const bool settle = !request.contains("settle") || flag(request, "settle");
+  const auto asked = positions(request);
+  // Phases 2 and 3: admit the requester, check the values on each GPU, the policy's verdict.
+  const auto anchor = admit(settings, asked, peer, who);
+  const HoldKey key{anchor.pid, who.uid};
+  const auto asker = asker_of(peer, who);
+  auto checked = backend_.validate(asked, settings, snap);
+  const auto verdict = decide(asked, checked, asker);
+  // Phase 4, watch the session a grant would end with (nothing to watch in a dry run).
+  const int new_pidfd = dry_run ? -1 : watch_session(key, anchor, peer);
+  // Phase 5, apply, journaled; then hold what was written for the session.
   const auto command =
-      fmt::format("set (delegated: {}, pid {}, {})", who_text(who), peer.pid, anchor->text());
+      fmt::format("set (delegated: {}, pid {}, {})", who_text(who), peer.pid, anchor.text());
   DelegateBackend::Applied applied;
   try {
     applied = backend_.apply(asked, checked.targets, command, dry_run, settle);
@@ -624,49 +466,20 @@ json Delegation::run_set(const json& request, const Peer& peer, const control::I
     if (new_pidfd >= 0) ::close(new_pidfd);
     throw;
   }
-  if (new_pidfd >= 0) {
-    hold = &holds_[key];
-    hold->uid = who.uid;
-    hold->user = who.user;
-    hold->session = session;
-    hold->anchor = anchor->text();
-    hold->leads_session = anchor->session;
-    hold->started = started_at(session);
-    hold->pidfd = new_pidfd;
-  }
-  if (hold) {
-    for (std::size_t i = 0; i < asked.size(); ++i) {
-      const auto& uuid = gpus_[asked[i]].uuid;
-      bool written = false;
-      for (const auto& s : applied.report.settings)
-        written = written || (s.uuid == uuid && (s.outcome == control::Outcome::changed ||
-                                                 s.outcome == control::Outcome::rollback_failed));
-      if (!written) continue;
-      auto [it, fresh] = hold->gpus.try_emplace(asked[i]);
-      if (fresh) it->second.drop_from_journal = !applied.journaled[i];
-      for (auto s : control::kWriteOrder) {  // the first value this session found goes back
-        if (applied.before[i].has(s) && !it->second.before.has(s))
-          it->second.before.copy_from(applied.before[i], s);
-        if (checked.targets[i].has(s)) it->second.applied.copy_from(checked.targets[i], s);
-      }
-    }
-    if (hold->gpus.empty()) {
-      ::close(hold->pidfd);
-      holds_.erase(key);
-    }
-  }
+  if (!dry_run) keep_grant(key, anchor, new_pidfd, who, asked, checked.targets, applied);
+  // Phase 6, answer: the log's line and the reply.
   auto report = applied.report;
   report.notes.insert(report.notes.begin(), checked.notes.begin(), checked.notes.end());
   log(fmt::format("{} pid {} {}: {}: granted by rule '{}'{}: {} setting(s) changed, exit {}",
-                  who_text(who), peer.pid, anchor->text(), asked_text(request), verdict.rule,
+                  who_text(who), peer.pid, anchor.text(), asked_text(request), verdict.rule,
                   dry_run ? " (dry run)" : "", report.count(control::Outcome::changed),
                   static_cast<int>(report.exit)));
   auto r = json{{"v", kProtocolVersion}, {"ok", true}};
   r["rule"] = verdict.rule;
-  r["session"] = session;
-  r["held_until"] = anchor->session
-                        ? fmt::format("this session (leader pid {}) ends", session)
-                        : fmt::format("process {} ({}) ends", session, command_of(session));
+  r["session"] = anchor.pid;
+  r["held_until"] = anchor.session ? fmt::format("this session (leader pid {}) ends", anchor.pid)
+                                   : fmt::format("process {} ({}) ends", anchor.pid,
+                                                 session::command_of(anchor.pid));
   r["journal"] = backend_.journal;
   r["report"] = to_json(report);
   return r;

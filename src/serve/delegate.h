@@ -28,6 +28,7 @@
 #include "control/request.h"
 #include "control/settings.h"
 #include "gpu/selection.h"
+#include "serve/delegate_session.h"
 #include "serve/service.h"
 #include "serve/slurm_job.h"
 
@@ -139,14 +140,27 @@ class Delegation {
 
   void loop();
   json run(const Job& job);
+  // A `set`, in phases (delegate.cpp): read, admit, decide, watch the session, apply and keep
+  // the grant, answer.
   json run_set(const json& request, const Peer& peer, const control::Identity& who);
+  session::Anchor admit(const control::Request& settings, const std::vector<std::size_t>& asked,
+                        const Peer& peer, const control::Identity& who) const;
+  control::Identity asker_of(const Peer& peer, const control::Identity& who) const;
+  control::Verdict decide(const std::vector<std::size_t>& asked,
+                          const DelegateBackend::Checked& checked,
+                          const control::Identity& asker) const;
+  int watch_session(const HoldKey& key, const session::Anchor& anchor, const Peer& peer) const;
+  void keep_grant(const HoldKey& key, const session::Anchor& anchor, int new_pidfd,
+                  const control::Identity& who, const std::vector<std::size_t>& asked,
+                  const std::vector<control::Settings>& targets,
+                  const DelegateBackend::Applied& applied);
   json run_restore(const json& request, const Peer& peer, const control::Identity& who);
   // Writes back the GPUs of `hold` (all, or these positions); drops them from it.
   control::ChangeReport release(Hold& hold, const std::set<std::size_t>& only,
                                 const std::string& why);
   void session_ended(const HoldKey& key);
-  // The holds to and from backend_'s file: saved after every change, recovered when the worker
-  // starts (live sessions watched again, ended ones put back).
+  // The holds to and from backend_'s file (delegate_holds.cpp): saved after every change,
+  // recovered when the worker starts (live sessions watched again, ended ones put back).
   void save_holds();
   void recover_holds();
   std::vector<std::size_t> positions(const json& request) const;

@@ -46,22 +46,17 @@ DelegateBackend DelegateWriter::backend() {
   };
   b.validate = [this](const std::vector<std::size_t>& positions, const control::Request& request,
                       bool snap) {
-    DelegateBackend::Checked out;
-    std::vector<control::Problem> problems;
+    std::vector<control::GpuCheck> gpus;
     for (auto pos : positions) {
       const auto& facts = controls_.at(pos)->facts();
       if (facts.unavailable_code != 0)
         throw Error(facts.lost ? ExitCode::gpu_lost : ExitCode::gpu_not_found,
                     fmt::format("GPU {} could not be opened (NVML code {})", facts.index,
                                 facts.unavailable_code));
-      auto checked = control::validate(request, facts, snap);
-      problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-      for (const auto& n : checked.notes)
-        out.notes.push_back(fmt::format("GPU {}: {}", facts.index, n));
-      out.targets.push_back(checked.target);
+      gpus.push_back({request, facts});
     }
-    if (!problems.empty()) control::throw_problems(problems);
-    return out;
+    auto checked = control::validate_all(gpus, snap);
+    return DelegateBackend::Checked{std::move(checked.targets), std::move(checked.notes)};
   };
   b.apply = [this](const std::vector<std::size_t>& positions,
                    const std::vector<control::Settings>& targets, const std::string& command,

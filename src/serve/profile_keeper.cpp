@@ -41,16 +41,14 @@ ProfileKeeper::ProfileKeeper(control::SessionOptions session, const std::string&
     controls_ = session_->open(devices);
   }
   // Every value against every GPU before anything is written, as `apply` checks it.
-  std::vector<control::Problem> problems;
+  std::vector<control::GpuCheck> gpus;
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    gpus.push_back({requests[i].request, controls_[i]->facts()});
+  const auto checked = control::validate_all(gpus, profile.snap);
+  for (const auto& n : checked.notes) std::cerr << "gpuclk serve: profile: " + n + "\n";
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    auto checked = control::validate(requests[i].request, controls_[i]->facts(), profile.snap);
-    problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
-    for (const auto& n : checked.notes)
-      std::cerr << fmt::format("gpuclk serve: profile: GPU {}: {}\n", controls_[i]->facts().index,
-                               n);
-    if (!checked.target.empty()) changes_.push_back({controls_[i].get(), checked.target});
+    if (!checked.targets[i].empty()) changes_.push_back({controls_[i].get(), checked.targets[i]});
   }
-  if (!problems.empty()) control::throw_problems(problems);
   for (const auto& c : changes_) {
     const auto& uuid = c.gpu->facts().uuid;
     std::size_t p = 0;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <list>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "serve/protocol.h"
@@ -211,36 +212,180 @@ void SocketServer::wake() {
   [[maybe_unused]] auto n = ::write(wake_pipe_[1], &c, 1);
 }
 
+namespace {
+
+// The loop's phase 1, poll: what to wait for on a client. Past its backlog a client is not read
+// (its requests wait in the kernel's buffer); nor is one with a stream (or a deferred answer)
+// running and a request behind it, so a client that pipelines thousands is slowed, not dropped.
+short events_of(const Connection& c) {
+  short events = c.out.empty() ? POLLIN : static_cast<short>(POLLIN | POLLOUT);
+  if (c.out.size() >= SocketServer::kClientBacklog) events = POLLOUT;
+  if (c.stream && c.in.find('\n') != std::string::npos)
+    events = static_cast<short>(events & ~POLLIN);
+  if (c.close_after_write) events = POLLOUT;
+  return events;
+}
+
+// Until the next stream line that is due, else a second.
+std::chrono::milliseconds poll_timeout(const std::list<Connection>& clients) {
+  auto timeout = std::chrono::milliseconds(1000);
+  const auto before = Clock::now();
+  for (const auto& c : clients) {
+    if (!c.stream) continue;
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(c.due - before);
+    timeout = std::clamp(wait, std::chrono::milliseconds(0), timeout);
+  }
+  return timeout;
+}
+
+// Who is at the other end of `fd` (SO_PEERCRED, SO_PEERGROUPS).
+Peer peer_of(int fd) {
+  Peer peer;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+    peer = {cred.pid, cred.uid, cred.gid, {}};
+  return peer;
+}
+
+void add_groups(int fd, Peer& peer) {
+  std::vector<gid_t> groups(64);
+  auto len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+  int got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+  if (got != 0 && errno == ERANGE) {
+    groups.resize(len / sizeof(gid_t));
+    got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
+  }
+  if (got == 0) peer.groups.assign(groups.begin(), groups.begin() + len / sizeof(gid_t));
+}
+
+// The loop's phase 2, accept: every waiting connection, refused (one error line) past the caps on
+// clients, or when no descriptor is left (`reserve_fd` makes room to say so).
+void accept_clients(int listen_fd, int& reserve_fd, std::list<Connection>& clients,
+                    Clock::time_point now) {
+  while (true) {
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
+      // Out of descriptors: the waiting connection would keep poll() returning at once.
+      // The reserved one makes room to take it and say why.
+      ::close(reserve_fd);
+      fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) refuse(fd, "the service has no file descriptor left for another client");
+      reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      break;
+    }
+    if (fd < 0) break;
+    Connection c;
+    c.fd = fd;
+    c.last_active = c.progress = now;
+    c.peer = peer_of(fd);
+    if (clients.size() >= SocketServer::kMaxClients) {
+      refuse(fd, fmt::format("too many clients ({} connected)", clients.size()));
+      continue;
+    }
+    if (c.peer.uid != 0) {
+      const auto mine = static_cast<std::size_t>(
+          std::count_if(clients.begin(), clients.end(),
+                        [&](const Connection& x) { return x.peer.uid == c.peer.uid; }));
+      if (mine >= SocketServer::kMaxClientsPerUid) {
+        refuse(fd, fmt::format("too many connections from uid {} ({} open, at most {})", c.peer.uid,
+                               mine, SocketServer::kMaxClientsPerUid));
+        continue;
+      }
+    }
+    add_groups(fd, c.peer);
+    clients.push_back(std::move(c));
+  }
+}
+
+// What came in on `c`: its complete requests answered; an unfinished one past kMaxRequestBytes
+// answered with an error, then the connection closes. False when the peer is gone.
+bool read_requests(Connection& c, const SocketServer::Handler& handler, Clock::time_point now,
+                   std::span<char> buffer) {
+  auto n = ::recv(c.fd, buffer.data(), buffer.size(), 0);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return false;
+  if (n < 0) return true;
+  c.last_active = now;
+  c.in.append(buffer.data(), static_cast<std::size_t>(n));
+  serve_lines(c, handler, now);
+  const auto last_newline = c.in.rfind('\n');
+  const auto unfinished =
+      last_newline == std::string::npos ? c.in.size() : c.in.size() - last_newline - 1;
+  if (!c.close_after_write && unfinished > kMaxRequestBytes) {
+    c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
+                            static_cast<int>(ExitCode::bad_argument))
+                 .dump();
+    c.out += '\n';
+    c.in.clear();
+    c.stream.reset();
+    c.close_after_write = true;
+  }
+  return true;
+}
+
+// The loop's phase 3, read and write one client (`revents`: what poll() said of it). True when it
+// is to be dropped: gone, done, idle, or not reading what it was sent.
+bool serve_client(Connection& c, short revents, const SocketServer::Handler& handler,
+                  Clock::time_point now, std::span<char> buffer) {
+  bool drop = false;
+  if ((revents & POLLIN) && !c.close_after_write) {
+    drop = !read_requests(c, handler, now, buffer);
+  } else if (revents & (POLLHUP | POLLERR)) {
+    drop = !(revents & POLLOUT) || c.out.empty();
+  }
+  if (!drop && !c.out.empty()) {
+    auto n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c.out.erase(0, static_cast<std::size_t>(n));
+      c.last_active = c.progress = now;
+      // Requests that waited for the backlog to drain.
+      if (!c.stream && !c.close_after_write) serve_lines(c, handler, now);
+    } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      drop = true;
+    }
+  }
+  if (c.out.empty()) c.progress = now;
+  if (c.close_after_write && c.out.empty()) drop = true;
+  // Idle (nothing asked, nothing streaming), or not reading what it was sent.
+  if (c.out.empty() && !c.stream && now - c.last_active > SocketServer::kIdleTimeout) drop = true;
+  if (!c.out.empty() && now - c.progress > SocketServer::kIdleTimeout) drop = true;
+  return drop;
+}
+
+// The loop's phase 4, shed: every client's queue together stays under kTotalBacklog; the ones
+// furthest behind go first (into `dead`).
+void shed_backlog(std::list<Connection>& clients, std::vector<Connection*>& dead) {
+  std::size_t total = 0;
+  for (const auto& c : clients) total += c.out.size();
+  while (total > SocketServer::kTotalBacklog) {
+    Connection* largest = nullptr;
+    for (auto& c : clients) {
+      if (std::find(dead.begin(), dead.end(), &c) != dead.end()) continue;
+      if (!largest || c.out.size() > largest->out.size()) largest = &c;
+    }
+    if (!largest) break;
+    total -= largest->out.size();
+    dead.push_back(largest);
+  }
+}
+
+}  // namespace
+
 void SocketServer::loop() {
   std::list<Connection> clients;
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
-  char buffer[64 * 1024];
+  std::vector<char> buffer(64 * 1024);
   while (running_) {
     fds.clear();
     owners.clear();
     fds.push_back({wake_pipe_[0], POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
     for (auto& c : clients) {
-      short events = c.out.empty() ? POLLIN : static_cast<short>(POLLIN | POLLOUT);
-      // Past its backlog a client is not read: its requests wait in the kernel's buffer.
-      if (c.out.size() >= kClientBacklog) events = POLLOUT;
-      // While a stream (or a deferred answer) runs, requests behind it wait in the kernel's
-      // socket buffer, not here: a client that pipelines thousands is slowed, not dropped.
-      if (c.stream && c.in.find('\n') != std::string::npos)
-        events = static_cast<short>(events & ~POLLIN);
-      if (c.close_after_write) events = POLLOUT;
-      fds.push_back({c.fd, events, 0});
+      fds.push_back({c.fd, events_of(c), 0});
       owners.push_back(&c);
     }
-    // Wake for the next stream line that is due, else once a second.
-    auto timeout = std::chrono::milliseconds(1000);
-    const auto before = Clock::now();
-    for (const auto& c : clients) {
-      if (!c.stream) continue;
-      auto wait = std::chrono::ceil<std::chrono::milliseconds>(c.due - before);
-      timeout = std::clamp(wait, std::chrono::milliseconds(0), timeout);
-    }
+    const auto timeout = poll_timeout(clients);
     if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR)
       break;
     if (!running_) break;
@@ -251,111 +396,13 @@ void SocketServer::loop() {
     }
     const auto now = Clock::now();
     for (auto& c : clients) step_stream(c, handler_, now);
-    if (fds[1].revents & POLLIN) {
-      while (true) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && reserve_fd_ >= 0) {
-          // Out of descriptors: the waiting connection would keep poll() returning at once.
-          // The reserved one makes room to take it and say why.
-          ::close(reserve_fd_);
-          fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-          if (fd >= 0) refuse(fd, "the service has no file descriptor left for another client");
-          reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-          break;
-        }
-        if (fd < 0) break;
-        Connection c;
-        c.fd = fd;
-        c.last_active = c.progress = now;
-        ucred cred{};
-        socklen_t len = sizeof cred;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-          c.peer = {cred.pid, cred.uid, cred.gid, {}};
-        if (clients.size() >= kMaxClients) {
-          refuse(fd, fmt::format("too many clients ({} connected)", clients.size()));
-          continue;
-        }
-        if (c.peer.uid != 0) {
-          const auto mine = static_cast<std::size_t>(
-              std::count_if(clients.begin(), clients.end(),
-                            [&](const Connection& x) { return x.peer.uid == c.peer.uid; }));
-          if (mine >= kMaxClientsPerUid) {
-            refuse(fd, fmt::format("too many connections from uid {} ({} open, at most {})",
-                                   c.peer.uid, mine, kMaxClientsPerUid));
-            continue;
-          }
-        }
-        std::vector<gid_t> groups(64);
-        len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
-        int got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
-        if (got != 0 && errno == ERANGE) {
-          groups.resize(len / sizeof(gid_t));
-          got = ::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len);
-        }
-        if (got == 0) c.peer.groups.assign(groups.begin(), groups.begin() + len / sizeof(gid_t));
-        clients.push_back(std::move(c));
-      }
-    }
+    if (fds[1].revents & POLLIN) accept_clients(listen_fd_, reserve_fd_, clients, now);
     std::vector<Connection*> dead;
     for (std::size_t i = 0; i < owners.size(); ++i) {
-      Connection& c = *owners[i];
-      const auto revents = fds[i + 2].revents;
-      bool drop = false;
-      if ((revents & POLLIN) && !c.close_after_write) {
-        auto n = ::recv(c.fd, buffer, sizeof buffer, 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          drop = true;
-        } else if (n > 0) {
-          c.last_active = now;
-          c.in.append(buffer, static_cast<std::size_t>(n));
-          serve_lines(c, handler_, now);
-          const auto last_newline = c.in.rfind('\n');
-          const auto unfinished =
-              last_newline == std::string::npos ? c.in.size() : c.in.size() - last_newline - 1;
-          if (!c.close_after_write && unfinished > kMaxRequestBytes) {
-            c.out += error_response(fmt::format("request longer than {} bytes", kMaxRequestBytes),
-                                    static_cast<int>(ExitCode::bad_argument))
-                         .dump();
-            c.out += '\n';
-            c.in.clear();
-            c.stream.reset();
-            c.close_after_write = true;
-          }
-        }
-      } else if (revents & (POLLHUP | POLLERR)) {
-        drop = !(revents & POLLOUT) || c.out.empty();
-      }
-      if (!drop && !c.out.empty()) {
-        auto n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-          c.out.erase(0, static_cast<std::size_t>(n));
-          c.last_active = c.progress = now;
-          // Requests that waited for the backlog to drain.
-          if (!c.stream && !c.close_after_write) serve_lines(c, handler_, now);
-        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          drop = true;
-        }
-      }
-      if (c.out.empty()) c.progress = now;
-      if (c.close_after_write && c.out.empty()) drop = true;
-      // Idle (nothing asked, nothing streaming), or not reading what it was sent.
-      if (c.out.empty() && !c.stream && now - c.last_active > kIdleTimeout) drop = true;
-      if (!c.out.empty() && now - c.progress > kIdleTimeout) drop = true;
-      if (drop) dead.push_back(&c);
+      if (serve_client(*owners[i], fds[i + 2].revents, handler_, now, buffer))
+        dead.push_back(owners[i]);
     }
-    // Every client's queue together: the ones furthest behind go first.
-    std::size_t total = 0;
-    for (const auto& c : clients) total += c.out.size();
-    while (total > kTotalBacklog) {
-      Connection* largest = nullptr;
-      for (auto& c : clients) {
-        if (std::find(dead.begin(), dead.end(), &c) != dead.end()) continue;
-        if (!largest || c.out.size() > largest->out.size()) largest = &c;
-      }
-      if (!largest) break;
-      total -= largest->out.size();
-      dead.push_back(largest);
-    }
+    shed_backlog(clients, dead);
     for (auto* c : dead) {
       ::close(c->fd);
       clients.remove_if([c](const Connection& x) { return &x == c; });

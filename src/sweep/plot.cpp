@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "telemetry/child_process.h"
+#include "host/child_process.h"
 #include "util/error.h"
 
 namespace gpuclk::sweep {
@@ -76,17 +76,15 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
   return out + "unset multiplot\n";
 }
 
-}  // namespace
-
-std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
-  // One data block per GPU (gnuplot `index`), sorted by setting; failed points left out.
+// sweep.dat: one data block per GPU (gnuplot `index`), sorted by setting; failed points left
+// out. `gpus`: the GPUs with a block, in order.
+std::string sweep_data(const Report& r, std::vector<unsigned>& gpus) {
   std::map<unsigned, std::map<double, const PointResult*>> by_gpu;
   for (const auto& p : r.points) {
     if (!p.baseline && p.ok()) by_gpu[p.gpu][p.requested] = &p;
   }
   std::string data =
       fmt::format("# gpu {} rate_{} power_w energy_per_work edp\n", key_of(r.axis), r.unit.name);
-  std::vector<unsigned> gpus;
   for (const auto& [gpu, points] : by_gpu) {
     gpus.push_back(gpu);
     data += fmt::format("# GPU {}\n", gpu);
@@ -97,70 +95,82 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
     }
     data += "\n\n";
   }
-  // Best points: one row per setting, labelled with its kinds (one setting can be best for
-  // several). With several GPUs each GPU's own best points sit on its own curve (one block per
-  // GPU): the first GPU's labels go above the points (column 7); a later GPU labels below them
-  // (column 8, "GPU 2: …") only the kinds no earlier GPU labelled at the same setting, so
-  // identical GPUs are labelled once and the one that differs gets labels of its own.
+  return data;
+}
+
+// One GPU's (or the sweep's) rows of best.dat: one per setting, labelled with the kinds not
+// labelled yet at that setting (`labelled`), each label after `prefix`. `single`: the sweep's
+// own best points (one GPU's labels go round all four label columns).
+std::string best_rows(const std::vector<BestPoint>& list, const std::string& prefix, bool single,
+                      std::set<std::pair<double, std::string>>& labelled) {
+  std::map<double, std::vector<std::string>> kinds_at;
+  std::map<double, const BestPoint*> best_at;
+  for (const auto& b : list) {
+    kinds_at[b.point.requested].push_back(b.kind);
+    best_at[b.point.requested] = &b;
+  }
+  std::string out;
+  int slot = 0;  // alternates near/far between neighbouring labelled points
+  for (const auto& [requested, kinds] : kinds_at) {
+    const CurvePoint& c = best_at[requested]->point;
+    std::string label;
+    for (const auto& k : kinds) {
+      if (!labelled.insert({requested, k}).second) continue;
+      label += label.empty() ? prefix : "+";
+      label += k;
+      // The tie rule named this setting: say where the least value itself was.
+      const double setting = requested;  // a structured binding: clang cannot capture it
+      const auto it = std::find_if(list.begin(), list.end(), [&](const BestPoint& b) {
+        return b.kind == k && b.point.requested == setting;
+      });
+      if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
+    }
+    // Columns 7-10: near above, near below, far above, far below. One GPU's labels go round
+    // all four, so neighbouring points' labels are on opposite sides of the curve and at
+    // different heights (on a flat stretch, as EDP's near its least, two rows above overlapped);
+    // with several GPUs the first GPU's go above and the others' below, near and far.
+    static constexpr int kRound[4] = {0, 1, 2, 3};
+    std::string cells[4];
+    if (!label.empty()) {
+      cells[single ? kRound[slot % 4] : (prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
+      ++slot;
+    }
+    out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\" \"{}\" \"{}\"\n", requested,
+                       c.rate, c.power_w, c.energy_per_work, c.edp(), cells[0], cells[1], cells[2],
+                       cells[3]);
+  }
+  return out;
+}
+
+// best.dat: the best points, one row per setting, labelled with its kinds (one setting can be
+// best for several). With several GPUs each GPU's own best points sit on its own curve (one block
+// per GPU): the first GPU's labels go above the points (column 7); a later GPU labels below them
+// (column 8, "GPU 2: …") only the kinds no earlier GPU labelled at the same setting, so
+// identical GPUs are labelled once and the one that differs gets labels of its own.
+std::string best_data(const Report& r) {
   std::set<std::pair<double, std::string>> labelled;  // (setting, kind)
   const bool single = r.best_per_gpu.empty();
-  const auto rows = [&labelled, single](const std::vector<BestPoint>& list,
-                                        const std::string& prefix) {
-    std::map<double, std::vector<std::string>> kinds_at;
-    std::map<double, const BestPoint*> best_at;
-    for (const auto& b : list) {
-      kinds_at[b.point.requested].push_back(b.kind);
-      best_at[b.point.requested] = &b;
-    }
-    std::string out;
-    int slot = 0;  // alternates near/far between neighbouring labelled points
-    for (const auto& [requested, kinds] : kinds_at) {
-      const CurvePoint& c = best_at[requested]->point;
-      std::string label;
-      for (const auto& k : kinds) {
-        if (!labelled.insert({requested, k}).second) continue;
-        label += label.empty() ? prefix : "+";
-        label += k;
-        // The tie rule named this setting: say where the least value itself was.
-        const double setting = requested;  // a structured binding: clang cannot capture it
-        const auto it = std::find_if(list.begin(), list.end(), [&](const BestPoint& b) {
-          return b.kind == k && b.point.requested == setting;
-        });
-        if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
-      }
-      // Columns 7-10: near above, near below, far above, far below. One GPU's labels go round
-      // all four, so neighbouring points' labels are on opposite sides of the curve and at
-      // different heights (on a flat stretch, as EDP's near its least, two rows above overlapped);
-      // with several GPUs the first GPU's go above and the others' below, near and far.
-      static constexpr int kRound[4] = {0, 1, 2, 3};
-      std::string cells[4];
-      if (!label.empty()) {
-        cells[single ? kRound[slot % 4] : (prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
-        ++slot;
-      }
-      out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\" \"{}\" \"{}\"\n",
-                         requested, c.rate, c.power_w, c.energy_per_work, c.edp(), cells[0],
-                         cells[1], cells[2], cells[3]);
-    }
-    return out;
-  };
   std::string best =
       "# requested rate power_w energy_per_work edp 0 label_above label_below label_above_far "
       "label_below_far\n";
   if (r.best_per_gpu.empty()) {
-    best += rows(r.best, "");
+    best += best_rows(r.best, "", single, labelled);
   } else {
     bool first = true;
     for (const auto& [gpu, list] : r.best_per_gpu) {
       best += fmt::format("# GPU {}\n", gpu);
-      best += rows(list, first ? "" : fmt::format("GPU {}: ", gpu));
+      best += best_rows(list, first ? "" : fmt::format("GPU {}: ", gpu), single, labelled);
       best += "\n\n";
       first = false;
     }
   }
-  // best.dat columns: 1 requested, 2 rate, 3 power, 4 energy/work, 5 edp, 6 unused, 7-10 labels
-  // (above, below, far above, far below the point);
-  // panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
+  return best;
+}
+
+// sweep.gp: the PNG, then the SVG. best.dat columns: 1 requested, 2 rate, 3 power, 4
+// energy/work, 5 edp, 6 unused, 7-10 labels (above, below, far above, far below the point);
+// panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
+std::string gnuplot_script(const Report& r, const std::vector<unsigned>& gpus) {
   std::string script =
       "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"
       "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n"
@@ -175,26 +185,21 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
                         kPlotHeight);
   script += "set output 'sweep.svg'\n" + panels(r, gpus, any_best);
   script += "set output\n";
+  return script;
+}
 
-  fs::create_directories(dir);
-  write_file(dir / "sweep.dat", data);
-  write_file(dir / "best.dat", best);
-  write_file(dir / "sweep.gp", script);
-  if (gpus.empty()) {
-    throw Error(ExitCode::other,
-                "no point succeeded: nothing to plot (the data files are in " + dir.string() + ")");
-  }
-
+// gnuplot on the script in `dir`, its output in gnuplot.log there.
+void run_gnuplot(const fs::path& dir) {
   const fs::path log = dir / "gnuplot.log";
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  telemetry::ChildExit exit;
+  host::ChildExit exit;
   try {
     // The script names its files relative to the directory it lives in. gnuplot's stderr goes
     // to the log too: its warnings (a one-point sweep's "empty y range") are no news to the
     // user, and its errors are where the failure message points.
-    telemetry::ChildProcess gnuplot({"sh", "-c", "exec gnuplot -e \"$1\" sweep.gp 2>&1", "sh",
-                                     "cd " + quoted(fs::absolute(dir).string())},
-                                    fd);
+    host::ChildProcess gnuplot({"sh", "-c", "exec gnuplot -e \"$1\" sweep.gp 2>&1", "sh",
+                                "cd " + quoted(fs::absolute(dir).string())},
+                               fd);
     exit = gnuplot.wait({}, std::chrono::milliseconds(100));
   } catch (const Error& e) {
     if (fd >= 0) ::close(fd);
@@ -208,6 +213,24 @@ std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
     throw Error(ExitCode::other,
                 fmt::format("gnuplot failed (exit {}); see {}", exit.exit_code, log.string()));
   }
+}
+
+}  // namespace
+
+std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
+  std::vector<unsigned> gpus;
+  const auto data = sweep_data(r, gpus);
+  const auto best = best_data(r);
+  const auto script = gnuplot_script(r, gpus);
+  fs::create_directories(dir);
+  write_file(dir / "sweep.dat", data);
+  write_file(dir / "best.dat", best);
+  write_file(dir / "sweep.gp", script);
+  if (gpus.empty()) {
+    throw Error(ExitCode::other,
+                "no point succeeded: nothing to plot (the data files are in " + dir.string() + ")");
+  }
+  run_gnuplot(dir);
   return {dir / "sweep.png", dir / "sweep.svg", dir / "sweep.dat", dir / "best.dat",
           dir / "sweep.gp"};
 }

@@ -12,8 +12,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "host/child_process.h"
 #include "sweep/repeat.h"
-#include "telemetry/child_process.h"
 #include "util/error.h"
 
 namespace gpuclk::sweep {
@@ -196,9 +196,9 @@ class CommandWorkload final : public Workload {
       const std::string which = repeat > 1 ? fmt::format("run {} of {}: ", k, repeat) : "";
       CaptureFile capture;
       const auto run_start = clock_.now();
-      telemetry::ChildExit exit;
+      host::ChildExit exit;
       {
-        telemetry::ChildProcess child(options_.argv, capture.fd());
+        host::ChildProcess child(options_.argv, capture.fd());
         exit = child.wait({}, 200ms);
       }
       const double seconds = seconds_of(clock_.now() - run_start);

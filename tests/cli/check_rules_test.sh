@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/ci/check-rules.sh: the tree keeps the house rules (include direction, clang-format), and
-# each include rule catches what it is for (a scratch repository with one breach of each).
+# each include rule and each size limit catches what it is for (a scratch repository with one
+# breach of each).
 source "$(dirname "$0")/lib.sh" "$1"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 LAST_CMD="scripts/ci/check-rules.sh includes format"
@@ -79,4 +80,39 @@ OUT=$("$repo/scripts/ci/check-rules.sh" includes 2>&1)
 RC=$?
 expect_exit 1
 expect_out "layer 'newlayer' is not in docs/architecture.md's order"
+# --- sizes: a scratch tree with one breach of each limit, and what stays inside them ---
+sizes=$TEST_TMP/sizes
+mkdir -p "$sizes/scripts/ci" "$sizes/src/gpu" "$sizes/src/nvml" "$sizes/src/cli"
+cp "$SRC/scripts/ci/check-rules.sh" "$sizes/scripts/ci/"
+# body N: a function body of N lines (the braces' lines included).
+body() { echo "{"; for ((i = 2; i < $1; i++)); do echo "  x += $i;"; done; echo "}"; }
+{ echo "int x;"; echo "void long_one()"; body 120; } >"$sizes/src/gpu/long.cpp"   # 121 lines
+{ echo "int y;"; echo "void fits()"; body 119; } >"$sizes/src/gpu/fits.cpp"       # 120 lines
+{ echo "struct S {"; echo "  void run();"; echo "};"; echo "void S::run() {"
+  echo "  auto f = [] {"; for ((i = 0; i < 125; i++)); do echo "    int z = $i;"; done
+  echo "  };"; echo "}"; } >"$sizes/src/gpu/lambda.cpp"
+seq 601 | sed 's|^|// |' >"$sizes/src/gpu/big.h"
+seq 600 | sed 's|^|// |' >"$sizes/src/gpu/just_fits.h"
+seq 700 | sed 's|^|// |' >"$sizes/src/nvml/nvml_abi.h"  # the ABI's declarations are exempt
+for n in $(seq 13); do seq 500 | sed 's|^|// |' >"$sizes/src/cli/cmd_$n.cpp"; done  # 6500
+echo "// one more" >"$sizes/src/cli/cmd_extra.cpp"                               # 6501
+git -C "$sizes" init -q && git -C "$sizes" add -A
+OUT=$("$sizes/scripts/ci/check-rules.sh" sizes 2>&1)
+RC=$?
+LAST_CMD="check-rules.sh sizes (scratch tree)"
+expect_exit 1
+expect_out "src/gpu/big.h:601: 601 lines, over 600"
+expect_out "src/gpu/long.cpp:2: long_one is 121 lines, over 120"
+expect_out "src/gpu/lambda.cpp:5: a lambda in S::run is 127 lines, over 120"
+expect_out "src/gpu/lambda.cpp:4: S::run is 129 lines, over 120"
+expect_out "src/cli/: 6501 lines in all, over 6500"
+expect_no_out "fits"
+expect_no_out "nvml_abi.h"
+expect_lines 7
+# Within every limit: ok.
+git -C "$sizes" rm -qf src/gpu/big.h src/gpu/long.cpp src/gpu/lambda.cpp src/cli/cmd_extra.cpp
+OUT=$("$sizes/scripts/ci/check-rules.sh" sizes 2>&1)
+RC=$?
+expect_exit 0
+expect_out "check-rules: sizes ok"
 finish

@@ -128,5 +128,31 @@ TEST(control_validate_test, throw_problems_lists_every_gpu) {
   }
 }
 
+TEST(control_validate_test, validate_all_fails_once_for_every_gpu_or_gives_every_target) {
+  // Every GPU is checked before the one Error: GPU 1's and GPU 3's problems are both in it.
+  try {
+    validate_all({{app_clocks(2619, 1755), h100_facts(0)},
+                  {app_clocks(2619, 1234), h100_facts(1)},
+                  {app_clocks(2619, 1234), h100_facts(3)}},
+                 false);
+    FAIL() << "two GPUs were asked for an unsupported clock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_argument);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("2 problems, nothing was changed"), std::string::npos) << what;
+    EXPECT_NE(what.find("GPU 1: graphics clock"), std::string::npos) << what;
+    EXPECT_NE(what.find("GPU 3: graphics clock"), std::string::npos) << what;
+  }
+  // All pass: one target per GPU in order, every note named by its GPU.
+  const auto checked = validate_all(
+      {{app_clocks(2619, 1755), h100_facts(0)}, {app_clocks(2600, 1234), h100_facts(2)}}, true);
+  ASSERT_EQ(checked.targets.size(), 2u);
+  EXPECT_EQ(*checked.targets[0].application_clocks, (ApplicationClocks{2619, 1755}));
+  EXPECT_EQ(*checked.targets[1].application_clocks, (ApplicationClocks{2619, 1230}));
+  ASSERT_EQ(checked.notes.size(), 2u);
+  EXPECT_EQ(checked.notes[0].rfind("GPU 2: ", 0), 0u) << checked.notes[0];
+  EXPECT_EQ(checked.notes[1].rfind("GPU 2: ", 0), 0u) << checked.notes[1];
+}
+
 }  // namespace
 }  // namespace gpuclk::control

@@ -4,11 +4,10 @@
 #include <csignal>
 #include <thread>
 
-#include "telemetry/child_process.h"
-#include "telemetry/interval.h"
+#include "host/child_process.h"
 #include "util/error.h"
 
-namespace gpuclk::telemetry {
+namespace gpuclk::host {
 namespace {
 
 using namespace std::chrono_literals;
@@ -18,19 +17,19 @@ ChildExit run(const std::vector<std::string>& argv) {
   return child.wait({}, 100ms);
 }
 
-TEST(telemetry_child_process_test, exit_code_is_the_commands) {
+TEST(host_child_process_test, exit_code_is_the_commands) {
   EXPECT_EQ(run({"sh", "-c", "exit 3"}).exit_code, 3);
   EXPECT_EQ(run({"true"}).exit_code, 0);
 }
 
-TEST(telemetry_child_process_test, a_signal_death_reads_as_128_plus_the_signal) {
+TEST(host_child_process_test, a_signal_death_reads_as_128_plus_the_signal) {
   auto e = run({"sh", "-c", "kill -TERM $$"});
   EXPECT_EQ(e.exit_code, 128 + SIGTERM);
   ASSERT_TRUE(e.signal);
   EXPECT_EQ(*e.signal, SIGTERM);
 }
 
-TEST(telemetry_child_process_test, a_missing_command_is_127_before_anything_runs) {
+TEST(host_child_process_test, a_missing_command_is_127_before_anything_runs) {
   try {
     ChildProcess child({"gpuclk-no-such-command-xyz"});
     FAIL() << "expected an error";
@@ -39,7 +38,7 @@ TEST(telemetry_child_process_test, a_missing_command_is_127_before_anything_runs
   }
 }
 
-TEST(telemetry_child_process_test, signals_to_gpuclk_reach_the_command) {
+TEST(host_child_process_test, signals_to_gpuclk_reach_the_command) {
   ChildProcess child({"sleep", "30"});
   std::thread sender([] {
     std::this_thread::sleep_for(100ms);
@@ -51,7 +50,7 @@ TEST(telemetry_child_process_test, signals_to_gpuclk_reach_the_command) {
   EXPECT_LT(e.wall, 5s);
 }
 
-TEST(telemetry_child_process_test, a_signal_before_the_command_starts_reaches_it_once_it_does) {
+TEST(host_child_process_test, a_signal_before_the_command_starts_reaches_it_once_it_does) {
   // gpuclk stat holds the signals from its first step: a SIGTERM while it is still starting
   // (a Slurm job cancelled at once) must stop the command, not kill gpuclk without a report.
   const EarlySignalForwarding early;
@@ -62,14 +61,14 @@ TEST(telemetry_child_process_test, a_signal_before_the_command_starts_reaches_it
   EXPECT_LT(e.wall, 5s);
 }
 
-TEST(telemetry_child_process_test, the_tick_runs_while_the_command_runs) {
+TEST(host_child_process_test, the_tick_runs_while_the_command_runs) {
   ChildProcess child({"sleep", "0.3"});
   int ticks = 0;
   child.wait([&] { ++ticks; }, 50ms);
   EXPECT_GE(ticks, 3);
 }
 
-TEST(telemetry_child_process_test, grandchildren_belong_to_the_command) {
+TEST(host_child_process_test, grandchildren_belong_to_the_command) {
   // The command starts a background child and prints its pid; the child outlives nothing.
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
@@ -90,31 +89,11 @@ TEST(telemetry_child_process_test, grandchildren_belong_to_the_command) {
   ::close(fds[0]);
 }
 
-TEST(telemetry_child_process_test, parent_chain_from_proc) {
+TEST(host_child_process_test, parent_chain_from_proc) {
   EXPECT_EQ(parent_of(::getpid()), ::getppid());
   EXPECT_TRUE(descends_from(::getpid(), ::getppid()));
   EXPECT_FALSE(descends_from(::getppid(), ::getpid()));
 }
 
-TEST(telemetry_interval_test, accepts_seconds_and_milliseconds) {
-  EXPECT_EQ(parse_interval("1"), std::chrono::seconds(1));
-  EXPECT_EQ(parse_interval("0.1"), std::chrono::milliseconds(100));
-  EXPECT_EQ(parse_interval("100ms"), std::chrono::milliseconds(100));
-  EXPECT_EQ(parse_interval("2s"), std::chrono::seconds(2));
-  EXPECT_EQ(parse_interval("10ms"), std::chrono::milliseconds(10));
-  EXPECT_EQ(parse_interval("2m"), std::chrono::minutes(2));
-  EXPECT_EQ(parse_interval("1h"), std::chrono::hours(1));
-}
-
-TEST(telemetry_interval_test, rejects_too_short_and_garbage) {
-  EXPECT_FALSE(parse_interval("5ms"));
-  EXPECT_FALSE(parse_interval("0"));
-  EXPECT_FALSE(parse_interval("-1"));
-  EXPECT_FALSE(parse_interval("fast"));
-  EXPECT_FALSE(parse_interval("25h"));
-  EXPECT_FALSE(parse_interval("1e3"));
-  EXPECT_FALSE(parse_interval(""));
-}
-
 }  // namespace
-}  // namespace gpuclk::telemetry
+}  // namespace gpuclk::host

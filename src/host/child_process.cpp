@@ -1,4 +1,4 @@
-#include "telemetry/child_process.h"
+#include "host/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +19,7 @@
 
 #include "util/error.h"
 
-namespace gpuclk::telemetry {
+namespace gpuclk::host {
 namespace {
 
 constexpr std::array<int, 7> kForwarded = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
@@ -265,4 +265,4 @@ bool ChildProcess::owns(pid_t pid) const {
   return own_process_group() && ::getpgid(pid) == group_;
 }
 
-}  // namespace gpuclk::telemetry
+}  // namespace gpuclk::host

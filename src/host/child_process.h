@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuclk::telemetry {
+namespace gpuclk::host {
 
 struct ChildExit {
   int exit_code = 0;                // as a shell reports it: the status, or 128 + signal
@@ -72,4 +72,4 @@ std::optional<pid_t> parent_of(pid_t pid);
 // True if `ancestor` is `pid` or an ancestor of it.
 bool descends_from(pid_t pid, pid_t ancestor);
 
-}  // namespace gpuclk::telemetry
+}  // namespace gpuclk::host
