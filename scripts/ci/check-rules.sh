@@ -287,6 +287,7 @@ check_sizes() {
   fi
   [ $bad -eq 0 ] && echo "check-rules: sizes ok ($(echo "$sources" | wc -l) files, src/cli/ $cli lines)" ||
     { echo "check-rules: sizes: over the limits ($MAX_FILE_LINES lines a file, $MAX_FUNCTION_LINES a function, $MAX_CLI_LINES in src/cli/)"; failed=1; }
+}
 
 # --- 5. gpuclk-serve links no command code -------------------------------------------------
 # The service's program (src/daemon) is built from src/serve and the layers below it: `gpuclk
