@@ -31,7 +31,7 @@ rank_of() {
     host | nvml) echo 1 ;;
     gpu) echo 2 ;;
     output | occupancy | telemetry) echo 3 ;;
-    control | bench) echo 4 ;;
+    control | bench | attribution) echo 4 ;;
     rules) echo 5 ;;
     sweep | govern) echo 6 ;;
     serve) echo 7 ;;
