@@ -37,7 +37,7 @@ rank_of() {
     host | nvml) echo 1 ;;
     gpu) echo 2 ;;
     output | occupancy | telemetry) echo 3 ;;
-    control | bench) echo 4 ;;
+    control | bench | attribution) echo 4 ;;
     rules) echo 5 ;;
     sweep | govern | views) echo 6 ;;
     serve) echo 7 ;;

@@ -1,9 +1,9 @@
 // `gpuclk ps`: every process on every GPU, who it works for, and what it used. From the service
 // (gpuclk serve), which splits each GPU's energy counter between the processes on it at every
-// slow sample (serve/attribution.h): power share, energy, GPU time, mean SM clock and what held
-// the clock back. Without a service: the processes, owners and memory the driver lists now, and a
-// note that energy needs the service. A second table sums the jobs (Slurm jobs, pods, containers,
-// sessions) over their GPUs.
+// slow sample (attribution/attribution.h): power share, energy, GPU time, mean SM clock and what
+// held the clock back. Without a service: the processes, owners and memory the driver lists now,
+// and a note that energy needs the service. A second table sums the jobs (Slurm jobs, pods,
+// containers, sessions) over their GPUs.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +11,7 @@
 #include <iostream>
 #include <set>
 
+#include "attribution/attribution.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "gpu/clock_reasons.h"
@@ -40,7 +41,7 @@ std::string clock_time(double s) {
 // One unit per column (a table's unit is in its header): kJ, 0.01 kJ resolution.
 out::Value energy(double joules) { return out::number(joules / 1e3, "kJ", 2); }
 
-out::Table process_table(const serve::AttributionView& v, const std::set<unsigned>& gpus,
+out::Table process_table(const attribution::AttributionView& v, const std::set<unsigned>& gpus,
                          bool all) {
   out::Table t;
   t.columns = {{"gpu", "GPU"},          {"pid", "PID"},
@@ -64,12 +65,13 @@ out::Table process_table(const serve::AttributionView& v, const std::set<unsigne
          u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
          p.memory ? out::number(p.memory->value() / (1 << 20), "MiB", 0) : out::na(),
          u.mean_sm_mhz() ? out::number(*u.mean_sm_mhz(), "", 0) : out::na(),
-         out::text(serve::held_back_text(u, 2))});
+         out::text(attribution::held_back_text(u, 2))});
   }
   return t;
 }
 
-out::Table owner_table(const serve::AttributionView& v, const std::set<unsigned>& gpus, bool all) {
+out::Table owner_table(const attribution::AttributionView& v, const std::set<unsigned>& gpus,
+                       bool all) {
   out::Table t;
   t.columns = {
       {"owner", "JOB", true},   {"user", "USER", true},  {"gpus", "GPUS", true},
@@ -94,7 +96,7 @@ out::Table owner_table(const serve::AttributionView& v, const std::set<unsigned>
             energy(u.energy_j), out::number(u.context_s / 3600, "", 3),
             u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
             u.mean_sm_mhz() ? out::number(*u.mean_sm_mhz(), "", 0) : out::na(),
-            out::text(serve::held_back_text(u, 2))});
+            out::text(attribution::held_back_text(u, 2))});
   }
   // By job, so that a job is found where its name puts it (the service lists them as it met them).
   std::stable_sort(rows.begin(), rows.end(),

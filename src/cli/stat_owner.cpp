@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "attribution/attribution.h"
 #include "cli/context.h"
 #include "gpu/clock_reasons.h"
 #include "serve/attribution_json.h"
@@ -16,25 +17,25 @@ namespace {
 
 namespace out = output;
 
-std::vector<out::Value> usage_row(const std::string& gpu, const serve::Usage& u) {
+std::vector<out::Value> usage_row(const std::string& gpu, const attribution::Usage& u) {
   return {out::text(gpu),
           out::number(u.energy_j / 1e3, "kJ", 2),
           out::number(u.energy_j / 3.6e3, "Wh", 1),
           out::number(u.context_s / 3600, "h", 3),
           u.context_s > 0 ? out::number(100 * u.busy_s / u.context_s, "%", 0) : out::na(),
           u.mean_sm_mhz() ? out::number(*u.mean_sm_mhz(), "MHz", 0) : out::na(),
-          out::text(serve::held_back_text(u))};
+          out::text(attribution::held_back_text(u))};
 }
 
 // One line for the job's accounting record (the Slurm epilog's AdminComment): "12.34 kJ GPU
 // energy, 0.004 GPU-h, busy 64 %, SM 1785 MHz, held back: sw_power_cap 33% on GPUs 0,1".
-std::string summary_line(const serve::OwnerUse& o) {
+std::string summary_line(const attribution::OwnerUse& o) {
   const auto& u = o.usage;
   std::string gpus;
   for (const auto& [index, usage] : o.by_gpu)
     gpus += (gpus.empty() ? "" : ",") + std::to_string(index);
   // Nothing held it back: said in words ("held back: - on GPUs 0,1" read as a typo).
-  const auto held = serve::held_back_text(u);
+  const auto held = attribution::held_back_text(u);
   return fmt::format("{:.2f} kJ GPU energy, {:.3f} GPU-h, busy {:.0f} %, SM {} MHz, {} on {}",
                      u.energy_j / 1e3, u.context_s / 3600,
                      u.context_s > 0 ? 100 * u.busy_s / u.context_s : 0.0,
@@ -62,7 +63,7 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
                 "start gpuclk serve (docs/serve.md), or measure a command: gpuclk stat -- CMD");
   }
   const auto view = serve::attribution_from_json(*reply, serve::kAnswerTime);
-  const serve::OwnerUse& o = view.owners.at(0);
+  const attribution::OwnerUse& o = view.owners.at(0);
   nlohmann::json j = reply->at("owners").at(0);
   j["processes"] = reply->at("processes");
   j["summary"] = summary_line(o);

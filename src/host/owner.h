@@ -19,8 +19,8 @@ struct Owner {
   std::string id;    // the Slurm job id, the pod UID, the container id, the session id, the pid
   std::string user;  // the login name of the process's real uid; "" when unknown
   // A Kubernetes pod's namespace and name, and the name of its container on the process's GPU,
-  // as the kubelet names them (its pod-resources API; serve/pod_names.h); "" when unknown. Not
-  // part of the key: a pod is its UID.
+  // as the kubelet names them (its pod-resources API; attribution/pod_names.h); "" when unknown.
+  // Not part of the key: a pod is its UID.
   std::string pod_namespace{}, pod_name{}, container_name{};
 };
 

@@ -6,6 +6,15 @@
 #include "util/error.h"
 
 namespace gpuclk::serve {
+
+using attribution::AttributionView;
+using attribution::GpuBooks;
+using attribution::kSplitCount;
+using attribution::OwnerUse;
+using attribution::ProcessUse;
+using attribution::Split;
+using attribution::Usage;
+
 namespace {
 
 using nlohmann::json;

@@ -1,5 +1,5 @@
-// The attribution (attribution.h) on the socket: the `processes` request's answer, and its
-// decoding for the commands that show it (`gpuclk ps`, `gpuclk stat --job`). Times travel as
+// The attribution (attribution/attribution.h) on the socket: the `processes` request's answer, and
+// its decoding for the commands that show it (`gpuclk ps`, `gpuclk stat --job`). Times travel as
 // seconds before the answer ("age_s": since first seen, "idle_s": since last seen), so each side
 // keeps its own clock.
 #pragma once
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "serve/attribution.h"
+#include "attribution/attribution.h"
 
 namespace gpuclk::serve {
 
@@ -19,9 +19,10 @@ inline constexpr telemetry::TimePoint kAnswerTime{std::chrono::hours(24 * 365)};
 // "pod:UID", …; a pod also as "pod:NAMESPACE/NAME" once the kubelet named it) for that owner alone
 // (its processes and its entry in "owners"). A pod the kubelet named has "pod_namespace",
 // "pod_name" and, when one container holds its GPUs, "container_name" beside its owner key.
-nlohmann::json attribution_json(const AttributionView& view, telemetry::TimePoint now,
+nlohmann::json attribution_json(const attribution::AttributionView& view, telemetry::TimePoint now,
                                 const std::optional<std::string>& owner = std::nullopt);
 // The inverse; times come back relative to `now`. Throws Error (exit 255) on a malformed answer.
-AttributionView attribution_from_json(const nlohmann::json& answer, telemetry::TimePoint now);
+attribution::AttributionView attribution_from_json(const nlohmann::json& answer,
+                                                   telemetry::TimePoint now);
 
 }  // namespace gpuclk::serve

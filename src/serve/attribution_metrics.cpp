@@ -3,6 +3,13 @@
 #include <string>
 
 namespace gpuclk::serve {
+
+using attribution::AttributionView;
+using attribution::GpuBooks;
+using attribution::kSplitCount;
+using attribution::Split;
+using attribution::Usage;
+
 namespace {
 
 // The owners with series of their own, their family's prefix and the label naming them.

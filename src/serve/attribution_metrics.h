@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "serve/attribution.h"
+#include "attribution/attribution.h"
 #include "serve/exposition.h"
 
 namespace gpuclk::serve {
@@ -15,7 +15,7 @@ namespace gpuclk::serve {
 inline constexpr std::chrono::minutes kOwnerSeriesKept{10};
 
 // `gpu_labels`: each GPU position's rendered labels; `now`: the sampler's time.
-void add_attribution_series(Families& f, const AttributionView& view,
+void add_attribution_series(Families& f, const attribution::AttributionView& view,
                             const std::vector<Labels>& gpu_labels, telemetry::TimePoint now);
 
 }  // namespace gpuclk::serve

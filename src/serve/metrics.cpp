@@ -231,7 +231,7 @@ std::string metrics_text(Families& f, const Service& service, const telemetry::S
         f.gauge(s.name, s.help, labels, s.value);
     }
   }
-  if (const Attribution* a = service.attribution()) {
+  if (const attribution::Attribution* a = service.attribution()) {
     add_attribution_series(f, a->view(), gpu_labels, snap.time);
   }
   return f.take();

@@ -119,16 +119,17 @@ void Service::start() {
   }
   std::vector<unsigned> indexes;
   for (const auto& f : facts_) indexes.push_back(f.key.index);
-  attribution_ = std::make_unique<Attribution>(std::move(indexes), [this](unsigned pid) {
-    ProcessIdentity id;
-    id.owner = rules::process_owner(devices_.api(), pid);
-    if (auto name = devices_.process_name(pid)) id.name = *name;
-    return id;
-  });
+  attribution_ =
+      std::make_unique<attribution::Attribution>(std::move(indexes), [this](unsigned pid) {
+        attribution::ProcessIdentity id;
+        id.owner = rules::process_owner(devices_.api(), pid);
+        if (auto name = devices_.process_name(pid)) id.name = *name;
+        return id;
+      });
   attributed_.assign(facts_.size(), std::nullopt);
   std::vector<std::string> uuids;
   for (const auto& f : facts_) uuids.push_back(f.key.uuid);
-  pods_ = std::make_unique<PodNamer>(
+  pods_ = std::make_unique<attribution::PodNamer>(
       options_.kubelet_socket, options_.list_pod_resources, std::move(uuids),
       [](const std::string& line) { std::cerr << "gpuclk serve: " << line << std::endl; });
   refresh();
@@ -312,8 +313,8 @@ void Service::attribute() {
   if (pods_) pods_->refresh(attribution_->view(), *attribution_, std::chrono::steady_clock::now());
 }
 
-std::vector<std::optional<PodName>> Service::gpu_pods() const {
-  return pods_ ? pods_->gpus() : std::vector<std::optional<PodName>>{};
+std::vector<std::optional<attribution::PodName>> Service::gpu_pods() const {
+  return pods_ ? pods_->gpus() : std::vector<std::optional<attribution::PodName>>{};
 }
 
 json Service::processes_response(const json& request) const {

@@ -31,14 +31,14 @@
 #include <thread>
 #include <vector>
 
+#include "attribution/attribution.h"
+#include "attribution/pod_names.h"
 #include "gpu/device.h"
 #include "gpu/events.h"
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
-#include "serve/attribution.h"
 #include "serve/findings.h"
-#include "serve/pod_names.h"
 #include "telemetry/packed_sample.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
@@ -68,7 +68,7 @@ struct ServiceOptions {
   // while it exists; empty: never. `list_pod_resources` makes the call (serve::Node gives it
   // kubelet_client.h's); none: pods are named by UID.
   std::string kubelet_socket;
-  ListPodResources list_pod_resources;
+  attribution::ListPodResources list_pod_resources;
 };
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,
@@ -199,12 +199,12 @@ class Service {
   std::optional<std::uint64_t> last_xid(std::size_t gpu) const;
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
   double state_age_seconds() const;
-  // Who used the GPUs (attribution.h), brought up to date by every refresh from the sampler's
-  // slow samples; null before start().
-  const Attribution* attribution() const { return attribution_.get(); }
+  // Who used the GPUs (attribution/attribution.h), brought up to date by every refresh from the
+  // sampler's slow samples; null before start().
+  const attribution::Attribution* attribution() const { return attribution_.get(); }
   // Each GPU's one holder by the kubelet's last answer (by position; dcgm-exporter's labels);
   // empty before start().
-  std::vector<std::optional<PodName>> gpu_pods() const;
+  std::vector<std::optional<attribution::PodName>> gpu_pods() const;
 
  private:
   void refresh();
@@ -290,10 +290,10 @@ class Service {
   std::filesystem::file_time_type settings_watch_stamp_{};
   std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
   // The attribution and, by position, the last slow sample it was given (refresher only).
-  std::unique_ptr<Attribution> attribution_;
+  std::unique_ptr<attribution::Attribution> attribution_;
   std::vector<std::optional<telemetry::SlowSample>> attributed_;
   // Pods' names from the kubelet, asked on the refresher.
-  std::unique_ptr<PodNamer> pods_;
+  std::unique_ptr<attribution::PodNamer> pods_;
   FindingsHold findings_hold_;  // the refresher's: /metrics' findings over a window
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Who used the energy (serve/attribution.h) against the simulator's truth: real processes run
+# Who used the energy (attribution/attribution.h) against the simulator's truth: real processes run
 # simulated jobs (`gpuclk sim-job`, each its own process, listed by NVML under its pid), two on
 # GPU 0 with different amounts of work (time-sliced while both run, then the larger alone) and one
 # alone on GPU 1; the service splits each GPU's energy counter between them. Each process's

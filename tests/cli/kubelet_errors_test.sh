@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pods by UID when the kubelet cannot name them (serve/pod_names.h): a fake kubelet (a real gRPC
+# Pods by UID when the kubelet cannot name them (attribution/pod_names.h): a fake kubelet (a real gRPC
 # server, fake_kubelet.py) that answers gRPC status UNAVAILABLE, then no kubelet socket at all.
 # Either way the service says so once in its log, goes on, and gpuclk ps and /metrics name the
 # job's pod by its UID.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pods by name (serve/pod_names.h): a fake kubelet — a real gRPC server, tests/cli/fake_kubelet.py
+# Pods by name (attribution/pod_names.h): a fake kubelet — a real gRPC server, tests/cli/fake_kubelet.py
 # on python3-grpcio — answers the pod-resources API's List on a Unix socket: pod ml/train-0
 # (container trainer) holds GPU 0 as a time-slicing replica, pod web/viewer holds GPU 1. A real
 # simulated job runs in the kubepods cgroup of train-0's UID on GPU 0; `gpuclk serve` asks the

@@ -1,15 +1,16 @@
-// serve/pod_names.h: the join of the kubelet's pod-resources answer with the pod UIDs and GPUs of
-// the service's processes (one pod per GPU, time-slicing, elimination, MIG, other resources), and
-// PodNamer's asking: when it asks, what a failure does, and that names reach the attribution.
+// attribution/pod_names.h: the join of the kubelet's pod-resources answer with the pod UIDs and
+// GPUs of the service's processes (one pod per GPU, time-slicing, elimination, MIG, other
+// resources), and PodNamer's asking: when it asks, what a failure does, and that names reach the
+// attribution.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "serve/pod_names.h"
+#include "attribution/pod_names.h"
 #include "util/error.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 namespace {
 
 using namespace std::chrono_literals;
@@ -32,7 +33,7 @@ host::PodResources pod(std::string ns, std::string name,
   return p;
 }
 
-TEST(serve_pod_names_test, a_gpu_held_by_one_pod_names_the_uid_on_it) {
+TEST(attribution_pod_names_test, a_gpu_held_by_one_pod_names_the_uid_on_it) {
   const std::vector<host::PodResources> listed = {
       pod("ml", "train-0", {{"trainer", {"GPU-aaaa", "GPU-bbbb"}}}),
       pod("web", "idle", {{"app", {}}})};
@@ -46,7 +47,8 @@ TEST(serve_pod_names_test, a_gpu_held_by_one_pod_names_the_uid_on_it) {
   EXPECT_FALSE(j.gpus[2].has_value());
 }
 
-TEST(serve_pod_names_test, time_sliced_gpus_stay_unnamed_unless_another_gpu_tells_them_apart) {
+TEST(attribution_pod_names_test,
+     time_sliced_gpus_stay_unnamed_unless_another_gpu_tells_them_apart) {
   // Replicas of GPU 0 in two pods: the UID on GPU 0 alone cannot be told.
   const std::vector<host::PodResources> listed = {pod("ml", "a", {{"c", {"GPU-aaaa::0"}}}),
                                                   pod("ml", "b", {{"c", {"GPU-aaaa::1"}}})};
@@ -64,7 +66,7 @@ TEST(serve_pod_names_test, time_sliced_gpus_stay_unnamed_unless_another_gpu_tell
   EXPECT_EQ(j.named.at("uid-2").name, "b");
 }
 
-TEST(serve_pod_names_test, two_uids_on_one_pods_gpu_are_neither_named) {
+TEST(attribution_pod_names_test, two_uids_on_one_pods_gpu_are_neither_named) {
   // A pod UID without a device of the plugin (NVIDIA_VISIBLE_DEVICES=all) on pod a's GPU.
   const std::vector<host::PodResources> listed = {pod("ml", "a", {{"c", {"GPU-aaaa"}}})};
   const auto j = join_pod_names(listed, kGpus, Running{{"uid-1", {0}}, {"uid-2", {0}}});
@@ -72,7 +74,7 @@ TEST(serve_pod_names_test, two_uids_on_one_pods_gpu_are_neither_named) {
   EXPECT_EQ(j.unnamed.at("uid-1"), "pod ml/a holds its GPUs, and other pod UIDs run there too");
 }
 
-TEST(serve_pod_names_test, replicas_in_one_pods_containers_name_the_pod_not_the_container) {
+TEST(attribution_pod_names_test, replicas_in_one_pods_containers_name_the_pod_not_the_container) {
   const std::vector<host::PodResources> listed = {
       pod("ml", "a", {{"one", {"GPU-aaaa::0"}}, {"two", {"GPU-aaaa::1"}}})};
   const auto j = join_pod_names(listed, kGpus, Running{{"uid-1", {0}}});
@@ -80,7 +82,7 @@ TEST(serve_pod_names_test, replicas_in_one_pods_containers_name_the_pod_not_the_
   EXPECT_FALSE(j.gpus[0].has_value());
 }
 
-TEST(serve_pod_names_test, mig_devices_other_resources_and_unknown_gpus_name_nothing) {
+TEST(attribution_pod_names_test, mig_devices_other_resources_and_unknown_gpus_name_nothing) {
   const std::vector<host::PodResources> listed = {
       pod("ml", "mig", {{"c", {"MIG-0123"}}}, "nvidia.com/mig-1g.10gb"),
       pod("ml", "nic", {{"c", {"GPU-aaaa"}}}, "example.com/nic"),
@@ -93,7 +95,7 @@ TEST(serve_pod_names_test, mig_devices_other_resources_and_unknown_gpus_name_not
   EXPECT_FALSE(j.gpus[0].has_value());
 }
 
-TEST(serve_pod_names_test, a_uid_on_gpus_of_different_pods_is_unnamed) {
+TEST(attribution_pod_names_test, a_uid_on_gpus_of_different_pods_is_unnamed) {
   const std::vector<host::PodResources> listed = {pod("ml", "a", {{"c", {"GPU-aaaa"}}}),
                                                   pod("ml", "b", {{"c", {"GPU-bbbb"}}})};
   const auto j = join_pod_names(listed, kGpus, Running{{"uid-1", {0, 1}}});
@@ -129,7 +131,7 @@ struct Socket {
   ~Socket() { std::filesystem::remove(path); }
 };
 
-TEST(serve_pod_names_test, the_namer_asks_when_due_and_names_the_attributions_pod) {
+TEST(attribution_pod_names_test, the_namer_asks_when_due_and_names_the_attributions_pod) {
   PodOnGpu node;
   Socket socket;
   int asks = 0;
@@ -160,7 +162,7 @@ TEST(serve_pod_names_test, the_namer_asks_when_due_and_names_the_attributions_po
   EXPECT_TRUE(log.empty());
 }
 
-TEST(serve_pod_names_test, a_new_uid_is_asked_about_at_the_retry_interval) {
+TEST(attribution_pod_names_test, a_new_uid_is_asked_about_at_the_retry_interval) {
   PodOnGpu node;
   Socket socket;
   int asks = 0;
@@ -176,7 +178,7 @@ TEST(serve_pod_names_test, a_new_uid_is_asked_about_at_the_retry_interval) {
   EXPECT_EQ(asks, 2);
 }
 
-TEST(serve_pod_names_test, a_failure_is_said_once_and_pods_keep_their_uids) {
+TEST(attribution_pod_names_test, a_failure_is_said_once_and_pods_keep_their_uids) {
   PodOnGpu node;
   Socket socket;
   bool fails = true;
@@ -201,7 +203,7 @@ TEST(serve_pod_names_test, a_failure_is_said_once_and_pods_keep_their_uids) {
   EXPECT_EQ(node.attribution.view().owners.at(0).owner.pod_name, "train-0");
 }
 
-TEST(serve_pod_names_test, without_the_socket_the_kubelet_is_never_asked) {
+TEST(attribution_pod_names_test, without_the_socket_the_kubelet_is_never_asked) {
   PodOnGpu node;
   int asks = 0;
   std::vector<std::string> log;
@@ -217,7 +219,7 @@ TEST(serve_pod_names_test, without_the_socket_the_kubelet_is_never_asked) {
             std::string::npos);
 }
 
-TEST(serve_pod_names_test, a_name_once_given_stays) {
+TEST(attribution_pod_names_test, a_name_once_given_stays) {
   PodOnGpu node;
   node.attribution.name_pods({{"uid-1", PodName{"ml", "train-0", "c"}}});
   node.attribution.name_pods({{"uid-1", PodName{"ml", "other", "c"}}});
@@ -225,4 +227,4 @@ TEST(serve_pod_names_test, a_name_once_given_stays) {
 }
 
 }  // namespace
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution

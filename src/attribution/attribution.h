@@ -34,7 +34,7 @@
 #include "host/owner.h"
 #include "telemetry/sample.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 
 // How one interval's energy of a GPU was split between its processes.
 enum class Split : std::uint8_t { sole, sm, memory, equal };
@@ -114,7 +114,7 @@ struct ProcessIdentity {
 };
 using IdentifyProcess = std::function<ProcessIdentity(unsigned pid)>;
 
-// A Kubernetes pod's name as the kubelet gives it (serve/pod_names.h).
+// A Kubernetes pod's name as the kubelet gives it (attribution/pod_names.h).
 struct PodName {
   std::string pod_namespace, name;
   std::string container;  // "" when unknown (several containers of the pod hold its GPUs)
@@ -149,7 +149,11 @@ class Attribution {
   AttributionView view() const;
 
  private:
-  struct Participant;
+  // add()'s phases: who a pid is (before the lock), its entry (made on its first interval),
+  // and an interval's usage added to the process, its owner and its user (under the lock).
+  void identify(unsigned pid);
+  ProcessUse& process_use(std::size_t gpu, unsigned pid, telemetry::TimePoint first_seen);
+  void book(ProcessUse& use, const Usage& step);
   OwnerUse& owner_of(const ProcessUse& process);
 
   std::vector<unsigned> gpu_indexes_;
@@ -163,4 +167,4 @@ class Attribution {
   std::vector<GpuBooks> books_;
 };
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution

@@ -1,4 +1,4 @@
-#include "serve/attribution.h"
+#include "attribution/attribution.h"
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +8,7 @@
 
 #include "gpu/clock_reasons.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 namespace {
 
 double seconds(telemetry::Duration d) { return std::chrono::duration<double>(d).count(); }
@@ -98,41 +98,33 @@ std::string held_back_text(const Usage& u, std::size_t most) {
   return text.empty() ? "-" : text;
 }
 
-// One process's part in one interval of its GPU.
-struct Attribution::Participant {
-  bool listed_before = false, listed_now = false;
-  std::optional<units::Bytes> memory;
-  double sm = 0;  // Σ of its SM utilization samples
-  double share = 0;
-};
-
 Attribution::Attribution(std::vector<unsigned> gpu_indexes, IdentifyProcess identify)
     : gpu_indexes_(std::move(gpu_indexes)),
       identify_(std::move(identify)),
       books_(gpu_indexes_.size()) {}
 
-OwnerUse& Attribution::owner_of(const ProcessUse& process) {
-  OwnerUse& o = owners_[host::owner_key(process.owner)];
-  if (o.owner.id.empty()) {
-    o.owner = process.owner;
-    o.first_seen = process.first_seen;
-  }
-  return o;
+namespace {
+
+// One process's part in one interval of its GPU.
+struct Participant {
+  bool listed_before = false, listed_now = false;
+  std::optional<units::Bytes> memory;
+  double sm = 0;  // Σ of its SM utilization samples
+  double share = 0;
+};
+using Participants = std::map<unsigned, Participant>;
+
+// The energy counter's delta over the interval; nullopt without both readings.
+std::optional<double> energy_of(const telemetry::SlowSample& previous,
+                                const telemetry::SlowSample& current) {
+  if (!previous.energy || !current.energy) return std::nullopt;
+  return std::max(0.0, current.energy->value() - previous.energy->value());
 }
 
-void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
-                      const telemetry::SlowSample& current,
-                      std::span<const telemetry::FastSample> fast) {
-  if (gpu >= books_.size()) return;
-  const double dt = seconds(current.time - previous.time);
-  if (!(dt > 0)) return;
-  std::optional<double> energy;
-  if (previous.energy && current.energy) {
-    energy = std::max(0.0, current.energy->value() - previous.energy->value());
-  }
-
-  // Who was on the GPU: listed at either end, or sampled in between.
-  std::map<unsigned, Participant> on;
+// Who was on the GPU: listed at either end, or sampled in between.
+Participants participants_of(const telemetry::SlowSample& previous,
+                             const telemetry::SlowSample& current) {
+  Participants on;
   if (previous.processes) {
     for (const auto& p : *previous.processes) on[p.pid].listed_before = true;
   }
@@ -143,8 +135,11 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
     }
   }
   for (const auto& u : current.process_utilization) on[u.pid].sm += u.sm.value();
+  return on;
+}
 
-  // How the energy is split.
+// How the energy is split, with each participant's share set.
+Split split_shares(Participants& on) {
   Split split = Split::sole;
   double total_sm = 0, total_memory = 0;
   bool every_memory = true;
@@ -181,28 +176,127 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
         break;
     }
   }
+  return split;
+}
 
+// The GPU's books: the delta goes to the unknown (the processes were not read), to idle (none
+// ran) or to the processes, by how it was split.
+void book_gpu(GpuBooks& books, const telemetry::SlowSample& previous,
+              const telemetry::SlowSample& current, std::optional<double> energy, bool idle,
+              Split split) {
+  ++books.intervals;
+  if (!energy) return;
+  if (!books.first_counter_j) books.first_counter_j = previous.energy->value();
+  books.last_counter_j = current.energy->value();
+  books.counted_j += *energy;
+  if (!current.processes) {
+    books.unknown_j += *energy;
+  } else if (idle) {
+    books.idle_j += *energy;
+  } else {
+    books.split_j[static_cast<std::size_t>(split)] += *energy;
+  }
+}
+
+// A process's state at the end of the interval: when last seen, its share and power, its memory.
+void note_interval(ProcessUse& use, const Participant& p, Split split, telemetry::TimePoint now,
+                   std::optional<double> energy, double dt) {
+  use.last_seen = now;
+  use.running = true;
+  use.share = p.share;
+  use.split = split;
+  use.power_w = energy ? *energy / dt * p.share : 0;
+  if (p.memory) {
+    use.memory = p.memory;
+    if (!use.memory_peak || p.memory->value() > use.memory_peak->value())
+      use.memory_peak = p.memory;
+  }
+}
+
+// A participant's usage in the interval: its share of the energy and of the busy time, its context
+// time (all of the interval when listed at both ends, else half), and the clock and the reasons
+// over that time.
+Usage step_of(const Participant& p, const IntervalFacts& facts, std::optional<double> energy,
+              double dt) {
+  Usage step;
+  const double context = (p.listed_before && p.listed_now) ? 1.0 : 0.5;
+  step.energy_j = energy ? *energy * p.share : 0;
+  step.context_s = context * dt;
+  step.busy_s = facts.busy_s ? *facts.busy_s * p.share : 0;
+  if (facts.sm_mhz) {
+    step.clock_mhz_s = *facts.sm_mhz * step.context_s;
+    step.clock_s = step.context_s;
+  }
+  for (std::size_t k = 0; k < kReasonSlots; ++k) step.held_s[k] = facts.held_s[k] * context;
+  return step;
+}
+
+}  // namespace
+
+OwnerUse& Attribution::owner_of(const ProcessUse& process) {
+  OwnerUse& o = owners_[host::owner_key(process.owner)];
+  if (o.owner.id.empty()) {
+    o.owner = process.owner;
+    o.first_seen = process.first_seen;
+  }
+  return o;
+}
+
+void Attribution::identify(unsigned pid) {
+  if (!identities_.contains(pid)) identities_.emplace(pid, identify_(pid));
+}
+
+ProcessUse& Attribution::process_use(std::size_t gpu, unsigned pid,
+                                     telemetry::TimePoint first_seen) {
+  const auto [it, fresh] = processes_.try_emplace({gpu, pid});
+  ProcessUse& use = it->second;
+  if (!fresh) return use;
+  const auto known = identities_.find(pid);
+  use.pid = pid;
+  use.gpu = gpu;
+  use.gpu_index = gpu_indexes_[gpu];
+  use.name = known->second.name;
+  use.owner =
+      known->second.owner.value_or(host::Owner{host::OwnerKind::process, std::to_string(pid), ""});
+  use.first_seen = first_seen;
+  // A process of a pod named before it started takes the pod's name.
+  if (const auto o = owners_.find(host::owner_key(use.owner));
+      o != owners_.end() && !o->second.owner.pod_name.empty()) {
+    use.owner.pod_namespace = o->second.owner.pod_namespace;
+    use.owner.pod_name = o->second.owner.pod_name;
+    use.owner.container_name = o->second.owner.container_name;
+  }
+  return use;
+}
+
+void Attribution::book(ProcessUse& use, const Usage& step) {
+  use.usage.add(step);
+  OwnerUse& owner = owner_of(use);
+  owner.last_seen = use.last_seen;
+  owner.usage.add(step);
+  owner.by_gpu[use.gpu_index].add(step);
+  if (!std::binary_search(owner.pids.begin(), owner.pids.end(), use.pid)) {
+    owner.pids.insert(std::upper_bound(owner.pids.begin(), owner.pids.end(), use.pid), use.pid);
+  }
+  users_[use.owner.user].add(step);
+}
+
+void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
+                      const telemetry::SlowSample& current,
+                      std::span<const telemetry::FastSample> fast) {
+  if (gpu >= books_.size()) return;
+  const double dt = seconds(current.time - previous.time);
+  if (!(dt > 0)) return;
+  const std::optional<double> energy = energy_of(previous, current);
+  Participants on = participants_of(previous, current);
+  const Split split = split_shares(on);
   const IntervalFacts facts = facts_of(fast, dt);
   // Who a new pid is: /proc and the driver, read before taking the lock readers wait on
   // (identities_ is this thread's alone).
-  for (const auto& [pid, p] : on) {
-    if (!identities_.contains(pid)) identities_.emplace(pid, identify_(pid));
-  }
+  for (const auto& [pid, p] : on) identify(pid);
+
   std::lock_guard lock(mutex_);
-  GpuBooks& books = books_[gpu];
-  ++books.intervals;
-  if (energy) {
-    if (!books.first_counter_j) books.first_counter_j = previous.energy->value();
-    books.last_counter_j = current.energy->value();
-    books.counted_j += *energy;
-    if (!current.processes) {
-      books.unknown_j += *energy;
-    } else if (on.empty()) {
-      books.idle_j += *energy;
-    } else {
-      books.split_j[static_cast<std::size_t>(split)] += *energy;
-    }
-  }
+  book_gpu(books_[gpu], previous, current, energy, on.empty(), split);
   if (!current.processes) return;  // who ran is unknown: only the GPU's books move
 
   // Each participant's usage in this interval, added to it, its owner and its user.
@@ -210,56 +304,9 @@ void Attribution::add(std::size_t gpu, const telemetry::SlowSample& previous,
     if (key.first == gpu) process.running = false;
   }
   for (const auto& [pid, p] : on) {
-    const auto [it, fresh] = processes_.try_emplace({gpu, pid});
-    ProcessUse& use = it->second;
-    if (fresh) {
-      const auto known = identities_.find(pid);
-      use.pid = pid;
-      use.gpu = gpu;
-      use.gpu_index = gpu_indexes_[gpu];
-      use.name = known->second.name;
-      use.owner = known->second.owner.value_or(
-          host::Owner{host::OwnerKind::process, std::to_string(pid), ""});
-      use.first_seen = previous.time;
-      // A process of a pod named before it started takes the pod's name.
-      if (const auto o = owners_.find(host::owner_key(use.owner));
-          o != owners_.end() && !o->second.owner.pod_name.empty()) {
-        use.owner.pod_namespace = o->second.owner.pod_namespace;
-        use.owner.pod_name = o->second.owner.pod_name;
-        use.owner.container_name = o->second.owner.container_name;
-      }
-    }
-    use.last_seen = current.time;
-    use.running = true;
-    use.share = p.share;
-    use.split = split;
-    use.power_w = energy ? *energy / dt * p.share : 0;
-    if (p.memory) {
-      use.memory = p.memory;
-      if (!use.memory_peak || p.memory->value() > use.memory_peak->value())
-        use.memory_peak = p.memory;
-    }
-
-    Usage step;
-    const double context = (p.listed_before && p.listed_now) ? 1.0 : 0.5;
-    step.energy_j = energy ? *energy * p.share : 0;
-    step.context_s = context * dt;
-    step.busy_s = facts.busy_s ? *facts.busy_s * p.share : 0;
-    if (facts.sm_mhz) {
-      step.clock_mhz_s = *facts.sm_mhz * step.context_s;
-      step.clock_s = step.context_s;
-    }
-    for (std::size_t k = 0; k < kReasonSlots; ++k) step.held_s[k] = facts.held_s[k] * context;
-    use.usage.add(step);
-
-    OwnerUse& owner = owner_of(use);
-    owner.last_seen = current.time;
-    owner.usage.add(step);
-    owner.by_gpu[use.gpu_index].add(step);
-    if (!std::binary_search(owner.pids.begin(), owner.pids.end(), pid)) {
-      owner.pids.insert(std::upper_bound(owner.pids.begin(), owner.pids.end(), pid), pid);
-    }
-    users_[use.owner.user].add(step);
+    ProcessUse& use = process_use(gpu, pid, previous.time);
+    note_interval(use, p, split, current.time, energy, dt);
+    book(use, step_of(p, facts, energy, dt));
   }
   for (auto& [key, owner] : owners_) owner.running = false;
   for (const auto& [key, process] : processes_) {
@@ -320,4 +367,4 @@ AttributionView Attribution::view() const {
   return v;
 }
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution

@@ -1,14 +1,14 @@
-// serve::Attribution over scripted slow and fast samples: how a GPU's energy counter delta is
+// attribution::Attribution over scripted slow and fast samples: how a GPU's energy counter delta is
 // split between its processes (SM samples, memory, equal parts, one alone, none), that the parts
 // always add up to the delta, and what processes, owners and users accumulate.
+#include "attribution/attribution.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <vector>
 
-#include "serve/attribution.h"
-
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 namespace {
 
 using namespace std::chrono_literals;
@@ -79,7 +79,7 @@ const ProcessUse& find(const AttributionView& v, std::size_t gpu, unsigned pid) 
   throw std::runtime_error("no such process");
 }
 
-TEST(serve_attribution_test, sm_samples_split_the_counter_delta_and_nothing_is_lost) {
+TEST(attribution_test, sm_samples_split_the_counter_delta_and_nothing_is_lost) {
   Attribution a({0, 1}, identify);
   const auto s0 = slow(0, 1000, {process(10), process(12)});
   // 3 s of samples: 10 ran 3 × 0.6, 12 ran 3 × 0.2: 75 % and 25 % of the 400 J.
@@ -103,7 +103,7 @@ TEST(serve_attribution_test, sm_samples_split_the_counter_delta_and_nothing_is_l
   EXPECT_NEAR(find(v, 0, 12).usage.held_s[0], 0.0, 1e-9);
 }
 
-TEST(serve_attribution_test, without_samples_memory_then_equal_parts_one_alone_takes_all) {
+TEST(attribution_test, without_samples_memory_then_equal_parts_one_alone_takes_all) {
   Attribution a({0}, identify);
   // No utilization samples: by memory (3:1).
   a.add(0, slow(0, 0, {process(10, 3e9), process(11, 1e9)}),
@@ -134,7 +134,7 @@ TEST(serve_attribution_test, without_samples_memory_then_equal_parts_one_alone_t
   EXPECT_NEAR(booked(b), 650, 1e-9);
 }
 
-TEST(serve_attribution_test, owners_and_users_add_up_their_processes_across_gpus) {
+TEST(attribution_test, owners_and_users_add_up_their_processes_across_gpus) {
   Attribution a({0, 3}, identify);
   a.add(0, slow(0, 0, {process(10)}), slow(1, 500, {process(10)}), {});
   a.add(1, slow(0, 0, {process(11), process(99)}), slow(1, 600, {process(11), process(99)}), {});
@@ -161,7 +161,7 @@ TEST(serve_attribution_test, owners_and_users_add_up_their_processes_across_gpus
   EXPECT_EQ(find(v, 1, 12).name, "trainer");
 }
 
-TEST(serve_attribution_test, ended_processes_and_owners_are_forgotten_after_their_time) {
+TEST(attribution_test, ended_processes_and_owners_are_forgotten_after_their_time) {
   Attribution a({0}, identify);
   a.add(0, slow(0, 0, {process(10)}), slow(1, 100, {process(10)}), {});
   a.add(0, slow(1, 100, {}), slow(2, 150, {}), {});
@@ -176,4 +176,4 @@ TEST(serve_attribution_test, ended_processes_and_owners_are_forgotten_after_thei
 }
 
 }  // namespace
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution

@@ -1,4 +1,4 @@
-#include "serve/pod_names.h"
+#include "attribution/pod_names.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <tuple>
 
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 namespace {
 
 using Pod = std::pair<std::string, std::string>;  // namespace, name
@@ -219,4 +219,4 @@ std::uint64_t PodNamer::asks() const {
   return asks_;
 }
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution

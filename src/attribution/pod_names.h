@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "attribution/attribution.h"
 #include "host/pod_resources.h"
-#include "serve/attribution.h"
 
-namespace gpuclk::serve {
+namespace gpuclk::attribution {
 
 // The extended resources whose devices are GPUs: the device plugin's, and its time-sliced
 // resource when renamed (`renameByDefault`).
@@ -87,4 +87,4 @@ class PodNamer {
   std::uint64_t asks_ = 0;
 };
 
-}  // namespace gpuclk::serve
+}  // namespace gpuclk::attribution
