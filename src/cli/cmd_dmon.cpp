@@ -113,18 +113,16 @@ Value violation_percent(const RowInput& in, bool thermal, bool as_flag) {
   return output::integer(std::llround(std::clamp(fraction, 0.0, 1.0) * 100));
 }
 
-// MB/s (MiB, as dmon's PCIe columns) of NVLink data between the last two slow reads, every link.
-Value nvlink_rate(const RowInput& in, bool tx) {
-  const auto& a = in.gpu.previous_slow;
-  const auto& b = in.gpu.slow;
-  if (!a || !b) return output::na();
-  const auto total = [tx](const telemetry::SlowSample& s) {
-    return tx ? telemetry::nvlink_tx_total(s.nvlinks) : telemetry::nvlink_rx_total(s.nvlinks);
-  };
-  const auto va = total(*a), vb = total(*b);
-  const double dt = std::chrono::duration<double>(b->time - a->time).count();
-  if (!va || !vb || dt <= 0 || *vb < *va) return output::na();
-  return output::integer(std::llround(static_cast<double>(*vb - *va) / dt * kMebibyte));
+// The column of an NVLink counter's rate between the last two slow reads, every link (MB/s:
+// MiB, as dmon's PCIe columns).
+std::pair<DmonColumn, Cell> column(const telemetry::NvLinkField& f) {
+  return {{std::string(f.dmon_column), std::string(f.dmon_unit), std::string(f.query)},
+          [&f](const RowInput& in) {
+            const auto& a = in.gpu.previous_slow;
+            const auto& b = in.gpu.slow;
+            const auto rate = a && b ? telemetry::nvlink_rate(*a, *b, {f}) : std::nullopt;
+            return rate ? output::integer(std::llround(*rate * f.dmon_scale)) : output::na();
+          }};
 }
 
 // As `gpuclk query --fields clocks_event_reasons.active` (nvidia-smi's hex bitmask).
@@ -177,9 +175,7 @@ const std::vector<Group>& groups() {
       {'n',
        "NVLink throughput, every link (gpuclk)",
        {Field::nvlink},
-       {{{"rxnvl", "MB/s", "nvlink.rx"}, [](const RowInput& in) { return nvlink_rate(in, false); }},
-        {{"txnvl", "MB/s", "nvlink.tx"},
-         [](const RowInput& in) { return nvlink_rate(in, true); }}}},
+       {column(F::nvlink_rx), column(F::nvlink_tx)}},
       {'r',
        "clock event reasons (gpuclk)",
        {Field::clock_reasons},

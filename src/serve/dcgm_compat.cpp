@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "telemetry/field_table.h"
 #include "util/error.h"
 #include "util/parse.h"
 
@@ -83,18 +84,11 @@ Value memory_mib(const GpuView& v, bool free) {
 // MB/s (10^6 bytes): the newest default-counters.csv's gauge. None without NVLink counters, on
 // the first sample, or when a counter went back (the driver was reloaded).
 Value nvlink_throughput(const GpuView& v) {
-  if (!v.slow || !v.previous_slow || v.slow->time <= v.previous_slow->time) return std::nullopt;
-  const auto total = [](const telemetry::SlowSample& s) -> std::optional<std::uint64_t> {
-    const auto tx = telemetry::nvlink_tx_total(s.nvlinks);
-    const auto rx = telemetry::nvlink_rx_total(s.nvlinks);
-    if (!tx || !rx) return std::nullopt;
-    return *tx + *rx;
-  };
-  const auto now = total(*v.slow), before = total(*v.previous_slow);
-  if (!now || !before || *now < *before) return std::nullopt;
-  const double seconds =
-      std::chrono::duration<double>(v.slow->time - v.previous_slow->time).count();
-  return static_cast<double>(*now - *before) / seconds / 1e6;
+  if (!v.slow || !v.previous_slow) return std::nullopt;
+  namespace F = telemetry::fields;
+  const auto rate = telemetry::nvlink_rate(*v.previous_slow, *v.slow, {F::nvlink_tx, F::nvlink_rx});
+  if (!rate) return std::nullopt;
+  return *rate / 1e6;
 }
 
 using telemetry::FastSample;

@@ -252,12 +252,7 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
       json k;
       k["link"] = l.link;
       if (l.active) k["active"] = *l.active;
-      if (l.replay) k["replay"] = *l.replay;
-      if (l.recovery) k["recovery"] = *l.recovery;
-      if (l.crc) k["crc"] = *l.crc;
-      if (l.ecc) k["ecc"] = *l.ecc;
-      if (l.tx_bytes) k["tx_bytes"] = *l.tx_bytes;
-      if (l.rx_bytes) k["rx_bytes"] = *l.rx_bytes;
+      for (const auto& f : telemetry::fields::kNvLink) put(k, f.key, l.*f.member);
       links.push_back(std::move(k));
     }
     j["nvlinks"] = std::move(links);
@@ -319,12 +314,7 @@ telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint 
       telemetry::NvLinkSample l;
       l.link = k["link"].get<unsigned>();
       if (auto a = k.find("active"); a != k.end() && a->is_boolean()) l.active = a->get<bool>();
-      get_count(k, "replay", l.replay);
-      get_count(k, "recovery", l.recovery);
-      get_count(k, "crc", l.crc);
-      get_count(k, "ecc", l.ecc);
-      get_count(k, "tx_bytes", l.tx_bytes);
-      get_count(k, "rx_bytes", l.rx_bytes);
+      for (const auto& f : telemetry::fields::kNvLink) get_count(k, f.key, l.*f.member);
       s.nvlinks.push_back(l);
       if (s.nvlinks.size() >= 64) break;  // a GPU has at most 18; a bigger list is not ours
     }

@@ -6,6 +6,7 @@
 
 #include "gpu/device.h"
 #include "gpu/gpm.h"
+#include "telemetry/field_table.h"
 #include "telemetry/source.h"
 
 namespace gpuclk::telemetry {
@@ -158,23 +159,15 @@ class DeviceSource final : public GpuSource {
       NvLinkSample l;
       l.link = c.link;
       l.active = keep(c.active, o, "nvlink.state");
-      if (errors) {
-        auto& e = nvlink_errors_[k];
-        e.replay = keep(c.errors[std::size_t(gpu::NvLinkError::replay)], o, "nvlink.errors.replay");
-        e.recovery =
-            keep(c.errors[std::size_t(gpu::NvLinkError::recovery)], o, "nvlink.errors.recovery");
-        e.crc = keep(c.errors[std::size_t(gpu::NvLinkError::crc)], o, "nvlink.errors.crc");
-        e.ecc = keep(c.errors[std::size_t(gpu::NvLinkError::ecc)], o, "nvlink.errors.ecc");
+      // The rows' names are literals: .data() is a terminated string that outlives the outcome.
+      for (const auto& row : fields::kNvLink) {
+        if (!row.error) {
+          l.*row.member = keep(row.reading(c), o, row.query.data());
+          continue;
+        }
+        if (errors) nvlink_errors_[k].*row.member = keep(row.reading(c), o, row.query.data());
+        if (k < nvlink_errors_.size()) l.*row.member = nvlink_errors_[k].*row.member;
       }
-      if (k < nvlink_errors_.size()) {
-        const auto& e = nvlink_errors_[k];
-        l.replay = e.replay;
-        l.recovery = e.recovery;
-        l.crc = e.crc;
-        l.ecc = e.ecc;
-      }
-      l.tx_bytes = keep(c.tx_bytes, o, "nvlink.tx");
-      l.rx_bytes = keep(c.rx_bytes, o, "nvlink.rx");
       s.nvlinks.push_back(l);
     }
   }

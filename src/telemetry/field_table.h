@@ -3,13 +3,15 @@
 // Prometheus family — with its unit, the sampler's field that reads it, and where the value lives
 // in a FastSample (FastField), a SlowSample (SlowField: the driver's counters and rates) or its
 // GPM activity (GpmField). /metrics, the service protocol, dmon and fleet iterate the rows or name
-// one, so a new reading is a member in the sample, its read in the sampler, and a row here. (A
-// slow sample's NVLink list has a shape of its own and no row.) The model: dcgm-exporter's
+// one, so a new reading is a member in the sample, its read in the sampler, and a row here. A
+// slow sample's NVLink counters are rows too (NvLinkField), one per counter of a link, which the
+// device source, the packing, the protocol, /metrics and dmon iterate. The model: dcgm-exporter's
 // counters file and geopm's signal table, kept typed.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -62,6 +64,24 @@ struct GpmField {
   std::string_view key;          // the protocol's key in "gpm", and the metric's activity label
   std::string_view query;        // dmon's JSON Lines key; "" for none
   std::string_view dmon_column;  // "" for no dmon column
+};
+
+// One counter of an NVLink at a slow sample (a member of NvLinkSample), read for every link: a
+// DL error counter, read at the error counters' pace (the last value kept in between), or a data
+// counter, read every slow tick. Counts and bytes since the driver loaded.
+struct NvLinkField {
+  std::optional<std::uint64_t> NvLinkSample::*member;
+  // The device's reading of it in one link's counters.
+  const gpu::Reading<std::uint64_t>& (*reading)(const gpu::NvLinkCounters&);
+  bool error;                    // a DL error counter (gpu::NvLinkRead::errors), else data
+  std::string_view key;          // the protocol's key in a link's object: "replay", "tx_bytes"
+  std::string_view query;        // its name in read errors; for data, dmon's JSON key of the rate
+  std::string_view dmon_column;  // dmon's column of the rate, every link ("rxnvl"); "" for none
+  std::string_view dmon_unit;
+  double dmon_scale;             // dmon shows bytes per second times this (MiB/s)
+  std::string_view metric;       // the per-link Prometheus counter
+  std::string_view label_value;  // its `type` label (the error counters' family); "" for none
+  std::string_view help;
 };
 
 template <class Q>
@@ -360,6 +380,89 @@ inline constexpr std::tuple kSlow{energy,        power_violation, thermal_violat
                                   ecc_corrected, ecc_uncorrected, pcie_replay,
                                   pcie_rx,       pcie_tx};
 
+// The NVLink counters, in the order /metrics shows them (the link's state, NvLinkSample::active,
+// has a shape of its own: a bool).
+constexpr std::string_view kNvLinkErrorsHelp =
+    "NVLink DL errors since the driver loaded (replay, recovery, CRC flit, data ECC)";
+template <gpu::NvLinkError E>
+constexpr const gpu::Reading<std::uint64_t>& link_error(const gpu::NvLinkCounters& c) {
+  return c.errors[std::size_t(E)];
+}
+inline constexpr NvLinkField nvlink_replay{.member = &NvLinkSample::replay,
+                                           .reading = link_error<gpu::NvLinkError::replay>,
+                                           .error = true,
+                                           .key = "replay",
+                                           .query = "nvlink.errors.replay",
+                                           .dmon_column = "",
+                                           .dmon_unit = "",
+                                           .dmon_scale = 1,
+                                           .metric = "gpuclk_nvlink_errors_total",
+                                           .label_value = "replay",
+                                           .help = kNvLinkErrorsHelp};
+inline constexpr NvLinkField nvlink_recovery{.member = &NvLinkSample::recovery,
+                                             .reading = link_error<gpu::NvLinkError::recovery>,
+                                             .error = true,
+                                             .key = "recovery",
+                                             .query = "nvlink.errors.recovery",
+                                             .dmon_column = "",
+                                             .dmon_unit = "",
+                                             .dmon_scale = 1,
+                                             .metric = "gpuclk_nvlink_errors_total",
+                                             .label_value = "recovery",
+                                             .help = kNvLinkErrorsHelp};
+inline constexpr NvLinkField nvlink_crc{.member = &NvLinkSample::crc,
+                                        .reading = link_error<gpu::NvLinkError::crc>,
+                                        .error = true,
+                                        .key = "crc",
+                                        .query = "nvlink.errors.crc",
+                                        .dmon_column = "",
+                                        .dmon_unit = "",
+                                        .dmon_scale = 1,
+                                        .metric = "gpuclk_nvlink_errors_total",
+                                        .label_value = "crc",
+                                        .help = kNvLinkErrorsHelp};
+inline constexpr NvLinkField nvlink_ecc{.member = &NvLinkSample::ecc,
+                                        .reading = link_error<gpu::NvLinkError::ecc>,
+                                        .error = true,
+                                        .key = "ecc",
+                                        .query = "nvlink.errors.ecc",
+                                        .dmon_column = "",
+                                        .dmon_unit = "",
+                                        .dmon_scale = 1,
+                                        .metric = "gpuclk_nvlink_errors_total",
+                                        .label_value = "ecc",
+                                        .help = kNvLinkErrorsHelp};
+inline constexpr NvLinkField nvlink_tx{
+    .member = &NvLinkSample::tx_bytes,
+    .reading = [](const gpu::NvLinkCounters& c) -> const gpu::Reading<std::uint64_t>& {
+      return c.tx_bytes;
+    },
+    .error = false,
+    .key = "tx_bytes",
+    .query = "nvlink.tx",
+    .dmon_column = "txnvl",
+    .dmon_unit = "MB/s",
+    .dmon_scale = kMebibyte,
+    .metric = "gpuclk_nvlink_transmit_bytes_total",
+    .label_value = "",
+    .help = "NVLink data sent since the driver loaded"};
+inline constexpr NvLinkField nvlink_rx{
+    .member = &NvLinkSample::rx_bytes,
+    .reading = [](const gpu::NvLinkCounters& c) -> const gpu::Reading<std::uint64_t>& {
+      return c.rx_bytes;
+    },
+    .error = false,
+    .key = "rx_bytes",
+    .query = "nvlink.rx",
+    .dmon_column = "rxnvl",
+    .dmon_unit = "MB/s",
+    .dmon_scale = kMebibyte,
+    .metric = "gpuclk_nvlink_receive_bytes_total",
+    .label_value = "",
+    .help = "NVLink data received since the driver loaded"};
+inline constexpr NvLinkField kNvLink[] = {nvlink_replay, nvlink_recovery, nvlink_crc,
+                                          nvlink_ecc,    nvlink_tx,       nvlink_rx};
+
 // GPM activity, in the order the protocol and /metrics list the engines.
 inline constexpr GpmField gpm_graphics{&GpmActivity::graphics, "graphics", "", ""};
 inline constexpr GpmField gpm_sm{&GpmActivity::sm, "sm", "gpm.sm_active", "smact"};
@@ -379,6 +482,17 @@ template <class F>
 void for_each_slow_field(F&& f) {
   std::apply([&](const auto&... row) { (f(row), ...); }, fields::kSlow);
 }
+
+// A row's counter summed over `links` (empty when no link has it).
+std::optional<std::uint64_t> link_sum(const std::vector<NvLinkSample>& links,
+                                      const NvLinkField& row);
+
+// How fast the `rows` summed over every link grew from `before` to `after`, per second (bytes
+// per second for the data counters): the one NVLink rate dmon and the dcgm-exporter names show.
+// Empty when a row has no link with a value in either sample, when no time passed, or when the
+// sum went back (the driver was reloaded).
+std::optional<double> nvlink_rate(const SlowSample& before, const SlowSample& after,
+                                  std::initializer_list<NvLinkField> rows);
 
 // f(row) for every fast reading.
 template <class F>

@@ -1,5 +1,8 @@
 #include "telemetry/fields.h"
 
+#include <chrono>
+
+#include "telemetry/field_table.h"
 #include "telemetry/sample.h"
 
 namespace gpuclk::telemetry {
@@ -52,22 +55,27 @@ std::string_view field_name(Field f) {
   return "?";
 }
 
-namespace {
-std::optional<std::uint64_t> sum(const std::vector<NvLinkSample>& links,
-                                 std::optional<std::uint64_t> NvLinkSample::*member) {
+std::optional<std::uint64_t> link_sum(const std::vector<NvLinkSample>& links,
+                                      const NvLinkField& row) {
   std::optional<std::uint64_t> total;
   for (const auto& l : links) {
-    if (l.*member) total = total.value_or(0) + *(l.*member);
+    if (const auto& v = l.*row.member) total = total.value_or(0) + *v;
   }
   return total;
 }
-}  // namespace
 
-std::optional<std::uint64_t> nvlink_tx_total(const std::vector<NvLinkSample>& links) {
-  return sum(links, &NvLinkSample::tx_bytes);
-}
-std::optional<std::uint64_t> nvlink_rx_total(const std::vector<NvLinkSample>& links) {
-  return sum(links, &NvLinkSample::rx_bytes);
+std::optional<double> nvlink_rate(const SlowSample& before, const SlowSample& after,
+                                  std::initializer_list<NvLinkField> rows) {
+  std::uint64_t from = 0, to = 0;
+  for (const auto& row : rows) {
+    const auto a = link_sum(before.nvlinks, row), b = link_sum(after.nvlinks, row);
+    if (!a || !b) return std::nullopt;
+    from += *a;
+    to += *b;
+  }
+  const double seconds = std::chrono::duration<double>(after.time - before.time).count();
+  if (seconds <= 0 || to < from) return std::nullopt;
+  return static_cast<double>(to - from) / seconds;
 }
 
 }  // namespace gpuclk::telemetry

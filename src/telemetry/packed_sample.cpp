@@ -3,8 +3,11 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
+
+#include "telemetry/field_table.h"
 
 namespace gpuclk::telemetry {
 namespace {
@@ -76,10 +79,13 @@ static_assert(sizeof(SlowSample) == 2 * sizeof(TimePoint) + 3 * sizeof(std::opti
               "a SlowSample member PackedSlowSample does not carry: pack it here");
 static_assert(sizeof(GpmActivity) == 8 * sizeof(std::optional<double>),
               "a GpmActivity member PackedSlowSample does not carry: pack it here");
-// The link's number and `active` share its first 8 bytes.
+// The link's number and `active` share its first 8 bytes; every counter is a row.
 static_assert(sizeof(NvLinkSample) ==
-                  alignof(std::uint64_t) + 6 * sizeof(std::optional<std::uint64_t>),
-              "an NvLinkSample member PackedSlowSample does not carry: pack it here");
+                  alignof(std::uint64_t) +
+                      std::size(fields::kNvLink) * sizeof(std::optional<std::uint64_t>),
+              "an NvLinkSample counter without a row in field_table.h's kNvLink");
+// A link's flags byte: bit 0 and 1 its state, one bit per counter after them.
+static_assert(std::size(fields::kNvLink) <= 6, "more NVLink counters than a flags byte holds");
 
 enum SlowBit : unsigned {
   kEnergy,
@@ -166,11 +172,10 @@ void for_each_gpm(A& gpm, F&& f) {
     f(*member);
 }
 
+// A link's counters in the table's order (field_table.h), for both directions.
 template <class L, class F>
 void for_each_nvlink_counter(L& link, F&& f) {
-  for (auto* member :
-       {&link.replay, &link.recovery, &link.crc, &link.ecc, &link.tx_bytes, &link.rx_bytes})
-    f(*member);
+  for (const auto& row : fields::kNvLink) f(link.*row.member);
 }
 
 }  // namespace

@@ -58,17 +58,13 @@ struct GpmActivity {
 };
 
 // One NVLink at one slow sample (Field::nvlink). Counters since the driver loaded; empty where
-// the driver does not count (or the read failed).
+// the driver does not count (or the read failed). Each counter is a row of field_table.h.
 struct NvLinkSample {
   unsigned link = 0;
   std::optional<bool> active;
   std::optional<std::uint64_t> replay, recovery, crc, ecc;  // DL errors (crc: flit CRC)
   std::optional<std::uint64_t> tx_bytes, rx_bytes;          // data payload sent / received
 };
-
-// Sums of the links' data counters (empty when no link has one), bytes.
-std::optional<std::uint64_t> nvlink_tx_total(const std::vector<NvLinkSample>& links);
-std::optional<std::uint64_t> nvlink_rx_total(const std::vector<NvLinkSample>& links);
 
 // A compute process on the GPU at one slow sample (Field::processes).
 struct ProcessSample {

@@ -1,5 +1,6 @@
 // The readings' table (telemetry/field_table.h): every name a reading goes by is there once, and
-// the service protocol and /metrics's names follow from it.
+// the service protocol and /metrics's names follow from it; the NVLink counters' rows, their
+// round trip through the protocol and the packing, and the one NVLink rate.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -7,6 +8,7 @@
 
 #include "serve/protocol.h"
 #include "telemetry/field_table.h"
+#include "telemetry/packed_sample.h"
 
 namespace gpuclk::telemetry {
 namespace {
@@ -129,6 +131,91 @@ TEST(telemetry_field_table_test, the_protocol_carries_every_counter) {
     ASSERT_TRUE(((*back.gpm).*g.member).has_value());
     EXPECT_DOUBLE_EQ(((*back.gpm).*g.member)->value(), ((*s.gpm).*g.member)->value());
   }
+}
+
+// Every NvLinkSample counter is a row: names unique, every row read from its own counter of the
+// device's reading, per-link families that are counters.
+TEST(telemetry_field_table_test, nvlink_rows_are_unique_counters) {
+  std::set<std::string_view> keys, queries, columns;
+  std::set<std::pair<std::string_view, std::string_view>> series;
+  gpu::NvLinkCounters c;
+  std::uint64_t v = 1;
+  for (auto& e : c.errors) e = gpu::Reading<std::uint64_t>(v++);
+  c.tx_bytes = gpu::Reading<std::uint64_t>(v++);
+  c.rx_bytes = gpu::Reading<std::uint64_t>(v++);
+  std::set<std::uint64_t> read;
+  for (const auto& f : fields::kNvLink) {
+    SCOPED_TRACE(std::string(f.key));
+    EXPECT_TRUE(keys.insert(f.key).second);
+    EXPECT_TRUE(queries.insert(f.query).second);
+    EXPECT_EQ(f.query.substr(0, 7), "nvlink.");
+    EXPECT_TRUE(series.insert({f.metric, f.label_value}).second);
+    EXPECT_EQ(f.metric.substr(0, 14), "gpuclk_nvlink_");
+    EXPECT_TRUE(ends_with(f.metric, "_total"));
+    EXPECT_FALSE(f.help.empty());
+    // Error rows carry a type label and no dmon column; the data rows a rate column each.
+    EXPECT_EQ(f.error, !f.label_value.empty());
+    EXPECT_EQ(f.error, f.dmon_column.empty());
+    if (!f.dmon_column.empty()) EXPECT_TRUE(columns.insert(f.dmon_column).second);
+    ASSERT_TRUE(f.reading(c).optional().has_value());
+    EXPECT_TRUE(read.insert(*f.reading(c).optional()).second) << "two rows read one counter";
+  }
+  EXPECT_EQ(read.size(), 6u);
+}
+
+SlowSample with_links(double seconds, std::uint64_t base) {
+  SlowSample s;
+  s.time =
+      TimePoint{} + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+  for (unsigned k = 0; k < 3; ++k) {
+    NvLinkSample l;
+    l.link = k;
+    l.active = k != 1;
+    std::uint64_t n = base + k;
+    for (const auto& f : fields::kNvLink) l.*f.member = n++ * 1000;
+    s.nvlinks.push_back(l);
+  }
+  return s;
+}
+
+// The protocol and the packing carry every link counter back exactly.
+TEST(telemetry_field_table_test, link_counters_come_back_through_the_protocol_and_packing) {
+  auto s = with_links(100, (std::uint64_t{1} << 40));
+  s.nvlinks[2].crc.reset();
+  s.nvlink_errors_fresh = false;
+  const auto now = s.time;
+  const auto j = serve::to_json(s, now);
+  EXPECT_EQ(j.at("nvlinks").at(0).at("tx_bytes").get<std::uint64_t>(), *s.nvlinks[0].tx_bytes);
+  EXPECT_TRUE(j.at("nvlink_errors_cached").get<bool>());
+  for (const auto& back : {serve::slow_sample_from_json(j, now), PackedSlowSample(s).unpack()}) {
+    ASSERT_EQ(back.nvlinks.size(), 3u);
+    EXPECT_FALSE(back.nvlink_errors_fresh);
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(back.nvlinks[k].link, s.nvlinks[k].link);
+      EXPECT_EQ(back.nvlinks[k].active, s.nvlinks[k].active);
+      for (const auto& f : fields::kNvLink)
+        EXPECT_EQ(back.nvlinks[k].*f.member, s.nvlinks[k].*f.member) << f.key << " link " << k;
+    }
+  }
+}
+
+// One rate for dmon and the dcgm-exporter names: the rows summed over the links, per second.
+TEST(telemetry_field_table_test, nvlink_rate_is_the_links_sum_over_time) {
+  const auto a = with_links(10, 0), b = with_links(12.5, 7);
+  // Each link's counter grew by 7000: 3 links over 2.5 s.
+  ASSERT_TRUE(nvlink_rate(a, b, {fields::nvlink_tx}).has_value());
+  EXPECT_DOUBLE_EQ(*nvlink_rate(a, b, {fields::nvlink_tx}), 3 * 7000 / 2.5);
+  EXPECT_DOUBLE_EQ(*nvlink_rate(a, b, {fields::nvlink_tx, fields::nvlink_rx}), 2 * 3 * 7000 / 2.5);
+  EXPECT_EQ(link_sum(a.nvlinks, fields::nvlink_rx), (5 + 6 + 7) * 1000u);
+  // No time passed, the counters went back (the driver reloaded), no links, a counter no link has.
+  EXPECT_FALSE(nvlink_rate(a, a, {fields::nvlink_tx}).has_value());
+  EXPECT_FALSE(nvlink_rate(b, a, {fields::nvlink_tx}).has_value());
+  EXPECT_FALSE(nvlink_rate(SlowSample{}, b, {fields::nvlink_tx}).has_value());
+  auto c = b;
+  for (auto& l : c.nvlinks) l.rx_bytes.reset();
+  EXPECT_FALSE(nvlink_rate(a, c, {fields::nvlink_tx, fields::nvlink_rx}).has_value());
+  EXPECT_TRUE(nvlink_rate(a, c, {fields::nvlink_tx}).has_value());
+  EXPECT_FALSE(link_sum(c.nvlinks, fields::nvlink_rx).has_value());
 }
 
 }  // namespace
