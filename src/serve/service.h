@@ -1,25 +1,25 @@
 // The resident node service: owns the telemetry sampler, each GPU's history, and a cache of what
-// the read commands show (status rows, query fields), refreshed on its own thread. Requests and
-// scrapes read only these: no NVML call happens on a request's path.
+// the read commands show (status rows, query fields), refreshed on its own thread (the
+// refresher, which also feeds the attribution and asks the kubelet). Requests and scrapes read
+// only these: no NVML call happens on a request's path.
 //
 // History per GPU: the sampler's ring buffers (the last 10 min at the sampling interval, fast
 // and slow tiers) and the service's own 1 s ring (one fast sample per second, `history` long,
 // 1 h by default). Memory: about 200 bytes per fast sample, so 8 GPUs at 100 ms keep
 // 8 × (6000 + 3600) × 200 B ≈ 15 MB (docs/serve.md).
 //
-// Events: an event thread waits on an NVML event set of every GPU (gpu::EventWatcher) and keeps
-// the Xid and ECC events it receives, the last kEventsKept and none older than `history`, so
-// `doctor` can look back at them (the `history` request's "events").
+// Its parts, each in a file of its own: the answers to requests (answers.h), the streams and
+// what they want of the sampler (streams.h), the Xid and ECC event log and its thread
+// (event_log.h). The Service starts and stops them with the sampler and the refresher.
 //
-// Thread-safety: handle(), state(), sampler() reads and history() may be called from any thread
-// while the service runs; start()/stop() from one controlling thread.
+// Thread-safety: handle(), answer(), state(), ask_view(), sampler() reads, history() and the
+// event accessors may be called from any thread while the service runs; start()/stop() from
+// one controlling thread.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -38,7 +38,11 @@
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
+#include "serve/answers.h"
+#include "serve/event_log.h"
 #include "serve/findings.h"
+#include "serve/reply.h"
+#include "serve/streams.h"
 #include "telemetry/packed_sample.h"
 #include "telemetry/ring_buffer.h"
 #include "telemetry/sampler.h"
@@ -118,37 +122,6 @@ struct NodeState {
 };
 
 inline constexpr std::chrono::seconds kViewIdle{60};
-// The most NVML events (Xid, ECC) the service keeps, all GPUs together.
-inline constexpr std::size_t kEventsKept = 4096;
-
-// Who sent a request (SO_PEERCRED).
-struct Peer {
-  int pid = -1;
-  unsigned uid = 0, gid = 0;
-  std::vector<unsigned> groups;  // supplementary (SO_PEERGROUPS)
-};
-
-// A request answered by one line per interval (`stream`) instead of one line. The socket
-// server asks for each line on its poll thread when it is due (no thread per client);
-// destroying the stream ends it (the client went, or the last line was sent).
-class Stream {
- public:
-  virtual ~Stream() = default;
-  // Wall time between lines: the interval asked for, in the GPUs' time base, as wall time.
-  virtual std::chrono::nanoseconds interval() const = 0;
-  // The next line without its newline; nullopt when it is not ready yet (the first line waits
-  // for one read of the fields it asked for: ask again in a few ms). `last`: the final line.
-  virtual std::optional<std::string> next(bool& last) = 0;
-};
-
-// What a request gets: one response line, or a stream of lines. `text`, when set, is the
-// response already serialized (an answer shared by every client that asks the same thing of
-// the same node state); `response` is then unused.
-struct Reply {
-  json response;
-  std::unique_ptr<Stream> stream;
-  std::shared_ptr<const std::string> text;
-};
 
 class Service {
  public:
@@ -159,44 +132,54 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   // Reads the static facts and the first state (so the first request has data), then starts
-  // the sampler and the refresher.
+  // the sampler, the refresher and the event log.
   void start();
   void stop();  // idempotent
+  bool running() const { return running_; }
 
-  // One protocol request (protocol.h) to its response. Never throws: errors are responses.
-  json handle(const json& request, const Peer& peer) const;
+  // One protocol request (protocol.h) to its response (answers.h). Never throws: errors are
+  // responses.
+  json handle(const json& request, const Peer& peer) const {
+    return answers_->handle(request, peer);
+  }
   // As handle(), and the `stream` request: its lines come from the Reply's stream.
-  Reply answer(const json& request, const Peer& peer);
+  Reply answer(const json& request, const Peer& peer) { return answers_->answer(request, peer); }
 
   std::shared_ptr<const NodeState> state() const;
+  // Marks view `name` in demand and returns the state; when that state lacks the view, also
+  // wakes the refresher (the next state will hold it). Throws when there is no such view.
+  std::shared_ptr<const NodeState> ask_view(const std::string& name) const;
+  // ask_view(), then waits for the state that holds the view (throws when it did not come).
+  std::shared_ptr<const NodeState> state_with_view(const std::string& name) const;
+  const std::vector<View>& views() const { return views_; }
   const telemetry::Sampler& sampler() const { return *sampler_; }
   const std::vector<GpuFacts>& facts() const { return facts_; }
   const ServiceOptions& options() const { return options_; }
   // Where /metrics listens, for hello; call before the socket server starts.
   void set_http_address(std::string address) { options_.http_listen = std::move(address); }
   const std::string& driver_version() const { return driver_version_; }
-  // More series for /metrics; call before start().
   // A writer of the service changed GPU settings (a delegated set or restore): the refresher
   // re-reads them now. Returns once a state with them is published (at most 2 s), so the
   // writer's answer and a status asked after it agree (a restore showed the old limit for up
   // to a refresh). Any thread but the refresher's.
   void settings_changed();
+  // More series for /metrics; call before start().
   void add_series(SeriesSource source) { series_.push_back(std::move(source)); }
   const std::vector<SeriesSource>& series() const { return series_; }
   // The 1 s history of GPU `gpu` over the last `window`.
   std::vector<telemetry::FastSample> history(std::size_t gpu, telemetry::Duration window) const;
-  // The events of GPU `gpu` (a position) over the last `window`, oldest first (GpuEvent::gpu is
-  // the GPU's index).
+  // The event log's (event_log.h), for GPU `gpu` (a position): its events over the last
+  // `window`, oldest first (GpuEvent::gpu is the GPU's index); the kinds watched (empty when
+  // none: not supported, lost; set by start()); its Xid counts since the service started, by
+  // Xid (/metrics); its last Xid (dcgm-exporter's DCGM_FI_DEV_XID_ERRORS).
   std::vector<gpu::GpuEvent> events(std::size_t gpu, telemetry::Duration window) const;
-  // The event kinds watched on GPU `gpu` (a position); empty when none (not supported, lost).
-  // Set by start(), unchanged after.
-  const std::vector<gpu::EventKind>& events_watched(std::size_t gpu) const;
-  // Xid events of GPU `gpu` (a position) since the service started, by Xid (not bounded by the
-  // kept events: a counter for /metrics).
-  std::map<std::uint64_t, std::uint64_t> xid_counts(std::size_t gpu) const;
-  // The code of GPU `gpu`'s (a position) last Xid event since the service started; nullopt
-  // before its first (dcgm-exporter's DCGM_FI_DEV_XID_ERRORS).
-  std::optional<std::uint64_t> last_xid(std::size_t gpu) const;
+  const std::vector<gpu::EventKind>& events_watched(std::size_t gpu) const {
+    return event_log_->watched(gpu);
+  }
+  std::map<std::uint64_t, std::uint64_t> xid_counts(std::size_t gpu) const {
+    return event_log_->xid_counts(gpu);
+  }
+  std::optional<std::uint64_t> last_xid(std::size_t gpu) const { return event_log_->last_xid(gpu); }
   // Seconds since the last refresh finished; large when the refresher is stuck (/healthz).
   double state_age_seconds() const;
   // Who used the GPUs (attribution/attribution.h), brought up to date by every refresh from the
@@ -209,33 +192,9 @@ class Service {
  private:
   void refresh();
   void refresh_loop();
-  json hello(const Peer& peer) const;
-  json keys_json() const;
-  std::vector<std::size_t> positions(const json& request) const;
-  json history_response(const json& request) const;
-  json summary_response(const json& request) const;
-  json snapshot_response(const json& request) const;
-  json processes_response(const json& request) const;
   // Feeds the slow samples that came since the last refresh to the attribution.
   void attribute();
-  json status_response(const NodeState& s) const;
-  // Marks view `name` in demand and returns the state; when that state lacks the view, also
-  // wakes the refresher (the next state will hold it). Throws when there is no such view.
-  std::shared_ptr<const NodeState> ask_view(const std::string& name) const;
-  // ask_view(), then waits for the state that holds the view (throws when it did not come).
-  std::shared_ptr<const NodeState> state_with_view(const std::string& name) const;
-  json view_response(const std::string& name, const NodeState& s) const;
-  // `build()` serialized, kept for the state's generation under `key`: the answers that depend
-  // on the node state alone (status, a view) are built once a refresh, not once a request (at
-  // 1000 requests/s from 10 clients, building each anew took half a core).
-  std::shared_ptr<const std::string> serialized(const std::string& key, const NodeState& s,
-                                                const std::function<json()>& build) const;
   bool in_demand(const std::string& view) const;
-  std::unique_ptr<Stream> open_stream(const json& request);
-  friend class SampleStream;
-  friend class ViewWait;
-  // The sampler's on-demand fields (dmon's extra columns) wanted by the open streams.
-  void demand(telemetry::FieldSet fields, int delta);
 
   gpu::DeviceSet& devices_;
   const Clock& clock_;
@@ -245,17 +204,16 @@ class Service {
   std::vector<GpuFacts> facts_;
   std::string driver_version_;
   std::unique_ptr<telemetry::Sampler> sampler_;
+  // The parts (each its file): built by the constructor, over the sampler and this service.
+  std::unique_ptr<Streams> streams_;
+  std::unique_ptr<Answers> answers_;
+  std::unique_ptr<EventLog> event_log_;
 
   mutable std::mutex state_mutex_;
   mutable std::condition_variable state_cv_;  // a new state was published
   std::shared_ptr<const NodeState> state_;
   // When each view was last asked for (under state_mutex_).
   mutable std::map<std::string, std::chrono::steady_clock::time_point> asked_;
-  // serialized()'s answers: the generation each was built for, and its text.
-  mutable std::mutex answers_mutex_;
-  mutable std::map<std::string, std::pair<std::uint64_t, std::shared_ptr<const std::string>>,
-                   std::less<>>
-      answers_;
 
   mutable std::mutex history_mutex_;
   std::vector<telemetry::RingBuffer<telemetry::PackedFastSample>> second_history_;
@@ -267,18 +225,6 @@ class Service {
   mutable bool refresh_wanted_ = false;  // a request waits for a view (under stop_mutex_)
   std::thread refresher_;
 
-  // The event thread (started by start() when any GPU is watched) and what it received.
-  void event_loop(const std::stop_token& stop);
-  std::unique_ptr<gpu::EventWatcher> watcher_;
-  std::vector<std::vector<gpu::EventKind>> events_watched_;  // by position
-  mutable std::mutex events_mutex_;
-  std::deque<gpu::GpuEvent> events_;  // oldest first; gpu: the GPU's index
-  std::vector<std::map<std::uint64_t, std::uint64_t>> xid_counts_;  // by position
-  std::vector<std::optional<std::uint64_t>> last_xid_;              // by position
-  std::jthread event_thread_;
-
-  std::mutex demand_mutex_;
-  int streams_open_ = 0;
   // The refresher's cached settings (gpu::read_status_settings) and when to read them again.
   std::vector<gpu::StatusSnapshot> settings_;
   unsigned refreshes_since_settings_ = 0;
@@ -288,7 +234,6 @@ class Service {
   std::atomic<std::uint64_t> settings_asked_{0};
   std::uint64_t settings_done_ = 0;
   std::filesystem::file_time_type settings_watch_stamp_{};
-  std::array<int, static_cast<std::size_t>(telemetry::Field::count)> demand_count_{};
   // The attribution and, by position, the last slow sample it was given (refresher only).
   std::unique_ptr<attribution::Attribution> attribution_;
   std::vector<std::optional<telemetry::SlowSample>> attributed_;
