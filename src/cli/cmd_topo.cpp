@@ -11,7 +11,7 @@
 #include "cli/service_views.h"
 #include "gpu/topology.h"
 #include "host/cpu.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -72,11 +72,13 @@ namespace {
 int run_topo(Context& ctx) {
   // The matrix depends on which GPUs it spans (NVLinks to GPUs outside it count as switch
   // links), so the service's whole-node table serves only a command without -i.
-  std::optional<nlohmann::json> reply;
-  if (!ctx.selection_given()) reply = ctx.ask_service({{"request", "view"}, {"name", "topo"}});
+  std::optional<serve::TopoView> reply;
+  if (!ctx.selection_given()) {
+    if (auto* service = ctx.service()) reply = service->topo_view();
+  }
   // Where the affinity's CPUs and NUMA nodes are (the service says it for its table).
-  std::string cpus_from = reply ? reply->at("node").value("cpus_from", std::string()) : "";
-  const auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
+  std::string cpus_from = reply ? reply->cpus_from : "";
+  const auto t = reply ? reply->table : [&] {
     const auto cpu = ctx.host_cpu();
     cpus_from = cpu.source;
     return topo_table(ctx.selected(), cpu);
@@ -87,9 +89,9 @@ int run_topo(Context& ctx) {
       std::cout << "\nCPU and NUMA affinity: CPUs and NUMA nodes of " << cpus_from << '\n';
     // NVLinks per GPU pair, as bandwidth (the matrix's NV# counts them), and links down.
     std::vector<std::string> lines;
-    if (reply && reply->at("node").contains("nvlink")) {
-      for (const auto& l : reply->at("node").at("nvlink")) lines.push_back(l.get<std::string>());
-    } else if (!reply) {
+    if (reply) {
+      lines = reply->nvlink;
+    } else {
       lines = nvlink_lines(ctx.selected());
     }
     if (!lines.empty()) {
