@@ -8,8 +8,11 @@
 #   2. clang-format --dry-run --Werror on every tracked C++ file (.clang-format);
 #   3. clang-tidy (.clang-tidy) on the C++ sources changed since the last commit found clean
 #      (.ci/tidy-clean, written by `make tidy`), else since the merge base with main, or on every
-#      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores).
-# Usage: scripts/ci/check-rules.sh [includes|format|tidy]...   (default: all three)
+#      source with TIDY=all (about 8 s of CPU per file: ~7 minutes on 2 cores);
+#   4. protocol: the service's socket protocol is spoken in src/serve/ only: no request written
+#      (a "request" key) and no answer decoded (serve::…_from_json) elsewhere in src/; commands,
+#      top and the read seams ask through serve::Client's typed requests (serve/client.h).
+# Usage: scripts/ci/check-rules.sh [includes|format|tidy|protocol]...   (default: all four)
 # Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
 #   build/tidy),
 #   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the commit
@@ -19,7 +22,7 @@
 # Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-CHECKS=${*:-includes format tidy}
+CHECKS=${*:-includes format tidy protocol}
 JOBS=${JOBS:-$(nproc)}
 failed=0
 
@@ -223,12 +226,97 @@ record_tidy_clean() {
   echo "check-rules: .ci/tidy-clean = $(git rev-parse --short HEAD) (commit it: CI tidies only what changes after)"
 }
 
+# --- 4. the protocol in src/serve/ only ---------------------------------------------------------
+# An awk scanner of C++ text: comments are skipped (// and /* */ across lines) and string
+# literals read whole (escapes, raw strings R"d(...)d" across lines, character literals, digit
+# separators), so a "request" in a comment or inside a longer string is no request, while one
+# in a raw or escaped JSON text is.
+protocol_scanner() {
+  cat <<'AWK'
+function report(why) { if (!reported) print FILENAME ":" FNR ": " why; reported = 1 }
+function request_in(body) {
+  if (body == "request" || body ~ /\\"request\\"/ || body ~ /"request"/)
+    report("\"request\": a request of the service's protocol built or read outside src/serve/ (ask through serve::Client's typed requests, serve/client.h)")
+}
+FNR == 1 { block = 0; in_raw = 0 }
+{
+  line = $0; n = length(line); i = 1; code = ""; reported = 0
+  while (i <= n) {
+    if (block) {
+      j = index(substr(line, i), "*/")
+      if (!j) break
+      i += j + 1; block = 0; continue
+    }
+    if (in_raw) {
+      stop = ")" delim "\""
+      j = index(substr(line, i), stop)
+      request_in(j ? substr(line, i, j - 1) : substr(line, i))
+      if (!j) break
+      i += j - 1 + length(stop); in_raw = 0; continue
+    }
+    c = substr(line, i, 1)
+    two = substr(line, i, 2)
+    if (two == "//") break
+    if (two == "/*") { block = 1; i += 2; continue }
+    if (c == "\"") {
+      k = i - 1
+      while (k >= 1 && substr(line, k, 1) ~ /[A-Za-z0-9_]/) k--
+      prefix = substr(line, k + 1, i - 1 - k)
+      if (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR") {
+        j = index(substr(line, i + 1), "(")
+        delim = j ? substr(line, i + 1, j - 1) : ""
+        in_raw = 1
+        i += j + 1; continue
+      }
+      j = i + 1
+      while (j <= n) {
+        d = substr(line, j, 1)
+        if (d == "\\") { j += 2; continue }
+        if (d == "\"") break
+        j++
+      }
+      request_in(substr(line, i + 1, j - i - 1))
+      code = code "\"\""
+      i = j + 1; continue
+    }
+    if (c == "'") {
+      if (i > 1 && substr(line, i - 1, 1) ~ /[A-Za-z0-9_]/) { i++; continue }  # 1'000
+      j = i + 1
+      while (j <= n) {
+        d = substr(line, j, 1)
+        if (d == "\\") { j += 2; continue }
+        if (d == "'") break
+        j++
+      }
+      i = j + 1; continue
+    }
+    code = code c
+    i++
+  }
+  if (code ~ /serve::[A-Za-z0-9_]*from_json[ \t]*\(/)
+    report("an answer of the protocol decoded outside src/serve/ (serve::Client's typed requests decode it, serve/messages.h)")
+}
+AWK
+}
+
+check_protocol() {
+  echo "check-rules: the protocol in src/serve/ only"
+  local bad=0 hit
+  while IFS= read -r hit; do
+    echo "$hit"
+    bad=1
+  done < <(git ls-files -- 'src/*' | grep -E '\.(cpp|h|hpp|cc|inc)$' | grep -v '^src/serve/' |
+    xargs -r awk "$(protocol_scanner)")
+  [ $bad -eq 0 ] && echo "check-rules: the protocol in src/serve/ only ok" || failed=1
+}
+
 for c in $CHECKS; do
   case $c in
     includes) check_includes ;;
     format) check_format ;;
     tidy) check_tidy ;;
-    *) echo "check-rules: unknown check '$c' (includes, format, tidy)"; exit 2 ;;
+    protocol) check_protocol ;;
+    *) echo "check-rules: unknown check '$c' (includes, format, tidy, protocol)"; exit 2 ;;
   esac
 done
 exit $failed
