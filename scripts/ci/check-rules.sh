@@ -15,7 +15,11 @@
 #      6500 lines in all.
 #   5. links: the built gpuclk-serve (SERVE_BIN, default build/release/gpuclk-serve) holds no
 #      symbol of src/cli or src/tui (nm); not run by default (it needs the build).
-# Usage: scripts/ci/check-rules.sh [includes|format|tidy|sizes|links]...   (default: the first four)
+#   6. protocol: the service's socket protocol is spoken in src/serve/ only: no request written
+#      (a "request" key) and no answer decoded (serve::…_from_json) elsewhere in src/; commands,
+#      top and the read seams ask through serve::Client's typed requests (serve/client.h).
+# Usage: scripts/ci/check-rules.sh [includes|format|tidy|sizes|protocol|links]...
+#   (default: all but links)
 # Environment: BUILD_DIR (a tree with compile_commands.json, configured here when missing; default
 #   build/tidy),
 #   TIDY=all|changed|off (default changed), TIDY_BASE (the ref to diff against; default the commit
@@ -25,7 +29,7 @@
 # Exit: 0 when every check passed, 1 otherwise; each violation is printed as FILE:LINE: why.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-CHECKS=${*:-includes format tidy sizes}
+CHECKS=${*:-includes format tidy sizes protocol}
 JOBS=${JOBS:-$(nproc)}
 failed=0
 
@@ -311,6 +315,90 @@ check_links() {
   echo "check-rules: gpuclk-serve links no cli or tui code ok"
 }
 
+# --- 6. the protocol in src/serve/ only ---------------------------------------------------------
+# An awk scanner of C++ text: comments are skipped (// and /* */ across lines) and string
+# literals read whole (escapes, raw strings R"d(...)d" across lines, character literals, digit
+# separators), so a "request" in a comment or inside a longer string is no request, while one
+# in a raw or escaped JSON text is.
+protocol_scanner() {
+  cat <<'AWK'
+function report(why) { if (!reported) print FILENAME ":" FNR ": " why; reported = 1 }
+function request_in(body) {
+  if (body == "request" || body ~ /\\"request\\"/ || body ~ /"request"/)
+    report("\"request\": a request of the service's protocol built or read outside src/serve/ (ask through serve::Client's typed requests, serve/client.h)")
+}
+FNR == 1 { block = 0; in_raw = 0 }
+{
+  line = $0; n = length(line); i = 1; code = ""; reported = 0
+  while (i <= n) {
+    if (block) {
+      j = index(substr(line, i), "*/")
+      if (!j) break
+      i += j + 1; block = 0; continue
+    }
+    if (in_raw) {
+      stop = ")" delim "\""
+      j = index(substr(line, i), stop)
+      request_in(j ? substr(line, i, j - 1) : substr(line, i))
+      if (!j) break
+      i += j - 1 + length(stop); in_raw = 0; continue
+    }
+    c = substr(line, i, 1)
+    two = substr(line, i, 2)
+    if (two == "//") break
+    if (two == "/*") { block = 1; i += 2; continue }
+    if (c == "\"") {
+      k = i - 1
+      while (k >= 1 && substr(line, k, 1) ~ /[A-Za-z0-9_]/) k--
+      prefix = substr(line, k + 1, i - 1 - k)
+      if (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR") {
+        j = index(substr(line, i + 1), "(")
+        delim = j ? substr(line, i + 1, j - 1) : ""
+        in_raw = 1
+        i += j + 1; continue
+      }
+      j = i + 1
+      while (j <= n) {
+        d = substr(line, j, 1)
+        if (d == "\\") { j += 2; continue }
+        if (d == "\"") break
+        j++
+      }
+      request_in(substr(line, i + 1, j - i - 1))
+      code = code "\"\""
+      i = j + 1; continue
+    }
+    if (c == "'") {
+      if (i > 1 && substr(line, i - 1, 1) ~ /[A-Za-z0-9_]/) { i++; continue }  # 1'000
+      j = i + 1
+      while (j <= n) {
+        d = substr(line, j, 1)
+        if (d == "\\") { j += 2; continue }
+        if (d == "'") break
+        j++
+      }
+      i = j + 1; continue
+    }
+    code = code c
+    i++
+  }
+  if (code ~ /serve::[A-Za-z0-9_]*from_json[ \t]*\(/)
+    report("an answer of the protocol decoded outside src/serve/ (serve::Client's typed requests decode it, serve/messages.h)")
+}
+AWK
+}
+
+check_protocol() {
+  echo "check-rules: the protocol in src/serve/ only"
+  local bad=0 hit
+  while IFS= read -r hit; do
+    echo "$hit"
+    bad=1
+  done < <(git ls-files -- 'src/*' | grep -E '\.(cpp|h|hpp|cc|inc)$' | grep -v '^src/serve/' |
+    xargs -r awk "$(protocol_scanner)")
+  [ $bad -eq 0 ] && echo "check-rules: the protocol in src/serve/ only ok" || failed=1
+}
+
 for c in $CHECKS; do
   case $c in
     links) check_links ;;
@@ -318,7 +406,8 @@ for c in $CHECKS; do
     format) check_format ;;
     tidy) check_tidy ;;
     sizes) check_sizes ;;
-    *) echo "check-rules: unknown check '$c' (includes, format, tidy, sizes, links)"; exit 2 ;;
+    protocol) check_protocol ;;
+    *) echo "check-rules: unknown check '$c' (includes, format, tidy, sizes, protocol, links)"; exit 2 ;;
   esac
 done
 exit $failed

@@ -9,6 +9,7 @@
 #include "cli/context.h"
 #include "control/consistency.h"
 #include "gpu/clock_list.h"
+#include "serve/client.h"
 #include "serve/protocol.h"
 #include "views/clocks.h"
 
@@ -60,17 +61,15 @@ int run_clocks(Context& ctx) {
   std::vector<control::GpuSettingsView> gpu_views;
   std::vector<out::Node> trees;
   std::vector<std::size_t> selected;
-  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "clocks"}})) {
-    const auto& keys = reply->at("gpus");
-    const auto& rows = reply->at("rows");
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const auto key = serve::device_key_from_json(keys.at(i));
-      gpu_views.push_back(
-          {key.index, key.uuid, rows.at(i).at("name").get<std::string>(),
-           control::settings_from_json(rows.at(i).at("settings").get<std::string>())});
-      trees.push_back(serve::node_from_json(rows.at(i).at("tree")));
+  if (auto* service = ctx.service()) {
+    auto view = service->clocks_view();
+    for (std::size_t i = 0; i < view.gpus.size(); ++i) {
+      const auto& key = view.gpus[i];
+      auto& row = view.rows.at(i);
+      gpu_views.push_back({key.index, key.uuid, row.name, std::move(row.settings)});
+      trees.push_back(std::move(row.tree));
     }
-    selected = ctx.select_from(keys);
+    selected = ctx.select_from(view.gpus);
   } else {
     const auto chosen = ctx.selected();
     const auto all = ctx.devices().all();

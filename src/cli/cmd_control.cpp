@@ -14,8 +14,8 @@
 #include "control/test_pause.h"
 #include "control/validate.h"
 #include "gpu/simulator.h"
+#include "serve/client.h"
 #include "serve/delegated_settings.h"
-#include "serve/protocol.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -159,10 +159,10 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
   return 0;
 }
 
-std::optional<nlohmann::json> delegating_service(Context& ctx) {
-  if (::geteuid() == 0) return std::nullopt;
-  auto hello = ctx.service_hello();
-  if (!hello || !hello->contains("delegation")) return std::nullopt;
+const serve::Hello* delegating_service(Context& ctx) {
+  if (::geteuid() == 0) return nullptr;
+  const auto* hello = ctx.service_hello();
+  if (!hello || !hello->delegation) return nullptr;
   return hello;
 }
 
@@ -170,37 +170,38 @@ std::unique_ptr<control::SettingsWriter> settings_writer(Context& ctx, const std
                                                          control::WriterOptions options) {
   (void)control::allow_writes(ctx.read_only(), command);
   if (delegating_service(ctx)) {
-    return serve::delegated_settings_writer(
-        [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); }, options);
+    return serve::delegated_settings_writer(*ctx.service(), options);
   }
   return control::direct_settings_writer(
       [&ctx](const std::string& name) { return session_options(ctx, name); }, command, options);
 }
 
-std::optional<int> run_delegated(Context& ctx, const nlohmann::json& asked,
+std::optional<int> run_delegated(Context& ctx, std::optional<serve::SetRequest> set,
                                  const std::string& nothing_to_do, bool dry_run) {
-  auto request = asked;  // with -i's GPUs added
-  const auto hello = delegating_service(ctx);
+  const auto* hello = delegating_service(ctx);
   if (!hello) return std::nullopt;
-  if (!dry_run) control::allow_writes(ctx.read_only(), request.value("request", std::string()));
-  if (ctx.selection_given()) {
-    request["gpus"] = nlohmann::json::array();
-    const auto& keys = hello->at("gpus");
-    for (auto pos : ctx.select_from(keys)) request["gpus"].push_back(keys.at(pos).at("index"));
+  if (!dry_run) control::allow_writes(ctx.read_only(), set ? "set" : "restore");
+  // With -i's GPUs; every GPU the policy grants without -i.
+  std::optional<std::vector<unsigned>> gpus;
+  if (ctx.selection_given()) gpus = ctx.indexes_from(hello->gpus);
+  auto& service = *ctx.service();
+  serve::ChangeAnswer answer;
+  if (set) {
+    set->gpus = gpus;
+    answer = service.set(*set);
+  } else {
+    answer = service.restore(gpus);
   }
-  const auto response = *ctx.ask_service(request);
-  const auto report = serve::change_report_from_json(response.at("report"));
-  if (ctx.format().kind == output::Format::Kind::table && report.any_change() &&
-      request.value("request", std::string()) == "set") {
+  const auto& report = answer.report;
+  if (ctx.format().kind == output::Format::Kind::table && report.any_change() && set) {
     std::cerr << fmt::format(
         "gpuclk: set by the service (rule '{}' of {}); put back when {}, or by `gpuclk "
         "restore`\n",
-        response.value("rule", std::string()), hello->value("delegation", std::string()),
-        response.value("held_until", fmt::format("this session (leader pid {}) ends",
-                                                 response.value("session", 0))));
+        answer.rule, hello->delegation.value_or(std::string()),
+        answer.held_until.value_or(
+            fmt::format("this session (leader pid {}) ends", answer.session)));
   }
-  return print_change_report(ctx, report, response.value("journal", std::string()), nothing_to_do,
-                             dry_run);
+  return print_change_report(ctx, report, answer.journal, nothing_to_do, dry_run);
 }
 
 int run_change(Context& ctx, control::ControlSession& session,

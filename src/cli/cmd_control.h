@@ -20,6 +20,7 @@
 #include "control/session.h"
 #include "control/settings_writer.h"
 #include "control/transaction.h"
+#include "serve/messages.h"
 
 namespace gpuclk::cli {
 
@@ -53,8 +54,8 @@ int print_change_report(Context& ctx, const control::ChangeReport& report,
                         bool dry_run);
 
 // The hello of a `gpuclk serve` that takes delegated settings (it names a policy), when this
-// process is not root and --direct is not given; nullopt: write directly.
-std::optional<nlohmann::json> delegating_service(Context& ctx);
+// process is not root and --direct is not given; nullptr: write directly.
+const serve::Hello* delegating_service(Context& ctx);
 
 // The writer of `sweep` and `govern` (control/settings_writer.h) for `command`: delegated
 // (serve/delegated_settings.h) when delegating_service() answers, else direct. A direct writer
@@ -63,11 +64,11 @@ std::optional<nlohmann::json> delegating_service(Context& ctx);
 std::unique_ptr<control::SettingsWriter> settings_writer(Context& ctx, const std::string& command,
                                                          control::WriterOptions options = {});
 
-// For a user who is not root: sends `request` (a `set` or `restore`, protocol.h) to a running
+// For a user who is not root: sends `set` (a change; a `restore` where nullopt) to a running
 // `gpuclk serve` that takes delegated settings (its hello names a policy), with -i's GPUs, and
 // prints what landed as a direct command does. nullopt: root, --direct, or no such service — do
 // it directly. Throws the service's refusal with its exit code (4 policy, 2 bad value, …).
-std::optional<int> run_delegated(Context& ctx, const nlohmann::json& request,
+std::optional<int> run_delegated(Context& ctx, std::optional<serve::SetRequest> set,
                                  const std::string& nothing_to_do, bool dry_run);
 
 // Validates every request against its GPU (all problems before any write), then applies them

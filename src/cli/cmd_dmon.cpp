@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "output/dmon_printer.h"
+#include "serve/client.h"
 #include "serve/reading_feed.h"
 #include "telemetry/field_table.h"
 #include "telemetry/interval.h"
@@ -294,12 +295,9 @@ class RowPrinter {
 // Where the rows come from: the stream of a service that answers and can serve these options
 // (this process then loads no NVML), else dmon's own sampler.
 std::unique_ptr<serve::ReadingFeed> open_feed(Context& ctx, const serve::FeedOptions& options) {
-  if (auto hello = ctx.service_hello()) {
-    nlohmann::json indexes = nlohmann::json::array();
-    const auto& keys = hello->at("gpus");
-    for (auto pos : ctx.select_from(keys)) indexes.push_back(keys.at(pos).at("index"));
-    if (auto feed = serve::open_service_feed(ctx.service_socket(), *hello, indexes, options))
-      return feed;
+  if (const auto* hello = ctx.service_hello()) {
+    const auto indexes = ctx.indexes_from(hello->gpus);
+    if (auto feed = serve::open_service_feed(*ctx.service(), *hello, indexes, options)) return feed;
   }
   return serve::open_sampler_feed(ctx.selected(), ctx.clock(), options);
 }

@@ -132,14 +132,11 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
   {
     Countdown countdown(devices.size());
     const auto progress = [&countdown](double left) { countdown.show(left); };
-    std::optional<serve::RulesWindow> looked_back;
-    if (auto hello = ctx.service_hello()) {
-      looked_back = serve::look_back(
-          [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); }, *hello,
-          ctx.clock(), duration, devices, progress);
+    if (const auto* hello = ctx.service_hello()) {
+      window = serve::look_back(*ctx.service(), *hello, ctx.clock(), duration, devices, progress);
+    } else {
+      window = serve::watch_window(devices, ctx.clock(), duration, interval, progress);
     }
-    window = looked_back ? std::move(*looked_back)
-                         : serve::watch_window(devices, ctx.clock(), duration, interval, progress);
   }
   auto& input = window.input;
   add_journal_facts(ctx, input.gpus);

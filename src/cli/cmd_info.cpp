@@ -8,7 +8,7 @@
 #include "gpu/arch.h"
 #include "gpu/simulator.h"
 #include "host/cpu.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 #include "views/info.h"
 
 namespace gpuclk::cli {
@@ -23,11 +23,11 @@ namespace {
 
 int run_info(Context& ctx) {
   out::Node root;
-  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "info"}})) {
-    root.children.push_back(serve::node_from_json(reply->at("node")));
+  if (auto* service = ctx.service()) {
+    auto view = service->info_view();
+    root.children.push_back(std::move(view.host));
     auto& gpus = root.section("gpus", "GPUs", true);
-    for (auto pos : ctx.select_from(reply->at("gpus")))
-      gpus.children.push_back(serve::node_from_json(reply->at("rows").at(pos)));
+    for (auto pos : ctx.select_from(view.gpus)) gpus.children.push_back(view.rows.at(pos));
   } else {
     const auto cpu = ctx.host_cpu();
     root.children.push_back(views::info_host_tree(ctx.devices(), cpu));

@@ -17,6 +17,7 @@
 #include "gpu/clock_reasons.h"
 #include "rules/process_owners.h"
 #include "serve/attribution_json.h"
+#include "serve/client.h"
 #include "serve/protocol.h"
 
 namespace gpuclk::cli {
@@ -135,26 +136,15 @@ int run_ps_direct(Context& ctx) {
 }
 
 int run_ps(Context& ctx, const PsOptions& o) {
-  const auto reply = ctx.ask_service({{"request", "processes"}});
-  if (!reply) return run_ps_direct(ctx);
-  const auto view = serve::attribution_from_json(*reply, serve::kAnswerTime);
+  auto* service = ctx.service();
+  if (!service) return run_ps_direct(ctx);
+  const auto reply = service->processes();
+  const auto& view = reply.view;
   std::set<unsigned> gpus;
-  for (auto pos : ctx.select_from(reply->at("gpus"))) {
-    gpus.insert(reply->at("gpus").at(pos).at("index").get<unsigned>());
-  }
+  for (auto index : ctx.indexes_from(reply.gpus)) gpus.insert(index);
   if (ctx.format().kind == out::Format::Kind::json) {
     // The service's answer as it is, less what -i leaves out.
-    nlohmann::json j = *reply;
-    auto& processes = j["processes"];
-    processes.erase(std::remove_if(processes.begin(), processes.end(),
-                                   [&](const nlohmann::json& p) {
-                                     return !gpus.contains(p.at("gpu").get<unsigned>()) ||
-                                            (!o.all && !p.at("running").get<bool>());
-                                   }),
-                    processes.end());
-    j.erase("v");
-    j.erase("ok");
-    std::cout << j.dump(2) << '\n';
+    std::cout << reply.processes_document(gpus, o.all).dump(2) << '\n';
     return 0;
   }
   ctx.printer()->print_table(process_table(view, gpus, o.all));
@@ -165,7 +155,7 @@ int run_ps(Context& ctx, const PsOptions& o) {
     std::cout << fmt::format(
         "\nEach GPU's energy counter is split between its processes every {:.0f} s, by their SM "
         "utilization\n(gpuclk ps --all: ended processes too; docs/attribution.md: how)\n",
-        reply->value("interval_s", 1.0));
+        reply.interval_s);
   }
   return 0;
 }

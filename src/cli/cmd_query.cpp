@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 #include "util/error.h"
 #include "views/query_fields.h"
 
@@ -36,12 +36,12 @@ int run_query(Context& ctx, const QueryOptions& q) {
   output::Table table;
   for (const auto* f : fields)
     table.columns.push_back({f->name, f->name, f->unit.empty(), f->unit});
-  if (auto reply = ctx.ask_service({{"request", "view"}, {"name", "query"}})) {
-    for (auto pos : ctx.select_from(reply->at("gpus"))) {
-      const auto& cached = reply->at("rows").at(pos);
+  if (auto* service = ctx.service()) {
+    const auto view = service->query_view();
+    for (auto pos : ctx.select_from(view.gpus)) {
       std::vector<output::Value> row;
       row.reserve(fields.size());
-      for (const auto* f : fields) row.push_back(serve::value_from_json(cached.at(f->name)));
+      for (const auto* f : fields) row.push_back(view.value(pos, f->name));
       table.rows.push_back(std::move(row));
     }
   } else {

@@ -24,7 +24,7 @@ struct JournalOptions {
 int run_restore(Context& ctx, const RestoreOptions& o) {
   // Not root: put back what this user holds through the service (docs/serve.md).
   if (!o.dry_run) {
-    if (auto rc = run_delegated(ctx, {{"request", "restore"}},
+    if (auto rc = run_delegated(ctx, std::nullopt,
                                 "nothing to restore: you hold no GPU settings through the service",
                                 false))
       return *rc;

@@ -51,12 +51,11 @@ int run_set(Context& ctx, const SetOptions& o) {
   const std::string nothing = "nothing to change: the GPUs already have these settings";
   // Not root: a service that takes delegated settings applies it (docs/serve.md), with the
   // values parsed here (their typed form).
-  const auto settings = nlohmann::json::parse(control::request_to_json(r));
-  if (auto rc = run_delegated(
-          ctx,
-          {{"request", "set"}, {"settings", settings}, {"snap", o.snap}, {"dry_run", o.dry_run}},
-          nothing, o.dry_run))
-    return *rc;
+  serve::SetRequest delegated;
+  delegated.settings = nlohmann::json::parse(control::request_to_json(r));
+  delegated.snap = o.snap;
+  delegated.dry_run = o.dry_run;
+  if (auto rc = run_delegated(ctx, delegated, nothing, o.dry_run)) return *rc;
   control::ControlSession session(session_options(ctx, "set", o.dry_run), o.dry_run);
   return run_change(ctx, session, same_for_each(ctx, r), o.snap, nothing);
 }
@@ -67,15 +66,14 @@ int run_reset(Context& ctx, const ResetOptions& o) {
   const std::string nothing = "nothing to reset: the GPUs already run the driver's defaults";
   // Not root: the service resets within the policy (memory locks only when named: it cannot
   // tell here which GPUs have none to reset).
-  nlohmann::json settings = nlohmann::json::object();
+  serve::SetRequest delegated;
+  auto& settings = delegated.settings;
   if (every || o.app_clocks) settings["application_clocks"] = "default";
   if (every || o.gpu_clocks) settings["locked_gpu_clocks"] = "default";
   if (o.memory_clocks) settings["locked_memory_clocks"] = "default";
   if (every || o.power_limit) settings["power_limit"] = "default";
-  if (auto rc =
-          run_delegated(ctx, {{"request", "set"}, {"settings", settings}, {"dry_run", o.dry_run}},
-                        nothing, o.dry_run))
-    return *rc;
+  delegated.dry_run = o.dry_run;
+  if (auto rc = run_delegated(ctx, delegated, nothing, o.dry_run)) return *rc;
   control::ControlSession session(session_options(ctx, "reset", o.dry_run), o.dry_run);
   std::vector<DeviceRequest> requests;
   for (auto* d : ctx.selected()) {

@@ -243,11 +243,11 @@ int run_stat(Context& ctx, const StatOptions& o) {
   // Where the readings come from: the stream of a service that answers and samples at
   // --interval (this process then loads no NVML), else stat's own sampler.
   std::unique_ptr<serve::RunWatch> watch;
-  if (auto hello = ctx.service_hello()) {
+  if (const auto* hello = ctx.service_hello()) {
     watch = serve::open_service_watch(
-        [&ctx](const nlohmann::json& request) { return ctx.ask_service(request); },
-        ctx.service_socket(), *hello,
-        [&ctx](const nlohmann::json& keys) { return ctx.select_from(keys); }, interval);
+        *ctx.service(), *hello,
+        [&ctx](const std::vector<gpu::DeviceKey>& keys) { return ctx.select_from(keys); },
+        interval);
   }
   if (!watch) {
     telemetry::SamplerOptions sampling;

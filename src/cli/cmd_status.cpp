@@ -10,7 +10,7 @@
 #include "gpu/status.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -87,12 +87,11 @@ int run_status(Context& ctx) {
   auto format = ctx.format();
   std::vector<gpu::StatusSnapshot> gpus;
   std::string simulated;  // the scenario, on the simulator
-  if (auto reply = ctx.ask_service({{"request", "status"}})) {
-    for (auto pos : ctx.select_from(reply->at("gpus")))
-      gpus.push_back(serve::status_from_json(reply->at("status").at(pos)));
-    simulated = reply->value("simulated", std::string());
-    if (const auto note = reply->value("sim_time_note", std::string()); !note.empty())
-      simulated += ", " + note;
+  if (auto* service = ctx.service()) {
+    const auto reply = service->status();
+    for (auto pos : ctx.select_from(reply.gpus)) gpus.push_back(reply.status.at(pos));
+    simulated = reply.simulated;
+    if (!reply.sim_time_note.empty()) simulated += ", " + reply.sim_time_note;
   } else {
     for (auto* d : ctx.selected()) gpus.push_back(gpu::take_status(*d));
     // With what its time does when that is not real time (a frozen node stays frozen for every

@@ -12,7 +12,6 @@
 #include "cli/findings_view.h"
 #include "gpu/simulator.h"
 #include "serve/client.h"
-#include "serve/protocol.h"
 #include "telemetry/interval.h"
 #include "tui/sampler_feed.h"
 #include "tui/screen.h"
@@ -91,18 +90,18 @@ int run_top(Context& ctx, const TopOptions& o) {
   std::size_t count = 0;
   std::string simulated;
   std::string frozen;  // a simulated node whose time stands still or runs fast
-  if (auto hello = ctx.service_hello()) {
+  if (const auto* hello = ctx.service_hello()) {
     // The service's sampler and history; this process loads no NVML.
-    auto positions = ctx.select_from(hello->at("gpus"));
+    auto positions = ctx.select_from(hello->gpus);
     count = positions.size();
-    simulated = hello->value("simulated", std::string());
+    simulated = hello->simulated;
     // Context checked that this is the node asked for (hello carries the scenario); the
     // feed's requests go over a connection of its own.
-    std::shared_ptr<serve::Client> client = serve::Client::connect(ctx.service_socket());
+    auto client = serve::Client::connect(ctx.service_socket());
     if (!client)
       throw gpuclk::Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
-    auto ask = [client](const nlohmann::json& request) { return client->request(request); };
-    feed = std::make_unique<tui::ServiceFeed>(ask, std::move(positions), interval, journal_facts);
+    feed = std::make_unique<tui::ServiceFeed>(std::move(client), hello->gpus, std::move(positions),
+                                              interval, journal_facts);
   } else {
     const auto devices = ctx.selected();
     count = devices.size();

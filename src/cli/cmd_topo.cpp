@@ -10,7 +10,7 @@
 #include "cli/context.h"
 #include "gpu/topology.h"
 #include "host/cpu.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 #include "views/topo.h"
 
 namespace gpuclk::cli {
@@ -25,21 +25,20 @@ namespace {
 int run_topo(Context& ctx) {
   // The matrix depends on which GPUs it spans (NVLinks to GPUs outside it count as switch
   // links), so the service's whole-node table serves only a command without -i.
-  std::optional<nlohmann::json> reply;
-  if (!ctx.selection_given()) reply = ctx.ask_service({{"request", "view"}, {"name", "topo"}});
+  std::optional<serve::TopoView> reply;
+  if (!ctx.selection_given()) {
+    if (auto* service = ctx.service()) reply = service->topo_view();
+  }
   // Where the affinity's CPUs and NUMA nodes are (the service says it for its table).
-  std::string cpus_from = reply ? reply->at("node").value("cpus_from", std::string()) : "";
-  auto t = reply ? serve::table_from_json(reply->at("node")) : [&] {
+  std::string cpus_from = reply ? reply->cpus_from : "";
+  auto t = reply ? reply->table : [&] {
     const auto cpu = ctx.host_cpu();
     cpus_from = cpu.source;
     return views::topo_table(ctx.selected(), cpu);
   }();
   // CSV and JSON carry each GPU's NVLinks as columns (the table shows them as lines below).
   if (ctx.format().kind != out::Format::Kind::table) {
-    const auto links = reply ? (reply->at("node").contains("nvlink_columns")
-                                    ? serve::table_from_json(reply->at("node").at("nvlink_columns"))
-                                    : out::Table{})
-                             : views::nvlink_table(ctx.selected());
+    const auto links = reply ? reply->nvlink_columns : views::nvlink_table(ctx.selected());
     if (links.rows.size() == t.rows.size()) {
       t.columns.insert(t.columns.end(), links.columns.begin(), links.columns.end());
       for (std::size_t i = 0; i < t.rows.size(); ++i)
@@ -52,9 +51,9 @@ int run_topo(Context& ctx) {
       std::cout << "\nCPU and NUMA affinity: CPUs and NUMA nodes of " << cpus_from << '\n';
     // NVLinks per GPU pair, as bandwidth (the matrix's NV# counts them), and links down.
     std::vector<std::string> lines;
-    if (reply && reply->at("node").contains("nvlink")) {
-      for (const auto& l : reply->at("node").at("nvlink")) lines.push_back(l.get<std::string>());
-    } else if (!reply) {
+    if (reply) {
+      lines = reply->nvlink;
+    } else {
       lines = views::nvlink_lines(ctx.selected());
     }
     if (!lines.empty()) {

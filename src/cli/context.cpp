@@ -146,8 +146,8 @@ gpu::DeviceSet& Context::devices() {
   return *devices_;
 }
 
-std::optional<nlohmann::json> Context::service_hello() {
-  if (options.direct) return std::nullopt;
+const serve::Hello* Context::service_hello() {
+  if (options.direct) return nullptr;
   if (!service_tried_) {
     effect("connect to the service");
     service_tried_ = true;
@@ -159,7 +159,7 @@ std::optional<nlohmann::json> Context::service_hello() {
     // name it, and a history or summary must not be taken from the wrong node either.
     if (service_) {
       try {
-        service_hello_ = service_->request({{"request", "hello"}});
+        service_hello_ = std::make_unique<serve::Hello>(service_->hello());
         if (!service_serves_this_node(*service_hello_)) service_.reset();
       } catch (const Error& e) {
         // The service refused this client (too many connections) or did not answer within the
@@ -169,38 +169,31 @@ std::optional<nlohmann::json> Context::service_hello() {
       }
     }
   }
-  if (!service_) return std::nullopt;
-  return service_hello_;
+  if (!service_) return nullptr;
+  return service_hello_.get();
 }
+
+serve::Client* Context::service() { return service_hello() ? service_.get() : nullptr; }
 
 std::string Context::service_socket() const { return service_ ? service_->path() : std::string(); }
 
-std::optional<nlohmann::json> Context::ask_service(const nlohmann::json& request) {
-  if (!service_hello()) return std::nullopt;
-  return service_->request(request);
-}
-
-bool Context::service_serves_this_node(const nlohmann::json& hello) {
+bool Context::service_serves_this_node(const serve::Hello& hello) {
   // `gpuclk --sim` must not show a real node's GPUs, nor another scenario's or simulator
   // state's (tests run side by side, each on its own state file); a plain `gpuclk` shows a
   // simulated service's GPUs only when that service was named (--socket, GPUCLK_SOCKET).
-  const auto service_sim = hello.value("simulated", std::string());
+  const auto& service_sim = hello.simulated;
   if (options.sim.empty()) {
     const bool named = !options.socket.empty() || std::getenv("GPUCLK_SOCKET") != nullptr;
     if (!service_sim.empty() && !named) return false;
   } else {
     const char* state = std::getenv("GPUCLK_SIM_STATE");
-    if (service_sim != options.sim ||
-        hello.value("sim_state", std::string()) != (state ? state : ""))
-      return false;
+    if (service_sim != options.sim || hello.sim_state != (state ? state : "")) return false;
   }
   service_simulated_ = !service_sim.empty();
   return true;
 }
 
-std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const {
-  std::vector<gpu::DeviceKey> keys;
-  for (const auto& g : gpus) keys.push_back(serve::device_key_from_json(g));
+std::vector<std::size_t> Context::select_from(const std::vector<gpu::DeviceKey>& keys) const {
   if (!options.devices_given) {  // no -i: every GPU (an empty -i is an error, never "all")
     std::vector<std::size_t> all(keys.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -211,6 +204,12 @@ std::vector<std::size_t> Context::select_from(const nlohmann::json& gpus) const 
   } catch (const Error& e) {
     throw Error(e.code(), fmt::format("-i: {}", e.what()), e.hint());
   }
+}
+
+std::vector<unsigned> Context::indexes_from(const std::vector<gpu::DeviceKey>& keys) const {
+  std::vector<unsigned> indexes;
+  for (auto pos : select_from(keys)) indexes.push_back(keys.at(pos).index);
+  return indexes;
 }
 
 std::vector<gpu::Device*> Context::selected() {

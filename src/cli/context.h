@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/selection.h"
 #include "host/cpu.h"
 #include "output/format.h"
 #include "output/printer.h"
@@ -26,7 +27,8 @@ class Api;
 }
 namespace gpuclk::serve {
 class Client;
-}
+struct Hello;
+}  // namespace gpuclk::serve
 
 namespace gpuclk::cli {
 
@@ -96,17 +98,20 @@ class Context {
   // GPUs' CPU affinity is the scenario's too), else this machine's (hwloc).
   host::CpuInfo host_cpu();
   std::string state_dir() const;
-  // Asks the service (gpuclk serve) when one answers on the socket and --direct is not given;
-  // nullopt means "read NVML yourself". A service on another node kind (simulated or not, another
-  // scenario) than this command asks for is not used. Throws the service's errors.
-  std::optional<nlohmann::json> ask_service(const nlohmann::json& request);
-  // The service's hello (interval, history, GPUs), asked once on connecting; nullopt as above.
-  std::optional<nlohmann::json> service_hello();
+  // The service (gpuclk serve) when one answers on the socket and --direct is not given: its
+  // typed client (serve/client.h), through which a command asks; nullptr means "read NVML
+  // yourself". A service on another node kind (simulated or not, another scenario) than this
+  // command asks for is not used. Its requests throw the service's errors.
+  serve::Client* service();
+  // The service's hello (interval, history, GPUs), asked once on connecting; nullptr as above.
+  const serve::Hello* service_hello();
   // The socket of the service that answered (for a command's own further connections); empty
   // when none did.
   std::string service_socket() const;
-  // Positions in a service response's "gpus" (DeviceKeys) that -i selects.
-  std::vector<std::size_t> select_from(const nlohmann::json& gpus) const;
+  // Positions in a service answer's GPUs (their keys) that -i selects.
+  std::vector<std::size_t> select_from(const std::vector<gpu::DeviceKey>& gpus) const;
+  // The NVML indexes of the GPUs that -i selects of `gpus` (for a request that names GPUs).
+  std::vector<unsigned> indexes_from(const std::vector<gpu::DeviceKey>& gpus) const;
   // The process ends after this Context: NVML need not be shut down (Api::skip_shutdown_at_exit).
   void exiting();
   // Where the gpuclk executable lives (the simulator library and scenarios sit beside it).
@@ -116,10 +121,10 @@ class Context {
   std::unique_ptr<nvml::Api> api_;
   std::unique_ptr<gpu::DeviceSet> devices_;
   std::unique_ptr<ScaledClock> clock_;
-  bool service_serves_this_node(const nlohmann::json& hello);
+  bool service_serves_this_node(const serve::Hello& hello);
 
   std::unique_ptr<serve::Client> service_;
-  std::optional<nlohmann::json> service_hello_;
+  std::unique_ptr<serve::Hello> service_hello_;
   bool service_tried_ = false;
   bool selection_checked_ = false;
   std::optional<bool> service_simulated_;  // what the service that answered runs on

@@ -10,6 +10,7 @@
 #include "cli/context.h"
 #include "gpu/clock_reasons.h"
 #include "serve/attribution_json.h"
+#include "serve/client.h"
 #include "util/error.h"
 
 namespace gpuclk::cli {
@@ -53,8 +54,8 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
     json_out.open(json_file);
     if (!json_out) throw bad_argument(fmt::format("cannot write --json {}", json_file));
   }
-  const auto reply = ctx.ask_service({{"request", "processes"}, {"owner", owner_key}});
-  if (!reply) {
+  auto* service = ctx.service();
+  if (!service) {
     throw Error(ExitCode::not_supported,
                 fmt::format("stat for {} needs gpuclk serve: it watches the GPUs' processes over "
                             "time, and no service answers on {}",
@@ -62,10 +63,10 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
                             ctx.options.socket.empty() ? "the default socket" : ctx.options.socket),
                 "start gpuclk serve (docs/serve.md), or measure a command: gpuclk stat -- CMD");
   }
-  const auto view = serve::attribution_from_json(*reply, serve::kAnswerTime);
+  const auto reply = service->processes(owner_key);
+  const auto& view = reply.view;
   const attribution::OwnerUse& o = view.owners.at(0);
-  nlohmann::json j = reply->at("owners").at(0);
-  j["processes"] = reply->at("processes");
+  nlohmann::json j = reply.owner_document();
   j["summary"] = summary_line(o);
   if (json_out) json_out << j.dump(2) << '\n';
   if (ctx.format().kind == out::Format::Kind::json) {
@@ -104,7 +105,7 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
   std::cout << fmt::format(
       "\nSummary: {}\nEnergy: each GPU's energy counter split between its processes every {:.0f} "
       "s (docs/attribution.md)\n",
-      summary_line(o), reply->value("interval_s", 1.0));
+      summary_line(o), reply.interval_s);
   return 0;
 }
 

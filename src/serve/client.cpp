@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include "serve/protocol.h"
 #include "util/error.h"
@@ -142,6 +143,85 @@ std::optional<nlohmann::json> Client::read_line(std::chrono::milliseconds wait) 
     pending_.append(buffer, static_cast<std::size_t>(n));
   }
   return take_line(nl);
+}
+
+// --- typed requests (messages.h) -----------------------------------------------------------------
+
+template <class Decode>
+auto Client::decoded(const char* what, const nlohmann::json& answer, Decode decode) const {
+  try {
+    return decode(answer);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(
+        ExitCode::other,
+        fmt::format("the service on {} sent a malformed {} answer: {}", path_, what, e.what()),
+        "use --direct to read the GPUs without it");
+  }
+}
+
+Hello Client::hello() { return decoded("hello", request(hello_request()), hello_from_json); }
+
+StatusAnswer Client::status() {
+  return decoded("status", request(status_request()), status_answer_from_json);
+}
+
+ClocksView Client::clocks_view() {
+  return decoded("clocks view", request(view_request("clocks")), clocks_view_from_json);
+}
+
+InfoView Client::info_view() {
+  return decoded("info view", request(view_request("info")), info_view_from_json);
+}
+
+TopoView Client::topo_view() {
+  return decoded("topo view", request(view_request("topo")), topo_view_from_json);
+}
+
+QueryView Client::query_view() {
+  return decoded("query view", request(view_request("query")), query_view_from_json);
+}
+
+TopView Client::top_view() {
+  return decoded("top view", request(view_request("top")), top_view_from_json);
+}
+
+std::vector<HistoryGpu> Client::history(const HistoryRequest& r, telemetry::TimePoint now) {
+  return decoded("history", request(history_request(r)),
+                 [now](const nlohmann::json& a) { return history_from_json(a, now); });
+}
+
+std::vector<GpuSummary> Client::summary(const std::optional<std::vector<unsigned>>& gpus,
+                                        double seconds, telemetry::TimePoint now) {
+  return decoded("summary", request(summary_request(gpus, seconds)),
+                 [now](const nlohmann::json& a) { return summaries_from_json(a, now); });
+}
+
+Snapshot Client::snapshot(const std::vector<unsigned>& gpus, bool read_counters,
+                          telemetry::TimePoint now) {
+  return decoded("snapshot", request(snapshot_request(gpus, read_counters)),
+                 [now](const nlohmann::json& a) { return snapshot_from_json(a, now); });
+}
+
+ProcessesAnswer Client::processes(const std::optional<std::string>& owner) {
+  return decoded("processes", request(processes_request(owner)), processes_from_json);
+}
+
+ChangeAnswer Client::set(const SetRequest& r) {
+  return decoded("set", request(set_request(r)), change_answer_from_json);
+}
+
+ChangeAnswer Client::restore(const std::optional<std::vector<unsigned>>& gpus) {
+  return decoded("restore", request(restore_request(gpus)), change_answer_from_json);
+}
+
+void Client::open_stream(const StreamRequest& r) { send(stream_request(r)); }
+
+std::optional<StreamLine> Client::next_line(std::chrono::milliseconds wait) {
+  auto line = read_line(wait);
+  if (!line) return std::nullopt;
+  return decoded("stream", *line, stream_line_from_json);
 }
 
 }  // namespace gpuclk::serve

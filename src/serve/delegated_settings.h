@@ -4,19 +4,17 @@
 // holders and the requester's session, and writes it journaled.
 #pragma once
 
-#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
 
 #include "control/settings_writer.h"
 
 namespace gpuclk::serve {
 
-// `ask` sends one request to the service and returns its answer (nullopt: the service went away,
-// which a change then throws as Error, exit 255).
+class Client;
+
+// Asks through `client` (which outlives the writer); a service that went away throws Error
+// (exit 255) from the change.
 std::unique_ptr<control::SettingsWriter> delegated_settings_writer(
-    std::function<std::optional<nlohmann::json>(const nlohmann::json&)> ask,
-    control::WriterOptions options = {});
+    Client& client, control::WriterOptions options = {});
 
 }  // namespace gpuclk::serve

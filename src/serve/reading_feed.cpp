@@ -5,7 +5,6 @@
 #include <thread>
 
 #include "serve/client.h"
-#include "serve/protocol.h"
 #include "util/error.h"
 #include "util/stop_signal.h"
 
@@ -104,23 +103,18 @@ class SamplerFeed : public ReadingFeed {
 };
 
 // One line of the service's stream as the sampler's snapshot and the energy column.
-Readings readings_of(const nlohmann::json& line) {
+Readings readings_of(StreamLine line) {
   Readings r;
-  const telemetry::TimePoint base{};  // the rows use differences of times only
-  for (const auto& j : line.at("gpus")) {
+  for (auto& j : line.gpus) {
     GpuSnapshot g;
-    g.info.index = j.at("index").get<unsigned>();
-    g.info.uuid = j.value("uuid", std::string());
-    g.health.lost = j.value("lost", false);
-    if (j.contains("fast")) g.fast = fast_sample_from_json(j.at("fast"), base);
-    if (j.contains("slow")) g.slow = slow_sample_from_json(j.at("slow"), base);
-    if (j.contains("previous_slow"))
-      g.previous_slow = slow_sample_from_json(j.at("previous_slow"), base);
+    g.info.index = j.key.index;
+    g.info.uuid = std::move(j.key.uuid);
+    g.health.lost = j.health.lost;
+    g.fast = std::move(j.fast);
+    g.slow = std::move(j.slow);
+    g.previous_slow = std::move(j.previous_slow);
     r.gpus.push_back(std::move(g));
-    auto e = j.find("energy_joules");
-    r.energy.push_back(e != j.end() && e->is_number()
-                           ? std::optional<units::Joules>(units::Joules(e->get<double>()))
-                           : std::nullopt);
+    r.energy.push_back(j.energy);
   }
   return r;
 }
@@ -150,16 +144,16 @@ class ServiceFeed : public ReadingFeed {
 
   std::optional<Readings> next() override {
     auto line = first_ ? std::exchange(first_, std::nullopt) : read();
-    if (!line || line->value("end", false)) return std::nullopt;
-    return readings_of(*line);
+    if (!line || line->end) return std::nullopt;
+    return readings_of(std::move(*line));
   }
 
  private:
   // The next line; nullopt on a stop signal.
-  std::optional<nlohmann::json> read() {
+  std::optional<StreamLine> read() {
     const auto since = std::chrono::steady_clock::now();
     while (!util::StopFlag::raised()) {
-      if (auto line = client_->read_line(100ms)) return line;
+      if (auto line = client_->next_line(100ms)) return line;
       if (std::chrono::steady_clock::now() - since > silence_)
         throw Error(ExitCode::other, "the service (gpuclk serve) stopped streaming",
                     "use --direct to read the GPUs without it");
@@ -170,7 +164,7 @@ class ServiceFeed : public ReadingFeed {
   std::unique_ptr<Client> client_;
   telemetry::Duration slow_interval_;
   std::chrono::milliseconds silence_;
-  std::optional<nlohmann::json> first_;
+  std::optional<StreamLine> first_;
 };
 
 telemetry::Duration seconds_of(double s) {
@@ -184,26 +178,21 @@ std::unique_ptr<ReadingFeed> open_sampler_feed(const std::vector<gpu::Device*>& 
   return std::make_unique<SamplerFeed>(devices, clock, options);
 }
 
-std::unique_ptr<ReadingFeed> open_service_feed(const std::string& socket,
-                                               const nlohmann::json& hello,
-                                               const nlohmann::json& indexes,
+std::unique_ptr<ReadingFeed> open_service_feed(const Client& client, const Hello& hello,
+                                               const std::vector<unsigned>& indexes,
                                                const FeedOptions& options) {
   const double seconds = std::chrono::duration<double>(options.interval).count();
-  if (hello.value("interval_seconds", 1e9) > seconds + 1e-6) return nullptr;
-  nlohmann::json names = nlohmann::json::array();
-  for (std::size_t i = 0; i < static_cast<std::size_t>(Field::count); ++i) {
-    if (options.fields.has(static_cast<Field>(i)))
-      names.push_back(std::string(telemetry::field_name(static_cast<Field>(i))));
-  }
-  auto client = Client::connect(socket);
-  if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
-  client->send({{"request", "stream"},
-                {"gpus", indexes},
-                {"interval_seconds", seconds},
-                {"count", options.count},
-                {"fields", names}});
-  auto feed = std::make_unique<ServiceFeed>(std::move(client), options.interval,
-                                            seconds_of(hello.value("slow_interval_seconds", 1.0)));
+  if (hello.interval_seconds.value_or(1e9) > seconds + 1e-6) return nullptr;
+  auto stream = Client::connect(client.path());
+  if (!stream) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
+  StreamRequest request;
+  request.gpus = indexes;
+  request.interval_seconds = seconds;
+  request.count = static_cast<std::uint64_t>(options.count);
+  request.fields = options.fields;
+  stream->open_stream(request);
+  auto feed = std::make_unique<ServiceFeed>(std::move(stream), options.interval,
+                                            seconds_of(hello.slow_interval_seconds.value_or(1.0)));
   if (!feed->start()) return nullptr;
   return feed;
 }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +16,9 @@
 #include "util/clock.h"
 
 namespace gpuclk::serve {
+
+class Client;
+struct Hello;
 
 // One interval's readings of every GPU.
 struct Readings {
@@ -50,13 +52,12 @@ struct FeedOptions {
 std::unique_ptr<ReadingFeed> open_sampler_feed(const std::vector<gpu::Device*>& devices,
                                                const Clock& clock, const FeedOptions& options);
 
-// The stream of the service whose `hello` answered on `socket`, of the GPUs with these NVML
-// `indexes`, over a connection of its own. nullptr when the service cannot serve these options
-// (an interval shorter than its own, or a field it refuses before the first line): the caller
-// reads NVML itself, before anything is printed. Waits for the first line.
-std::unique_ptr<ReadingFeed> open_service_feed(const std::string& socket,
-                                               const nlohmann::json& hello,
-                                               const nlohmann::json& indexes,
+// The stream of the service whose `hello` answered through `client`, of the GPUs with these
+// NVML `indexes`, over a connection of its own. nullptr when the service cannot serve these
+// options (an interval shorter than its own, or a field it refuses before the first line): the
+// caller reads NVML itself, before anything is printed. Waits for the first line.
+std::unique_ptr<ReadingFeed> open_service_feed(const Client& client, const Hello& hello,
+                                               const std::vector<unsigned>& indexes,
                                                const FeedOptions& options);
 
 }  // namespace gpuclk::serve

@@ -8,7 +8,7 @@
 
 #include "gpu/events.h"
 #include "rules/watch.h"
-#include "serve/protocol.h"
+#include "serve/client.h"
 #include "util/error.h"
 
 namespace gpuclk::serve {
@@ -23,14 +23,13 @@ RulesWindow watch_window(const std::vector<gpu::Device*>& devices, const Clock& 
   return w;
 }
 
-std::optional<RulesWindow> look_back(
-    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& ask,
-    const nlohmann::json& hello, const Clock& clock, telemetry::Duration duration,
-    const std::vector<gpu::Device*>& devices, const WaitProgress& progress) {
+RulesWindow look_back(Client& client, const Hello& hello, const Clock& clock,
+                      telemetry::Duration duration, const std::vector<gpu::Device*>& devices,
+                      const WaitProgress& progress) {
   RulesWindow out;
   out.from_service = true;
-  const double interval_seconds = hello.value("interval_seconds", 0.1);
-  const double history_seconds = hello.value("history_seconds", 3600.0);
+  const double interval_seconds = hello.interval_seconds.value_or(0.1);
+  const double history_seconds = hello.history_seconds.value_or(3600.0);
   const double want = std::chrono::duration<double>(duration).count();
   out.slow_tier = want <= 600;
   if (!out.slow_tier && want > history_seconds) {
@@ -39,20 +38,22 @@ std::optional<RulesWindow> look_back(
                     history_seconds),
         "give a shorter --duration, or --direct to watch from now on");
   }
-  const nlohmann::json request{
-      {"request", "history"}, {"seconds", want}, {"resolution", out.slow_tier ? "interval" : "1s"}};
-  auto reply = ask(request);
-  if (!reply) return std::nullopt;
+  HistoryRequest request;
+  request.seconds = want;
+  request.every_sample = out.slow_tier;
+  auto now = clock.now();
+  auto gpus = client.history(request, now);
   // How far back the history reaches: a service started a moment ago is waited for.
-  const auto covered = [](const nlohmann::json& r) {
+  const auto covered = [](const std::vector<HistoryGpu>& history, telemetry::TimePoint at) {
     double oldest = 0;
-    for (const auto& g : r.at("gpus")) {
-      const auto& samples = g.at("samples");
-      if (!samples.empty()) oldest = std::min(oldest, samples.front().value("t", 0.0));
+    for (const auto& g : history) {
+      if (!g.samples.empty())
+        oldest =
+            std::min(oldest, std::chrono::duration<double>(g.samples.front().time - at).count());
     }
     return -oldest;
   };
-  const double missing = want - covered(*reply) - 2 * interval_seconds;
+  const double missing = want - covered(gpus, now) - 2 * interval_seconds;
   if (missing > 0) {
     // `missing` is in the GPUs' time base: as wall time (shorter under GPUCLK_SIM_SPEED).
     const auto ahead =
@@ -65,37 +66,30 @@ std::optional<RulesWindow> look_back(
         progress(std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count());
       std::this_thread::sleep_for(100ms);
     }
-    reply = ask(request);
-    if (!reply) return std::nullopt;
+    now = clock.now();
+    gpus = client.history(request, now);
   }
-  const auto now = clock.now();
   out.input.from = now - duration;
   out.input.to = now;
-  const auto& gpus = reply->at("gpus");
   for (auto* d : devices) {
     rules::GpuWindow w;
     w.facts = rules::read_facts(*d);
     for (const auto& g : gpus) {
       // By UUID; a GPU lost since (no UUID read now) by its index.
-      const bool same = d->uuid().empty() ? g.value("index", ~0u) == d->index()
-                                          : g.value("uuid", std::string()) == d->uuid();
+      const bool same = d->uuid().empty() ? g.key.index == d->index() : g.key.uuid == d->uuid();
       if (!same) continue;
-      for (const auto& f : g.at("samples")) w.fast.push_back(fast_sample_from_json(f, now));
-      if (auto it = g.find("slow"); it != g.end()) {
-        for (const auto& f : *it) w.slow.push_back(slow_sample_from_json(f, now));
-      }
-      const auto events = g.find("events");
-      const auto watched = g.find("events_watched");
-      if (events == g.end() || watched == g.end()) {
+      w.fast.insert(w.fast.end(), g.samples.begin(), g.samples.end());
+      w.slow.insert(w.slow.end(), g.slow.begin(), g.slow.end());
+      if (!g.events_kept) {
         out.events_kept = false;
         continue;
       }
-      for (const auto& e : *events) {
-        auto event = event_from_json(e, d->index(), now);
+      for (auto event : g.events) {
+        event.gpu = d->index();
         if (event.time >= out.input.from) w.events.push_back(event);
       }
-      for (const auto& kind : *watched) {
-        if (kind.get<std::string>() == gpu::to_string(gpu::EventKind::xid)) w.xid_watched = true;
+      for (auto kind : g.events_watched) {
+        if (kind == gpu::EventKind::xid) w.xid_watched = true;
       }
     }
     w.health.lost = w.facts.unavailable_code != 0;

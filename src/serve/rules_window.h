@@ -5,8 +5,6 @@
 #pragma once
 
 #include <functional>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <vector>
 
 #include "gpu/device.h"
@@ -14,6 +12,9 @@
 #include "util/clock.h"
 
 namespace gpuclk::serve {
+
+class Client;
+struct Hello;
 
 struct RulesWindow {
   rules::Input input;
@@ -33,15 +34,14 @@ RulesWindow watch_window(const std::vector<gpu::Device*>& devices, const Clock& 
                          telemetry::Duration duration, telemetry::Duration interval,
                          const WaitProgress& progress);
 
-// The last `duration` of the history of the service whose `hello` answered, through `ask` (one
-// request, its answer; nullopt when it went away). A service that has run for less than
-// `duration` is waited for. Settings, ECC counts and processes are read from `devices` once, as
-// when watching; the Xid and ECC events are the ones the service received over the window (it
-// waits on them all along, as watching does). nullopt: the service did not answer. Throws a bad
-// argument (exit 2) for a `duration` longer than the service's history.
-std::optional<RulesWindow> look_back(
-    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& ask,
-    const nlohmann::json& hello, const Clock& clock, telemetry::Duration duration,
-    const std::vector<gpu::Device*>& devices, const WaitProgress& progress);
+// The last `duration` of the history of the service whose `hello` answered, through `client`. A
+// service that has run for less than `duration` is waited for. Settings, ECC counts and
+// processes are read from `devices` once, as when watching; the Xid and ECC events are the ones
+// the service received over the window (it waits on them all along, as watching does). Throws a
+// bad argument (exit 2) for a `duration` longer than the service's history, and the client's
+// Error when the service stops answering.
+RulesWindow look_back(Client& client, const Hello& hello, const Clock& clock,
+                      telemetry::Duration duration, const std::vector<gpu::Device*>& devices,
+                      const WaitProgress& progress);
 
 }  // namespace gpuclk::serve

@@ -6,7 +6,6 @@
 
 #include "gpu/simulator.h"
 #include "serve/client.h"
-#include "serve/protocol.h"
 #include "util/error.h"
 
 namespace gpuclk::serve {
@@ -74,17 +73,12 @@ class SamplerWatch : public RunWatch {
 // ---------------------------------------------------------------------------------------------
 // The service's stream
 
-telemetry::TimePoint time_point_of(double seconds) {
-  return telemetry::TimePoint(
-      std::chrono::duration_cast<telemetry::Duration>(std::chrono::duration<double>(seconds)));
-}
-
 // The selected GPUs' static facts, from the service's status answer.
-std::vector<telemetry::GpuInfo> gpu_infos(const nlohmann::json& status,
+std::vector<telemetry::GpuInfo> gpu_infos(const StatusAnswer& status,
                                           const std::vector<std::size_t>& positions) {
   std::vector<telemetry::GpuInfo> infos;
   for (auto pos : positions) {
-    const auto st = status_from_json(status.at("status").at(pos));
+    const auto& st = status.status.at(pos);
     telemetry::GpuInfo info;
     info.index = st.index;
     info.uuid = st.uuid;
@@ -98,13 +92,12 @@ std::vector<telemetry::GpuInfo> gpu_infos(const nlohmann::json& status,
 }
 
 // The service sampler's ticks, missed ticks and lateness between two of its snapshots.
-telemetry::TimingStats timing_between(const nlohmann::json& from, const nlohmann::json& to) {
+telemetry::TimingStats timing_between(const telemetry::TimingStats& from,
+                                      const telemetry::TimingStats& to) {
   telemetry::TimingStats t;
-  t.ticks = to.value("ticks", std::uint64_t{0}) - from.value("ticks", std::uint64_t{0});
-  t.missed_ticks =
-      to.value("missed_ticks", std::uint64_t{0}) - from.value("missed_ticks", std::uint64_t{0});
-  t.lateness_p99 = std::chrono::duration_cast<telemetry::Duration>(
-      std::chrono::duration<double, std::milli>(to.value("lateness_p99_ms", 0.0)));
+  t.ticks = to.ticks - from.ticks;
+  t.missed_ticks = to.missed_ticks - from.missed_ticks;
+  t.lateness_p99 = to.lateness_p99;
   return t;
 }
 
@@ -171,13 +164,14 @@ struct StreamWindow {
   explicit StreamWindow(std::size_t gpus)
       : builders(gpus), counters(gpus), health(gpus), errors_before(gpus) {}
 
-  void consume(const nlohmann::json& line) {
-    const auto now = time_point_of(line.at("time").get<double>());
-    const auto& gpus = line.at("gpus");
+  void consume(const StreamLine& line) {
+    if (line.end) return;
+    const auto now = line.time;
+    const auto& gpus = line.gpus;
     // An older gpuclk serve says no time in its snapshot: the window starts at its first line.
     if (!start) start = now;
     last = now;
-    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) add(k, gpus[k], now);
+    for (std::size_t k = 0; k < builders.size() && k < gpus.size(); ++k) add(k, gpus[k]);
   }
 
   // The samples up to the command's end (`until`: the service's time once the command has ended):
@@ -192,7 +186,7 @@ struct StreamWindow {
                          [&](const CounterTrack& c) { return c.empty() || c.read_since(*end); });
     };
     do {
-      auto line = client.read_line(wait);
+      auto line = client.next_line(wait);
       if (!line) break;
       consume(*line);
     } while (end &&
@@ -218,47 +212,42 @@ struct StreamWindow {
   std::vector<telemetry::GpuHealth> health;
 
  private:
-  void add(std::size_t k, const nlohmann::json& g, telemetry::TimePoint now) {
+  void add(std::size_t k, const StreamGpu& g) {
     if (!builders[k]) builders[k].emplace(*start);
     // Every read counts for the counter; the summary takes the window's samples only.
     const auto in_window = [&](telemetry::TimePoint t) { return !end || t <= *end; };
-    for (const auto& f : g.at("samples")) {
-      const auto s = fast_sample_from_json(f, now);
+    for (const auto& s : g.samples) {
       counters[k].add_power(s);
       if (in_window(s.time)) builders[k]->add(s);
     }
-    for (const auto& sl : g.at("slow_samples")) {
-      const auto s = slow_sample_from_json(sl, now);
+    for (const auto& s : g.slow_samples) {
       counters[k].add_read(s);
       if (in_window(s.time)) builders[k]->add(s);
     }
     // The service counts read errors since it started: the run's are those after its first line.
-    const auto errors = g.value("read_errors", std::uint64_t{0});
+    const auto errors = g.health.read_errors;
     if (!errors_before[k]) errors_before[k] = errors;
     health[k].read_errors = errors - std::min(errors, *errors_before[k]);
     if (health[k].read_errors > 0) {
-      health[k].last_error = g.value("last_error", 0);
-      health[k].last_error_field = g.value("last_error_field", std::string());
+      health[k].last_error = g.health.last_error;
+      health[k].last_error_field = g.health.last_error_field;
     }
-    if (g.contains("lost_t") && !health[k].lost) {
+    if (g.health.lost_at && !health[k].lost) {
       health[k].lost = true;
-      health[k].lost_at = now + std::chrono::duration_cast<telemetry::Duration>(
-                                    std::chrono::duration<double>(g.at("lost_t").get<double>()));
+      health[k].lost_at = g.health.lost_at;
       builders[k]->mark_lost(*health[k].lost_at);
     }
   }
   std::vector<std::optional<std::uint64_t>> errors_before;
 };
 
-using Ask = std::function<std::optional<nlohmann::json>(const nlohmann::json&)>;
-
 class ServiceWatch : public RunWatch {
  public:
-  ServiceWatch(Ask ask, std::unique_ptr<Client> client, nlohmann::json status,
+  ServiceWatch(Client& client, std::unique_ptr<Client> stream, StatusAnswer status,
                std::vector<std::size_t> positions, telemetry::Duration interval,
                telemetry::Duration slow_interval)
-      : ask_(std::move(ask)),
-        client_(std::move(client)),
+      : client_(client),
+        stream_(std::move(stream)),
         status_(std::move(status)),
         positions_(std::move(positions)),
         infos_(gpu_infos(status_, positions_)),
@@ -269,16 +258,17 @@ class ServiceWatch : public RunWatch {
     for (const auto& info : infos_) indexes_.push_back(info.index);
     // Which GPUs the command uses: the processes in the service's `top` view (asked once now,
     // so that the service reads it while the command runs).
-    (void)ask_({{"request", "view"}, {"name", "top"}});
+    (void)client_.top_view();
     // A line per sampling interval: the window ends at most one interval after the command.
-    client_->send({{"request", "stream"},
-                   {"gpus", indexes_},
-                   {"interval_seconds", line_seconds_},
-                   {"samples", "all"}});
+    StreamRequest request;
+    request.gpus = indexes_;
+    request.interval_seconds = line_seconds_;
+    request.every_sample = true;
+    stream_->open_stream(request);
   }
 
   void start() override {
-    auto first = client_->read_line(10000ms);
+    auto first = stream_->next_line(10000ms);
     if (!first) throw Error(ExitCode::other, "the service (gpuclk serve) did not start streaming");
     // After the first line (which waits for the service's next counter read, up to a second):
     // the window starts at the service's time now, right before the command starts, and so do
@@ -293,13 +283,12 @@ class ServiceWatch : public RunWatch {
     if (failed_) return;
     try {
       drain(200ms);
-      auto view = ask_({{"request", "view"}, {"name", "top"}});
-      if (!view) return;
-      const auto& rows = view->at("rows");
+      const auto view = client_.top_view();
       for (auto pos : positions_) {
-        for (const auto& p : rows.at(pos).value("processes", nlohmann::json::array())) {
-          if (owns(static_cast<pid_t>(p.value("pid", 0))))
-            used.insert(status_.at("gpus").at(pos).at("index").get<unsigned>());
+        const auto& processes = view.rows.at(pos).processes;
+        if (!processes) continue;
+        for (const auto& p : *processes) {
+          if (owns(static_cast<pid_t>(p.pid))) used.insert(status_.gpus.at(pos).index);
         }
       }
     } catch (const Error& e) {
@@ -310,14 +299,15 @@ class ServiceWatch : public RunWatch {
   Watched finish() override {
     if (failed_) throw *failed_;
     const auto snapshot_end = snapshot_now();
-    window_.read_to(*client_, service_time(snapshot_end), line_seconds_);
+    window_.read_to(*stream_, service_time(snapshot_end), line_seconds_);
     Watched w;
     w.sampled_by = "gpuclk serve";
     w.sampling = sampling_;
-    w.timing = timing_between(snapshot_start_.at("timing"), snapshot_end.at("timing"));
+    w.timing = timing_between(snapshot_start_.timing, snapshot_end.timing);
     for (std::size_t k = 0; k < infos_.size(); ++k) {
       WatchedGpu g{infos_[k], window_.summary(k), window_.health[k], std::nullopt};
-      const auto truth_start = truth_of(snapshot_start_, k), truth_end = truth_of(snapshot_end, k);
+      const auto truth_start = snapshot_start_.gpus.at(k).simulator_energy_j;
+      const auto truth_end = snapshot_end.gpus.at(k).simulator_energy_j;
       if (truth_start && truth_end && !g.summary.lost) g.truth_energy_j = *truth_end - *truth_start;
       w.gpus.push_back(std::move(g));
     }
@@ -328,22 +318,11 @@ class ServiceWatch : public RunWatch {
   // The sampler's timing, and on the simulator each GPU's exact energy (in `indexes_` order).
   // The service reads the counters once more right then (read_counters), on its slow threads:
   // the window's edges are counter reads, as they are for stat's own sampler.
-  nlohmann::json snapshot_now() {
-    auto r = ask_({{"request", "snapshot"}, {"gpus", indexes_}, {"read_counters", true}});
-    if (!r) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
-    return *r;
-  }
+  Snapshot snapshot_now() { return client_.snapshot(indexes_, true, telemetry::TimePoint{}); }
   // The service's time when it answered `snapshot` ("now"; a gpuclk serve before it said only its
   // last tick's "time").
-  static std::optional<telemetry::TimePoint> service_time(const nlohmann::json& snapshot) {
-    if (snapshot.contains("now")) return time_point_of(snapshot.at("now").get<double>());
-    if (snapshot.contains("time")) return time_point_of(snapshot.at("time").get<double>());
-    return std::nullopt;
-  }
-  static std::optional<double> truth_of(const nlohmann::json& snapshot, std::size_t k) {
-    const auto& g = snapshot.at("gpus").at(k);
-    if (!g.contains("simulator_energy_j")) return std::nullopt;
-    return g.at("simulator_energy_j").get<double>();
+  static std::optional<telemetry::TimePoint> service_time(const Snapshot& snapshot) {
+    return snapshot.now ? snapshot.now : snapshot.time;
   }
   // The lines that have come, for at most `budget` of wall time: where parsing them is slower
   // than the service sends them (a sanitized build on a loaded machine), an unbounded drain never
@@ -351,22 +330,22 @@ class ServiceWatch : public RunWatch {
   void drain(std::chrono::milliseconds budget) {
     const auto until = std::chrono::steady_clock::now() + budget;
     while (std::chrono::steady_clock::now() < until) {
-      auto line = client_->read_line(0ms);
+      auto line = stream_->next_line(0ms);
       if (!line) break;
       window_.consume(*line);
     }
   }
 
-  Ask ask_;
-  std::unique_ptr<Client> client_;
-  nlohmann::json status_;
+  Client& client_;
+  std::unique_ptr<Client> stream_;
+  StatusAnswer status_;
   std::vector<std::size_t> positions_;
   std::vector<telemetry::GpuInfo> infos_;
-  nlohmann::json indexes_ = nlohmann::json::array();
+  std::vector<unsigned> indexes_;
   StreamWindow window_;
   double line_seconds_;
   telemetry::SamplerOptions sampling_;
-  nlohmann::json snapshot_start_;
+  Snapshot snapshot_start_;
   std::optional<Error> failed_;
 };
 
@@ -379,20 +358,18 @@ std::unique_ptr<RunWatch> open_sampler_watch(const std::vector<gpu::Device*>& de
 }
 
 std::unique_ptr<RunWatch> open_service_watch(
-    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& ask,
-    const std::string& socket, const nlohmann::json& hello,
-    const std::function<std::vector<std::size_t>(const nlohmann::json& keys)>& select,
+    Client& client, const Hello& hello,
+    const std::function<std::vector<std::size_t>(const std::vector<gpu::DeviceKey>& keys)>& select,
     telemetry::Duration interval) {
-  const double sampling = hello.value("interval_seconds", 0.0);
+  const double sampling = hello.interval_seconds.value_or(0.0);
   if (std::abs(sampling - std::chrono::duration<double>(interval).count()) > 1e-6) return nullptr;
-  auto status = ask({{"request", "status"}});
-  if (!status) return nullptr;
-  auto positions = select(status->at("gpus"));
-  auto client = Client::connect(socket);
-  if (!client) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
+  auto status = client.status();
+  auto positions = select(status.gpus);
+  auto stream = Client::connect(client.path());
+  if (!stream) throw Error(ExitCode::other, "the service (gpuclk serve) stopped answering");
   const auto slow = std::chrono::duration_cast<telemetry::Duration>(
-      std::chrono::duration<double>(hello.value("slow_interval_seconds", 1.0)));
-  return std::make_unique<ServiceWatch>(ask, std::move(client), std::move(*status),
+      std::chrono::duration<double>(hello.slow_interval_seconds.value_or(1.0)));
+  return std::make_unique<ServiceWatch>(client, std::move(stream), std::move(status),
                                         std::move(positions), interval, slow);
 }
 

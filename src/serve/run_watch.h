@@ -8,18 +8,21 @@
 
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/selection.h"
 #include "telemetry/sampler.h"
 #include "telemetry/summary.h"
 #include "util/clock.h"
 
 namespace gpuclk::serve {
+
+class Client;
+struct Hello;
 
 // What one GPU did during the run.
 struct WatchedGpu {
@@ -55,15 +58,14 @@ std::unique_ptr<RunWatch> open_sampler_watch(const std::vector<gpu::Device*>& de
                                              const Clock& clock,
                                              const telemetry::SamplerOptions& options);
 
-// The stream of the service whose `hello` answered, through `ask` (one request, its answer;
-// nullopt when the service went away) and a connection of its own to `socket`. `select` picks
-// the positions of the watched GPUs from the status answer's GPU keys (-i). nullptr when the
-// service samples at another interval than `interval` or does not answer: the caller samples
-// itself. Throws Error (exit 255) when the service stops answering before the run.
+// The stream of the service whose `hello` answered through `client` (which outlives the watch),
+// over a connection of its own. `select` picks the positions of the watched GPUs from the status
+// answer's GPU keys (-i). nullptr when the service samples at another interval than `interval`:
+// the caller samples itself. Throws Error (exit 255) when the service stops answering before the
+// run.
 std::unique_ptr<RunWatch> open_service_watch(
-    const std::function<std::optional<nlohmann::json>(const nlohmann::json&)>& ask,
-    const std::string& socket, const nlohmann::json& hello,
-    const std::function<std::vector<std::size_t>(const nlohmann::json& keys)>& select,
+    Client& client, const Hello& hello,
+    const std::function<std::vector<std::size_t>(const std::vector<gpu::DeviceKey>& keys)>& select,
     telemetry::Duration interval);
 
 }  // namespace gpuclk::serve

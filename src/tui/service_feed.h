@@ -7,10 +7,12 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
+#include "gpu/selection.h"
 #include "tui/feed.h"
 #include "tui/processes.h"
 #include "tui/sampler_feed.h"
@@ -19,29 +21,34 @@ namespace gpuclk::gpu {
 class Device;
 class DeviceSet;
 }  // namespace gpuclk::gpu
+namespace gpuclk::serve {
+class Client;
+}
 
 namespace gpuclk::tui {
 
-// Sends one request to the service and returns its response; throws Error when it fails.
-using Ask = std::function<nlohmann::json(const nlohmann::json&)>;
-
 class ServiceFeed final : public Feed {
  public:
-  // `positions`: the service's GPUs to show (positions in its "gpus"), in order. `interval`:
-  // how often top asks (the service samples at its own interval).
-  ServiceFeed(Ask ask, std::vector<std::size_t> positions, telemetry::Duration interval,
+  // Asks through `client` (a connection of its own). `gpus`: the service's GPUs (its hello's);
+  // `positions`: those to show (positions in `gpus`), in order. `interval`: how often top asks
+  // (the service samples at its own interval).
+  ServiceFeed(std::unique_ptr<serve::Client> client, const std::vector<gpu::DeviceKey>& gpus,
+              std::vector<std::size_t> positions, telemetry::Duration interval,
               NodeFacts node_facts);
+  ~ServiceFeed() override;
+  ServiceFeed(const ServiceFeed&) = delete;
+  ServiceFeed& operator=(const ServiceFeed&) = delete;
 
   std::string source() const override { return "gpuclk serve"; }
   telemetry::Duration interval() const override { return interval_; }
   Frame frame(telemetry::Duration history, std::size_t graphed) override;
 
  private:
-  nlohmann::json gpus_request(const char* request) const;
   void refresh_slow_parts(telemetry::TimePoint now);
 
-  Ask ask_;
+  std::unique_ptr<serve::Client> client_;
   std::vector<std::size_t> positions_;
+  std::vector<unsigned> indexes_;  // the shown GPUs' NVML indexes, as requests name them
   telemetry::Duration interval_;
   NodeFacts node_facts_;
   std::vector<rules::GpuFacts> facts_;

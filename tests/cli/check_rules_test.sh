@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# scripts/ci/check-rules.sh: the tree keeps the house rules (include direction, clang-format), and
-# each include rule and each size limit catches what it is for (a scratch repository with one
-# breach of each).
+# scripts/ci/check-rules.sh: the tree keeps the house rules (include direction, clang-format, the
+# protocol in src/serve/ only), and each rule and each size limit catches what it is for (a
+# scratch repository with one breach of each).
 source "$(dirname "$0")/lib.sh" "$1"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-LAST_CMD="scripts/ci/check-rules.sh includes format"
+LAST_CMD="scripts/ci/check-rules.sh includes format protocol"
 
 # --- the tree as it is passes ---
 if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
-  OUT=$("$SRC/scripts/ci/check-rules.sh" includes format 2>&1)
+  OUT=$("$SRC/scripts/ci/check-rules.sh" includes format protocol 2>&1)
   RC=$?
   expect_exit 0
   expect_out "include direction ok"
   expect_out "clang-format ok"
+  expect_out "the protocol in src/serve/ only ok"
 else
   echo "SKIP: $SRC is not a git checkout; the tree itself is not checked"
 fi
@@ -115,4 +116,45 @@ OUT=$("$sizes/scripts/ci/check-rules.sh" sizes 2>&1)
 RC=$?
 expect_exit 0
 expect_out "check-rules: sizes ok"
+
+# --- the protocol: a request written or an answer decoded outside src/serve/ ---
+proto=$TEST_TMP/protocol
+mkdir -p "$proto/scripts/ci" "$proto/src/cli" "$proto/src/tui" "$proto/src/serve"
+cp "$SRC/scripts/ci/check-rules.sh" "$proto/scripts/ci/"
+cat >"$proto/src/cli/asks.cpp" <<'CPP'
+int f() {
+  auto a = client.request({{ "request" , "status"}});
+  auto b = R"({"request":"view","name":"top"})";
+  auto c = "{\"request\":\"hello\"}";
+  auto d = R"json(
+    {"v": 1,
+     "request": "history"}
+  )json";
+  auto e = serve::status_from_json(a.at("status"));
+  auto g = gpuclk::serve::node_from_json (b);
+}
+CPP
+cat >"$proto/src/tui/fine.cpp" <<'CPP'
+// {"request", "status"} in a comment, and serve::status_from_json(j) too
+/* a block comment: {"request", "view"}
+   "request" */ int x = 1'000;
+char quote = '"'; auto words = "a bad request, \"requests\"";
+auto settings = control::settings_from_json(text); auto url = "http://host/request";
+CPP
+printf 'auto r = json{{"request", "status"}};\nauto s = serve::status_from_json(r);\n' \
+  >"$proto/src/serve/client.cpp"
+git -C "$proto" init -q && git -C "$proto" add -A
+OUT=$("$proto/scripts/ci/check-rules.sh" protocol 2>&1)
+RC=$?
+LAST_CMD="check-rules.sh protocol (scratch tree)"
+expect_exit 1
+expect_out "src/cli/asks.cpp:2: \"request\": a request of the service's protocol built or read outside src/serve/"
+expect_out "src/cli/asks.cpp:3: \"request\""
+expect_out "src/cli/asks.cpp:4: \"request\""
+expect_out "src/cli/asks.cpp:7: \"request\""
+expect_out "src/cli/asks.cpp:9: an answer of the protocol decoded outside src/serve/"
+expect_out "src/cli/asks.cpp:10: an answer of the protocol decoded outside src/serve/"
+expect_no_out "fine.cpp"
+expect_no_out "src/serve/client.cpp"
+expect_lines 7
 finish

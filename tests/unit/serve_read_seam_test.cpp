@@ -49,18 +49,12 @@ struct RunningNode {
     node->start();
     socket = options.socket_path;
     client = serve::Client::connect(socket);
-    hello = client->request({{"request", "hello"}});
-  }
-  // The seams' `ask`: one request to this node, its answer.
-  std::function<std::optional<nlohmann::json>(const nlohmann::json&)> asker() {
-    return [this](const nlohmann::json& request) -> std::optional<nlohmann::json> {
-      return client->request(request);
-    };
+    hello = client->hello();
   }
   std::unique_ptr<serve::Node> node;
   std::string socket;
   std::unique_ptr<serve::Client> client;
-  nlohmann::json hello;
+  serve::Hello hello;
 };
 
 void expect_readings(serve::ReadingFeed& feed, const std::vector<unsigned>& indexes) {
@@ -92,14 +86,14 @@ TEST_F(serve_read_seam_test, both_feeds_give_every_selected_gpu_each_interval) {
     EXPECT_EQ(own->source(), "own sampler");
     expect_readings(*own, {0, 2});
 
-    auto served = serve::open_service_feed(service.socket, service.hello, {0, 2}, options);
+    auto served = serve::open_service_feed(*service.client, service.hello, {0, 2}, options);
     ASSERT_TRUE(served);
     EXPECT_EQ(served->source(), "gpuclk serve");
     expect_readings(*served, {0, 2});
     EXPECT_FALSE(served->next().has_value());  // the stream ends after its count
 
     // Rows more often than the service samples: it cannot serve them (read NVML instead).
-    EXPECT_FALSE(serve::open_service_feed(service.socket, service.hello, {0},
+    EXPECT_FALSE(serve::open_service_feed(*service.client, service.hello, {0},
                                           {10ms, telemetry::FieldSet::standard(), 1}));
     service.client.reset();
     service.node->stop();
@@ -119,14 +113,13 @@ TEST_F(serve_read_seam_test, both_watches_summarise_the_same_run) {
     sampling.fields = telemetry::FieldSet::standard();
 
     auto own = serve::open_sampler_watch({&set[1]}, clock, sampling);
-    auto served = serve::open_service_watch(
-        service.asker(), service.socket, service.hello,
-        [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 100ms);
+    const auto second = [](const std::vector<gpu::DeviceKey>&) {
+      return std::vector<std::size_t>{1};
+    };
+    auto served = serve::open_service_watch(*service.client, service.hello, second, 100ms);
     ASSERT_TRUE(served);
     // A service sampling at another interval cannot be summarised as asked.
-    EXPECT_FALSE(serve::open_service_watch(
-        service.asker(), service.socket, service.hello,
-        [](const nlohmann::json&) { return std::vector<std::size_t>{1}; }, 50ms));
+    EXPECT_FALSE(serve::open_service_watch(*service.client, service.hello, second, 50ms));
 
     served->start();
     own->start();
@@ -172,19 +165,18 @@ TEST_F(serve_read_seam_test, look_back_reads_the_services_history) {
     RunningNode service(set, clock, dir);
     std::this_thread::sleep_for(1500ms);
     int waits = 0;
-    const auto window = serve::look_back(service.asker(), service.hello, clock, 1s,
+    const auto window = serve::look_back(*service.client, service.hello, clock, 1s,
                                          {&set[0], &set[3]}, [&waits](double) { ++waits; });
-    ASSERT_TRUE(window.has_value());
-    EXPECT_TRUE(window->from_service);
-    EXPECT_TRUE(window->slow_tier);
-    EXPECT_TRUE(window->events_kept);
+    EXPECT_TRUE(window.from_service);
+    EXPECT_TRUE(window.slow_tier);
+    EXPECT_TRUE(window.events_kept);
     EXPECT_EQ(waits, 0);  // 1.5 s of history covers 1 s: no waiting
-    ASSERT_EQ(window->input.gpus.size(), 2u);
-    EXPECT_EQ(window->input.gpus[1].facts.index, 3u);
-    for (const auto& g : window->input.gpus) EXPECT_GE(g.fast.size(), 5u);
+    ASSERT_EQ(window.input.gpus.size(), 2u);
+    EXPECT_EQ(window.input.gpus[1].facts.index, 3u);
+    for (const auto& g : window.input.gpus) EXPECT_GE(g.fast.size(), 5u);
     // Longer than the service keeps: a bad argument naming both.
     try {
-      serve::look_back(service.asker(), service.hello, clock, std::chrono::hours(2), {&set[0]}, {});
+      serve::look_back(*service.client, service.hello, clock, std::chrono::hours(2), {&set[0]}, {});
       ADD_FAILURE() << "a 2 h look back was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ExitCode::bad_argument);
