@@ -147,9 +147,9 @@ struct Snapshot {
 // `processes`: who used the GPUs (docs/attribution.md).
 struct ProcessesAnswer {
   std::vector<gpu::DeviceKey> gpus;
-  AttributionView view;     // times relative to kAnswerTime
-  double interval_s = 1.0;  // the time resolution of the figures
-  nlohmann::json document;  // the answer as the service sent it, less "v" and "ok"
+  attribution::AttributionView view;  // times relative to kAnswerTime
+  double interval_s = 1.0;            // the time resolution of the figures
+  nlohmann::json document;            // the answer as the service sent it, less "v" and "ok"
 
   // The answer as `gpuclk ps --format json` prints it: the processes of the GPUs with these
   // `indexes`, and the ended ones only with `ended_too`.

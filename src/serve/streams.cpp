@@ -23,7 +23,7 @@ class SampleStream final : public Stream {
  public:
   SampleStream(const telemetry::Sampler& sampler, const Clock& clock, StreamDemand& demand,
                std::vector<gpu::DeviceKey> keys, std::vector<std::size_t> positions,
-               const StreamRequest& request)
+               const StreamOptions& request)
       : sampler_(sampler),
         demand_(demand),
         keys_(std::move(keys)),
@@ -191,7 +191,7 @@ void StreamDemand::change(FieldSet fields, int delta) {
 Streams::Streams(telemetry::Sampler& sampler, const Clock& clock, Duration sampling)
     : sampler_(sampler), clock_(clock), sampling_(sampling), demand_(sampler) {}
 
-StreamRequest Streams::parse(const json& request) const {
+StreamOptions Streams::parse(const json& request) const {
   const double seconds = number_of(request, "interval_seconds", 1.0, 0, 86400);
   const double sampling = std::chrono::duration<double>(sampling_).count();
   if (!(seconds > 0) || seconds > 86400)
@@ -203,7 +203,7 @@ StreamRequest Streams::parse(const json& request) const {
                                    "interval {} s",
                                    seconds, sampling),
                        "ask for a longer interval, or read NVML directly (gpuclk --direct dmon)");
-  StreamRequest r;
+  StreamOptions r;
   r.count = count_of(request, "count", 0, std::uint64_t{1} << 40);
   r.wanted = wanted_fields(request, sampler_.options().fields);
   const auto samples = string_of(request, "samples", "latest");
@@ -216,7 +216,7 @@ StreamRequest Streams::parse(const json& request) const {
   return r;
 }
 
-std::unique_ptr<Stream> Streams::open(const StreamRequest& request,
+std::unique_ptr<Stream> Streams::open(const StreamOptions& request,
                                       std::vector<std::size_t> positions,
                                       std::vector<gpu::DeviceKey> keys) {
   return std::make_unique<SampleStream>(sampler_, clock_, demand_, std::move(keys),

@@ -57,7 +57,7 @@ class StreamDemand {
 // A `stream` request, checked: its interval (in the GPUs' time base and as wall time), the
 // number of lines (0: until the client goes), the on-demand fields and whether every sample
 // goes with each line ("samples": "all").
-struct StreamRequest {
+struct StreamOptions {
   std::chrono::nanoseconds wall{};
   std::uint64_t count = 0;
   telemetry::FieldSet wanted;
@@ -70,9 +70,9 @@ class Streams {
   Streams(telemetry::Sampler& sampler, const Clock& clock, telemetry::Duration sampling);
 
   // Checks a `stream` request; throws Error (a bad argument) naming what is wrong.
-  StreamRequest parse(const nlohmann::json& request) const;
+  StreamOptions parse(const nlohmann::json& request) const;
   // Its stream over the GPUs at `positions`; `keys`: every GPU's, by position.
-  std::unique_ptr<Stream> open(const StreamRequest& request, std::vector<std::size_t> positions,
+  std::unique_ptr<Stream> open(const StreamOptions& request, std::vector<std::size_t> positions,
                                std::vector<gpu::DeviceKey> keys);
 
  private:
