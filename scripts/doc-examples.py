@@ -11,7 +11,7 @@ files is one of three kinds, and a block that is none of them fails the check:
   root with the build's directory first on PATH (so `gpuclk` is the binary given), and followed
   by what it printed, stdout and stderr together, then `[exit N]` when it exited N != 0.
   Each block runs in one shell on a fresh simulated node and journal (a temporary
-  GPUCLK_SIM_STATE, GPUCLK_STATE_DIR and TMPDIR; `/tmp/` in a command is a directory of the
+  GPUCLK_SIM_STATE, the journal beside it, and TMPDIR; `/tmp/` in a command is a directory of the
   block's own, shown as `/tmp/`), so it prints the same whatever ran before.
   The comment says how: `<!-- example[ OPTION ...][: ENV] -->`. ENV is environment the block
   does not show (`GPUCLK_SIM_SPEED=0`). OPTIONs:
@@ -25,6 +25,8 @@ files is one of three kinds, and a block that is none of them fails the check:
       everything else, and the count of lines and numbers, must match (runs of blanks count as
       one). A figure off by more fails; `--update` then rewrites the block (within the tolerance
       it keeps the written one).
+    - `mask=/REGEX/[,/REGEX/...]`: what a REGEX's groups match (all it matches, without groups)
+      compares equal to anything: for figures that are noise by nature, as a spread of runs.
     - `continues`: runs on the node, journal and /tmp of the file's previous example block.
     - `screen=COLSxROWS`: the one command is a full-screen program (top, nvtop): run in a tmux
       pane of that size, its screen is captured once it has stopped changing, then `q` ends it.
@@ -34,12 +36,13 @@ files is one of three kinds, and a block that is none of them fails the check:
   Always masked, in every block: the temporary directories (`…/`), the repository's absolute
   path (left out) and the build directory (`build/release/`); a loopback port a background
   command printed (`127.0.0.1:PORT`) is shown as the written one (and the written one in later
-  commands means the actual one); wall-clock times and dates (`21:13:11`, `2026-11-21T21:16:39Z`)
-  and a process id after `pid` compare equal to any other, and so do a sampler's counts of
+  commands means the actual one); wall-clock times and dates (`21:13:11`, `2026-11-21T21:16:39Z`),
+  a process id after `pid`, the boot id compare equal to any other, and so do a sampler's counts of
   samples and ticks and its lateness (`(728 samples)`, `Ticks : 202`), which the machine's load
   decides, not the command. A command ending in `&` runs in the
-  background: what it printed until it fell quiet (1 s) follows it, what it prints later follows
-  the command during which it came; the block's background commands are stopped at its end.
+  background: what it printed until it fell quiet (1 s; if the block shows it printing, it is
+  waited for, else 3 s at most) follows it, what it prints later follows the command during
+  which it came; the block's background commands are stopped at its end.
 * **A quote** — the block after `<!-- quote: PATH -->` shows gpuclk's output on real GPUs,
   recorded in PATH (docs/results/...): each of its lines but `...` and the `$ COMMAND` that made
   it must be a line of PATH, in order (blanks at the ends and runs of blanks ignored).
@@ -74,6 +77,7 @@ VOLATILE = [
     (re.compile(r"\b[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}\b"), "<date>"),
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<time>"),
     (re.compile(r"(\b(?:pid|session)\"?:? )\d+"), r"\1<pid>"),
+    (re.compile(r"(\bboot_id\"?:? \"?)[0-9a-f-]{36}"), r"\1<boot id>"),
     # How often a sampler ran: the machine's load decides it, not the command.
     (re.compile(r"\(\d+ samples\)"), "(<n> samples)"),
     (re.compile(r"^(\s*(?:Samples|Ticks|Missed ticks|Lateness p99)\s+: )[\d.]+"), r"\1<n>"),
@@ -124,7 +128,8 @@ def parse_marker(line):
         for word in inner.split():
             key, _, value = word.partition("=")
             options[key] = value
-        unknown = set(options) - {"lines", "tolerance", "continues", "screen", "needs", "timeout"}
+        unknown = set(options) - {"lines", "tolerance", "mask", "continues", "screen", "needs",
+                                  "timeout"}
         if unknown:
             raise DocError(f"unknown example option(s) {', '.join(sorted(unknown))}")
         return Marker("example", env.strip(), options)
@@ -224,9 +229,32 @@ def select_lines(spec, lines, where):
 # --- comparison -----------------------------------------------------------------------------
 
 
-def masked(line):
+def mask_groups(m):
+    """A match with its groups (or, without groups, all of it) replaced by `<masked>`."""
+    text, base = m.group(0), m.start()
+    spans = [(m.start(g) - base, m.end(g) - base) for g in range(1, m.re.groups + 1)
+             if m.start(g) >= 0] or [(0, len(text))]
+    out, pos = [], 0
+    for a, b in spans:
+        out += [text[pos:a], "<masked>"]
+        pos = b
+    return "".join(out) + text[pos:]
+
+
+def parse_masks(text, where):
+    masks = []
+    for item in re.findall(r"/(?:[^/\\]|\\.)*/|[^,]+", text):
+        if not (len(item) > 1 and item.startswith("/") and item.endswith("/")):
+            raise DocError(f"{where}: bad mask {item!r} (/REGEX/, comma separated)")
+        masks.append(re.compile(item[1:-1]))
+    return masks
+
+
+def masked(line, masks=()):
     for pattern, repl in VOLATILE:
         line = pattern.sub(repl, line)
+    for pattern in masks:
+        line = pattern.sub(mask_groups, line)
     return line
 
 
@@ -237,11 +265,11 @@ def parse_tolerance(text, where):
     return float(m.group(1)) / 100, float(m.group(2) or 0)
 
 
-def lines_match(written, got, tolerance):
+def lines_match(written, got, tolerance, masks):
+    w, g = masked(written, masks), masked(got, masks)
     if tolerance is None:
-        return masked(written) == masked(got)
+        return w == g
     rel, absolute = tolerance
-    w, g = masked(written), masked(got)
     if " ".join(NUMBER.sub("#", w).split()) != " ".join(NUMBER.sub("#", g).split()):
         return False
     for a, b in zip(NUMBER.findall(w), NUMBER.findall(g)):
@@ -251,9 +279,9 @@ def lines_match(written, got, tolerance):
     return True
 
 
-def outputs_match(written, got, tolerance):
+def outputs_match(written, got, tolerance, masks=()):
     return len(written) == len(got) and all(
-        lines_match(a, b, tolerance) for a, b in zip(written, got))
+        lines_match(a, b, tolerance, masks) for a, b in zip(written, got))
 
 
 # --- running a block ------------------------------------------------------------------------
@@ -275,12 +303,12 @@ class Runner:
             ["bash", "--noprofile", "--norc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.errlog, cwd=ROOT, start_new_session=True, text=True)
         unset = ("GPUCLK_SIM_SPEED GPUCLK_SIM_START GPUCLK_SIM_ADVANCE GPUCLK_SIM_SCENARIO "
+                 "GPUCLK_STATE_DIR "
                  "GPUCLK_NVML_LIB GPUCLK_READ_ONLY GPUCLK_SOCKET GPUCLK_FALLBACK_SIM NO_COLOR")
         setup = [
             f"unset {unset}",
             f"export PATH={shlex.quote(bindir)}:\"$PATH\"",
             f"export GPUCLK_SIM_STATE={shlex.quote(workdir + '/sim.state')}",
-            f"export GPUCLK_STATE_DIR={shlex.quote(workdir + '/state')}",
             f"export TMPDIR={shlex.quote(workdir + '/tmp')} LC_ALL=C.UTF-8",
         ]
         if env:
@@ -331,15 +359,17 @@ class Runner:
             f.seek(offset)
             return f.read()
 
-    def quiet(self, path, offset, seconds, need_output):
-        """Waits until PATH has stopped growing for SECONDS (and has grown, if asked)."""
-        deadline = time.monotonic() + self.timeout
-        size, since = -1, time.monotonic()
-        while time.monotonic() < deadline:
+    def quiet(self, path, offset, seconds, wait_output=0.0):
+        """Waits until PATH has stopped growing for SECONDS, and, for at most WAIT_OUTPUT
+        seconds, until it has grown past OFFSET."""
+        start = time.monotonic()
+        size, since = -1, start
+        while time.monotonic() - start < self.timeout:
             now = os.path.getsize(path) if os.path.exists(path) else 0
             if now != size:
                 size, since = now, time.monotonic()
-            elif time.monotonic() - since >= seconds and (now > offset or not need_output):
+            elif time.monotonic() - since >= seconds and (
+                    now > offset or time.monotonic() - start >= wait_output):
                 return
             time.sleep(0.05)
 
@@ -357,10 +387,13 @@ class Runner:
         out = os.path.join(self.dir, f"out.{n}")
         background = re.match(r"(?s)(.*?)\s*&\s*(#.*)?$", text)
         if background and not background.group(1).rstrip().endswith("&"):
-            self.send(f"{background.group(1)} >{shlex.quote(out)} 2>&1 </dev/null &\n"
+            # disowned: the shell would report a background command killed by a signal
+            self.send(f"{background.group(1)} >{shlex.quote(out)} 2>&1 </dev/null & disown\n"
                       f"echo @@started\n")
             self.answer(cmd.text[0])
-            self.quiet(out, 0, 1.0, True)
+            # Until it has printed (what the block shows it printing, or anything within 3 s)
+            # and then been quiet for a second.
+            self.quiet(out, 0, 1.0, self.timeout if cmd.output else 3.0)
             got = self.read(out)
             self.background.append([out, len(got.encode())])
             self.learn_ports(got, cmd.output)
@@ -372,7 +405,7 @@ class Runner:
         if rc != 0:
             lines.append(f"[exit {rc}]")
         for bg in self.background:  # what the background commands printed meanwhile
-            self.quiet(bg[0], bg[1], 0.5, False)
+            self.quiet(bg[0], bg[1], 0.5)
             more = self.read(bg[0], bg[1])
             bg[1] += len(more.encode())
             lines += self.clean(more)
@@ -504,6 +537,7 @@ class Example:
     where: str
     block: Block
     tolerance: tuple | None
+    masks: list
     chain: list  # the blocks that run on one node, this one among them (`continues`)
     result: tuple | None = None  # (commands, output per command), or DocError
     seconds: float = 0
@@ -567,7 +601,8 @@ class FileCheck:
                 raise DocError(f"{where}: `continues`, but no example block runs before it")
         else:
             chain = []
-        example = Example(where, block, tolerance, chain)
+        masks = parse_masks(marker.options["mask"], where) if "mask" in marker.options else []
+        example = Example(where, block, tolerance, masks, chain)
         chain.append(example)
         self.examples.append(example)
 
@@ -584,7 +619,7 @@ class FileCheck:
             cmds, got = ex.result
             new_body, same = [], True
             for cmd, out in zip(cmds, got):
-                if outputs_match(cmd.output, out, ex.tolerance):
+                if outputs_match(cmd.output, out, ex.tolerance, ex.masks):
                     out = cmd.output  # equal up to masked values and the tolerance: keep it
                 else:
                     same = False
