@@ -28,8 +28,9 @@ files is one of three kinds, and a block that is none of them fails the check:
     - `mask=/REGEX/[,/REGEX/...]`: what a REGEX's groups match (all it matches, without groups)
       compares equal to anything: for figures that are noise by nature, as a spread of runs.
     - `continues`: runs on the node, journal and /tmp of the file's previous example block.
-    - `screen=COLSxROWS`: the one command is a full-screen program (top, nvtop): run in a tmux
-      pane of that size, its screen is captured once it has stopped changing, then `q` ends it.
+    - `screen=COLSxROWS`: the block's last command is a full-screen program (top, nvtop): run in
+      a tmux pane of that size, its screen is captured once it has stopped changing (but for
+      what `mask=` masks), then `q` ends it.
     - `needs=PROG[,PROG]`: the block is skipped (kept as written, with a note) where PROG is not
       installed (nvtop, setpriv), or, for `root`, where this is not run as root.
     - `timeout=S`: the longest a command may take (default 120 s).
@@ -436,9 +437,9 @@ def sanitizer_runtime(bindir):
     return m.group(2) if m else ""
 
 
-def run_screen(runner, cmd, size, spec, where):
+def run_screen(runner, cmd, size, spec, masks, where):
     """The command in a tmux pane of SIZE, captured once the lines SPEC keeps stopped changing
-    (a graph elsewhere on the screen may go on moving)."""
+    but for what MASKS mask (a graph elsewhere on the screen may go on moving)."""
     m = re.fullmatch(r"(\d+)x(\d+)", size)
     if not m:
         raise DocError(f"{where}: bad screen size {size!r} (COLSxROWS)")
@@ -459,25 +460,30 @@ def run_screen(runner, cmd, size, spec, where):
         raise DocError(f"{where}: tmux did not start the screen")
     try:
         deadline = time.monotonic() + runner.timeout
-        last, since = None, time.monotonic()
+        last, since, moving = None, time.monotonic(), []
         while time.monotonic() < deadline:
             shot = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"],
                                   capture_output=True, text=True).stdout
             shot = select_lines(spec, runner.clean(shot), where)
-            if shot != last:
-                last, since = shot, time.monotonic()
+            now = [masked(x, masks) for x in shot]
+            before = [masked(x, masks) for x in last] if last is not None else None
+            if now != before:
+                since = time.monotonic()
+                moving = [x for x in now if before is not None and x not in before]
             elif any(line.strip() for line in shot) and time.monotonic() - since >= 2.0:
                 break
+            last = shot
             time.sleep(0.2)
         else:
-            raise DocError(f"{where}: the screen never settled")
+            raise DocError(f"{where}: the screen never settled; still changing: "
+                           + " | ".join(moving[:3]))
         subprocess.run(["tmux", "-L", sock, "send-keys", "q"], capture_output=True)
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
     return last
 
 
-def run_example(block, marker, bindir, workdir, where):
+def run_example(block, marker, bindir, workdir, where, masks=()):
     opts = marker.options
     cmds = commands_of(block, where)
     specs = opts.get("lines", "").split(";") if "lines" in opts else []
@@ -488,10 +494,8 @@ def run_example(block, marker, bindir, workdir, where):
     try:
         for k, cmd in enumerate(cmds):
             spec = specs[k] if k < len(specs) else ""
-            if "screen" in opts:
-                if len(cmds) != 1:
-                    raise DocError(f"{where}: a screen example has one command")
-                got.append(run_screen(runner, cmd, opts["screen"], spec, where))
+            if "screen" in opts and k == len(cmds) - 1:
+                got.append(run_screen(runner, cmd, opts["screen"], spec, masks, where))
             else:
                 got.append(select_lines(spec, runner.run(cmd), where))
     finally:
@@ -664,7 +668,8 @@ def run_chain(chain, bindir, work):
             ex.result = DocError(f"continues {failed}, which failed")
             continue
         try:
-            ex.result = run_example(ex.block, ex.block.marker, bindir, workdir, ex.where)
+            ex.result = run_example(ex.block, ex.block.marker, bindir, workdir, ex.where,
+                                    ex.masks)
         except DocError as e:
             ex.result, failed = e, ex.where
         ex.seconds = time.monotonic() - started
