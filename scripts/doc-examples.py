@@ -81,6 +81,7 @@ VOLATILE = [
     (re.compile(r"(\bboot_id\"?:? \"?)[0-9a-f-]{36}"), r"\1<boot id>"),
     # How often a sampler ran: the machine's load decides it, not the command.
     (re.compile(r"\(\d+ samples\)"), "(<n> samples)"),
+    (re.compile(r"(\"samples\": )\d+"), r"\1<n>"),
     (re.compile(r"^(\s*(?:Samples|Ticks|Missed ticks|Lateness p99)\s+: )[\d.]+"), r"\1<n>"),
 ]
 PORT = re.compile(r"127\.0\.0\.1:(\d{4,5})")
