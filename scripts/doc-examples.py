@@ -44,6 +44,11 @@ files is one of three kinds, and a block that is none of them fails the check:
   background: what it printed until it fell quiet (1 s; if the block shows it printing, it is
   waited for, else 3 s at most) follows it, what it prints later follows the command during
   which it came; the block's background commands are stopped at its end.
+* **An example a test records** — `<!-- example recorded-by=TEST ... -->`: the command needs
+  what only that test sets up (a Prometheus scraping eight services); the test runs it and calls
+  `scripts/doc-examples.py --recorded COMMAND OUTPUT FILE.md...`, which checks that each line the
+  block shows is a line of that run's output, in any order (loopback ports masked), within the
+  block's tolerance and masks. The check of the files makes sure TEST names the command.
 * **A quote** — the block after `<!-- quote: PATH -->` shows gpuclk's output on real GPUs,
   recorded in PATH (docs/results/...): each of its lines but `...` and the `$ COMMAND` that made
   it must be a line of PATH, in order (blanks at the ends and runs of blanks ignored).
@@ -131,7 +136,7 @@ def parse_marker(line):
             key, _, value = word.partition("=")
             options[key] = value
         unknown = set(options) - {"lines", "tolerance", "mask", "continues", "screen", "needs",
-                                  "timeout"}
+                                  "timeout", "recorded-by"}
         if unknown:
             raise DocError(f"unknown example option(s) {', '.join(sorted(unknown))}")
         return Marker("example", env.strip(), options)
@@ -537,6 +542,62 @@ def check_quote(block, marker, where):
     return None
 
 
+def check_recorded_by(block, marker, where):
+    """A block a test checks against its own run: the test names this block's command."""
+    cmds = commands_of(block, where)
+    test = marker.options["recorded-by"]
+    path = os.path.join(ROOT, test)
+    if not os.path.isfile(path):
+        return f"{where}: recorded by {test}, which does not exist"
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for cmd in cmds:
+        if "doc-examples.py --recorded" not in text or cmd.shell.split(" | ")[0] not in text:
+            return (f"{where}: recorded by {test}, which does not check `{cmd.shell}` "
+                    "(scripts/doc-examples.py --recorded COMMAND OUTPUT FILE.md)")
+    return None
+
+
+def recorded(command, output_path, files):
+    """--recorded: the blocks of FILES that show COMMAND, recorded by a test, against the
+    output its run wrote: each line a block shows (but `...`) must be a line of that output, in
+    any order (a test's loopback ports, which order its nodes, masked), within the block's
+    tolerance and masks."""
+    with open(output_path, encoding="utf-8", errors="replace") as f:
+        got = [line.rstrip() for line in f.read().split("\n")]
+    port = [re.compile(r"127\.0\.0\.1:(\d+)")]
+    problems, found = [], 0
+    for path in files:
+        _, blocks = parse(path)
+        rel = os.path.relpath(os.path.abspath(path), ROOT)
+        for block in blocks:
+            marker = block.marker
+            if not marker or marker.kind != "example" or "recorded-by" not in marker.options:
+                continue
+            where = f"{rel}:{block.line}"
+            for cmd in commands_of(block, where):
+                if cmd.shell != command:
+                    continue
+                found += 1
+                tolerance = (parse_tolerance(marker.options["tolerance"], where)
+                             if "tolerance" in marker.options else None)
+                masks = (parse_masks(marker.options["mask"], where)
+                         if "mask" in marker.options else []) + port
+                for line in cmd.output:
+                    if ELISION.match(line):
+                        continue
+                    if not any(lines_match(line, g, tolerance, masks) for g in got):
+                        problems.append(f"{where}: this run of `{command}` printed no line like: "
+                                        f"{line}")
+    if not found:
+        problems.append(f"no block of {', '.join(files)} shows `{command}`")
+    for p in problems:
+        print(p)
+    print(f"doc-examples: {found} recorded block(s) of `{command}` checked against {output_path}",
+          file=sys.stderr)
+    return 1 if problems else 0
+
+
 @dataclass
 class Example:
     where: str
@@ -554,7 +615,7 @@ class FileCheck:
     def __init__(self, path):
         self.path = path
         self.rel = os.path.relpath(path, ROOT) if path.startswith(ROOT + "/") else path
-        self.problems, self.examples, self.skipped, self.quotes = [], [], 0, 0
+        self.problems, self.examples, self.skipped, self.quotes, self.recorded = [], [], 0, 0, 0
         try:
             self.lines, blocks = parse(path)
         except DocError as e:
@@ -585,6 +646,12 @@ class FileCheck:
         if marker.kind == "quote":
             self.quotes += 1
             problem = check_quote(block, marker, where)
+            if problem:
+                self.problems.append(problem)
+            return
+        if "recorded-by" in marker.options:
+            self.recorded += 1
+            problem = check_recorded_by(block, marker, where)
             if problem:
                 self.problems.append(problem)
             return
@@ -683,10 +750,15 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="each block's time")
     ap.add_argument("-j", "--jobs", type=int, default=6,
                     help="examples run at once (default 6: most of them wait on simulated time)")
+    ap.add_argument("--recorded", nargs=2, metavar=("COMMAND", "OUTPUT"),
+                    help="check the blocks of FILES that show COMMAND and are recorded by a test "
+                         "against the OUTPUT of the test's run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
+    if args.recorded:
+        return recorded(args.recorded[0], args.recorded[1], args.files)
     if not os.access(args.bin, os.X_OK):
         print(f"doc-examples: no gpuclk at {args.bin} (build it, or give --bin)", file=sys.stderr)
         return 2
@@ -713,6 +785,7 @@ def main():
             print(p)
         print(f"doc-examples: {check.rel}: {len(check.examples)} example(s) run, "
               f"{check.quotes} quote(s) checked"
+              + (f", {check.recorded} recorded by tests" if check.recorded else "")
               + (f", {check.skipped} skipped" if check.skipped else "")
               + (f", {len(check.problems)} problem(s)" if check.problems else ""), file=sys.stderr)
         if check.problems:

@@ -3,9 +3,9 @@
 # (ctest docs.examples runs it on them), on small documents of its own: a stale figure fails with
 # a diff naming the block and --update rewrites it; in an example with a tolerance a figure within
 # it passes and one beyond it fails (295 W where the command gives more); excerpts (`lines=`),
-# a block continuing the previous one's node, a background command, quotes of recorded output,
-# and blocks that are neither examples nor marked as something else. Then the README's list of
-# simulator scenarios against the scenarios --sim knows.
+# a block continuing the previous one's node, a background command, quotes of recorded output, an
+# example a test records (--recorded), and blocks that are neither examples nor marked as
+# something else. Then the README's list of simulator scenarios against the scenarios --sim knows.
 source "$(dirname "$0")/lib.sh" "$1"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 D="$TEST_TMP/docs"
@@ -131,6 +131,29 @@ docs "$D/unmarked.md"
 expect_exit 1
 expect_out "unmarked.md:1: a block with neither a marker nor a language"
 expect_out "unmarked.md:7: shows gpuclk's output, but is not generated"
+
+# --- an example a test records: its lines against the test's output, in any order, ports masked ---
+printf '# a test\npython3 scripts/doc-examples.py --recorded "gpuclk fleet --prometheus URL" out docs.md\n' >"$TEST_TMP/a_test.sh"
+cat >"$D/recorded.md" <<EOF
+<!-- example recorded-by=$TEST_TMP/a_test.sh tolerance=5% -->
+$FENCE
+\$ gpuclk fleet --prometheus URL
+127.0.0.1:40001    5  1230 MHz  86 C
+...
+CRITICAL: 127.0.0.1:40002: GPU 3 fell off the bus
+$FENCE
+EOF
+docs "$D/recorded.md"
+expect_exit 0; expect_err "recorded.md: 0 example(s) run, 0 quote(s) checked, 1 recorded by tests"
+printf 'CRITICAL: 127.0.0.1:51234: GPU 3 fell off the bus\n127.0.0.1:50999    5  1250 MHz  86 C\n' >"$TEST_TMP/run.txt"
+docs --recorded "gpuclk fleet --prometheus URL" "$TEST_TMP/run.txt" "$D/recorded.md"
+expect_exit 0; expect_err "1 recorded block(s)"
+printf 'CRITICAL: 127.0.0.1:51234: GPU 3 fell off the bus\n127.0.0.1:50999    5  1130 MHz  86 C\n' >"$TEST_TMP/run.txt"
+docs --recorded "gpuclk fleet --prometheus URL" "$TEST_TMP/run.txt" "$D/recorded.md"
+expect_exit 1; expect_out "printed no line like: 127.0.0.1:40001    5  1230 MHz  86 C"
+sed -i 's/--prometheus URL/--prometheus OTHER/' "$TEST_TMP/a_test.sh"
+docs "$D/recorded.md"
+expect_exit 1; expect_out "which does not check \`gpuclk fleet --prometheus URL\`"
 
 # --- bad markers ---
 printf '<!-- example frobnicate=1 -->\n```\n$ true\n```\n' >"$D/bad.md"
