@@ -57,7 +57,8 @@ files is one of three kinds, and a block that is none of them fails the check:
   Such a block may not show a `$ gpuclk ...` line followed by output: that is an example.
 
 Without --update, a block whose output changed fails (exit 1) with a diff; with --update the
-blocks are rewritten. tests/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
+blocks are rewritten (those still within their tolerance and masks are kept; --refresh rewrites
+them too). tests/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
 """
 import argparse
 import concurrent.futures
@@ -91,6 +92,7 @@ VOLATILE = [
 ]
 PORT = re.compile(r"127\.0\.0\.1:(\d{4,5})")
 VERBOSE = False
+REFRESH = False  # --refresh: --update writes every example anew, also where it still matches
 
 
 class DocError(Exception):
@@ -691,7 +693,7 @@ class FileCheck:
             cmds, got = ex.result
             new_body, same = [], True
             for cmd, out in zip(cmds, got):
-                if outputs_match(cmd.output, out, ex.tolerance, ex.masks):
+                if outputs_match(cmd.output, out, ex.tolerance, ex.masks) and not REFRESH:
                     out = cmd.output  # equal up to masked values and the tolerance: keep it
                 else:
                     same = False
@@ -746,6 +748,8 @@ def run_chain(chain, bindir, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--update", action="store_true", help="rewrite the blocks that changed")
+    ap.add_argument("--refresh", action="store_true",
+                    help="with --update: rewrite every example, also those within their tolerance")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/gpuclk"))
     ap.add_argument("-v", "--verbose", action="store_true", help="each block's time")
     ap.add_argument("-j", "--jobs", type=int, default=6,
@@ -755,8 +759,8 @@ def main():
                          "against the OUTPUT of the test's run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
-    global VERBOSE
-    VERBOSE = args.verbose
+    global VERBOSE, REFRESH
+    VERBOSE, REFRESH = args.verbose, args.refresh and args.update
     if args.recorded:
         return recorded(args.recorded[0], args.recorded[1], args.files)
     if not os.access(args.bin, os.X_OK):
