@@ -4,10 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <fstream>
 #include <map>
-#include <set>
+#include <optional>
 
 #include "host/child_process.h"
 #include "util/error.h"
@@ -31,8 +30,81 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
-// The four panels, for one terminal.
-std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_best) {
+// Each kind of best point: its marker (gnuplot point type and colour), the same in every panel
+// and for every GPU, and named in the key below each panel with its setting. A marker names no
+// text inside the plot, so nothing can overlap a curve, another label, the title or the border
+// (in-plot labels did all four where the curve was flat and near the edges).
+struct KindStyle {
+  const char* kind;
+  int point_type;
+  const char* colour;
+  double size;  // nested when one setting is best for several kinds
+};
+constexpr KindStyle kKinds[] = {{"max_throughput", 8, "#c00000", 2.6},
+                                {"min_energy", 6, "#008000", 2.9},
+                                {"min_edp", 4, "#0050c0", 2.2},
+                                {"min_energy_within_slowdown", 12, "#d07000", 3.2},
+                                {"knee", 10, "#000000", 1.8}};
+
+// One best point of one GPU (gpu is nullopt for the node's, with one GPU).
+struct Marked {
+  std::optional<unsigned> gpu;
+  const BestPoint* best;
+};
+
+// The key's text for a kind: its setting, the GPUs at another one, where the tie rule moved it.
+std::string key_text(const Report& r, const char* kind, const std::vector<Marked>& marked) {
+  const char* unit = r.axis == Axis::sm_clock ? "MHz" : "W";
+  std::map<double, std::vector<unsigned>> gpus_at;
+  const BestPoint* first = nullptr;
+  for (const auto& m : marked) {
+    if (!first) first = m.best;
+    gpus_at[m.best->point.requested].push_back(m.gpu.value_or(0));
+  }
+  // The setting most GPUs share (the lowest among equals) leads; the others name their GPUs.
+  double lead = gpus_at.begin()->first;
+  for (const auto& [setting, gpus] : gpus_at) {
+    if (gpus.size() > gpus_at[lead].size()) lead = setting;
+  }
+  std::string text = fmt::format("{}: {:g} {}", kind, lead, unit);
+  std::string others;
+  for (const auto& [setting, gpus] : gpus_at) {
+    if (setting == lead) continue;
+    for (unsigned g : gpus) {
+      others += fmt::format("{}GPU {}: {:g}", others.empty() ? "" : ", ", g, setting);
+    }
+  }
+  if (!others.empty()) text += " (" + others + ")";
+  if (marked.size() == 1 && first->least_at) {
+    text += fmt::format(" (least at {:g})", *first->least_at);
+  }
+  return text;
+}
+
+// The best points by kind, in kKinds' order; with several GPUs each GPU's own.
+std::vector<std::pair<const KindStyle*, std::vector<Marked>>> marked_by_kind(const Report& r) {
+  std::vector<std::pair<const KindStyle*, std::vector<Marked>>> out;
+  for (const auto& style : kKinds) {
+    std::vector<Marked> marked;
+    if (r.best_per_gpu.empty()) {
+      for (const auto& b : r.best) {
+        if (b.kind == style.kind) marked.push_back({std::nullopt, &b});
+      }
+    } else {
+      for (const auto& [gpu, list] : r.best_per_gpu) {
+        for (const auto& b : list) {
+          if (b.kind == style.kind) marked.push_back({gpu, &b});
+        }
+      }
+    }
+    if (!marked.empty()) out.emplace_back(&style, std::move(marked));
+  }
+  return out;
+}
+
+// The four panels, for one terminal. best.dat has one block (gnuplot `index`) per kind.
+std::string panels(const Report& r, const std::vector<unsigned>& gpus,
+                   const std::vector<std::string>& key_texts) {
   const std::string x_label = r.axis == Axis::sm_clock ? "SM clock lock (MHz)" : "power limit (W)";
   struct Panel {
     int column;
@@ -49,28 +121,24 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus, bool any_
                          "setting within {:g} % of the least value)",
                          r.workload, r.best_per_gpu.empty() ? "" : ", each GPU's on its own curve",
                          kTieTolerance * 100)));
+  const auto styles = marked_by_kind(r);
   for (const auto& p : list) {
     out += fmt::format("set xlabel {}\nset ylabel {}\n", quoted(x_label), quoted(p.label));
     std::string plot = "plot ";
     for (std::size_t k = 0; k < gpus.size(); ++k) {
       plot += fmt::format(
-          "'sweep.dat' index {} using 2:{} with linespoints lw 2 pt 7 ps 0.8 title "
-          "'GPU {}', ",
-          k, p.column, gpus[k]);
+          "'sweep.dat' index {} using 2:{} with linespoints lw 2 pt 7 ps 0.8 title 'GPU {}', ", k,
+          p.column, gpus[k]);
     }
-    if (any_best) {
-      // Four label rows (best.dat columns 7-10): near above, near below, far above, far below;
-      // neighbouring best points alternate between near and far so their labels stay apart.
+    for (std::size_t k = 0; k < styles.size(); ++k) {
+      const KindStyle& s = *styles[k].first;
+      // best.dat's columns: 1 GPU, 2 setting, 3 rate, 4 power, 5 energy/work, 6 EDP.
       plot += fmt::format(
-          "'best.dat' using 1:{0} with points pt 6 ps 2.5 lw 2 lc rgb 'red' title 'best points', "
-          "'best.dat' using 1:{0}:7 with labels offset 0,1.2 font ',8' notitle, "
-          "'best.dat' using 1:{0}:8 with labels offset 0,-1.2 font ',8' notitle, "
-          "'best.dat' using 1:{0}:9 with labels offset 0,2.4 font ',8' notitle, "
-          "'best.dat' using 1:{0}:10 with labels offset 0,-2.4 font ',8' notitle",
-          p.column - 1);
-    } else {
-      plot.resize(plot.size() - 2);
+          "'best.dat' index {0} using 2:{1} with points pt {2} ps {3} lw 2 lc rgb '{4}' notitle, "
+          "keyentry with points pt {2} ps 1.5 lw 2 lc rgb '{4}' title {5}, ",
+          k, p.column, s.point_type, s.size, s.colour, quoted(key_texts[k]));
     }
+    plot.resize(plot.size() - 2);
     out += plot + "\n";
   }
   return out + "unset multiplot\n";
@@ -95,95 +163,38 @@ std::string sweep_data(const Report& r, std::vector<unsigned>& gpus) {
     }
     data += "\n\n";
   }
-  return data;
-}
-
-// One GPU's (or the sweep's) rows of best.dat: one per setting, labelled with the kinds not
-// labelled yet at that setting (`labelled`), each label after `prefix`. `single`: the sweep's
-// own best points (one GPU's labels go round all four label columns).
-std::string best_rows(const std::vector<BestPoint>& list, const std::string& prefix, bool single,
-                      std::set<std::pair<double, std::string>>& labelled) {
-  std::map<double, std::vector<std::string>> kinds_at;
-  std::map<double, const BestPoint*> best_at;
-  for (const auto& b : list) {
-    kinds_at[b.point.requested].push_back(b.kind);
-    best_at[b.point.requested] = &b;
-  }
-  std::string out;
-  int slot = 0;  // alternates near/far between neighbouring labelled points
-  for (const auto& [requested, kinds] : kinds_at) {
-    const CurvePoint& c = best_at[requested]->point;
-    std::string label;
-    for (const auto& k : kinds) {
-      if (!labelled.insert({requested, k}).second) continue;
-      label += label.empty() ? prefix : "+";
-      label += k;
-      // The tie rule named this setting: say where the least value itself was.
-      const double setting = requested;  // a structured binding: clang cannot capture it
-      const auto it = std::find_if(list.begin(), list.end(), [&](const BestPoint& b) {
-        return b.kind == k && b.point.requested == setting;
-      });
-      if (it != list.end() && it->least_at) label += fmt::format(" (ties {:g})", *it->least_at);
+  // Best points: one block per kind (kKinds' order, kinds with no point left out), one row per
+  // GPU (with one GPU, the node's), on that GPU's own curve; the key names each kind's setting.
+  std::string best = "# gpu requested rate power_w energy_per_work edp\n";
+  std::vector<std::string> key_texts;
+  for (const auto& [style, marked] : marked_by_kind(r)) {
+    best += fmt::format("# {}\n", style->kind);
+    for (const auto& m : marked) {
+      const CurvePoint& c = m.best->point;
+      best += fmt::format("{} {:.9g} {:.9g} {:.6g} {:.9g} {:.9g}\n",
+                          m.gpu ? fmt::format("{}", *m.gpu) : std::string("node"), c.requested,
+                          c.rate, c.power_w, c.energy_per_work, c.edp());
     }
-    // Columns 7-10: near above, near below, far above, far below. One GPU's labels go round
-    // all four, so neighbouring points' labels are on opposite sides of the curve and at
-    // different heights (on a flat stretch, as EDP's near its least, two rows above overlapped);
-    // with several GPUs the first GPU's go above and the others' below, near and far.
-    static constexpr int kRound[4] = {0, 1, 2, 3};
-    std::string cells[4];
-    if (!label.empty()) {
-      cells[single ? kRound[slot % 4] : (prefix.empty() ? 0 : 1) + (slot % 2) * 2] = label;
-      ++slot;
-    }
-    out += fmt::format("{} {:.9g} {:.6g} {:.9g} {:.9g} 0 \"{}\" \"{}\" \"{}\" \"{}\"\n", requested,
-                       c.rate, c.power_w, c.energy_per_work, c.edp(), cells[0], cells[1], cells[2],
-                       cells[3]);
+    best += "\n\n";
+    key_texts.push_back(key_text(r, style->kind, marked));
   }
-  return out;
-}
-
-// best.dat: the best points, one row per setting, labelled with its kinds (one setting can be
-// best for several). With several GPUs each GPU's own best points sit on its own curve (one block
-// per GPU): the first GPU's labels go above the points (column 7); a later GPU labels below them
-// (column 8, "GPU 2: …") only the kinds no earlier GPU labelled at the same setting, so
-// identical GPUs are labelled once and the one that differs gets labels of its own.
-std::string best_data(const Report& r) {
-  std::set<std::pair<double, std::string>> labelled;  // (setting, kind)
-  const bool single = r.best_per_gpu.empty();
-  std::string best =
-      "# requested rate power_w energy_per_work edp 0 label_above label_below label_above_far "
-      "label_below_far\n";
-  if (r.best_per_gpu.empty()) {
-    best += best_rows(r.best, "", single, labelled);
-  } else {
-    bool first = true;
-    for (const auto& [gpu, list] : r.best_per_gpu) {
-      best += fmt::format("# GPU {}\n", gpu);
-      best += best_rows(list, first ? "" : fmt::format("GPU {}: ", gpu), single, labelled);
-      best += "\n\n";
-      first = false;
-    }
-  }
-  return best;
-}
-
-// sweep.gp: the PNG, then the SVG. best.dat columns: 1 requested, 2 rate, 3 power, 4
-// energy/work, 5 edp, 6 unused, 7-10 labels (above, below, far above, far below the point);
-// panels plot column p.column - 1 (rate is sweep.dat's 3rd column, best.dat's 2nd).
-std::string gnuplot_script(const Report& r, const std::vector<unsigned>& gpus) {
-  std::string script =
+  // The key below each panel, outside the plot, one entry a row (gnuplot overestimates the
+  // width of cairo's text, so columns it lays out run past the right edge): it names the curves
+  // and each best point's marker and setting, so no text sits on the curves. A little room
+  // around the curves keeps the markers at their ends inside the border.
+  std::string script = fmt::format(
       "# gpuclk sweep plots; run: gnuplot sweep.gp (in this directory)\n"
-      "set grid\nset key top left font ',9'\nset datafile commentschars '#'\n"
-      // Room around the curves for the labels two rows above the highest point, below the
-      // lowest and right of the last (they were cut by the title and the right edge).
-      "set offsets graph 0.02, graph 0.1, graph 0.18, graph 0.12\n";
+      "set grid\nset datafile commentschars '#'\n"
+      "set key outside below center vertical Left reverse maxrows {} font ',9' samplen 1.5 "
+      "spacing 1.1\n"
+      "set offsets graph 0.03, graph 0.03, graph 0.06, graph 0.06\n",
+      gpus.size() + key_texts.size());
   script += fmt::format("set terminal pngcairo size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
                         kPlotHeight);
-  const bool any_best = !r.best.empty() || !r.best_per_gpu.empty();
-  script += "set output 'sweep.png'\n" + panels(r, gpus, any_best);
+  script += "set output 'sweep.png'\n" + panels(r, gpus, key_texts);
   script += fmt::format("set terminal svg size {},{} noenhanced font 'sans,10'\n", kPlotWidth,
                         kPlotHeight);
-  script += "set output 'sweep.svg'\n" + panels(r, gpus, any_best);
+  script += "set output 'sweep.svg'\n" + panels(r, gpus, key_texts);
   script += "set output\n";
   return script;
 }

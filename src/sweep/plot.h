@@ -1,6 +1,7 @@
 // Plots of a sweep with gnuplot (Debian gnuplot-nox): throughput, power, energy per unit of work
 // and energy-delay product against the clock lock or power limit, one series per GPU, the best
-// points marked (with several GPUs, each GPU's own on its curve). Writes the data (sweep.dat,
+// points marked (with several GPUs, each GPU's own on its curve) and named with their settings in
+// the key below each panel, never by text inside the plot. Writes the data (sweep.dat,
 // best.dat) and the script (sweep.gp) into a directory, then runs gnuplot on it: sweep.png
 // (pngcairo) and sweep.svg, 1200×900 each.
 #pragma once

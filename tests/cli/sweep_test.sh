@@ -14,6 +14,37 @@ fresh_node() { rm -rf "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.lock" "$GPUCLK_SIM_
 within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= p / 100 * b) }'; }
 # model KEY: a number from the H100 model file ("sm_count", or "bf16" inside a { } table with KEY2)
 model() { grep -E "^$1 *=" "$MODEL" | head -1 | sed -E 's/^[^=]*= *//; s/ *#.*//'; }
+# svg_text_apart SVG: every horizontal text gnuplot wrote (tick labels, titles, keys) lies inside
+# the canvas and overlaps no other, its box taken as 0.62 of the font size per character (wider
+# than sans's widest average) by 1.05 of it high.
+svg_text_apart() {
+  check
+  local bad
+  bad=$(python3 - "$1" <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+W = float(re.search(r'width="(\d+)"', svg).group(1))
+H = float(re.search(r'height="(\d+)"', svg).group(1))
+boxes = []
+for m in re.finditer(r'<g transform="translate\(([\d.-]+),([\d.-]+)\)([^"]*)"[^>]*'
+                     r'font-size="([\d.]+)"[^>]*text-anchor="(\w+)"[^>]*>\s*<text>(.*?)</text>',
+                     svg, re.S):
+    x, y, size, text = float(m.group(1)), float(m.group(2)), float(m.group(4)), m.group(6)
+    if "rotate" in m.group(3) or not text.strip():
+        continue
+    w = len(text) * size * 0.62
+    x0 = {"start": x, "middle": x - w / 2, "end": x - w}[m.group(5)]
+    box = (x0, y - size * 0.8, x0 + w, y + size * 0.25, text)
+    if box[0] < 0 or box[2] > W or box[1] < 0 or box[3] > H:
+        print(f"'{text}' leaves the {W:g}x{H:g} canvas (x {box[0]:.0f}-{box[2]:.0f}, y {box[1]:.0f}-{box[3]:.0f})")
+    for o in boxes:
+        if box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3]:
+            print(f"'{text}' overlaps '{o[4]}'")
+    boxes.append(box)
+PY
+)
+  [ -z "$bad" ] || fail "$1: $bad"
+}
 model_in() { model "$1" | tr -d '{}' | tr ',' '\n' | grep -E "^ *$2 *=" | sed -E 's/.*= *//'; }
 # settings [SCENARIO]: every GPU's settings on the default simulated node, or on SCENARIO's
 settings() {
@@ -103,13 +134,21 @@ strict_edp=$(jq -r "$LOWEST"' ops | min_by(.energy_per_work / .rate) | .requeste
 if [ "$strict_edp" != "$min_edp" ]; then
   expect_json '.best.min_edp.least_at' "$strict_edp"
   expect_json "[.notes[] | select(startswith(\"min_edp is $min_edp MHz, the lowest setting within 0.5 % of the least energy x delay (at $strict_edp MHz)\"))] | length" 1
-  check; grep -q "min_edp (ties $strict_edp)" "$TEST_TMP/bf16/best.dat" || fail "best.dat does not say min_edp ties $strict_edp: $(cat "$TEST_TMP/bf16/best.dat")"
+  check; grep -q "min_edp: $min_edp MHz (least at $strict_edp)" "$TEST_TMP/bf16/sweep.gp" || fail "the plot's key does not say min_edp's least was at $strict_edp: $(grep keyentry "$TEST_TMP/bf16/sweep.gp" | head -1)"
 else
   expect_json '.best.min_edp.least_at' "null"
 fi
 expect_json '([.best[] | select(.least_at != null)] | length) == ([.notes[] | select(test("the lowest setting within 0.5 % of the least"))] | length)' true
-# Neighbouring best points' labels alternate between near and far rows, so they do not overlap.
-check; grep -q "offset 0,2.4" "$TEST_TMP/bf16/sweep.gp" || fail "sweep.gp has no far label row"
+# The best points are markers named in the key below each panel, with their settings: no text
+# inside the plot, where labels overlapped each other, the curves and the title on a flat curve
+# (issue 42); every text of the SVG inside the canvas and clear of every other.
+check; ! grep -qE "with labels|set label" "$TEST_TMP/bf16/sweep.gp" || fail "sweep.gp writes text inside the plot: $(grep -E "with labels|set label" "$TEST_TMP/bf16/sweep.gp" | head -2)"
+check; grep -q "^set key outside below" "$TEST_TMP/bf16/sweep.gp" || fail "sweep.gp's key is not below the plots"
+for kind in max_throughput min_energy min_edp min_energy_within_slowdown knee; do
+  at=$(jq -r ".best.$kind.requested_sm_mhz" <<<"$OUT")
+  check; [ "$(grep -c "<text>$kind: $at MHz" "$TEST_TMP/bf16/sweep.svg")" -eq 4 ] || fail "the SVG's keys do not name $kind at $at MHz in each panel"
+done
+svg_text_apart "$TEST_TMP/bf16/sweep.svg"
 check; grep -q "lowest setting within 0.5 % of the least value" "$TEST_TMP/bf16/sweep.gp" || fail "the plot's title does not state the tie rule"
 check; awk -v m="$min_e" -v v="$V_FLOOR_MHZ" 'BEGIN { exit !(m >= v - 180 && m <= v + 180) }' ||
   fail "min energy per work at $min_e MHz; the model puts it near the voltage floor ($V_FLOOR_MHZ MHz)"
@@ -124,7 +163,6 @@ dims=$(od -An -tu1 -j16 -N8 "$png" | awk '{ print $1*16777216 + $2*65536 + $3*25
 check; [ "$dims" == "1200x900" ] || fail "PNG is $dims, expected 1200x900"
 check; grep -q '<svg' "$svg" && grep -q 'width="1200"' "$svg" && grep -q 'height="900"' "$svg" || fail "$svg is not a 1200x900 SVG"
 check; [ "$(grep -c '<text>GPU 0</text>' "$svg")" -eq 4 ] || fail "SVG lacks the GPU 0 series in each of the 4 panels"
-check; [ "$(grep -c '<text>best points</text>' "$svg")" -eq 4 ] || fail "SVG lacks the best points in each panel"
 check; [ "$(grep -c 'gnuplot_plot_1[a-d]' "$svg")" -ge 4 ] || fail "SVG lacks the plotted series"
 check; [ "$(grep -c '^0 ' "$TEST_TMP/bf16/sweep.dat")" -eq 14 ] || fail "sweep.dat lacks the 14 points"
 check; jq -e '.points | length == 15' "$TEST_TMP/bf16/sweep.json" >/dev/null || fail "sweep.json"
@@ -288,10 +326,12 @@ expect_json '[.best_per_gpu[] | .max_throughput.requested_sm_mhz] | unique | len
 expect_json ".notes | index(\"GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz\") != null" true
 OUT=$TABLE
 expect_out "note: GPU 2's max_throughput point is $mt2 MHz, the others' $mt0 MHz"
-# The plots mark each GPU's best points on its own curve, GPU 2's labelled as its own.
-check; grep -q "^$mt2 .*\"GPU 2: [^\"]*max_throughput" "$TEST_TMP/capped/best.dat" || fail "best.dat lacks GPU 2's own max_throughput at $mt2 MHz"
-check; [ "$(grep -c '^# GPU [0-3]$' "$TEST_TMP/capped/best.dat")" -eq 4 ] || fail "best.dat lacks a block per GPU"
-check; [ "$(grep -c '<text>best points</text>' "$TEST_TMP/capped/sweep.svg")" -eq 4 ] || fail "SVG lacks the best points in each panel"
+# The plots mark each GPU's best points on its own curve; the key names GPU 2's own setting.
+got=$(awk '/^# max_throughput$/ { f = 1; next } /^#/ { f = 0 } f && $1 == 2 { print $2 }' "$TEST_TMP/capped/best.dat")
+check; [ "$got" == "$mt2" ] || fail "best.dat marks GPU 2's max_throughput at '$got', expected $mt2: $(cat "$TEST_TMP/capped/best.dat")"
+check; [ "$(awk '/^# max_throughput$/ { f = 1; next } /^#/ { f = 0 } f && NF' "$TEST_TMP/capped/best.dat" | wc -l)" -eq 4 ] || fail "best.dat lacks a max_throughput point per GPU"
+check; [ "$(grep -c "<text>max_throughput: $mt0 MHz (GPU 2: $mt2)</text>" "$TEST_TMP/capped/sweep.svg")" -eq 4 ] || fail "the SVG's keys do not name GPU 2's max_throughput in each panel"
+svg_text_apart "$TEST_TMP/capped/sweep.svg"
 # The node's curve is the sum: its max throughput is where the last GPU stops gaining.
 OUT=$(cat "$TEST_TMP/capped/sweep.json")
 expect_json '.best.max_throughput.requested_sm_mhz' "$mt0"

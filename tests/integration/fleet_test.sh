@@ -204,6 +204,21 @@ check; [ "$(head -1 "$TMP/dmon.csv")" == "time, instance, up, gpus, lost, sm_clo
   fail "fleet --dmon --format csv: $(cat "$TMP/dmon.csv")"
 echo "fleet --dmon (piped):"; head -3 "$TMP/dmon.txt" | sed 's/^/    /'
 
+# --- the fleet examples of README.md and docs/fleet.md are this run's output ---
+# (scripts/doc-examples.py --recorded: each line they show is a line of it, ports masked;
+# FLEET_EXAMPLES=DIR keeps the outputs there, to write the examples from.)
+jq -c '(.gpus[] | select(.gpu == 0)), .nodes[]' "$TMP/fleet.json" >"$TMP/fleet-jq.txt"
+DOCS="$(cd "$(dirname "$0")/../.." && pwd)"
+[ -n "${FLEET_EXAMPLES:-}" ] && cp "$TMP/fleet.txt" "$TMP/dmon.txt" "$TMP/fleet-jq.txt" "$FLEET_EXAMPLES/"
+recorded() {
+  check
+  python3 "$DOCS/scripts/doc-examples.py" --recorded "$1" "$2" "$DOCS/README.md" "$DOCS/docs/fleet.md" \
+    >"$TMP/recorded.out" 2>&1 || fail "the docs' example of $1 is not what it printed: $(cat "$TMP/recorded.out")"
+}
+recorded 'gpuclk fleet --prometheus "http://127.0.0.1:$PROM_PORT" --range 20s' "$TMP/fleet.txt"
+recorded 'gpuclk fleet --prometheus "http://127.0.0.1:$PROM_PORT" --dmon --interval 1s -c 2' "$TMP/dmon.txt"
+recorded 'gpuclk fleet --prometheus "http://127.0.0.1:$PROM_PORT" --range 20s --format json | jq -c '"'"'(.gpus[] | select(.gpu == 0)), .nodes[]'"'"'' "$TMP/fleet-jq.txt"
+
 # --- a clock lock set while the services run (gpuclk's journal → /metrics → fleet) ---
 (on_node 0 set -i 2 --lock-gpu-clocks 1410,1755) >"$TMP/lock.txt" 2>&1 ||
   fail "set --lock-gpu-clocks on node 0: $(cat "$TMP/lock.txt")"
