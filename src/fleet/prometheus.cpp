@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <type_traits>
 
 #include "util/error.h"
@@ -97,12 +99,12 @@ std::string Prometheus::get(const std::string& promql, long& http_status) {
       deadline_ - std::chrono::steady_clock::now());
   const auto what = fmt::format("GET {}/api/v1/query?query={}", url_, promql);
   if (left.count() <= 0) {
-    throw Error(
-        ExitCode::other,
-        fmt::format("Prometheus at {} did not answer {} queries within --timeout {} s "
-                    "(next: {})",
-                    url_, queries_ + 1, std::chrono::duration<double>(timeout_).count(), what),
-        hint(url_));
+    throw Error(ExitCode::other,
+                fmt::format("Prometheus at {} did not answer {} queries within --timeout {} s "
+                            "(next: {})",
+                            url_, queries_.load() + 1,
+                            std::chrono::duration<double>(timeout_).count(), what),
+                hint(url_));
   }
   const auto& api = curl_api();
   std::unique_ptr<CURL, void (*)(CURL*)> curl(api.easy_init(), api.easy_cleanup);
@@ -175,6 +177,27 @@ std::vector<Sample> Prometheus::query(const std::string& promql) {
     if (!std::isfinite(s.value)) continue;
     out.push_back(std::move(s));
   }
+  return out;
+}
+
+std::vector<std::vector<Sample>> Prometheus::query_all(const std::vector<std::string>& promql) {
+  std::vector<std::vector<Sample>> out(promql.size());
+  std::vector<std::exception_ptr> errors(promql.size());
+  curl_api();  // loaded (and libcurl's global state set up) before the threads start
+  std::vector<std::thread> threads;
+  threads.reserve(promql.size());
+  for (std::size_t i = 0; i < promql.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        out[i] = query(promql[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 

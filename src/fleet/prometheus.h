@@ -3,6 +3,7 @@
 // the server does (down, slow, a proxy answering HTML).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
@@ -30,6 +31,9 @@ class Prometheus {
   // The instant vector of `promql` at the server's time; NaN and infinite values are left out.
   // Throws Error (exit 255) naming the URL, the query, what went wrong and what was tried.
   std::vector<Sample> query(const std::string& promql);
+  // The answers to several queries, asked at once (one connection each): the server evaluates
+  // them side by side, on as many cores as it has. Throws the first query's error, in order.
+  std::vector<std::vector<Sample>> query_all(const std::vector<std::string>& promql);
 
   const std::string& url() const { return url_; }
 
@@ -39,7 +43,7 @@ class Prometheus {
   std::string url_;
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point deadline_;
-  int queries_ = 0;
+  std::atomic<int> queries_ = 0;
 };
 
 // `{job="gpuclk"}` checked: a label matcher list in braces (or empty: every series). Throws

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "telemetry/field_table.h"
@@ -84,26 +85,70 @@ std::string merged(const std::string& selector, const std::string& matcher) {
   return "{" + (any ? inner + "," : "") + matcher + "}";
 }
 
-// What each Slurm job and pod (`kind`: "slurm", "pod", or "" for both) used of each GPU over
-// `range`: two queries, the GPU-seconds by state and the energy, each summed by the server per
-// GPU and job. Prometheus stores the exporter's `job` label as `exported_job` (its own `job` is
-// the scrape job's). GPUs a job held no context on in the range are left out.
-std::vector<JobUse> job_uses(Prometheus& prometheus, const std::string& selector,
-                             const std::string& range, const std::string& kind) {
-  const auto names = [&](std::string_view slurm, std::string_view pod) {
-    if (kind == "slurm") return std::string(slurm);
-    if (kind == "pod") return std::string(pod);
-    return fmt::format("{}|{}", slurm, pod);
-  };
-  const std::string by = "instance, gpu, exported_job, pod_uid, namespace, pod, user";
-  std::map<std::tuple<std::string, unsigned, std::string>, JobUse> uses;
-  const auto use = [&](const Sample& s) -> JobUse* {
+// Queries asked together (Prometheus::query_all), each answer handed to its function in the
+// order they were added.
+class Batch {
+ public:
+  void add(std::string promql, std::function<void(const std::vector<Sample>&)> apply) {
+    queries_.push_back(std::move(promql));
+    apply_.push_back(std::move(apply));
+  }
+  void run(Prometheus& prometheus) {
+    const auto answers = prometheus.query_all(queries_);
+    for (std::size_t i = 0; i < answers.size(); ++i) apply_[i](answers[i]);
+  }
+
+ private:
+  std::vector<std::string> queries_;
+  std::vector<std::function<void(const std::vector<Sample>&)>> apply_;
+};
+
+// What each Slurm job and pod used of each GPU over a range: two queries, the GPU-seconds by
+// state and the energy, each summed by the server per GPU and job. Prometheus stores the
+// exporter's `job` label as `exported_job` (its own `job` is the scrape job's).
+class JobUses {
+ public:
+  // `kind`: "slurm", "pod", or "" for both.
+  void add_queries(Batch& batch, const std::string& selector, const std::string& range,
+                   const std::string& kind) {
+    const auto names = [&](std::string_view slurm, std::string_view pod) {
+      if (kind == "slurm") return std::string(slurm);
+      if (kind == "pod") return std::string(pod);
+      return fmt::format("{}|{}", slurm, pod);
+    };
+    const std::string by = "instance, gpu, exported_job, pod_uid, namespace, pod, user";
+    batch.add("sum by (" + by + ", state) (increase(" +
+                  series_matching(names(S::gpu_job_seconds, S::gpu_pod_seconds), selector) + range +
+                  "))",
+              [this](const std::vector<Sample>& answer) {
+                for (const auto& s : answer)
+                  if (auto* u = use(s))
+                    (s.label("state") == "busy" ? u->busy_s : u->context_s) = s.value;
+              });
+    batch.add("sum by (" + by + ") (increase(" +
+                  series_matching(names(S::gpu_job_energy, S::gpu_pod_energy), selector) + range +
+                  "))",
+              [this](const std::vector<Sample>& answer) {
+                for (const auto& s : answer)
+                  if (auto* u = use(s)) u->energy_j = s.value;
+              });
+  }
+  // The GPUs a job held a context on in the range, by instance, GPU and job.
+  std::vector<JobUse> list() {
+    std::vector<JobUse> out;
+    for (auto& [key, u] : uses_)
+      if (u.context_s > 0) out.push_back(std::move(u));
+    return out;
+  }
+
+ private:
+  JobUse* use(const Sample& s) {
     const auto index = gpu_index(s);
     const auto instance = s.label("instance");
     const auto slurm = s.label("exported_job"), uid = s.label("pod_uid");
     if (!index || instance.empty() || (slurm.empty() && uid.empty())) return nullptr;
     const auto key = slurm.empty() ? "pod:" + uid : "slurm:" + slurm;
-    auto& u = uses[{instance, *index, key}];
+    auto& u = uses_[{instance, *index, key}];
     u.instance = instance;
     u.index = *index;
     u.job = key;
@@ -115,20 +160,9 @@ std::vector<JobUse> job_uses(Prometheus& prometheus, const std::string& selector
     else
       u.name = "pod " + uid;
     return &u;
-  };
-  for (const auto& s : prometheus.query(
-           "sum by (" + by + ", state) (increase(" +
-           series_matching(names(S::gpu_job_seconds, S::gpu_pod_seconds), selector) + range + "))"))
-    if (auto* u = use(s)) (s.label("state") == "busy" ? u->busy_s : u->context_s) = s.value;
-  for (const auto& s : prometheus.query(
-           "sum by (" + by + ") (increase(" +
-           series_matching(names(S::gpu_job_energy, S::gpu_pod_energy), selector) + range + "))"))
-    if (auto* u = use(s)) u->energy_j = s.value;
-  std::vector<JobUse> out;
-  for (auto& [key, u] : uses)
-    if (u.context_s > 0) out.push_back(std::move(u));
-  return out;
-}
+  }
+  std::map<std::tuple<std::string, unsigned, std::string>, JobUse> uses_;
+};
 
 // A query's answer, one sample per GPU: `range` applied to each GPU's series of `metric` and
 // aggregated to one value per (instance, gpu) by the server, so that the answer carries two
@@ -138,22 +172,10 @@ std::string per_gpu(const std::string& function, const std::string& metric,
   return "max by (instance, gpu) (" + function + series(metric, selector) + range + "))";
 }
 
-// The latest value of each setting and reading fleet shows, in one query: the readings
-// (telemetry/field_table.h) and the settings' gauges (telemetry/series_names.h).
-void collect_now(Prometheus& prometheus, const std::string& selector, GpuOf& gpu) {
-  std::string regex;
-  for (const auto n : kNow) regex += fmt::format("{}{}", regex.empty() ? "" : "|", n);
-  // Identity first (a GPU lost before its service started has its model only on gpuclk_gpu_lost).
-  for (const auto& s : prometheus.query(
-           "max by (instance, gpu, uuid, model) (" +
-           series_matching(fmt::format("{}|{}", S::gpu_info, S::gpu_lost), selector) + ")"))
-    if (auto* g = gpu(s)) {
-      if (g->uuid.empty()) g->uuid = s.label("uuid");
-      if (g->model.empty() || s.label("model") != "(GPU is lost)") g->model = s.label("model");
-    }
+// The latest value of each setting and reading (collect_now's second query) into the GPUs.
+void apply_now(const std::vector<Sample>& answer, GpuOf& gpu) {
   std::map<Key, std::pair<std::optional<double>, std::optional<double>>> lock_range;
-  for (const auto& s : prometheus.query("max by (__name__, instance, gpu, domain) (" +
-                                        series_matching(regex, selector) + ")")) {
+  for (const auto& s : answer) {
     auto* g = gpu(s);
     if (!g) continue;
     const auto name = s.label("__name__");
@@ -200,28 +222,58 @@ void collect_now(Prometheus& prometheus, const std::string& selector, GpuOf& gpu
   }
 }
 
+// The latest value of each setting and reading fleet shows, in one query: the readings
+// (telemetry/field_table.h) and the settings' gauges (telemetry/series_names.h).
+void collect_now(Batch& batch, const std::string& selector, GpuOf& gpu) {
+  // Identity (a GPU lost before its service started has its model only on gpuclk_gpu_lost).
+  batch.add("max by (instance, gpu, uuid, model) (" +
+                series_matching(fmt::format("{}|{}", S::gpu_info, S::gpu_lost), selector) + ")",
+            [&gpu](const std::vector<Sample>& answer) {
+              for (const auto& s : answer)
+                if (auto* g = gpu(s)) {
+                  if (g->uuid.empty()) g->uuid = s.label("uuid");
+                  if (g->model.empty() || s.label("model") != "(GPU is lost)")
+                    g->model = s.label("model");
+                }
+            });
+  std::string regex;
+  for (const auto n : kNow) regex += fmt::format("{}{}", regex.empty() ? "" : "|", n);
+  batch.add("max by (__name__, instance, gpu, domain) (" + series_matching(regex, selector) + ")",
+            [&gpu](const std::vector<Sample>& answer) { apply_now(answer, gpu); });
+}
+
 // Each GPU over the range: the share of it each clock event reason was active (only those
 // that were), its median SM clock (and 5th percentile), mean power and utilization.
-void collect_range(Prometheus& prometheus, const std::string& selector, const std::string& range,
-                   bool p5, GpuOf& gpu) {
-  for (const auto& s :
-       prometheus.query("sum by (instance, gpu, reason) (avg_over_time(" +
-                        series(std::string(S::clock_event_reason), selector) + range + ")) > 0"))
-    if (auto* g = gpu(s)) g->reason_fraction[s.label("reason")] = s.value;
+void collect_range(Batch& batch, const std::string& selector, const std::string& range, bool p5,
+                   GpuOf& gpu) {
+  batch.add("sum by (instance, gpu, reason) (avg_over_time(" +
+                series(std::string(S::clock_event_reason), selector) + range + ")) > 0",
+            [&gpu](const std::vector<Sample>& answer) {
+              for (const auto& s : answer)
+                if (auto* g = gpu(s)) g->reason_fraction[s.label("reason")] = s.value;
+            });
   const std::string clock(F::sm_clock.metric);
-  for (const auto& s :
-       prometheus.query(per_gpu("quantile_over_time(0.5, ", clock, selector, range)))
-    if (auto* g = gpu(s)) g->sm_clock_median_mhz = s.value / F::sm_clock.metric_scale;
+  batch.add(per_gpu("quantile_over_time(0.5, ", clock, selector, range),
+            [&gpu](const std::vector<Sample>& answer) {
+              for (const auto& s : answer)
+                if (auto* g = gpu(s)) g->sm_clock_median_mhz = s.value / F::sm_clock.metric_scale;
+            });
   if (p5)
-    for (const auto& s :
-         prometheus.query(per_gpu("quantile_over_time(0.05, ", clock, selector, range)))
-      if (auto* g = gpu(s)) g->sm_clock_p5_mhz = s.value / F::sm_clock.metric_scale;
-  for (const auto& s :
-       prometheus.query(per_gpu("avg_over_time(", std::string(F::power.metric), selector, range)))
-    if (auto* g = gpu(s)) g->power_avg_w = s.value;
-  for (const auto& s : prometheus.query(
-           per_gpu("avg_over_time(", std::string(F::gpu_utilization.metric), selector, range)))
-    if (auto* g = gpu(s)) g->utilization_avg = s.value;
+    batch.add(per_gpu("quantile_over_time(0.05, ", clock, selector, range),
+              [&gpu](const std::vector<Sample>& answer) {
+                for (const auto& s : answer)
+                  if (auto* g = gpu(s)) g->sm_clock_p5_mhz = s.value / F::sm_clock.metric_scale;
+              });
+  batch.add(per_gpu("avg_over_time(", std::string(F::power.metric), selector, range),
+            [&gpu](const std::vector<Sample>& answer) {
+              for (const auto& s : answer)
+                if (auto* g = gpu(s)) g->power_avg_w = s.value;
+            });
+  batch.add(per_gpu("avg_over_time(", std::string(F::gpu_utilization.metric), selector, range),
+            [&gpu](const std::vector<Sample>& answer) {
+              for (const auto& s : answer)
+                if (auto* g = gpu(s)) g->utilization_avg = s.value;
+            });
 }
 
 }  // namespace
@@ -239,32 +291,41 @@ Snapshot collect(Prometheus& prometheus, const std::string& selector, long range
     n.instance = instance;
     return n;
   };
-  for (const auto& s : prometheus.query(series("up", selector)))
-    node(s.label("instance")).up = s.value;
-  for (const auto& s : prometheus.query("max by (instance) (max_over_time(" +
-                                        series("up", selector) + range + "))"))
-    node(s.label("instance")).seen_in_range = true;
-
+  // Every query at once: the server answers them side by side.
+  Batch batch;
+  batch.add(series("up", selector), [&](const std::vector<Sample>& answer) {
+    for (const auto& s : answer) node(s.label("instance")).up = s.value;
+  });
+  batch.add("max by (instance) (max_over_time(" + series("up", selector) + range + "))",
+            [&](const std::vector<Sample>& answer) {
+              for (const auto& s : answer) node(s.label("instance")).seen_in_range = true;
+            });
   GpuOf gpu;
-  collect_now(prometheus, selector, gpu);
-  collect_range(prometheus, selector, range, p5, gpu);
-  for (const auto& s :
-       prometheus.query("sum by (instance) (increase(" +
-                        series(std::string(F::energy.metric), selector) + range + "))"))
-    node(s.label("instance")).energy_j = s.value;
+  collect_now(batch, selector, gpu);
+  collect_range(batch, selector, range, p5, gpu);
+  batch.add("sum by (instance) (increase(" + series(std::string(F::energy.metric), selector) +
+                range + "))",
+            [&](const std::vector<Sample>& answer) {
+              for (const auto& s : answer) node(s.label("instance")).energy_j = s.value;
+            });
+  batch.add(
+      "max by (instance, rule, severity, gpus) (" + series(std::string(S::finding), selector) + ")",
+      [&](const std::vector<Sample>& answer) {
+        for (const auto& s : answer) {
+          const auto severity = severity_of(s.label("severity"));
+          if (!severity || s.label("rule").empty() || s.value == 0) continue;
+          snap.node_findings.push_back(
+              {s.label("instance"), s.label("rule"), *severity, gpu_list(s.label("gpus"))});
+        }
+      });
+  JobUses jobs;
+  jobs.add_queries(batch, selector, range, "");
+  batch.run(prometheus);
 
-  for (const auto& s : prometheus.query("max by (instance, rule, severity, gpus) (" +
-                                        series(std::string(S::finding), selector) + ")")) {
-    const auto severity = severity_of(s.label("severity"));
-    if (!severity || s.label("rule").empty() || s.value == 0) continue;
-    snap.node_findings.push_back(
-        {s.label("instance"), s.label("rule"), *severity, gpu_list(s.label("gpus"))});
-  }
   std::sort(snap.node_findings.begin(), snap.node_findings.end(), [](const auto& a, const auto& b) {
     return std::tie(a.instance, a.gpus, a.rule) < std::tie(b.instance, b.gpus, b.rule);
   });
-  snap.jobs = job_uses(prometheus, selector, range, "");
-
+  snap.jobs = jobs.list();
   for (auto& [key, g] : gpu.all) {
     if (g.instance.empty()) continue;
     ++node(g.instance).gpus;
@@ -297,9 +358,12 @@ std::vector<JobUse> collect_job(Prometheus& prometheus, const std::string& selec
   } else {
     matcher = "pod_uid=\"" + escaped(job) + "\"";
   }
-  auto uses = job_uses(prometheus, merged(selector, matcher), fmt::format("[{}s]", range_s),
-                       pod ? "pod" : "slurm");
-  return uses;
+  Batch batch;
+  JobUses uses;
+  uses.add_queries(batch, merged(selector, matcher), fmt::format("[{}s]", range_s),
+                   pod ? "pod" : "slurm");
+  batch.run(prometheus);
+  return uses.list();
 }
 
 std::string with_instances(const std::string& selector, const std::vector<std::string>& instances) {
