@@ -9,11 +9,11 @@
    GPUs' UUIDs made its own, power and energy scaled by a per-node factor within +-1 %,
    temperatures moved within +-1.5 C. Only the families gpuclk fleet reads are replicated, plus
    `up`. The captured scrapes are cycled over 1 h of history at a 15 s step (counters continue
-   at their captured rate), ending LEAD seconds in the future so that fleet, run after the load,
-   sees a whole hour up to its "now".
+   at their captured rate), the hour before the script started; fleet is asked about that hour
+   as it was at its end (`--at`), however long the load took.
 3. Load: Prometheus: OpenMetrics text into `promtool tsdb create-blocks-from openmetrics`, then
    a Prometheus on those blocks. VictoriaMetrics: its JSON line import (/api/v1/import).
-4. Ask: `gpuclk fleet --range 1h --format json` three times (the median is reported) and
+4. Ask: `gpuclk fleet --range 1h --at END --format json` three times (the median is reported) and
    `gpuclk fleet --job ID` for the job of the first planted node; the engine's RSS after them.
 5. Judge: every planted node must have a finding above info on each planted GPU (the [[gpu]]
    tables of its scenario, or every GPU when it has none), and no other finding may be above
@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -334,7 +335,7 @@ def rss_mib(pid):
     return 0.0
 
 
-def load(work, engine, data, nodes):
+def load(work, engine, data, nodes, at):
     """Starts the engine and loads the chunks of `data` into it, timing the writing of each
     apart from its loading; returns (its URL, its process, seconds writing, seconds loading,
     samples)."""
@@ -379,7 +380,7 @@ def load(work, engine, data, nodes):
         get(url + "/internal/force_flush", 60)
 
     def all_up():
-        answer = json.loads(get(url + "/api/v1/query?query=count(up)", 30))
+        answer = json.loads(get(url + f"/api/v1/query?query=count(up)&time={at}", 30))
         result = answer["data"]["result"]
         return result and int(float(result[0]["value"][1])) == nodes
     wait_for(f"{engine} holding {nodes} nodes", all_up, 300)
@@ -430,6 +431,8 @@ def judge(findings, plants):
 
 def main():
     args = parse_args()
+    # Ctrl-C or kill: the finally blocks stop what was started and remove the work directory.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     binary = os.path.abspath(os.environ.get("GPUCLK_BIN", "build/release/gpuclk"))
     if not os.access(binary, os.X_OK):
         fail_usage(f"no gpuclk at {binary}: build it, or give GPUCLK_BIN")
@@ -443,26 +446,24 @@ def main():
         for proc in work.procs:
             proc.terminate()
         print(f"captured {scrapes} scrapes of {len(scenarios)} scenario(s) in {time.monotonic() - t:.0f} s")
-        # 1 h up to now and LEAD seconds on: the load of a large fleet takes minutes.
-        lead = int(os.environ.get("LEAD", 300 + args.nodes * 6 // 5))
-        samples = (HOUR_S + lead) // STEP_S + 1
+        # The hour up to now; fleet asks about it as it was then (--at), however long the load.
+        samples = HOUR_S // STEP_S + 1
         t0 = int(time.time()) - HOUR_S
+        at = ["--at", str(t0 + HOUR_S)]
         lines_of = {s: timeline(c, samples) for s, c in zip(scenarios, captured)}
         per_node = len(lines_of[HEALTHY]) + 1
         scratch = tempfile.mkdtemp(prefix="gpuclk-fleet-scale.", dir=shm_or(work.dir))
         try:
             data = chunks(args.engine, scratch, args.nodes, args.plants, lines_of, t0, samples)
-            url, engine, writing, loading, count = load(work, args.engine, data, args.nodes)
+            url, engine, writing, loading, count = load(work, args.engine, data, args.nodes, t0 + HOUR_S)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         print(f"{args.nodes * per_node} series ({per_node} a node), {count} samples: written in "
               f"{writing:.0f} s, loaded into {args.engine} in {loading:.0f} s")
-        if time.time() > t0 + HOUR_S + lead:
-            sys.exit("fleet_scale: the load took longer than the history reaches ahead; raise lead")
 
         times = []
         for _ in range(3):
-            took, r = run_fleet(binary, url, ["--format", "json"])
+            took, r = run_fleet(binary, url, at + ["--format", "json"])
             times.append(took)
             if r.returncode not in (0, 10, 11):
                 sys.exit(f"fleet_scale: gpuclk fleet exited {r.returncode}: {r.stderr.strip()}")
@@ -472,7 +473,7 @@ def main():
               + ", ".join(f"{s:.2f}" for s in times) + " s")
         job_node = min(args.plants) if args.plants else 0
         job = str(1000 + job_node // NODES_PER_JOB)
-        took, jr = run_fleet(binary, url, ["--job", job, "--format", "json"])
+        took, jr = run_fleet(binary, url, at + ["--job", job, "--format", "json"])
         if jr.returncode not in (0, 10, 11):
             sys.exit(f"fleet_scale: gpuclk fleet --job {job} exited {jr.returncode}: {jr.stderr.strip()}")
         ja = json.loads(jr.stdout)

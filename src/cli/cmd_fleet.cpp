@@ -41,6 +41,7 @@ struct FleetOptions {
   std::string interval;  // --dmon's; 5s when not given
   long long count = 0;
   std::optional<std::string> job, pod;  // the job view
+  std::string at;                       // evaluate at this time, not now
 };
 
 double duration_option(const std::string& text, const char* option, double min, double max,
@@ -266,6 +267,15 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   if (o.dmon && (o.job || o.pod))
     throw bad_argument(fmt::format("{} and --dmon are two views", o.job ? "--job" : "--pod"),
                        "leave out --dmon for the job's GPUs over --range");
+  std::optional<double> at;
+  if (!o.at.empty()) {
+    if (o.dmon)
+      throw bad_argument(
+          "--at and --dmon are two views",
+          "--dmon shows the fleet now: leave out --at, or --dmon for the fleet as it "
+          "was at --at");
+    at = fleet::Prometheus::parse_time(o.at, "--at");
+  }
   if (o.dmon) return run_fleet_dmon(ctx, o, selector, timeout_ms);
   if (!o.interval.empty() || o.count)
     throw bad_argument("--interval and --count go with --dmon",
@@ -279,9 +289,11 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
       throw bad_argument(fmt::format("bad {} '{}'", what, parse::quote(id)),
                          o.job ? "give a Slurm job id, e.g. --job 1234"
                                : "give the pod as NAMESPACE/NAME (--pod ml/train-0) or its UID");
-    return run_fleet_job(ctx, {o.prometheus, selector, range_s, timeout_ms, id, o.pod.has_value()});
+    return run_fleet_job(ctx,
+                         {o.prometheus, selector, range_s, timeout_ms, id, o.pod.has_value(), at});
   }
   fleet::Prometheus prometheus(o.prometheus, timeout_ms);
+  if (at) prometheus.set_time(*at);
   ctx.effect("ask Prometheus");
   const auto snap = fleet::collect(prometheus, selector, range_s);
   if (snap.nodes.empty() && snap.gpus.empty())
@@ -360,6 +372,9 @@ void add_fleet_command(CLI::App& app, Context& ctx) {
   sub->add_option("--job", o->job,
                   "a Slurm job's GPUs on every node over --range, its totals and its straggler");
   sub->add_option("--pod", o->pod, "the same for a Kubernetes pod (NAMESPACE/NAME or its UID)");
+  sub->add_option("--at", o->at,
+                  "the fleet as it was at this time, --range up to it (Unix seconds or RFC 3339, "
+                  "2024-06-01T12:00:00Z; default now)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_fleet(ctx, *o); }; });
 }
 

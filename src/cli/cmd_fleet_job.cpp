@@ -189,6 +189,7 @@ output::Node job_tree(const JobView& job, const fleet::Snapshot& snap) {
 
 int run_fleet_job(Context& ctx, const FleetJobQuery& q) {
   fleet::Prometheus prometheus(q.prometheus, q.timeout);
+  if (q.at) prometheus.set_time(*q.at);
   ctx.effect("ask Prometheus");
   fleet::Snapshot snap;
   const auto job = look_up(prometheus, q, snap);

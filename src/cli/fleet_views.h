@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct FleetJobQuery {
   std::chrono::milliseconds timeout{10000};
   std::string job;
   bool pod = false;
+  std::optional<double> at;  // --at: Unix seconds
 };
 int run_fleet_job(Context& ctx, const FleetJobQuery& q);
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ class Prometheus {
   std::vector<std::vector<Sample>> query_all(const std::vector<std::string>& promql);
 
   const std::string& url() const { return url_; }
+  // Evaluate every query at this Unix time instead of the server's now (`time=`).
+  void set_time(double unix_seconds) { time_ = unix_seconds; }
+
+  // "1717243200", "1717243200.5" or RFC 3339 ("2024-06-01T12:00:00Z", "…+02:00"): Unix
+  // seconds. Throws a bad argument (exit 2) naming `option` and the value otherwise.
+  static double parse_time(const std::string& text, const char* option);
 
  private:
   std::string get(const std::string& promql, long& http_status);
@@ -44,6 +51,7 @@ class Prometheus {
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point deadline_;
   std::atomic<int> queries_ = 0;
+  std::optional<double> time_;
 };
 
 // `{job="gpuclk"}` checked: a label matcher list in braces (or empty: every series). Throws
