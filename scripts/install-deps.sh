@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev  # unit tests
   libbenchmark-dev      # micro-benchmarks of the tool itself (perf/)
   prometheus            # real server and promtool for exporter tests
+  victoria-metrics      # a second Prometheus-compatible store: gpuclk fleet at scale (perf/fleet_scale.sh, its test)
   libcivetweb-dev       # exporter (HTTP server of /metrics)
   libnghttp2-dev        # gpuclk serve: the kubelet's pod-resources API (one gRPC call over HTTP/2)
   python3-grpcio        # tests/cli/kubelet*: a fake kubelet, a real gRPC server

@@ -364,6 +364,7 @@ AttributionView Attribution::view() const {
             [](const OwnerUse& a, const OwnerUse& b) { return a.first_seen < b.first_seen; });
   v.users = users_;
   v.gpus = books_;
+  v.gpu_indexes = gpu_indexes_;
   return v;
 }
 

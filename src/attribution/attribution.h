@@ -105,6 +105,7 @@ struct AttributionView {
   std::vector<OwnerUse> owners;        // by first seen
   std::map<std::string, Usage> users;  // by login name; "" for processes of unknown users
   std::vector<GpuBooks> gpus;          // by position
+  std::vector<unsigned> gpu_indexes;   // the NVML index of each position
 };
 
 // What the service knows of a process: its owner (nullopt: not visible from here) and name.

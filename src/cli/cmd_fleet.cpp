@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/findings_view.h"
+#include "cli/fleet_views.h"
 #include "fleet/fleet_rules.h"
 #include "fleet/prometheus.h"
 #include "fleet/snapshot.h"
@@ -39,6 +40,8 @@ struct FleetOptions {
   bool dmon = false;
   std::string interval;  // --dmon's; 5s when not given
   long long count = 0;
+  std::optional<std::string> job, pod;  // the job view
+  std::string at;                       // evaluate at this time, not now
 };
 
 output::Value opt(const std::optional<double>& v, const char* unit, int precision = 0) {
@@ -140,23 +143,7 @@ output::Node json_tree(const fleet::Snapshot& snap,
     node.add("gpus", "", output::integer(static_cast<long long>(n.gpus)));
     node.add("energy_j", "", opt(n.energy_j, "J", 1));
   }
-  auto& list = root.section("findings", "Findings", true);
-  for (const auto& ff : findings) {
-    const auto& f = ff.finding;
-    auto& n = list.section("finding", "");
-    n.add("rule", "", output::text(f.rule));
-    n.add("severity", "", output::text(std::string(rules::to_string(f.severity))));
-    n.add("instance", "", output::text(ff.instance));
-    auto& indexes = n.section("gpus", "", true);
-    for (auto g : f.gpus) indexes.add("gpu", "", output::integer(g));
-    n.add("summary", "", output::text(f.summary));
-    auto& evidence = n.section("evidence", "");
-    for (const auto& e : f.evidence)
-      evidence.add(
-          e.key, e.key,
-          e.text.empty() ? output::number(e.value, e.unit, e.precision) : output::text(e.text));
-    n.add("fix", "", output::text(f.fix));
-  }
+  add_fleet_findings(root, findings);
   return root;
 }
 
@@ -271,13 +258,39 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   const auto timeout = parse::duration_seconds(o.timeout, "--timeout", 0.1, 3600, "10s");
   const auto format = ctx.format();
   const std::chrono::milliseconds timeout_ms(std::llround(timeout * 1000));
+  if (o.job && o.pod) throw bad_argument("--job and --pod name one job each", "give one of them");
+  if (o.dmon && (o.job || o.pod))
+    throw bad_argument(fmt::format("{} and --dmon are two views", o.job ? "--job" : "--pod"),
+                       "leave out --dmon for the job's GPUs over --range");
+  std::optional<double> at;
+  if (!o.at.empty()) {
+    if (o.dmon)
+      throw bad_argument(
+          "--at and --dmon are two views",
+          "--dmon shows the fleet now: leave out --at, or --dmon for the fleet as it "
+          "was at --at");
+    at = fleet::Prometheus::parse_time(o.at, "--at");
+  }
   if (o.dmon) return run_fleet_dmon(ctx, o, selector, timeout_ms);
   if (!o.interval.empty() || o.count)
     throw bad_argument("--interval and --count go with --dmon",
                        "add --dmon for one line per node every --interval");
+  const long range_s = std::lround(std::ceil(range));
+  if (o.job || o.pod) {
+    const auto& id = o.job ? *o.job : *o.pod;
+    const auto* what = o.job ? "--job" : "--pod";
+    if (text::trim(id).empty() || id.find_first_of("\n\r") != std::string::npos ||
+        (o.pod && (id.front() == '/' || id.back() == '/')))
+      throw bad_argument(fmt::format("bad {} '{}'", what, parse::quote(id)),
+                         o.job ? "give a Slurm job id, e.g. --job 1234"
+                               : "give the pod as NAMESPACE/NAME (--pod ml/train-0) or its UID");
+    return run_fleet_job(ctx,
+                         {o.prometheus, selector, range_s, timeout_ms, id, o.pod.has_value(), at});
+  }
   fleet::Prometheus prometheus(o.prometheus, timeout_ms);
+  if (at) prometheus.set_time(*at);
   ctx.effect("ask Prometheus");
-  const auto snap = fleet::collect(prometheus, selector, std::lround(std::ceil(range)));
+  const auto snap = fleet::collect(prometheus, selector, range_s);
   if (snap.nodes.empty() && snap.gpus.empty())
     throw Error(ExitCode::gpu_not_found,
                 fmt::format("no node matches {} at {}", selector.empty() ? "{}" : selector,
@@ -295,18 +308,43 @@ int run_fleet(Context& ctx, const FleetOptions& o) {
   if (format.kind == output::Format::Kind::table) {
     std::cout << '\n';
     printer->print_table(node_table(snap));
-    // Problems with their evidence and cause; notes in two lines each.
-    std::vector<rules::Finding> problems, notes;
-    for (const auto& f : findings)
-      (f.finding.severity > rules::Severity::info ? problems : notes).push_back(f.finding);
     if (!findings.empty()) std::cout << '\n';
-    print_finding_lines(std::cout, problems, true);
-    print_finding_lines(std::cout, notes, false);
+    print_fleet_findings(std::cout, findings);
   }
   return fleet::exit_code(findings);
 }
 
 }  // namespace
+
+void add_fleet_findings(output::Node& root, const std::vector<fleet::FleetFinding>& findings) {
+  auto& list = root.section("findings", "Findings", true);
+  for (const auto& ff : findings) {
+    const auto& f = ff.finding;
+    auto& n = list.section("finding", "");
+    n.add("rule", "", output::text(f.rule));
+    n.add("severity", "", output::text(std::string(rules::to_string(f.severity))));
+    n.add("instance", "", output::text(ff.instance));
+    auto& indexes = n.section("gpus", "", true);
+    for (auto g : f.gpus) indexes.add("gpu", "", output::integer(g));
+    if (!ff.job.empty()) n.add("job", "", output::text(ff.job));
+    n.add("summary", "", output::text(f.summary));
+    auto& evidence = n.section("evidence", "");
+    for (const auto& e : f.evidence)
+      evidence.add(
+          e.key, e.key,
+          e.text.empty() ? output::number(e.value, e.unit, e.precision) : output::text(e.text));
+    n.add("cause", "", output::text(f.cause));
+    n.add("fix", "", output::text(f.fix));
+  }
+}
+
+void print_fleet_findings(std::ostream& out, const std::vector<fleet::FleetFinding>& findings) {
+  std::vector<rules::Finding> problems, notes;
+  for (const auto& f : findings)
+    (f.finding.severity > rules::Severity::info ? problems : notes).push_back(f.finding);
+  print_finding_lines(out, problems, true);
+  print_finding_lines(out, notes, false);
+}
 
 void add_fleet_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<FleetOptions>();
@@ -326,6 +364,12 @@ void add_fleet_command(CLI::App& app, Context& ctx) {
   sub->add_option("--interval", o->interval, "--dmon's refresh interval (default 5s)");
   sub->add_option("-c,--count", o->count,
                   "--dmon: stop after this many refreshes (default: Ctrl-C)");
+  sub->add_option("--job", o->job,
+                  "a Slurm job's GPUs on every node over --range, its totals and its straggler");
+  sub->add_option("--pod", o->pod, "the same for a Kubernetes pod (NAMESPACE/NAME or its UID)");
+  sub->add_option("--at", o->at,
+                  "the fleet as it was at this time, --range up to it (Unix seconds or RFC 3339, "
+                  "2024-06-01T12:00:00Z; default now)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_fleet(ctx, *o); }; });
 }
 

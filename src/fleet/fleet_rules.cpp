@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "fleet/job_rules.h"
 #include "util/text.h"
 
 namespace gpuclk::fleet {
@@ -232,42 +233,6 @@ void throttled(const Snapshot& snap, const Thresholds& t, const std::set<std::st
   }
 }
 
-void stragglers(const Snapshot& snap, const Thresholds& t, const std::set<std::string>& scraped,
-                const std::set<std::pair<std::string, unsigned>>& explained,
-                std::vector<FleetFinding>& out) {
-  std::map<std::string, std::vector<const GpuState*>> busy;  // by model
-  for (const auto& g : snap.gpus) {
-    if (g.lost || !scraped.count(g.instance) || !g.sm_clock_median_mhz || !g.utilization_avg ||
-        *g.utilization_avg < t.busy_utilization)
-      continue;
-    busy[g.model].push_back(&g);
-  }
-  for (const auto& [model, gpus] : busy) {
-    if (gpus.size() < t.straggler_peers) continue;
-    std::vector<double> clocks;
-    for (const auto* g : gpus) clocks.push_back(*g->sm_clock_median_mhz);
-    const double peers = median(clocks);
-    for (const auto* g : gpus) {
-      const double clock = *g->sm_clock_median_mhz;
-      if (clock >= t.straggler_ratio * peers || explained.count({g->instance, g->index})) continue;
-      auto f = make(g->instance, "straggler", Severity::warning, {g->index});
-      f.finding.summary = fmt::format(
-          "{}: GPU {} ran at a median SM clock of {:.0f} MHz, {:.0f}% below the {:.0f} MHz of "
-          "its {} busy {} {}",
-          g->instance, g->index, clock, (1 - clock / peers) * 100, peers, gpus.size() - 1, model,
-          gpus.size() == 2 ? "peer" : "peers");
-      f.finding.evidence = {number("sm_clock_median_mhz", "MHz", clock),
-                            number("peers_sm_clock_median_mhz", "MHz", peers),
-                            number("busy_peers", "", static_cast<double>(gpus.size() - 1))};
-      f.finding.cause =
-          "something holds this GPU's clock down that no setting or clock event "
-          "reason explains over the range (look at the node)";
-      f.finding.fix = fmt::format("gpuclk doctor -i {} on {}", g->index, g->instance);
-      out.push_back(std::move(f));
-    }
-  }
-}
-
 void idle_allocated(const Snapshot& snap, const Thresholds& t, const std::set<std::string>& scraped,
                     std::vector<FleetFinding>& out) {
   std::map<std::string, std::vector<const GpuState*>> idle;  // by node
@@ -338,11 +303,7 @@ std::vector<FleetFinding> evaluate(const Snapshot& snap, const Thresholds& t) {
 
   settings_differ(snap, scraped, out);
   throttled(snap, t, scraped, out);
-  std::set<std::pair<std::string, unsigned>> explained;
-  for (const auto& f : out)
-    if (f.finding.severity > Severity::info)
-      for (auto g : f.finding.gpus) explained.insert({f.instance, g});
-  stragglers(snap, t, scraped, explained, out);
+  job_stragglers(snap, t, scraped, out);
   idle_allocated(snap, t, scraped, out);
 
   // The nodes' own findings, one per node, rule and severity (a node reports power_capped once

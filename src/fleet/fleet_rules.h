@@ -15,14 +15,18 @@ namespace gpuclk::fleet {
 struct FleetFinding {
   std::string instance;  // the node (scrape target)
   rules::Finding finding;
+  std::string job;  // the job a straggler holds back ("slurm:1234", "pod:UID"); else empty
 };
 
 struct Thresholds {
   double throttled_fraction = 0.5;  // a reason held the GPU back this share of the range
-  double straggler_ratio = 0.85;    // median SM clock below this share of its peers' median
-  double busy_utilization = 0.5;    // a GPU counts as a busy peer from this mean utilization
-  std::size_t straggler_peers = 3;  // busy GPUs of the model needed to call one a straggler
-  double idle_utilization = 0.05;   // below this mean utilization while it holds memory: idle
+  // straggler: among the GPUs of one job (job_rules.h), a median SM clock below this share of
+  // its peers' median (doctor's straggler_clock), peers busy at least straggler_peer_busy of
+  // the time they held a context; or a busy share this far above its peers' (they wait on it).
+  double straggler_ratio = 0.90;
+  double straggler_peer_busy = 0.30;
+  double straggler_busy_delta = 0.20;
+  double idle_utilization = 0.05;  // below this mean utilization while it holds memory: idle
   double allocated_memory_bytes = 1024.0 * 1024 * 1024;
 };
 

@@ -5,8 +5,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <type_traits>
 
 #include "util/error.h"
@@ -95,14 +100,15 @@ Prometheus::Prometheus(std::string url, std::chrono::milliseconds timeout)
 std::string Prometheus::get(const std::string& promql, long& http_status) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline_ - std::chrono::steady_clock::now());
-  const auto what = fmt::format("GET {}/api/v1/query?query={}", url_, promql);
+  const auto what = fmt::format("GET {}/api/v1/query?query={}{}", url_, promql,
+                                time_ ? fmt::format("&time={:.3f}", *time_) : "");
   if (left.count() <= 0) {
-    throw Error(
-        ExitCode::other,
-        fmt::format("Prometheus at {} did not answer {} queries within --timeout {} s "
-                    "(next: {})",
-                    url_, queries_ + 1, std::chrono::duration<double>(timeout_).count(), what),
-        hint(url_));
+    throw Error(ExitCode::other,
+                fmt::format("Prometheus at {} did not answer {} queries within --timeout {} s "
+                            "(next: {})",
+                            url_, queries_.load() + 1,
+                            std::chrono::duration<double>(timeout_).count(), what),
+                hint(url_));
   }
   const auto& api = curl_api();
   std::unique_ptr<CURL, void (*)(CURL*)> curl(api.easy_init(), api.easy_cleanup);
@@ -110,7 +116,8 @@ std::string Prometheus::get(const std::string& promql, long& http_status) {
   std::unique_ptr<char, void (*)(void*)> escaped(
       api.easy_escape(curl.get(), promql.data(), static_cast<int>(promql.size())), api.free);
   if (!escaped) throw Error(ExitCode::other, "libcurl could not escape a query");
-  const auto address = url_ + "/api/v1/query?query=" + escaped.get();
+  auto address = url_ + "/api/v1/query?query=" + escaped.get();
+  if (time_) address += fmt::format("&time={:.3f}", *time_);
   std::string body;
   char error[CURL_ERROR_SIZE] = {};
   auto* h = curl.get();
@@ -141,7 +148,8 @@ std::string Prometheus::get(const std::string& promql, long& http_status) {
 std::vector<Sample> Prometheus::query(const std::string& promql) {
   long status = 0;
   const auto body = get(promql, status);
-  const auto what = fmt::format("GET {}/api/v1/query?query={}", url_, promql);
+  const auto what = fmt::format("GET {}/api/v1/query?query={}{}", url_, promql,
+                                time_ ? fmt::format("&time={:.3f}", *time_) : "");
   const auto answer = nlohmann::json::parse(body, nullptr, false);
   const auto bad = [&](const std::string& why) {
     return Error(ExitCode::other,
@@ -176,6 +184,58 @@ std::vector<Sample> Prometheus::query(const std::string& promql) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<std::vector<Sample>> Prometheus::query_all(const std::vector<std::string>& promql) {
+  std::vector<std::vector<Sample>> out(promql.size());
+  std::vector<std::exception_ptr> errors(promql.size());
+  curl_api();  // loaded (and libcurl's global state set up) before the threads start
+  std::vector<std::thread> threads;
+  threads.reserve(promql.size());
+  for (std::size_t i = 0; i < promql.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        out[i] = query(promql[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+double Prometheus::parse_time(const std::string& text, const char* option) {
+  const auto bad = [&] {
+    return bad_argument(fmt::format("bad {} '{}'", option, parse::quote(text)),
+                        "give Unix seconds (1717243200) or an RFC 3339 time "
+                        "(2024-06-01T12:00:00Z, 2024-06-01T14:00:00+02:00)");
+  };
+  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v)) throw bad();
+    return v;
+  }
+  std::tm tm{};
+  const char* rest = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) throw bad();
+  double seconds = static_cast<double>(::timegm(&tm));
+  if (*rest == '.') {
+    char* end = nullptr;
+    seconds += std::strtod(rest, &end);
+    rest = end;
+  }
+  if ((*rest == 'Z' || *rest == 'z') && *(rest + 1) == '\0') return seconds;
+  int hours = 0, minutes = 0;
+  char sign = 0;
+  if (std::sscanf(rest, "%c%2d:%2d", &sign, &hours, &minutes) != 3 ||
+      (sign != '+' && sign != '-') || std::strlen(rest) != 6 || hours > 23 || minutes > 59)
+    throw bad();
+  const double offset = (hours * 60 + minutes) * 60.0;
+  return sign == '+' ? seconds - offset : seconds + offset;
 }
 
 std::string check_selector(const std::string& selector) {

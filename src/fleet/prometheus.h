@@ -3,8 +3,10 @@
 // the server does (down, slow, a proxy answering HTML).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +32,17 @@ class Prometheus {
   // The instant vector of `promql` at the server's time; NaN and infinite values are left out.
   // Throws Error (exit 255) naming the URL, the query, what went wrong and what was tried.
   std::vector<Sample> query(const std::string& promql);
+  // The answers to several queries, asked at once (one connection each): the server evaluates
+  // them side by side, on as many cores as it has. Throws the first query's error, in order.
+  std::vector<std::vector<Sample>> query_all(const std::vector<std::string>& promql);
 
   const std::string& url() const { return url_; }
+  // Evaluate every query at this Unix time instead of the server's now (`time=`).
+  void set_time(double unix_seconds) { time_ = unix_seconds; }
+
+  // "1717243200", "1717243200.5" or RFC 3339 ("2024-06-01T12:00:00Z", "…+02:00"): Unix
+  // seconds. Throws a bad argument (exit 2) naming `option` and the value otherwise.
+  static double parse_time(const std::string& text, const char* option);
 
  private:
   std::string get(const std::string& promql, long& http_status);
@@ -39,7 +50,8 @@ class Prometheus {
   std::string url_;
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point deadline_;
-  int queries_ = 0;
+  std::atomic<int> queries_ = 0;
+  std::optional<double> time_;
 };
 
 // `{job="gpuclk"}` checked: a label matcher list in braces (or empty: every series). Throws

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleet/prometheus.h"
@@ -28,7 +29,22 @@ struct GpuState {
   bool lost = false;
   // Over the range.
   std::optional<double> sm_clock_median_mhz, power_avg_w, utilization_avg;
+  std::optional<double> sm_clock_p5_mhz;          // collected for a job's view only
   std::map<std::string, double> reason_fraction;  // clock event reason → fraction of the range
+};
+
+// What one job (a Slurm job, a Kubernetes pod) used of one GPU over the range, from the node's
+// attribution (`gpuclk_gpu_slurm_job_*`, `gpuclk_gpu_pod_*`; docs/attribution.md).
+struct JobUse {
+  std::string instance;
+  unsigned index = 0;  // the GPU
+  std::string job;     // "slurm:1234", "pod:UID": the owner's key, as the node names it
+  std::string
+      name;  // "Slurm job 1234", "pod ml/train-0" (or "pod UID" before the kubelet named it)
+  std::string user;
+  double context_s = 0, busy_s = 0;  // GPU-seconds holding a context / running kernels
+  std::optional<double> energy_j;
+  double busy_share() const { return context_s > 0 ? busy_s / context_s : 0; }
 };
 
 struct NodeState {
@@ -52,6 +68,7 @@ struct Snapshot {
   std::vector<NodeState> nodes;  // by instance
   std::vector<GpuState> gpus;    // by instance, then index
   std::vector<NodeFinding> node_findings;
+  std::vector<JobUse> jobs;  // by instance, GPU, job; GPUs no Slurm job or pod used: none
 };
 
 // One node now, for `fleet --dmon`: its GPUs aggregated by Prometheus (one query per column).
@@ -66,8 +83,27 @@ struct NodeLine {
 // Every node of `selector`, by instance. Throws what Prometheus::query throws.
 std::vector<NodeLine> collect_nodes(Prometheus& prometheus, const std::string& selector);
 
-// Asks Prometheus (about ten queries) for the series of `selector`, aggregating over the last
-// `range_s` seconds. Throws what Prometheus::query throws.
-Snapshot collect(Prometheus& prometheus, const std::string& selector, long range_s);
+// Asks Prometheus (about a dozen queries, each aggregated by the server to one value per GPU,
+// node or job: no query per node, and answers that grow with the GPUs, not with their series)
+// for the series of `selector`, aggregating over the last `range_s` seconds. `p5`: the 5th
+// percentile of each GPU's SM clock too. Throws what Prometheus::query throws.
+Snapshot collect(Prometheus& prometheus, const std::string& selector, long range_s,
+                 bool p5 = false);
+
+// The GPUs `job` ran on in the last `range_s` seconds, from the per-GPU job series only: a
+// Slurm job id ("1234"), or a pod as NAMESPACE/NAME or its UID (`pod`: true).
+std::vector<JobUse> collect_job(Prometheus& prometheus, const std::string& selector, long range_s,
+                                const std::string& job, bool pod);
+
+// Every /metrics family fleet asks Prometheus for; `always`: a node running a Slurm job with a
+// finding exports it (the clock lock's ends only while locked, the pod series only for pods).
+struct SeriesRead {
+  std::string_view name;
+  bool always = true;
+};
+std::vector<SeriesRead> series_read();
+
+// `selector` narrowed to these instances (`instance=~"^(a|b)$"`, regex-quoted).
+std::string with_instances(const std::string& selector, const std::vector<std::string>& instances);
 
 }  // namespace gpuclk::fleet

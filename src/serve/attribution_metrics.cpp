@@ -1,6 +1,9 @@
 #include "serve/attribution_metrics.h"
 
+#include <algorithm>
 #include <string>
+
+#include "telemetry/series_names.h"
 
 namespace gpuclk::serve {
 
@@ -12,18 +15,23 @@ using attribution::Usage;
 
 namespace {
 
-// The owners with series of their own, their family's prefix and the label naming them.
+// The owners with series of their own, their family's prefix and the label naming them; jobs
+// and pods also per GPU they ran on (`gpuclk fleet --job` puts a job's GPUs of every node side
+// by side), bounded as the owner's: a job holds a few GPUs of a node.
 struct OwnerFamily {
   host::OwnerKind kind;
   std::string_view energy, seconds, help_who, label;
+  std::string_view gpu_energy, gpu_seconds;  // per GPU; "" for none
 };
 constexpr OwnerFamily kOwnerFamilies[] = {
     {host::OwnerKind::slurm_job, "gpuclk_slurm_job_energy_joules_total",
-     "gpuclk_slurm_job_gpu_seconds_total", "Slurm job", "job"},
+     "gpuclk_slurm_job_gpu_seconds_total", "Slurm job", "job", telemetry::series::gpu_job_energy,
+     telemetry::series::gpu_job_seconds},
     {host::OwnerKind::kubernetes_pod, "gpuclk_pod_energy_joules_total",
-     "gpuclk_pod_gpu_seconds_total", "Kubernetes pod", "pod_uid"},
+     "gpuclk_pod_gpu_seconds_total", "Kubernetes pod", "pod_uid", telemetry::series::gpu_pod_energy,
+     telemetry::series::gpu_pod_seconds},
     {host::OwnerKind::container, "gpuclk_container_energy_joules_total",
-     "gpuclk_container_gpu_seconds_total", "container", "container_id"},
+     "gpuclk_container_gpu_seconds_total", "container", "container_id", "", ""},
 };
 
 void usage_series(Families& f, std::string_view energy, std::string_view seconds,
@@ -76,6 +84,21 @@ void add_attribution_series(Families& f, const AttributionView& view,
       }
       labels.add("user", o.owner.user);
       usage_series(f, family.energy, family.seconds, family.help_who, labels, o.usage);
+      if (family.gpu_energy.empty()) continue;
+      for (const auto& [index, usage] : o.by_gpu) {
+        const auto at = std::find(view.gpu_indexes.begin(), view.gpu_indexes.end(), index);
+        const auto position = static_cast<std::size_t>(at - view.gpu_indexes.begin());
+        if (at == view.gpu_indexes.end() || position >= gpu_labels.size()) continue;
+        Labels on_gpu = gpu_labels[position];
+        on_gpu.add(family.label, o.owner.id);
+        if (!o.owner.pod_name.empty()) {
+          on_gpu.add("namespace", o.owner.pod_namespace);
+          on_gpu.add("pod", o.owner.pod_name);
+        }
+        on_gpu.add("user", o.owner.user);
+        usage_series(f, family.gpu_energy, family.gpu_seconds,
+                     std::string(family.help_who) + " on this GPU", on_gpu, usage);
+      }
     }
   }
   for (const auto& [user, u] : view.users) {

@@ -21,8 +21,30 @@ std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>
   return rules::evaluate(rules::status_input(status));
 }
 
+std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapshot>& status,
+                                            const telemetry::Sampler& sampler,
+                                            const Attribution* attribution,
+                                            telemetry::Duration window) {
+  if (!attribution || !sampler.running()) return {};
+  auto in = rules::status_input(status);
+  in.to = sampler.now();
+  in.from = in.to - window;
+  for (std::size_t i = 0; i < in.gpus.size() && i < sampler.gpu_count(); ++i) {
+    in.gpus[i].fast = sampler.fast_samples(i, in.from, in.to);
+    in.gpus[i].facts.processes.emplace();
+  }
+  for (const auto& p : attribution->view().processes) {
+    if (!p.running || p.gpu >= in.gpus.size()) continue;
+    in.gpus[p.gpu].facts.processes->push_back(p.pid);
+    in.process_owners[p.pid] = p.owner;
+  }
+  static const std::vector<const rules::Rule*> rules{rules::find_rule("straggler")};
+  return rules::evaluate(in, rules);
+}
+
 std::vector<rules::Finding> FindingsHold::update(const std::vector<rules::Finding>& look,
-                                                 TimePoint now) {
+                                                 TimePoint now,
+                                                 const std::vector<rules::Finding>& windowed) {
   std::set<std::string> keys;
   for (const auto& f : look) {
     const auto key = key_of(f);
@@ -58,6 +80,30 @@ std::vector<rules::Finding> FindingsHold::update(const std::vector<rules::Findin
   }
   for (const auto& key : held_) {
     if (done.insert(key).second) out.push_back(last_seen_.at(key));
+  }
+
+  std::set<std::string> seen_now;
+  for (const auto& f : windowed) {
+    const auto key = key_of(f);
+    if (!seen_now.insert(key).second) continue;
+    auto& w = windowed_[key];
+    ++w.seen;
+    w.missed = 0;
+    w.last = f;
+    if (w.seen >= options_.windowed_raise) w.shown = true;
+  }
+  for (auto it = windowed_.begin(); it != windowed_.end();) {
+    auto& w = it->second;
+    if (!seen_now.count(it->first)) {
+      w.seen = 0;
+      if (++w.missed >= options_.windowed_clear) w.shown = false;
+      if (!w.shown) {
+        it = windowed_.erase(it);
+        continue;
+      }
+    }
+    if (w.shown && done.insert(it->first).second) out.push_back(w.last);
+    ++it;
   }
   return out;
 }

@@ -162,7 +162,8 @@ void Service::refresh() {
     next->status.push_back(std::move(status));
   }
   next->findings =
-      findings_hold_.update(node_findings(next->status), std::chrono::steady_clock::now());
+      findings_hold_.update(node_findings(next->status), std::chrono::steady_clock::now(),
+                            window_findings(next->status, *sampler_, attribution_.get()));
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];

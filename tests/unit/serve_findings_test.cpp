@@ -58,5 +58,28 @@ TEST(serve_findings_test, a_held_finding_stays_through_a_gap_and_goes_when_it_is
   EXPECT_FALSE(has(look(true), "thermal_slowdown", 2));
 }
 
+// A straggler (window_findings: judged over a window of samples already) shows after three
+// looks in a row, not after half the minute, and stays through a short gap; one look, or every
+// other look, never shows it.
+TEST(serve_findings_test, a_windowed_finding_shows_in_three_looks_and_stays_through_gaps) {
+  FindingsHold hold;
+  const auto t0 = FindingsHold::TimePoint{};
+  int t = 0;
+  const auto look = [&](bool straggler) {
+    std::vector<rules::Finding> windowed;
+    if (straggler) windowed.push_back(finding("straggler", 5));
+    return hold.update({finding("persistence_off", 0)}, t0 + (t++) * 1s, windowed);
+  };
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(has(look(i % 2 == 0), "straggler", 5)) << i;
+  EXPECT_FALSE(has(look(true), "straggler", 5));
+  EXPECT_FALSE(has(look(true), "straggler", 5));
+  EXPECT_TRUE(has(look(true), "straggler", 5));  // the third look in a row
+  EXPECT_TRUE(has(look(true), "persistence_off", 0));
+  for (int i = 0; i < 14; ++i) EXPECT_TRUE(has(look(i == 7), "straggler", 5)) << i;
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(has(look(false), "straggler", 5)) << i;
+  EXPECT_FALSE(has(look(false), "straggler", 5));  // missed 15 looks in a row
+  EXPECT_FALSE(has(look(true), "straggler", 5));
+}
+
 }  // namespace
 }  // namespace gpuclk::serve
