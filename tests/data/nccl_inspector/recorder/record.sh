@@ -21,6 +21,11 @@ g++ -std=c++17 -O2 -Wall -Wextra -rdynamic -o "$out/inspector_recorder" \
   "$here/inspector_recorder.cpp" -ldl
 g++ -std=c++17 -O2 -Wall -Wextra -shared -fPIC -o "$out/libcuda.so" "$here/fake_libcuda.cpp"
 
+# The ranks sleep until their planned times; on a busy machine the OS may wake one late and make
+# it look like a late rank. Real-time scheduling (root: chrt) keeps the wake-ups on time.
+rt=()
+if chrt -f 50 true 2>/dev/null; then rt=(chrt -f 50); fi
+
 # record NAME VERBOSE RECORDER-ARGS...: one scenario into $data/NAME (its files replaced).
 record() {
   local name="$1" verbose="$2"
@@ -30,7 +35,7 @@ record() {
   NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$data/$name" \
     NCCL_INSPECTOR_DUMP_VERBOSE="$verbose" NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 \
     LD_LIBRARY_PATH="$out:$cuda/lib64" \
-    "$out/inspector_recorder" "$src/libnccl-profiler-inspector.so" "$@"
+    "${rt[@]}" "$out/inspector_recorder" "$src/libnccl-profiler-inspector.so" "$@"
   echo "$name: $(cat "$data/$name"/*.log | wc -l) lines in $(ls "$data/$name" | wc -l) files"
 }
 
