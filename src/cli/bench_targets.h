@@ -15,5 +15,7 @@ std::vector<bench::Target> cuda_targets(const std::vector<gpu::Device*>& devices
 
 // `gpuclk bench p2p` (cmd_bench_p2p.cpp), a subcommand of `bench`.
 void add_bench_p2p_command(CLI::App* bench, Context& ctx);
+// `gpuclk bench nccl` (cmd_bench_nccl.cpp), a subcommand of `bench`.
+void add_bench_nccl_command(CLI::App* bench, Context& ctx);
 
 }  // namespace gpuclk::cli

@@ -315,6 +315,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   compare->callback([&ctx, opts] { ctx.run = [&ctx, opts] { return run_compare(ctx, *opts); }; });
 
   add_bench_p2p_command(bench, ctx);
+  add_bench_nccl_command(bench, ctx);
 }
 
 }  // namespace gpuclk::cli

@@ -14,11 +14,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 
 #include "bench/p2p.h"
+#include "bench/p2p_links.h"
 #include "bench/p2p_report.h"
 #include "bench/p2p_view.h"
 #include "bench/workload.h"
@@ -50,61 +50,6 @@ p2p::Options measure_options(const P2pOptions& o) {
   m.verify = !o.no_check;
   p2p::validate(m);
   return m;
-}
-
-// The host NUMA node of a PCI device, from sysfs ("-1" there: none or unknown).
-std::optional<int> pci_numa_node(const std::string& nvml_bus_id) {
-  // NVML: "00000000:19:00.0"; sysfs: "0000:19:00.0", lowercase.
-  std::string id = nvml_bus_id.size() == 16 ? nvml_bus_id.substr(4) : nvml_bus_id;
-  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::ifstream in("/sys/bus/pci/devices/" + id + "/numa_node");
-  int node = -1;
-  if (!(in >> node) || node < 0) return std::nullopt;
-  return node;
-}
-
-std::vector<p2p::GpuLinks> link_facts(const std::vector<gpu::Device*>& devices,
-                                      const std::vector<bench::Target>& targets,
-                                      const gpu::NvLinkSummary& nvlinks) {
-  std::vector<p2p::GpuLinks> gpus;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const gpu::Device& d = *devices[i];
-    p2p::GpuLinks g;
-    g.index = d.index();
-    g.cuda_ordinal = targets[i].cuda_ordinal;
-    g.name = d.name();
-    g.bus_id = d.bus_id();
-    g.pcie_idle = d.pcie_link().optional();
-    g.pcie_max = d.ratings().pcie_max.optional();
-    g.numa_node = pci_numa_node(d.bus_id());
-    if (const auto& links = d.nvlinks().links) {
-      g.nvlinks = unsigned(links->size());
-      for (const auto& l : *links) {
-        if (l.gigabytes_per_s) g.nvlink_bytes_per_second_per_link = *l.gigabytes_per_s * 1e9;
-      }
-    }
-    for (const auto& down : nvlinks.down) {
-      if (down.gpu == g.index) g.nvlinks_down = unsigned(down.links.size());
-    }
-    for (const auto& pair : nvlinks.pairs) {
-      if (pair.gpu != g.index || pair.peer) continue;
-      g.nvswitch_links = pair.links;
-      g.nvswitch_bytes_per_second = pair.links * pair.gigabytes_per_s_per_link * 1e9;
-    }
-    gpus.push_back(std::move(g));
-  }
-  return gpus;
-}
-
-std::optional<p2p::PairLinks> direct_links(const gpu::NvLinkSummary& nvlinks, unsigned a,
-                                           unsigned b) {
-  for (const auto& pair : nvlinks.pairs) {
-    if (!pair.peer) continue;
-    if ((pair.gpu == a && *pair.peer == b) || (pair.gpu == b && *pair.peer == a)) {
-      return p2p::PairLinks{a, b, pair.links, pair.gigabytes_per_s_per_link * 1e9};
-    }
-  }
-  return std::nullopt;
 }
 
 // One line on stderr, redrawn, only on a terminal: which figure, which GPUs, which sample.
@@ -172,7 +117,7 @@ void measure_peers(const p2p::Options& m, const std::vector<gpu::Device*>& devic
       const p2p::GpuLinks& ga = report.gpus[a];
       const p2p::GpuLinks& gb = report.gpus[b];
       const p2p::PeerResult result = p2p::measure_peer(ga.cuda_ordinal, gb.cuda_ordinal, m);
-      const auto direct = direct_links(nvlinks, ga.index, gb.index);
+      const auto direct = p2p::direct_links(nvlinks, ga.index, gb.index);
       report.pairs.push_back(p2p::make_pair_report(result, ga, gb, direct ? &*direct : nullptr,
                                                    gpu::abbreviation(matrix[a][b])));
     }
@@ -240,7 +185,9 @@ int run_p2p(Context& ctx, const P2pOptions& o) {
   const gpu::NvLinkSummary nvlinks = gpu::nvlink_summary(devices);
 
   p2p::P2pReport report;
-  report.gpus = link_facts(devices, targets, nvlinks);
+  std::vector<int> ordinals;
+  for (const bench::Target& t : targets) ordinals.push_back(t.cuda_ordinal);
+  report.gpus = p2p::link_facts(devices, ordinals, nvlinks);
   P2pProgress progress(isatty(STDERR_FILENO) == 1);
   m.on_sample = [&](p2p::Figure f, int device, int peer, int sample, int samples) {
     progress.show(f, device, peer, sample, samples);

@@ -13,6 +13,7 @@
 #include "gpu/device.h"
 #include "gpu/events.h"
 #include "host/owner.h"
+#include "telemetry/nccl_communicator.h"
 #include "telemetry/sample.h"
 
 namespace gpuclk::rules {
@@ -69,12 +70,31 @@ struct GpuWindow {
   bool xid_watched = false;
 };
 
+// One NCCL communicator of a job on this node, as the NCCL Inspector recorded it
+// (telemetry/nccl_communicator.h), with what joining it to the node tells: its ranks' GPUs
+// (RankActivity::gpu, by attach_gpus), the job, its wall time, the links' peak and the NCCL
+// settings its processes ran with. Read by communication_bound and late_rank.
+struct CommunicatorWindow {
+  telemetry::nccl::Communicator communicator;
+  std::string job;  // who runs it, for summaries ("Slurm job 1234"); empty: unknown
+  // The job's wall time the records cover, s; nullopt: the records' own span (verbose records,
+  // or dump times that span more than the time in operations).
+  std::optional<double> wall_seconds;
+  // Per direction, the bandwidth each rank has to the others (bench::nccl::collective_peak over
+  // the ranks' GPUs), B/s, and how it was computed; nullopt: unknown (bandwidth not judged).
+  std::optional<double> link_peak_bytes_per_second;
+  std::string link_basis;
+  std::map<std::string, std::string> nccl_environment;  // NCCL_* of the ranks' processes
+};
+
 struct Input {
   telemetry::TimePoint from{}, to{};
   std::vector<GpuWindow> gpus;
   // Who each process on the GPUs works for (by pid): its Slurm job, pod, container or session
   // (host::owner_of, or the simulator's scenario). A pid not here is a job of its own.
   std::map<unsigned, host::Owner> process_owners;
+  // NCCL communicators of the jobs on the node (empty: no Inspector records read).
+  std::vector<CommunicatorWindow> communicators;
   double seconds() const { return std::chrono::duration<double>(to - from).count(); }
   // True for a single look (status): rules that need time (jitter, rates) stay silent.
   bool snapshot() const { return to <= from; }

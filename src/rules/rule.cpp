@@ -263,6 +263,35 @@ std::vector<Rule> workload_rules() {
        "socket: host transfers and the input pipeline cross the socket link.\n"
        "Fix: numactl --cpunodebind=NODE --membind=NODE CMD (or taskset -c CPUS CMD).",
        numa_affinity},
+      {"communication_bound", "A job spends its time in NCCL at well below its links' bandwidth",
+       "Checks: a communicator of a job (the NCCL Inspector's records, joined with the job's "
+       "GPUs) whose ranks spend at least 25 % of the job's wall time in NCCL operations. Its bus "
+       "bandwidth is the rank that waited least's (the transfers without the waits), set against "
+       "the peak each rank has to the others (NVLink or PCIe, as bench nccl computes it).\n"
+       "Severity: warning below 50 % of that peak; info at or above it (the links are the "
+       "limit) or when the peak is unknown. Evidence: time share, bus bandwidth, peak, mean "
+       "message, ranks, nodes.\n"
+       "Cause, first that applies: an NCCL setting in the job's environment (NCCL_P2P_DISABLE, "
+       "NCCL_P2P_LEVEL, NCCL_SHM_DISABLE, NCCL_NVLS_ENABLE=0, NCCL_IB_DISABLE, channel limits), "
+       "NVLinks down, a PCIe link below its maximum, GPUs on different NUMA nodes, the network "
+       "between nodes, small messages (latency-bound).\n"
+       "Fix: what the cause names; at the links' peak, overlap communication with compute or "
+       "send less.",
+       communication_bound},
+      {"late_rank", "One rank arrives late at every collective: the others wait for it",
+       "Checks: in a communicator (NCCL Inspector records), the collectives every rank recorded "
+       "whose arrivals spread by 1 ms or more (arrival: from each GPU's execution time for "
+       "all-reduce, all-gather, reduce-scatter and all-to-all, which end together; from traced "
+       "kernel starts otherwise). One rank is last at 75 % or more of at least 5 such "
+       "collectives, and they are at least 20 % of the shared ones.\n"
+       "Severity: warning. Evidence: the rank, its pid and GPU, how late, how often, what the "
+       "others waited.\n"
+       "Cause: what held its GPU back against the other ranks' GPUs, first that applies: thermal "
+       "slowdown, a HW slowdown or power brake, the power cap, a lower clock, a GPU idle more "
+       "than the others (its process is late: input pipeline, host work); else the hardware "
+       "shows none and the delay is the rank's own work.\n"
+       "Fix: balance the rank's work or feed it faster; the clock rules name a clock cause.",
+       late_rank},
   };
 }
 

@@ -6,6 +6,7 @@
 // "Busy" everywhere means a fast sample whose GPU utilization is at least busy_utilization.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,20 @@ struct Thresholds {
   unsigned retired_pages_limit = 63;
   unsigned retired_pages_near = 48;
   unsigned retired_dbe_pages_soft = 15;
+  // communication_bound: a job spends at least this share of its wall time in NCCL operations
+  // at a bus bandwidth below comm_bandwidth_fraction of its links' peak (a warning; at or above
+  // it, info: the link is the limit). Messages below comm_small_message_bytes on average are
+  // latency-bound, whatever the link.
+  double comm_share = 0.25;
+  double comm_bandwidth_fraction = 0.5;
+  double comm_small_message_bytes = 1 << 20;
+  // late_rank: one rank arrives last at this share of a communicator's delayed collectives (a
+  // spread of telemetry::nccl::BuildOptions::delayed_us, 1 ms, or more between the first
+  // arrival and the last), at least late_rank_min_operations of them, and they are at least
+  // late_rank_delayed_share of the collectives every rank recorded.
+  double late_rank_last_share = 0.75;
+  std::size_t late_rank_min_operations = 5;
+  double late_rank_delayed_share = 0.2;
 };
 
 // One rule. `explanation` is what `gpuclk doctor --explain NAME` prints: what it checks, its

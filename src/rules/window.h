@@ -78,5 +78,7 @@ void row_remapping(const Input&, const Thresholds&, std::vector<Finding>&);
 void retired_pages(const Input&, const Thresholds&, std::vector<Finding>&);
 void gpu_lost(const Input&, const Thresholds&, std::vector<Finding>&);
 void xid_errors(const Input&, const Thresholds&, std::vector<Finding>&);
+void communication_bound(const Input&, const Thresholds&, std::vector<Finding>&);
+void late_rank(const Input&, const Thresholds&, std::vector<Finding>&);
 
 }  // namespace gpuclk::rules::detail
