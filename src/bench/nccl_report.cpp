@@ -8,6 +8,7 @@
 
 #include "bench/nccl_verdicts.h"
 #include "gpu/clock_reasons.h"
+#include "telemetry/field_table.h"
 
 namespace gpuclk::bench::nccl {
 namespace {
@@ -189,23 +190,20 @@ GpuTelemetry gpu_telemetry(unsigned gpu, const telemetry::Summary& s,
   for (const auto& r : s.clock_reasons) {
     if (r.fraction.value() > 0) g.reasons.emplace_back(reason_key(r.bit), r.fraction.value());
   }
-  // NVLink data counters: the change between the first and the last slow sample that has them.
+  // NVLink data counters: the change between the first and the last slow sample that has them
+  // (telemetry::nvlink_rate, the one rate dmon and /metrics show).
   const telemetry::SlowSample* first = nullptr;
   const telemetry::SlowSample* last = nullptr;
   for (const auto& sample : slow) {
-    if (!telemetry::nvlink_tx_total(sample.nvlinks)) continue;
+    if (!telemetry::link_sum(sample.nvlinks, telemetry::fields::nvlink_tx)) continue;
     if (!first) first = &sample;
     last = &sample;
   }
   if (first && last && last->time > first->time) {
-    const double seconds = std::chrono::duration<double>(last->time - first->time).count();
-    const auto delta = [&](auto total) -> std::optional<double> {
-      const auto a = total(first->nvlinks), b = total(last->nvlinks);
-      if (!a || !b || *b < *a) return std::nullopt;
-      return double(*b - *a) / seconds;
-    };
-    g.nvlink_tx_bytes_per_second = delta(telemetry::nvlink_tx_total);
-    g.nvlink_rx_bytes_per_second = delta(telemetry::nvlink_rx_total);
+    g.nvlink_tx_bytes_per_second =
+        telemetry::nvlink_rate(*first, *last, {telemetry::fields::nvlink_tx});
+    g.nvlink_rx_bytes_per_second =
+        telemetry::nvlink_rate(*first, *last, {telemetry::fields::nvlink_rx});
   }
   return g;
 }

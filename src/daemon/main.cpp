@@ -2,9 +2,7 @@
 // which parses the command line and resolves the node; they reach this program as JSON in
 // GPUCLK_SERVE_ARGS (serve/daemon_args.h). It links the service and the layers below it, no
 // command code (scripts/ci/check-rules.sh checks its symbols).
-#include <cstdlib>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "daemon/serve_run.h"
 #include "util/error.h"
@@ -21,18 +19,8 @@ int report(const gpuclk::Error& e) {
 }  // namespace
 
 int main() {
-  using gpuclk::serve::kDaemonArgsVariable;
   try {
-    const char* text = std::getenv(kDaemonArgsVariable);
-    if (text == nullptr || *text == '\0')
-      throw gpuclk::bad_argument(std::string(kDaemonArgsVariable) + " is not set",
-                                 "gpuclk-serve is run by `gpuclk serve`: run that");
-    const auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded())
-      throw gpuclk::bad_argument(std::string(kDaemonArgsVariable) + " is not JSON",
-                                 "gpuclk-serve is run by `gpuclk serve`: run that");
-    const auto args = gpuclk::serve::daemon_args_from_json(json);
-    ::unsetenv(kDaemonArgsVariable);  // not for the processes the service may start
+    const auto args = gpuclk::serve::daemon_args_from_environment();
     return gpuclk::daemon::run_serve(args);
   } catch (const gpuclk::Error& e) {
     return report(e);

@@ -1,5 +1,7 @@
 #include "serve/daemon_args.h"
 
+#include <cstdlib>
+
 #include "util/error.h"
 
 namespace gpuclk::serve {
@@ -61,6 +63,20 @@ DaemonArgs daemon_args_from_json(const json& j) {
     throw bad_argument(std::string("bad ") + kDaemonArgsVariable + ": " + e.what(),
                        "gpuclk-serve is started by `gpuclk serve`, which sets it");
   }
+}
+
+DaemonArgs daemon_args_from_environment() {
+  const char* text = std::getenv(kDaemonArgsVariable);
+  if (text == nullptr || *text == '\0')
+    throw bad_argument(std::string(kDaemonArgsVariable) + " is not set",
+                       "gpuclk-serve is run by `gpuclk serve`: run that");
+  const auto j = json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw bad_argument(std::string(kDaemonArgsVariable) + " is not JSON",
+                       "gpuclk-serve is run by `gpuclk serve`: run that");
+  auto args = daemon_args_from_json(j);
+  ::unsetenv(kDaemonArgsVariable);
+  return args;
 }
 
 }  // namespace gpuclk::serve

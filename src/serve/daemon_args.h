@@ -52,5 +52,8 @@ struct DaemonArgs {
 nlohmann::json to_json(const DaemonArgs& a);
 // Throws Error (exit 2) when `j` is not what to_json() writes.
 DaemonArgs daemon_args_from_json(const nlohmann::json& j);
+// GPUCLK_SERVE_ARGS read and removed from the environment (not for the processes the service may
+// start); Error (exit 2) when it is missing or not what `gpuclk serve` writes.
+DaemonArgs daemon_args_from_environment();
 
 }  // namespace gpuclk::serve

@@ -23,7 +23,7 @@ std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>
 
 std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapshot>& status,
                                             const telemetry::Sampler& sampler,
-                                            const Attribution* attribution,
+                                            const attribution::Attribution* attribution,
                                             telemetry::Duration window) {
   if (!attribution || !sampler.running()) return {};
   auto in = rules::status_input(status);

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "attribution/attribution.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
-#include "serve/attribution.h"
 #include "telemetry/sampler.h"
 
 namespace gpuclk::serve {
@@ -26,7 +26,7 @@ std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>
 inline constexpr std::chrono::seconds kFindingsWindow{8};
 std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapshot>& status,
                                             const telemetry::Sampler& sampler,
-                                            const Attribution* attribution,
+                                            const attribution::Attribution* attribution,
                                             telemetry::Duration window = kFindingsWindow);
 
 // Findings as /metrics shows them: one look at the node (a status snapshot's temperatures, its

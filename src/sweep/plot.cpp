@@ -144,15 +144,17 @@ std::string panels(const Report& r, const std::vector<unsigned>& gpus,
   return out + "unset multiplot\n";
 }
 
-// sweep.dat: one data block per GPU (gnuplot `index`), sorted by setting; failed points left
-// out. `gpus`: the GPUs with a block, in order.
-std::string sweep_data(const Report& r, std::vector<unsigned>& gpus) {
+}  // namespace
+
+std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
+  // One data block per GPU (gnuplot `index`), sorted by setting; failed points left out.
   std::map<unsigned, std::map<double, const PointResult*>> by_gpu;
   for (const auto& p : r.points) {
     if (!p.baseline && p.ok()) by_gpu[p.gpu][p.requested] = &p;
   }
   std::string data =
       fmt::format("# gpu {} rate_{} power_w energy_per_work edp\n", key_of(r.axis), r.unit.name);
+  std::vector<unsigned> gpus;
   for (const auto& [gpu, points] : by_gpu) {
     gpus.push_back(gpu);
     data += fmt::format("# GPU {}\n", gpu);
@@ -196,11 +198,16 @@ std::string sweep_data(const Report& r, std::vector<unsigned>& gpus) {
                         kPlotHeight);
   script += "set output 'sweep.svg'\n" + panels(r, gpus, key_texts);
   script += "set output\n";
-  return script;
-}
 
-// gnuplot on the script in `dir`, its output in gnuplot.log there.
-void run_gnuplot(const fs::path& dir) {
+  fs::create_directories(dir);
+  write_file(dir / "sweep.dat", data);
+  write_file(dir / "best.dat", best);
+  write_file(dir / "sweep.gp", script);
+  if (gpus.empty()) {
+    throw Error(ExitCode::other,
+                "no point succeeded: nothing to plot (the data files are in " + dir.string() + ")");
+  }
+
   const fs::path log = dir / "gnuplot.log";
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   host::ChildExit exit;
@@ -224,24 +231,6 @@ void run_gnuplot(const fs::path& dir) {
     throw Error(ExitCode::other,
                 fmt::format("gnuplot failed (exit {}); see {}", exit.exit_code, log.string()));
   }
-}
-
-}  // namespace
-
-std::vector<fs::path> write_plots(const Report& r, const fs::path& dir) {
-  std::vector<unsigned> gpus;
-  const auto data = sweep_data(r, gpus);
-  const auto best = best_data(r);
-  const auto script = gnuplot_script(r, gpus);
-  fs::create_directories(dir);
-  write_file(dir / "sweep.dat", data);
-  write_file(dir / "best.dat", best);
-  write_file(dir / "sweep.gp", script);
-  if (gpus.empty()) {
-    throw Error(ExitCode::other,
-                "no point succeeded: nothing to plot (the data files are in " + dir.string() + ")");
-  }
-  run_gnuplot(dir);
   return {dir / "sweep.png", dir / "sweep.svg", dir / "sweep.dat", dir / "best.dat",
           dir / "sweep.gp"};
 }
