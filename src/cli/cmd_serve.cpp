@@ -27,6 +27,7 @@
 #include "serve/dcgm_compat.h"
 #include "serve/kubelet_client.h"
 #include "serve/listen_address.h"
+#include "serve/metrics_detail.h"
 #include "serve/node.h"
 #include "serve/notify.h"
 #include "serve/protocol.h"
@@ -56,6 +57,9 @@ struct ServeOptions {
   std::string policy;
   // --metrics-compat dcgm-exporter: dcgm-exporter's series beside gpuclk's (serve/dcgm_compat.h).
   std::string metrics_compat;
+  // --metrics-detail nvlink,gpu,attribution|all: series beyond the default set
+  // (serve/metrics_detail.h).
+  std::string metrics_detail;
   // --kubelet-socket PATH: pods' names from the kubelet's pod-resources API (serve/pod_names.h).
   std::string kubelet_socket = serve::kKubeletPodResourcesSocket;
 };
@@ -127,6 +131,8 @@ int run_serve(Context& ctx, const ServeOptions& o) {
   // nothing was touched either way.
   if (!o.metrics_compat.empty())
     node.metrics.compat = serve::parse_metrics_compat(o.metrics_compat);
+  if (!o.metrics_detail.empty())
+    node.metrics.detail = serve::parse_metrics_detail(o.metrics_detail);
   if (o.listen != "off") {
     node.listen = serve::parse_listen_address(o.listen);
     serve::check_can_listen(*node.listen);
@@ -257,6 +263,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--metrics-compat", o->metrics_compat,
                   "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
                   "default counters, units and labels; docs/exporter.md)");
+  sub->add_option("--metrics-detail", o->metrics_detail,
+                  "also export these series on /metrics: nvlink (every link's), gpu (every "
+                  "per-GPU reading and limit), attribution (each GPU's energy split), all; "
+                  "default: at most 40 per GPU (docs/exporter.md)");
   sub->callback([&ctx, o] { ctx.run = [&ctx, o] { return run_serve(ctx, *o); }; });
 }
 

@@ -76,6 +76,10 @@ void add_serve_command(CLI::App& app, Context& ctx) {
   sub->add_option("--metrics-compat", *ignored,
                   "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
                   "default counters, units and labels; docs/exporter.md)");
+  sub->add_option("--metrics-detail", *ignored,
+                  "also export these series on /metrics: nvlink (every link's), gpu (every "
+                  "per-GPU reading and limit), attribution (each GPU's energy split), all; "
+                  "default: at most 40 per GPU (docs/exporter.md)");
   sub->callback([&ctx, ignored, ignored_flag] {
     ctx.run = [&ctx] {
       ctx.effect("run gpuclk-serve");

@@ -92,13 +92,15 @@ TEST_F(serve_dcgm_compat_test, names_units_types_and_labels_match_dcgm_exporter)
         std::this_thread::sleep_for(2500ms);  // slow samples a second apart, a state refresh
         const auto& service = s.node->service();
 
+        // Every gpuclk series (--metrics-detail all), to compare the DCGM names' values with.
         serve::MetricsOptions options;
+        options.detail = serve::parse_metrics_detail("all");
+        serve::MetricsText plain(service, options);
         options.compat = serve::MetricsCompat::dcgm_exporter;
         options.owners = [] {
           return std::vector<serve::CompatOwner>{{}, {"train-0", "ml", "trainer"}};
         };
         serve::MetricsText compat(service, options);
-        serve::MetricsText plain(service);
         const auto text = compat.get();
         const auto plain_text = plain.get();
         const auto e = parse_exposition(*text);
