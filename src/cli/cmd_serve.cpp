@@ -55,7 +55,8 @@ struct ServeOptions {
   std::string profile_check = "5s";
   // --policy FILE: who may change what through the socket (control/delegation.h).
   std::string policy;
-  // --metrics-compat dcgm-exporter: dcgm-exporter's series beside gpuclk's (serve/dcgm_compat.h).
+  // --metrics-compat dcgm-exporter[:4.8|:3]: dcgm-exporter's series beside gpuclk's
+  // (serve/dcgm_compat.h).
   std::string metrics_compat;
   // --metrics-detail nvlink,gpu,attribution|all: series beyond the default set
   // (serve/metrics_detail.h).
@@ -261,8 +262,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "while it exists (default /var/lib/kubelet/pod-resources/kubelet.sock; off: "
                   "never; docs/attribution.md)");
   sub->add_option("--metrics-compat", o->metrics_compat,
-                  "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
-                  "default counters, units and labels; docs/exporter.md)");
+                  "also export these names on /metrics: dcgm-exporter (the DCGM_FI_* "
+                  "default counters of its 4.8 release, units and labels), dcgm-exporter:3 "
+                  "(its 2.x-3.x set, PCIe throughput in KB; docs/exporter.md)");
   sub->add_option("--metrics-detail", o->metrics_detail,
                   "also export these series on /metrics: nvlink (every link's), gpu (every "
                   "per-GPU reading and limit), attribution (each GPU's energy split), all; "

@@ -325,10 +325,10 @@ std::shared_ptr<const std::string> MetricsText::get() {
   // A scraper that comes while another's build runs waits for it and takes the same text.
   if (text_ && snap.tick == tick_ && state == state_) return text_;
   auto text = metrics_text(families_, service_, snap, state, options_.detail, nvlinks_);
-  if (options_.compat == MetricsCompat::dcgm_exporter) {
+  if (options_.compat != MetricsCompat::none) {
     // The owners' hook: none known yet unless the caller passed a source.
     const auto owners = options_.owners ? options_.owners() : std::vector<CompatOwner>{};
-    append_dcgm_compat(text, service_, snap, state.get(), hostname_, owners);
+    append_dcgm_compat(text, options_.compat, service_, snap, state.get(), hostname_, owners);
   }
   text_ = std::make_shared<const std::string>(std::move(text));
   tick_ = snap.tick;

@@ -23,7 +23,7 @@ namespace gpuclk::serve {
 struct MetricsOptions {
   // --metrics-detail: the groups of series beyond the default set.
   MetricsDetail detail;
-  // --metrics-compat dcgm-exporter: dcgm-exporter's DCGM_FI_* series too (dcgm_compat.h).
+  // --metrics-compat dcgm-exporter[:SET]: dcgm-exporter's DCGM_FI_* series too (dcgm_compat.h).
   MetricsCompat compat = MetricsCompat::none;
   // The GPUs' owners for those series' pod/namespace/container labels; empty: unknown.
   CompatOwnerSource owners;
@@ -43,7 +43,7 @@ class MetricsText {
  private:
   const Service& service_;
   const MetricsOptions options_;
-  const std::string hostname_;  // the compat series' Hostname label, read once
+  const std::string hostname_;  // the compat series' host label, read once
   mutable std::mutex mutex_;
   Families families_;     // kept between builds, with their memory (guarded by mutex_)
   NvLinkSeries nvlinks_;  // which links have series of their own (guarded by mutex_)
