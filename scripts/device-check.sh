@@ -196,7 +196,7 @@ for k in sorted(b):
     print("nvidia-smi nvlink -gt d: GPU %d %s %.0f MB/s over %.1f s" % (k[0], k[1], (b[k] - a.get(k, 0)) * 1024 / dt / 1e6, dt))
 PY
   echo "the NVML calls of dmon -s n (count, time):"; grep -i nvlink "$OUT/dmon_n_trace.txt" | head -12
-  "$BIN" --socket "$OUT/n.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_n.log" &
+  "$BIN" --socket "$OUT/n.sock" serve --listen 127.0.0.1:0 --metrics-detail nvlink 2>"$OUT/serve_n.log" &
   local spid=$! port=""
   for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_n.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
   sleep 4
@@ -348,7 +348,7 @@ section_serve() {
   GPUCLK_NVML_TRACE="$OUT/serve_nvml_trace.txt" perf/serve_cost.sh "$BIN" 60 | tee "$OUT/serve_cost.md"
   sleep 1; echo "the service's NVML calls, slowest first:"; head -20 "$OUT/serve_nvml_trace.txt" 2>/dev/null
   echo; echo "## serve: /metrics next to nvidia-smi during the GEMM"
-  "$BIN" --socket "$OUT/m.sock" serve --listen 127.0.0.1:0 2>"$OUT/serve_m.log" &
+  "$BIN" --socket "$OUT/m.sock" serve --listen 127.0.0.1:0 --metrics-detail gpu 2>"$OUT/serve_m.log" &
   local spid=$! port=""
   for _ in $(seq 100); do port=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/serve_m.log" | head -1 | sed 's/.*://'); [ -n "$port" ] && break; sleep 0.1; done
   sleep 3

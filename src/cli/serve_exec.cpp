@@ -92,8 +92,13 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "while it exists (default /var/lib/kubelet/pod-resources/kubelet.sock; off: "
                   "never; docs/attribution.md)");
   sub->add_option("--metrics-compat", o.metrics_compat,
-                  "also export these names on /metrics: dcgm-exporter (its DCGM_FI_* "
-                  "default counters, units and labels; docs/exporter.md)");
+                  "also export these names on /metrics: dcgm-exporter (the DCGM_FI_* "
+                  "default counters of its 4.8 release, units and labels), dcgm-exporter:3 "
+                  "(its 2.x-3.x set, PCIe throughput in KB; docs/exporter.md)");
+  sub->add_option("--metrics-detail", o.metrics_detail,
+                  "also export these series on /metrics: nvlink (every link's), gpu (every "
+                  "per-GPU reading and limit), attribution (each GPU's energy split), all; "
+                  "default: at most 40 per GPU (docs/exporter.md)");
   sub->callback([&ctx, args] {
     ctx.run = [&ctx, args] {
       ctx.effect("run gpuclk-serve");

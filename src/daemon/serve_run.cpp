@@ -22,6 +22,7 @@
 #include "nvml/api.h"
 #include "serve/dcgm_compat.h"
 #include "serve/listen_address.h"
+#include "serve/metrics_detail.h"
 #include "serve/node.h"
 #include "serve/notify.h"
 #include "telemetry/interval.h"
@@ -80,6 +81,8 @@ serve::NodeOptions node_options(const serve::ServeOptionTexts& o) {
   if (o.kubelet_socket != "off") so.kubelet_socket = o.kubelet_socket;
   if (!o.metrics_compat.empty())
     node.metrics.compat = serve::parse_metrics_compat(o.metrics_compat);
+  if (!o.metrics_detail.empty())
+    node.metrics.detail = serve::parse_metrics_detail(o.metrics_detail);
   if (o.listen != "off") {
     node.listen = serve::parse_listen_address(o.listen);
     serve::check_can_listen(*node.listen);

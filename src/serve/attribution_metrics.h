@@ -14,7 +14,8 @@ namespace gpuclk::serve {
 
 inline constexpr std::chrono::minutes kOwnerSeriesKept{10};
 
-// `gpu_labels`: each GPU position's rendered labels; `now`: the sampler's time.
+// `gpu_labels`: each GPU position's rendered labels (empty: no per-GPU series, as /metrics
+// leaves them out without --metrics-detail attribution); `now`: the sampler's time.
 void add_attribution_series(Families& f, const attribution::AttributionView& view,
                             const std::vector<Labels>& gpu_labels, telemetry::TimePoint now);
 

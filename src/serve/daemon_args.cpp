@@ -30,6 +30,7 @@ json to_json(const DaemonArgs& a) {
             {"profile_check", o.profile_check},
             {"policy", o.policy},
             {"metrics_compat", o.metrics_compat},
+            {"metrics_detail", o.metrics_detail},
             {"kubelet_socket", o.kubelet_socket}}}};
 }
 
@@ -57,6 +58,7 @@ DaemonArgs daemon_args_from_json(const json& j) {
     t.profile_check = o.at("profile_check").get<std::string>();
     t.policy = o.at("policy").get<std::string>();
     t.metrics_compat = o.at("metrics_compat").get<std::string>();
+    t.metrics_detail = o.at("metrics_detail").get<std::string>();
     t.kubelet_socket = o.at("kubelet_socket").get<std::string>();
     return a;
   } catch (const json::exception& e) {

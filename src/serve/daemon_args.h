@@ -33,8 +33,12 @@ struct ServeOptionTexts {
   std::string profile_check = "5s";
   // --policy FILE: who may change what through the socket (control/delegation.h).
   std::string policy;
-  // --metrics-compat dcgm-exporter: dcgm-exporter's series beside gpuclk's (serve/dcgm_compat.h).
+  // --metrics-compat dcgm-exporter[:4.8|:3]: dcgm-exporter's series beside gpuclk's
+  // (serve/dcgm_compat.h).
   std::string metrics_compat;
+  // --metrics-detail nvlink,gpu,attribution|all: series beyond the default set
+  // (serve/metrics_detail.h).
+  std::string metrics_detail;
   // --kubelet-socket PATH: pods' names from the kubelet's pod-resources API (serve/pod_names.h).
   std::string kubelet_socket = kKubeletPodResourcesSocket;
 };

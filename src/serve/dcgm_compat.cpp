@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <span>
 
 #include "telemetry/field_table.h"
 #include "util/error.h"
@@ -94,91 +95,186 @@ Value nvlink_throughput(const GpuView& v) {
 using telemetry::FastSample;
 using telemetry::GpmActivity;
 
-// The rows, in default-counters.csv's order. Units and types are dcgm-exporter's.
-constexpr std::array kRows{
-    Row{{"DCGM_FI_DEV_SM_CLOCK", MetricType::gauge, "SM clock frequency (in MHz)."},
-        [](const GpuView& v) { return whole(fast_value(v, &FastSample::sm_clock)); }},
-    Row{{"DCGM_FI_DEV_MEM_CLOCK", MetricType::gauge, "Memory clock frequency (in MHz)."},
-        [](const GpuView& v) { return whole(fast_value(v, &FastSample::memory_clock)); }},
-    Row{{"DCGM_FI_DEV_MEMORY_TEMP", MetricType::gauge, "Memory temperature (in C)."},
-        [](const GpuView& v) { return whole(fast_value(v, &FastSample::memory_temperature)); }},
-    Row{{"DCGM_FI_DEV_GPU_TEMP", MetricType::gauge, "GPU temperature (in C)."},
-        [](const GpuView& v) { return whole(fast_value(v, &FastSample::gpu_temperature)); }},
-    Row{{"DCGM_FI_DEV_POWER_USAGE", MetricType::gauge, "Power draw (in W)."},
-        [](const GpuView& v) { return fast_value(v, &FastSample::power); }},
-    Row{{"DCGM_FI_DEV_POWER_MGMT_LIMIT", MetricType::gauge,
-         "Power management limit set now (in W)."},
-        [](const GpuView& v) -> Value {
-          if (!v.status || !v.status->power_limit) return std::nullopt;
-          return v.status->power_limit->value();
-        }},
-    Row{{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
-         "Total energy consumption since the driver was loaded (in mJ)."},
-        [](const GpuView& v) { return v.slow ? whole(of(v.slow->energy, 1000.0)) : std::nullopt; }},
-    Row{{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::counter, "Total number of PCIe retries."},
-        [](const GpuView& v) { return v.slow ? count(v.slow->pcie_replay) : std::nullopt; }},
-    Row{{"DCGM_FI_DEV_GPU_UTIL", MetricType::gauge, "GPU utilization (in %)."},
-        [](const GpuView& v) { return whole(fast_value(v, &FastSample::gpu_utilization, 100.0)); }},
-    Row{{"DCGM_FI_DEV_MEM_COPY_UTIL", MetricType::gauge, "Memory utilization (in %)."},
-        [](const GpuView& v) {
-          return whole(fast_value(v, &FastSample::memory_utilization, 100.0));
-        }},
-    Row{{"DCGM_FI_DEV_XID_ERRORS", MetricType::gauge,
-         "Value of the last Xid error since gpuclk serve started (0: none)."},
-        [](const GpuView& v) -> Value {
-          if (!v.xid_watched) return std::nullopt;
-          return static_cast<double>(v.last_xid.value_or(0));
-        }},
-    Row{{"DCGM_FI_DEV_FB_FREE", MetricType::gauge, "Framebuffer memory free (in MiB)."},
-        [](const GpuView& v) { return memory_mib(v, true); }},
-    Row{{"DCGM_FI_DEV_FB_USED", MetricType::gauge, "Framebuffer memory used (in MiB)."},
-        [](const GpuView& v) { return memory_mib(v, false); }},
-    Row{{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", MetricType::counter,
-         "Total number of single-bit volatile ECC errors."},
-        [](const GpuView& v) { return v.slow ? count(v.slow->ecc_corrected) : std::nullopt; }},
-    Row{{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", MetricType::counter,
-         "Total number of double-bit volatile ECC errors."},
-        [](const GpuView& v) { return v.slow ? count(v.slow->ecc_uncorrected) : std::nullopt; }},
-    Row{{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", MetricType::gauge,
-         "NVLink data sent and received over all links (in MB/s)."},
-        nvlink_throughput},
-    Row{{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::gauge,
-         "Ratio of time the graphics engine is active."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::graphics); }},
-    Row{{"DCGM_FI_PROF_SM_ACTIVE", MetricType::gauge,
-         "The ratio of cycles an SM has at least 1 warp assigned."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::sm); }},
-    Row{{"DCGM_FI_PROF_SM_OCCUPANCY", MetricType::gauge,
-         "The ratio of number of warps resident on an SM."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::sm_occupancy); }},
-    Row{{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", MetricType::gauge,
-         "Ratio of cycles the tensor (HMMA) pipe is active."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::tensor); }},
-    Row{{"DCGM_FI_PROF_DRAM_ACTIVE", MetricType::gauge,
-         "Ratio of cycles the device memory interface is active sending or receiving data."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::dram); }},
-    Row{{"DCGM_FI_PROF_PIPE_FP64_ACTIVE", MetricType::gauge,
-         "Ratio of cycles the fp64 pipes are active."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::fp64); }},
-    Row{{"DCGM_FI_PROF_PIPE_FP32_ACTIVE", MetricType::gauge,
-         "Ratio of cycles the fp32 pipes are active."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::fp32); }},
-    Row{{"DCGM_FI_PROF_PIPE_FP16_ACTIVE", MetricType::gauge,
-         "Ratio of cycles the fp16 pipes are active."},
-        [](const GpuView& v) { return gpm(v, &GpmActivity::fp16); }},
-    Row{{"DCGM_FI_PROF_PCIE_TX_BYTES", MetricType::gauge,
-         "The rate of data transmitted over the PCIe bus (in bytes per second)."},
-        [](const GpuView& v) { return v.slow ? of(v.slow->pcie_tx) : std::nullopt; }},
-    Row{{"DCGM_FI_PROF_PCIE_RX_BYTES", MetricType::gauge,
-         "The rate of data received over the PCIe bus (in bytes per second)."},
-        [](const GpuView& v) { return v.slow ? of(v.slow->pcie_rx) : std::nullopt; }},
+// Each DCGM field's value for a GPU, in dcgm-exporter's unit; the sets below name them.
+Value sm_clock(const GpuView& v) { return whole(fast_value(v, &FastSample::sm_clock)); }
+Value memory_clock(const GpuView& v) { return whole(fast_value(v, &FastSample::memory_clock)); }
+Value memory_temp(const GpuView& v) {
+  return whole(fast_value(v, &FastSample::memory_temperature));
+}
+Value gpu_temp(const GpuView& v) { return whole(fast_value(v, &FastSample::gpu_temperature)); }
+Value power_usage(const GpuView& v) { return fast_value(v, &FastSample::power); }
+Value power_limit(const GpuView& v) {
+  if (!v.status || !v.status->power_limit) return std::nullopt;
+  return v.status->power_limit->value();
+}
+Value energy_mj(const GpuView& v) {
+  return v.slow ? whole(of(v.slow->energy, 1000.0)) : std::nullopt;
+}
+Value pcie_replay(const GpuView& v) { return v.slow ? count(v.slow->pcie_replay) : std::nullopt; }
+Value gpu_util(const GpuView& v) {
+  return whole(fast_value(v, &FastSample::gpu_utilization, 100.0));
+}
+Value mem_copy_util(const GpuView& v) {
+  return whole(fast_value(v, &FastSample::memory_utilization, 100.0));
+}
+// The code of the GPU's last Xid since gpuclk serve started, 0 before the first (as releases
+// before 4.5.3-4.8.2 wrote it: NVIDIA/dcgm-exporter#700); none where Xid events are not watched.
+Value last_xid(const GpuView& v) {
+  if (!v.xid_watched) return std::nullopt;
+  return static_cast<double>(v.last_xid.value_or(0));
+}
+Value fb_free(const GpuView& v) { return memory_mib(v, true); }
+Value fb_used(const GpuView& v) { return memory_mib(v, false); }
+Value ecc_sbe(const GpuView& v) { return v.slow ? count(v.slow->ecc_corrected) : std::nullopt; }
+Value ecc_dbe(const GpuView& v) { return v.slow ? count(v.slow->ecc_uncorrected) : std::nullopt; }
+template <std::optional<units::Ratio> GpmActivity::*Engine>
+Value gpm_ratio(const GpuView& v) {
+  return gpm(v, Engine);
+}
+// PCIe throughput (read only while a dmon streams it): bytes per second, or NVML's KB/s whole.
+template <bool Tx, bool Kilobytes>
+Value pcie(const GpuView& v) {
+  if (!v.slow) return std::nullopt;
+  const auto& rate = Tx ? v.slow->pcie_tx : v.slow->pcie_rx;
+  return Kilobytes ? whole(of(rate, 1.0 / 1024)) : of(rate);
+}
+
+// dcgm-exporter 4.8 (4.8.3, 4.8.4): etc/default-counters.csv's rows gpuclk serves, in its order,
+// with its types and HELP (4.8.4's file), and the rows sites commonly enable from it
+// (POWER_MGMT_LIMIT, the ECC totals, the DCP ratios beyond its three). docs/exporter.md says
+// where each was read.
+constexpr Row kRows48[] = {
+    {{"DCGM_FI_DEV_SM_CLOCK", MetricType::gauge, "SM clock frequency (in MHz)."}, sm_clock},
+    {{"DCGM_FI_DEV_MEM_CLOCK", MetricType::gauge, "Memory clock frequency (in MHz)."},
+     memory_clock},
+    {{"DCGM_FI_DEV_MEMORY_TEMP", MetricType::gauge, "Memory temperature (in C)."}, memory_temp},
+    {{"DCGM_FI_DEV_GPU_TEMP", MetricType::gauge, "GPU temperature (in C)."}, gpu_temp},
+    {{"DCGM_FI_DEV_POWER_USAGE", MetricType::gauge, "Power draw (in W)."}, power_usage},
+    {{"DCGM_FI_DEV_POWER_MGMT_LIMIT", MetricType::gauge,
+      "Configured power management limit (in W)."},
+     power_limit},
+    {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
+      "Total energy consumption since the driver was last reloaded (in mJ)."},
+     energy_mj},
+    {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::counter, "Total number of PCIe retries."},
+     pcie_replay},
+    {{"DCGM_FI_DEV_GPU_UTIL", MetricType::gauge, "GPU utilization (in %)."}, gpu_util},
+    {{"DCGM_FI_DEV_MEM_COPY_UTIL", MetricType::gauge, "Memory utilization (in %)."}, mem_copy_util},
+    {{"DCGM_FI_DEV_XID_ERRORS", MetricType::gauge, "Value of the last XID error encountered."},
+     last_xid},
+    {{"DCGM_FI_DEV_FB_FREE", MetricType::gauge, "Framebuffer memory free (in MiB)."}, fb_free},
+    {{"DCGM_FI_DEV_FB_USED", MetricType::gauge, "Framebuffer memory used (in MiB)."}, fb_used},
+    {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", MetricType::counter,
+      "Total number of single-bit volatile ECC errors."},
+     ecc_sbe},
+    {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", MetricType::counter,
+      "Total number of double-bit volatile ECC errors."},
+     ecc_dbe},
+    {{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", MetricType::gauge,
+      "Aggregate NVLink throughput across all lanes (in MB/s)."},
+     nvlink_throughput},
+    {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::gauge,
+      "Ratio of time the graphics engine is active."},
+     gpm_ratio<&GpmActivity::graphics>},
+    {{"DCGM_FI_PROF_SM_ACTIVE", MetricType::gauge,
+      "The ratio of cycles an SM has at least 1 warp assigned."},
+     gpm_ratio<&GpmActivity::sm>},
+    {{"DCGM_FI_PROF_SM_OCCUPANCY", MetricType::gauge,
+      "The ratio of number of warps resident on an SM."},
+     gpm_ratio<&GpmActivity::sm_occupancy>},
+    {{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", MetricType::gauge,
+      "Ratio of cycles the tensor (HMMA) pipe is active."},
+     gpm_ratio<&GpmActivity::tensor>},
+    {{"DCGM_FI_PROF_DRAM_ACTIVE", MetricType::gauge,
+      "Ratio of cycles the device memory interface is active sending or receiving data."},
+     gpm_ratio<&GpmActivity::dram>},
+    {{"DCGM_FI_PROF_PIPE_FP64_ACTIVE", MetricType::gauge,
+      "Ratio of cycles the fp64 pipes are active."},
+     gpm_ratio<&GpmActivity::fp64>},
+    {{"DCGM_FI_PROF_PIPE_FP32_ACTIVE", MetricType::gauge,
+      "Ratio of cycles the fp32 pipes are active."},
+     gpm_ratio<&GpmActivity::fp32>},
+    {{"DCGM_FI_PROF_PIPE_FP16_ACTIVE", MetricType::gauge,
+      "Ratio of cycles the fp16 pipes are active."},
+     gpm_ratio<&GpmActivity::fp16>},
+    {{"DCGM_FI_PROF_PCIE_TX_BYTES", MetricType::gauge,
+      "The rate of data transmitted over the PCIe bus - including both protocol headers and "
+      "data payloads - in bytes per second."},
+     pcie<true, false>},
+    {{"DCGM_FI_PROF_PCIE_RX_BYTES", MetricType::gauge,
+      "The rate of data received over the PCIe bus - including both protocol headers and data "
+      "payloads - in bytes per second."},
+     pcie<false, false>},
 };
 
-constexpr auto kFamilies = [] {
-  std::array<DcgmFamily, kRows.size()> families{};
-  for (std::size_t i = 0; i < kRows.size(); ++i) families[i] = kRows[i].family;
+// The older default counters (dcgm-exporter 2.x to 3.3): the PCIe throughput counters in KB that
+// DCGM 4.7 removed, the energy "since boot", no POWER_MGMT_LIMIT or PCIe bytes rows, and the
+// NVLink total left out (a counter of unstated unit there). The ECC totals and the DCP ratios
+// sites enable, with 4.8's HELP.
+constexpr Row kRows3[] = {
+    {{"DCGM_FI_DEV_SM_CLOCK", MetricType::gauge, "SM clock frequency (in MHz)."}, sm_clock},
+    {{"DCGM_FI_DEV_MEM_CLOCK", MetricType::gauge, "Memory clock frequency (in MHz)."},
+     memory_clock},
+    {{"DCGM_FI_DEV_MEMORY_TEMP", MetricType::gauge, "Memory temperature (in C)."}, memory_temp},
+    {{"DCGM_FI_DEV_GPU_TEMP", MetricType::gauge, "GPU temperature (in C)."}, gpu_temp},
+    {{"DCGM_FI_DEV_POWER_USAGE", MetricType::gauge, "Power draw (in W)."}, power_usage},
+    {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
+      "Total energy consumption since boot (in mJ)."},
+     energy_mj},
+    {{"DCGM_FI_DEV_PCIE_TX_THROUGHPUT", MetricType::counter,
+      "Total number of bytes transmitted through PCIe TX (in KB) via NVML."},
+     pcie<true, true>},
+    {{"DCGM_FI_DEV_PCIE_RX_THROUGHPUT", MetricType::counter,
+      "Total number of bytes received through PCIe RX (in KB) via NVML."},
+     pcie<false, true>},
+    {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::counter, "Total number of PCIe retries."},
+     pcie_replay},
+    {{"DCGM_FI_DEV_GPU_UTIL", MetricType::gauge, "GPU utilization (in %)."}, gpu_util},
+    {{"DCGM_FI_DEV_MEM_COPY_UTIL", MetricType::gauge, "Memory utilization (in %)."}, mem_copy_util},
+    {{"DCGM_FI_DEV_XID_ERRORS", MetricType::gauge, "Value of the last XID error encountered."},
+     last_xid},
+    {{"DCGM_FI_DEV_FB_FREE", MetricType::gauge, "Framebuffer memory free (in MiB)."}, fb_free},
+    {{"DCGM_FI_DEV_FB_USED", MetricType::gauge, "Framebuffer memory used (in MiB)."}, fb_used},
+    {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", MetricType::counter,
+      "Total number of single-bit volatile ECC errors."},
+     ecc_sbe},
+    {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", MetricType::counter,
+      "Total number of double-bit volatile ECC errors."},
+     ecc_dbe},
+    kRows48[16],  // the DCP ratios, GR_ENGINE_ACTIVE .. PIPE_FP16_ACTIVE
+    kRows48[17],
+    kRows48[18],
+    kRows48[19],
+    kRows48[20],
+    kRows48[21],
+    kRows48[22],
+    kRows48[23],
+};
+
+static_assert(kRows48[16].family.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" &&
+                  kRows48[23].family.name == "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
+              "kRows3 takes the DCP ratios from kRows48 by position");
+
+// One set: its rows and its labels' spelling.
+struct CompatSet {
+  std::span<const Row> rows;
+  std::string_view host_label;  // 4.8.3 renamed Hostname to hostname (NVIDIA/dcgm-exporter#655)
+  bool driver_label;            // the file's DCGM_FI_DRIVER_VERSION label row
+};
+
+template <std::size_t N>
+constexpr auto families_of(const Row (&rows)[N]) {
+  std::array<DcgmFamily, N> families{};
+  for (std::size_t i = 0; i < N; ++i) families[i] = rows[i].family;
   return families;
-}();
+}
+constexpr auto kFamilies48 = families_of(kRows48);
+constexpr auto kFamilies3 = families_of(kRows3);
+
+CompatSet set_of(MetricsCompat compat) {
+  if (compat == MetricsCompat::dcgm_exporter_3) return {kRows3, "Hostname", false};
+  return {kRows48, "hostname", true};
+}
 
 bool watches_xid(const Service& service, std::size_t gpu) {
   for (auto kind : service.events_watched(gpu))
@@ -187,15 +283,15 @@ bool watches_xid(const Service& service, std::size_t gpu) {
 }
 
 // One GPU's labels, in dcgm-exporter's order; the optional ones only when known.
-Labels gpu_labels(const GpuFacts& fact, std::string_view hostname, std::string_view driver,
-                  const CompatOwner* owner) {
+Labels gpu_labels(const CompatSet& set, const GpuFacts& fact, std::string_view hostname,
+                  std::string_view driver, const CompatOwner* owner) {
   const auto index = std::to_string(fact.key.index);
   Labels labels{{"gpu", index}, {"UUID", fact.key.uuid}};
   if (!fact.key.bus_id.empty()) labels.add("pci_bus_id", fact.key.bus_id);
   labels.add("device", "nvidia" + index);
   labels.add("modelName", fact.name);
-  if (!hostname.empty()) labels.add("Hostname", hostname);
-  if (!driver.empty()) labels.add("DCGM_FI_DRIVER_VERSION", driver);
+  if (!hostname.empty()) labels.add(set.host_label, hostname);
+  if (!driver.empty() && set.driver_label) labels.add("DCGM_FI_DRIVER_VERSION", driver);
   if (owner) {
     if (!owner->container.empty()) labels.add("container", owner->container);
     if (!owner->pod_namespace.empty()) labels.add("namespace", owner->pod_namespace);
@@ -207,11 +303,15 @@ Labels gpu_labels(const GpuFacts& fact, std::string_view hostname, std::string_v
 }  // namespace
 
 MetricsCompat parse_metrics_compat(std::string_view text) {
-  if (text == "dcgm-exporter") return MetricsCompat::dcgm_exporter;
-  throw bad_argument(fmt::format("bad --metrics-compat '{}': the valid value is dcgm-exporter",
-                                 parse::quote(text)),
-                     "give --metrics-compat dcgm-exporter (DCGM_FI_* series beside gpuclk's; "
-                     "docs/exporter.md), or leave it out");
+  if (text == "dcgm-exporter" || text == "dcgm-exporter:4.8")
+    return MetricsCompat::dcgm_exporter_4_8;
+  if (text == "dcgm-exporter:3") return MetricsCompat::dcgm_exporter_3;
+  throw bad_argument(
+      fmt::format("bad --metrics-compat '{}': the valid values are dcgm-exporter (its 4.8 "
+                  "release's default counters), dcgm-exporter:4.8 and dcgm-exporter:3",
+                  parse::quote(text)),
+      "give --metrics-compat dcgm-exporter (DCGM_FI_* series beside gpuclk's; docs/exporter.md "
+      "says which releases each set matches), or leave it out");
 }
 
 std::string dcgm_hostname() {
@@ -221,11 +321,15 @@ std::string dcgm_hostname() {
   return name.data();
 }
 
-std::span<const DcgmFamily> dcgm_families() { return kFamilies; }
+std::span<const DcgmFamily> dcgm_families(MetricsCompat compat) {
+  if (compat == MetricsCompat::dcgm_exporter_3) return kFamilies3;
+  return kFamilies48;
+}
 
-void append_dcgm_compat(std::string& out, const Service& service,
+void append_dcgm_compat(std::string& out, MetricsCompat compat, const Service& service,
                         const telemetry::Snapshot& snapshot, const NodeState* state,
                         std::string_view hostname, const std::vector<CompatOwner>& owners) {
+  const CompatSet set = set_of(compat);
   Families f;
   const auto& facts = service.facts();
   for (std::size_t i = 0; i < facts.size(); ++i) {
@@ -241,9 +345,9 @@ void append_dcgm_compat(std::string& out, const Service& service,
       v.status = &state->status[i];
     v.xid_watched = watches_xid(service, i);
     v.last_xid = service.last_xid(i);
-    const Labels labels = gpu_labels(facts[i], hostname, service.driver_version(),
+    const Labels labels = gpu_labels(set, facts[i], hostname, service.driver_version(),
                                      i < owners.size() ? &owners[i] : nullptr);
-    for (const auto& row : kRows) {
+    for (const auto& row : set.rows) {
       const auto value = row.value(v);
       if (!value) continue;
       if (row.family.type == MetricType::counter)

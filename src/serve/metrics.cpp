@@ -1,5 +1,7 @@
 #include "serve/metrics.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,6 +11,7 @@
 #include "rules/finding.h"
 #include "serve/attribution_metrics.h"
 #include "serve/exposition.h"
+#include "serve/metrics_nvlink.h"
 #include "telemetry/field_table.h"
 
 namespace gpuclk::serve {
@@ -33,11 +36,37 @@ std::vector<Labels> labels_of(const std::vector<GpuFacts>& facts) {
   return labels;
 }
 
+// The clock event reasons that hold a GPU back, shown by default: what the alert rules and
+// `gpuclk fleet` read (fleet/fleet_rules.cpp's held reasons). gpu_idle, the application clocks'
+// setting, sync boost and the display clock only with --metrics-detail gpu.
+constexpr std::string_view kThrottleReasons[] = {"sw_power_cap", "hw_slowdown",
+                                                 "sw_thermal_slowdown", "hw_thermal_slowdown",
+                                                 "hw_power_brake_slowdown"};
+bool throttles(std::string_view reason) {
+  return std::find(std::begin(kThrottleReasons), std::end(kThrottleReasons), reason) !=
+         std::end(kThrottleReasons);
+}
+
+// A memory clock lock that is not set: fleet and the alert rules read the SM clock's lock, so by
+// default the memory clock's 0 is left out (its series come while a lock is set).
+bool unset_memory_lock(const ExtraSeries& s) {
+  if (s.name != "gpuclk_gpu_locked_clocks" || s.value != 0) return false;
+  for (const auto& [name, value] : s.labels)
+    if (name == "domain" && value == "memory") return true;
+  return false;
+}
+
 // One build of the text: its families, the service it reads, and each GPU's labels. The parts
 // below are called GPU by GPU in one order, so the families come in that order.
 class Build {
  public:
-  Build(Families& f, const Service& service) : f_(f), service_(service) {
+  Build(Families& f, const Service& service, const MetricsDetail& detail, NvLinkSeries& nvlinks,
+        const telemetry::Snapshot& snap)
+      : f_(f),
+        service_(service),
+        detail_(detail),
+        nvlinks_(nvlinks),
+        node_link_up_(NvLinkSeries::any_link_up(snap)) {
     labels_ = labels_of(service.facts());
   }
 
@@ -52,7 +81,7 @@ class Build {
              1.0);
     f_.gauge("gpuclk_gpu_lost", "1 when the GPU fell off the bus or stopped answering", gpu,
              g && g->health.lost ? 1.0 : 0.0);
-    if (g)
+    if (g && detail_.gpu)
       f_.counter("gpuclk_gpu_read_errors_total",
                  "Failed reads of this GPU's fields (not counting unsupported ones)", gpu,
                  static_cast<double>(g->health.read_errors));
@@ -69,13 +98,16 @@ class Build {
     const Labels& gpu = labels_[i];
     f_.gauge("gpuclk_gpu_max_sm_clock_hertz", "Highest SM clock the GPU supports", gpu,
              fact.max_sm_clock, kMHz);
-    f_.gauge("gpuclk_gpu_max_memory_clock_hertz", "Highest memory clock the GPU supports", gpu,
-             fact.max_memory_clock, kMHz);
+    if (detail_.gpu)
+      f_.gauge("gpuclk_gpu_max_memory_clock_hertz", "Highest memory clock the GPU supports", gpu,
+               fact.max_memory_clock, kMHz);
     f_.gauge("gpuclk_gpu_memory_total_bytes", "Device memory", gpu, fact.memory_total);
-    f_.gauge("gpuclk_gpu_power_limit_min_watts", "Lowest power limit that may be set", gpu,
-             fact.min_power_limit);
-    f_.gauge("gpuclk_gpu_power_limit_max_watts", "Highest power limit that may be set", gpu,
-             fact.max_power_limit);
+    if (detail_.gpu) {
+      f_.gauge("gpuclk_gpu_power_limit_min_watts", "Lowest power limit that may be set", gpu,
+               fact.min_power_limit);
+      f_.gauge("gpuclk_gpu_power_limit_max_watts", "Highest power limit that may be set", gpu,
+               fact.max_power_limit);
+    }
     f_.gauge("gpuclk_gpu_default_power_limit_watts", "Power limit at driver load", gpu,
              fact.default_power_limit);
   }
@@ -84,17 +116,18 @@ class Build {
   void fast(std::size_t i, const telemetry::FastSample& s) {
     const Labels& gpu = labels_[i];
     telemetry::for_each_fast_field([&](const auto& field) {
-      if (!field.metric.empty())
+      if (!field.metric.empty() && shown(field))
         f_.gauge(field.metric, field.help, gpu, s.*field.member, field.metric_scale);
     });
-    if (s.pstate)
+    if (s.pstate && detail_.gpu)
       f_.gauge("gpuclk_gpu_performance_state", "P-state: 0 (max performance) .. 15", gpu,
                *s.pstate);
     if (s.clock_reasons) {
       for (const auto& r : gpu::clock_reasons())
-        f_.gauge("gpuclk_gpu_clock_event_reason",
-                 "1 while this clock event (throttle) reason is active, else 0", gpu,
-                 Label{"reason", r.key}, s.clock_reasons->has(r.bit) ? 1 : 0);
+        if (detail_.gpu || throttles(r.key))
+          f_.gauge("gpuclk_gpu_clock_event_reason",
+                   "1 while this clock event (throttle) reason is active, else 0", gpu,
+                   Label{"reason", r.key}, s.clock_reasons->has(r.bit) ? 1 : 0);
     }
   }
 
@@ -102,14 +135,14 @@ class Build {
   void slow(std::size_t i, const telemetry::SlowSample& s) {
     const Labels& gpu = labels_[i];
     telemetry::for_each_slow_field([&](const auto& field) {
-      if (const auto& v = s.*field.member)
+      if (const auto& v = s.*field.member; v && shown(field))
         series(field.metric, field.help, field.kind, gpu, field.label_name, field.label_value,
                telemetry::number_of(*v));
     });
-    for (const auto& l : s.nvlinks) nvlink(gpu, l);
+    nvlinks_.add(f_, i, gpu, s, node_link_up_, detail_);
     if (s.gpm) {
       for (const auto& engine : telemetry::fields::kGpm) {
-        if (const auto& busy = (*s.gpm).*engine.member)
+        if (const auto& busy = (*s.gpm).*engine.member; busy && shown(engine))
           f_.gauge("gpuclk_gpu_gpm_activity_ratio",
                    "GPM activity over the last second (Hopper and later): fraction busy", gpu,
                    Label{"activity", engine.key}, busy->value());
@@ -125,8 +158,9 @@ class Build {
              st.app_sm_clock, kMHz);
     f_.gauge("gpuclk_gpu_application_memory_clock_hertz", "Application memory clock set", gpu,
              st.app_memory_clock, kMHz);
-    f_.gauge("gpuclk_gpu_default_application_sm_clock_hertz", "Application SM clock at driver load",
-             gpu, st.default_app_sm_clock, kMHz);
+    if (detail_.gpu)
+      f_.gauge("gpuclk_gpu_default_application_sm_clock_hertz",
+               "Application SM clock at driver load", gpu, st.default_app_sm_clock, kMHz);
     if (st.persistence_mode)
       f_.gauge("gpuclk_gpu_persistence_mode", "1 when persistence mode is on", gpu,
                *st.persistence_mode ? 1 : 0);
@@ -142,9 +176,10 @@ class Build {
       f_.gauge("gpuclk_gpu_pcie_link_max_width", "Widest PCIe link of GPU and slot (lanes)", gpu,
                st.pcie_max->width);
     }
-    f_.gauge("gpuclk_gpu_slowdown_temperature_celsius",
-             "Temperature at which the driver starts thermal slowdown", gpu,
-             st.slowdown_temperature);
+    if (detail_.gpu)
+      f_.gauge("gpuclk_gpu_slowdown_temperature_celsius",
+               "Temperature at which the driver starts thermal slowdown", gpu,
+               st.slowdown_temperature);
   }
 
   // The node's findings that concern this GPU, by severity.
@@ -208,6 +243,7 @@ class Build {
   void sources(const telemetry::Snapshot& snap) {
     for (const auto& source : service_.series()) {
       for (const auto& s : source()) {
+        if (!detail_.gpu && unset_memory_lock(s)) continue;
         Labels labels = s.gpu && *s.gpu < labels_.size() ? labels_[*s.gpu] : Labels{};
         for (const auto& [name, value] : s.labels) labels.add(name, value);
         if (s.counter)
@@ -216,11 +252,19 @@ class Build {
           f_.gauge(s.name, s.help, labels, s.value);
       }
     }
+    // Without the GPUs' labels the attribution writes no per-GPU series.
     if (const attribution::Attribution* a = service_.attribution())
-      add_attribution_series(f_, a->view(), labels_, snap.time);
+      add_attribution_series(f_, a->view(), detail_.attribution ? labels_ : std::vector<Labels>{},
+                             snap.time);
   }
 
  private:
+  // Whether a row of field_table.h is shown: by default, or with --metrics-detail gpu.
+  template <class Row>
+  bool shown(const Row& row) const {
+    return detail_.gpu || !row.metric_detail;
+  }
+
   // A gauge or counter, with one more label when `label_name` is not empty.
   void series(std::string_view name, std::string_view help, telemetry::MetricKind kind,
               const Labels& labels, std::string_view label_name, std::string_view label_value,
@@ -238,28 +282,19 @@ class Build {
     }
   }
 
-  // One link's state and counters (field_table.h's rows).
-  void nvlink(const Labels& gpu, const telemetry::NvLinkSample& l) {
-    const Labels link = with(gpu, "link", std::to_string(l.link));
-    if (l.active)
-      f_.gauge("gpuclk_nvlink_up", "1 while the NVLink is active, 0 while it is down", link,
-               *l.active ? 1 : 0);
-    for (const auto& row : telemetry::fields::kNvLink) {
-      if (const auto& v = l.*row.member)
-        series(row.metric, row.help, telemetry::MetricKind::counter, link,
-               row.label_value.empty() ? "" : "type", row.label_value, static_cast<double>(*v));
-    }
-  }
-
   Families& f_;
   const Service& service_;
+  const MetricsDetail& detail_;
+  NvLinkSeries& nvlinks_;
+  const bool node_link_up_;
   std::vector<Labels> labels_;
 };
 
 std::string metrics_text(Families& f, const Service& service, const telemetry::Snapshot& snap,
-                         const std::shared_ptr<const NodeState>& state) {
+                         const std::shared_ptr<const NodeState>& state, const MetricsDetail& detail,
+                         NvLinkSeries& nvlinks) {
   f.clear();
-  Build build(f, service);
+  Build build(f, service, detail, nvlinks, snap);
   for (std::size_t i = 0; i < service.facts().size(); ++i) {
     const telemetry::GpuSnapshot* g = i < snap.gpus.size() ? &snap.gpus[i] : nullptr;
     build.health(i, g);
@@ -268,7 +303,7 @@ std::string metrics_text(Families& f, const Service& service, const telemetry::S
     if (g && g->slow && !g->health.lost) build.slow(i, *g->slow);
     if (state && i < state->status.size() && state->status[i].unavailable_code == 0)
       build.settings(i, state->status[i]);
-    if (state) build.gpu_findings(i, *state);
+    if (state && detail.gpu) build.gpu_findings(i, *state);
   }
   if (state) build.node_findings(*state);
   build.sampler();
@@ -289,11 +324,11 @@ std::shared_ptr<const std::string> MetricsText::get() {
   std::lock_guard lock(mutex_);
   // A scraper that comes while another's build runs waits for it and takes the same text.
   if (text_ && snap.tick == tick_ && state == state_) return text_;
-  auto text = metrics_text(families_, service_, snap, state);
-  if (options_.compat == MetricsCompat::dcgm_exporter) {
+  auto text = metrics_text(families_, service_, snap, state, options_.detail, nvlinks_);
+  if (options_.compat != MetricsCompat::none) {
     // The owners' hook: none known yet unless the caller passed a source.
     const auto owners = options_.owners ? options_.owners() : std::vector<CompatOwner>{};
-    append_dcgm_compat(text, service_, snap, state.get(), hostname_, owners);
+    append_dcgm_compat(text, options_.compat, service_, snap, state.get(), hostname_, owners);
   }
   text_ = std::make_shared<const std::string>(std::move(text));
   tick_ = snap.tick;

@@ -2,7 +2,8 @@
 // cached node state turned into series (docs/exporter.md lists them). Node_exporter conventions:
 // gpuclk_ prefix, base units in names, per-GPU series gpuclk_gpu_<what>_<unit> labelled gpu,
 // uuid, pci_bus_id, model; counters only for what the driver counts. A reading the GPU does not
-// support is no series at all. With MetricsOptions::compat, dcgm-exporter's names follow them.
+// support is no series at all. By default at most 40 series per GPU (metrics_detail.h: what
+// MetricsOptions::detail adds). With MetricsOptions::compat, dcgm-exporter's names follow them.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,17 @@
 
 #include "serve/dcgm_compat.h"
 #include "serve/exposition.h"
+#include "serve/metrics_detail.h"
+#include "serve/metrics_nvlink.h"
 #include "serve/service.h"
 
 namespace gpuclk::serve {
 
 // What /metrics shows besides gpuclk's own series.
 struct MetricsOptions {
-  // --metrics-compat dcgm-exporter: dcgm-exporter's DCGM_FI_* series too (dcgm_compat.h).
+  // --metrics-detail: the groups of series beyond the default set.
+  MetricsDetail detail;
+  // --metrics-compat dcgm-exporter[:SET]: dcgm-exporter's DCGM_FI_* series too (dcgm_compat.h).
   MetricsCompat compat = MetricsCompat::none;
   // The GPUs' owners for those series' pod/namespace/container labels; empty: unknown.
   CompatOwnerSource owners;
@@ -38,9 +43,10 @@ class MetricsText {
  private:
   const Service& service_;
   const MetricsOptions options_;
-  const std::string hostname_;  // the compat series' Hostname label, read once
+  const std::string hostname_;  // the compat series' host label, read once
   mutable std::mutex mutex_;
-  Families families_;  // kept between builds, with their memory (guarded by mutex_)
+  Families families_;     // kept between builds, with their memory (guarded by mutex_)
+  NvLinkSeries nvlinks_;  // which links have series of their own (guarded by mutex_)
   std::shared_ptr<const std::string> text_;
   std::uint64_t tick_ = 0;
   std::shared_ptr<const NodeState> state_;

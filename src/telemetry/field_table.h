@@ -35,6 +35,9 @@ struct FastField {
   std::string_view metric;       // the Prometheus gauge: "gpuclk_gpu_power_watts"; "" for none
   std::string_view help;         // its HELP
   double metric_scale;           // the gauge is the value times this (MHz → Hz)
+  // /metrics shows the gauge only with `--metrics-detail gpu` (serve/metrics_detail.h): none of
+  // the dashboard, the alert rules, fleet or doctor reads it.
+  bool metric_detail = false;
 };
 
 enum class MetricKind { gauge, counter };
@@ -56,6 +59,7 @@ struct SlowField {
   MetricKind kind;
   std::string_view label_name, label_value;  // one more label of the series; "" for none
   std::string_view help;
+  bool metric_detail = false;  // as FastField's
 };
 
 // One engine's activity in a slow sample's GPM readings (Hopper and later), as a fraction.
@@ -64,6 +68,7 @@ struct GpmField {
   std::string_view key;          // the protocol's key in "gpm", and the metric's activity label
   std::string_view query;        // dmon's JSON Lines key; "" for none
   std::string_view dmon_column;  // "" for no dmon column
+  bool metric_detail = false;    // as FastField's
 };
 
 // One counter of an NVLink at a slow sample (a member of NvLinkSample), read for every link: a
@@ -82,6 +87,8 @@ struct NvLinkField {
   std::string_view metric;       // the per-link Prometheus counter
   std::string_view label_value;  // its `type` label (the error counters' family); "" for none
   std::string_view help;
+  std::string_view gpu_metric;  // the counter of every link of the GPU summed
+  std::string_view gpu_help;
 };
 
 template <class Q>
@@ -116,7 +123,8 @@ inline constexpr FastField<Megahertz> memory_clock{.member = &FastSample::memory
                                                    .dmon_scale = 1,
                                                    .metric = "gpuclk_gpu_memory_clock_hertz",
                                                    .help = "Current memory clock",
-                                                   .metric_scale = kMegahertz};
+                                                   .metric_scale = kMegahertz,
+                                                   .metric_detail = true};
 inline constexpr FastField<Watts> power{
     .member = &FastSample::power,
     .tier = Field::power,
@@ -138,7 +146,8 @@ inline constexpr FastField<Watts> memory_power{
     .dmon_scale = 1,
     .metric = "gpuclk_gpu_memory_power_watts",
     .help = "The device memory's share of the power draw (1 s mean; H100 and later)",
-    .metric_scale = 1};
+    .metric_scale = 1,
+    .metric_detail = true};
 inline constexpr FastField<Celsius> gpu_temperature{.member = &FastSample::gpu_temperature,
                                                     .tier = Field::gpu_temperature,
                                                     .key = "temperature_celsius",
@@ -181,7 +190,8 @@ inline constexpr FastField<Ratio> memory_utilization{
     .dmon_scale = kPercent,
     .metric = "gpuclk_gpu_memory_utilization_ratio",
     .help = "Fraction of the driver's sample period in which device memory was read or written",
-    .metric_scale = 1};
+    .metric_scale = 1,
+    .metric_detail = true};
 inline constexpr FastField<Bytes> memory_used{.member = &FastSample::memory_used,
                                               .tier = Field::memory_used,
                                               .key = "memory_used_bytes",
@@ -347,7 +357,8 @@ inline constexpr SlowField<std::uint64_t> pcie_replay{.member = &SlowSample::pci
                                                       .kind = MetricKind::counter,
                                                       .label_name = "",
                                                       .label_value = "",
-                                                      .help = "PCIe replays since driver load"};
+                                                      .help = "PCIe replays since driver load",
+                                                      .metric_detail = true};
 inline constexpr SlowField<BytesPerSecond> pcie_rx{
     .member = &SlowSample::pcie_rx,
     .tier = Field::pcie_throughput,
@@ -384,6 +395,9 @@ inline constexpr std::tuple kSlow{energy,        power_violation, thermal_violat
 // has a shape of its own: a bool).
 constexpr std::string_view kNvLinkErrorsHelp =
     "NVLink DL errors since the driver loaded (replay, recovery, CRC flit, data ECC)";
+constexpr std::string_view kNvLinkGpuErrorsHelp =
+    "NVLink DL errors since the driver loaded, every link of the GPU (replay, recovery, CRC flit, "
+    "data ECC)";
 template <gpu::NvLinkError E>
 constexpr const gpu::Reading<std::uint64_t>& link_error(const gpu::NvLinkCounters& c) {
   return c.errors[std::size_t(E)];
@@ -398,7 +412,9 @@ inline constexpr NvLinkField nvlink_replay{.member = &NvLinkSample::replay,
                                            .dmon_scale = 1,
                                            .metric = "gpuclk_nvlink_errors_total",
                                            .label_value = "replay",
-                                           .help = kNvLinkErrorsHelp};
+                                           .help = kNvLinkErrorsHelp,
+                                           .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
+                                           .gpu_help = kNvLinkGpuErrorsHelp};
 inline constexpr NvLinkField nvlink_recovery{.member = &NvLinkSample::recovery,
                                              .reading = link_error<gpu::NvLinkError::recovery>,
                                              .error = true,
@@ -409,7 +425,9 @@ inline constexpr NvLinkField nvlink_recovery{.member = &NvLinkSample::recovery,
                                              .dmon_scale = 1,
                                              .metric = "gpuclk_nvlink_errors_total",
                                              .label_value = "recovery",
-                                             .help = kNvLinkErrorsHelp};
+                                             .help = kNvLinkErrorsHelp,
+                                             .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
+                                             .gpu_help = kNvLinkGpuErrorsHelp};
 inline constexpr NvLinkField nvlink_crc{.member = &NvLinkSample::crc,
                                         .reading = link_error<gpu::NvLinkError::crc>,
                                         .error = true,
@@ -420,7 +438,9 @@ inline constexpr NvLinkField nvlink_crc{.member = &NvLinkSample::crc,
                                         .dmon_scale = 1,
                                         .metric = "gpuclk_nvlink_errors_total",
                                         .label_value = "crc",
-                                        .help = kNvLinkErrorsHelp};
+                                        .help = kNvLinkErrorsHelp,
+                                        .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
+                                        .gpu_help = kNvLinkGpuErrorsHelp};
 inline constexpr NvLinkField nvlink_ecc{.member = &NvLinkSample::ecc,
                                         .reading = link_error<gpu::NvLinkError::ecc>,
                                         .error = true,
@@ -431,7 +451,9 @@ inline constexpr NvLinkField nvlink_ecc{.member = &NvLinkSample::ecc,
                                         .dmon_scale = 1,
                                         .metric = "gpuclk_nvlink_errors_total",
                                         .label_value = "ecc",
-                                        .help = kNvLinkErrorsHelp};
+                                        .help = kNvLinkErrorsHelp,
+                                        .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
+                                        .gpu_help = kNvLinkGpuErrorsHelp};
 inline constexpr NvLinkField nvlink_tx{
     .member = &NvLinkSample::tx_bytes,
     .reading = [](const gpu::NvLinkCounters& c) -> const gpu::Reading<std::uint64_t>& {
@@ -445,7 +467,9 @@ inline constexpr NvLinkField nvlink_tx{
     .dmon_scale = kMebibyte,
     .metric = "gpuclk_nvlink_transmit_bytes_total",
     .label_value = "",
-    .help = "NVLink data sent since the driver loaded"};
+    .help = "NVLink data sent since the driver loaded",
+    .gpu_metric = "gpuclk_gpu_nvlink_transmit_bytes_total",
+    .gpu_help = "NVLink data sent since the driver loaded, every link of the GPU"};
 inline constexpr NvLinkField nvlink_rx{
     .member = &NvLinkSample::rx_bytes,
     .reading = [](const gpu::NvLinkCounters& c) -> const gpu::Reading<std::uint64_t>& {
@@ -459,19 +483,22 @@ inline constexpr NvLinkField nvlink_rx{
     .dmon_scale = kMebibyte,
     .metric = "gpuclk_nvlink_receive_bytes_total",
     .label_value = "",
-    .help = "NVLink data received since the driver loaded"};
+    .help = "NVLink data received since the driver loaded",
+    .gpu_metric = "gpuclk_gpu_nvlink_receive_bytes_total",
+    .gpu_help = "NVLink data received since the driver loaded, every link of the GPU"};
 inline constexpr NvLinkField kNvLink[] = {nvlink_replay, nvlink_recovery, nvlink_crc,
                                           nvlink_ecc,    nvlink_tx,       nvlink_rx};
 
 // GPM activity, in the order the protocol and /metrics list the engines.
-inline constexpr GpmField gpm_graphics{&GpmActivity::graphics, "graphics", "", ""};
+inline constexpr GpmField gpm_graphics{&GpmActivity::graphics, "graphics", "", "", true};
 inline constexpr GpmField gpm_sm{&GpmActivity::sm, "sm", "gpm.sm_active", "smact"};
-inline constexpr GpmField gpm_sm_occupancy{&GpmActivity::sm_occupancy, "sm_occupancy", "", ""};
+inline constexpr GpmField gpm_sm_occupancy{&GpmActivity::sm_occupancy, "sm_occupancy", "", "",
+                                           true};
 inline constexpr GpmField gpm_tensor{&GpmActivity::tensor, "tensor", "gpm.tensor_active", "tensor"};
 inline constexpr GpmField gpm_dram{&GpmActivity::dram, "dram", "gpm.dram_active", "dram"};
-inline constexpr GpmField gpm_fp64{&GpmActivity::fp64, "fp64", "", ""};
-inline constexpr GpmField gpm_fp32{&GpmActivity::fp32, "fp32", "", ""};
-inline constexpr GpmField gpm_fp16{&GpmActivity::fp16, "fp16", "", ""};
+inline constexpr GpmField gpm_fp64{&GpmActivity::fp64, "fp64", "", "", true};
+inline constexpr GpmField gpm_fp32{&GpmActivity::fp32, "fp32", "", "", true};
+inline constexpr GpmField gpm_fp16{&GpmActivity::fp16, "fp16", "", "", true};
 inline constexpr GpmField kGpm[] = {gpm_graphics, gpm_sm,   gpm_sm_occupancy, gpm_tensor,
                                     gpm_dram,     gpm_fp64, gpm_fp32,         gpm_fp16};
 

@@ -12,7 +12,8 @@ source "$(dirname "$0")/lib.sh" "$1"
 # simulated second.
 export GPUCLK_SIM_SPEED=$(slowed 2)
 SOCK="$TEST_TMP/s.sock"
-start_serve --sim 2xh200 --socket "$SOCK" serve --counters-interval 1s --listen 127.0.0.1:0
+start_serve --sim 2xh200 --socket "$SOCK" serve --counters-interval 1s --listen 127.0.0.1:0 \
+  --metrics-detail attribution
 energy_now() {  # the GPUs' energy counters (J), read by a fresh process
   "$GPUCLK_BIN" --sim 2xh200 --direct query --query-gpu=total_energy_consumption --format=csv,noheader,nounits
 }
@@ -149,7 +150,8 @@ OUT=$(ask '{"request":"processes","owner":"slurm:424242"}
 ')
 check; grep -q '"code":6' <<<"$OUT" || fail "unknown owner: $OUT"
 
-# /metrics: the users' energy, the GPUs' idle and per-split energy, bounded: no per-pid series.
+# /metrics (--metrics-detail attribution): the users' energy, the GPUs' idle and per-split
+# energy, bounded: no per-pid series.
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TEST_TMP/metrics.prom"
 check; grep -q '^gpuclk_user_energy_joules_total{user="' "$TEST_TMP/metrics.prom" || fail "no user energy series"
 check; grep -q '^gpuclk_gpu_idle_energy_joules_total{gpu="0"' "$TEST_TMP/metrics.prom" || fail "no idle energy series"

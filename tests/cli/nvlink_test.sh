@@ -2,7 +2,10 @@
 # NVLink on the simulator: the 2x H200 NV18 pair (sim/scenarios/2xh200.toml) in topo, info, query
 # and dmon -s n; doctor finds the link down (doctor/nvlink-down) and the growing replay counter
 # (doctor/nvlink-errors), and nothing about the links on the healthy pair; /metrics carries the
-# per-link series while the two ranks exchange gradients.
+# per-link series while the two ranks exchange gradients (--metrics-detail nvlink), and by default
+# the links summed per GPU with series of its own only for a link that is down or whose errors
+# rise (link 7 of nvlink-down, link 4 of GPU 1 in nvlink-errors; none on the healthy pair, whose
+# link 14 counts data-ECC errors at a healthy link's background rate).
 source "$(dirname "$0")/lib.sh" "$1"
 SCEN="$GPUCLK_BIN_DIR/scenarios/doctor"
 fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_SIM_STATE.lock"; }
@@ -105,7 +108,8 @@ expect_out "inactive"
 # --- /metrics while the gradient exchange runs ---
 fresh_node
 SOCK="$TEST_TMP/gpuclk.sock"
-GPUCLK_SIM_SPEED=4 start_serve --sim 2xh200 --socket "$SOCK" serve --listen 127.0.0.1:0 --interval 100ms || exit 1
+GPUCLK_SIM_SPEED=4 start_serve --sim 2xh200 --socket "$SOCK" serve --listen 127.0.0.1:0 --interval 100ms \
+  --metrics-detail nvlink || exit 1
 metrics() { curl -s --max-time 5 "http://127.0.0.1:$PORT/metrics"; }
 for _ in $(seq "$(scaled 50)"); do
   metrics | grep -q '^gpuclk_nvlink_transmit_bytes_total{gpu="1".*link="3".*} [1-9]' && break
@@ -119,11 +123,64 @@ expect_out_re '^gpuclk_nvlink_errors_total\{gpu="1".*link="5".*type="replay".*\}
 expect_out_re '^gpuclk_nvlink_transmit_bytes_total\{gpu="1".*link="3".*\} [1-9]'
 expect_out_re '^gpuclk_nvlink_receive_bytes_total\{gpu="0".*link="3".*\} [1-9]'
 expect_out "# TYPE gpuclk_nvlink_transmit_bytes_total counter"
+# The per-GPU sums are the links' sums (data counters and every error type, at one build).
+cat >"$TEST_TMP/sums.py" <<'PY'
+import re, sys
+links, gpus = {}, {}
+for line in sys.stdin:
+    m = re.match(r'gpuclk_(gpu_)?nvlink_(errors_total|transmit_bytes_total|receive_bytes_total)\{([^}]*)\} (\S+)$', line)
+    if not m: continue
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(3)))
+    key = (labels["gpu"], m.group(2), labels.get("type", ""))
+    if m.group(1): gpus[key] = float(m.group(4))
+    else: links[key] = links.get(key, 0) + float(m.group(4))
+assert len(gpus) == 2 * 6 and gpus.keys() == links.keys(), (sorted(gpus), sorted(links))
+bad = {k: (gpus[k], links[k]) for k in gpus if gpus[k] != links[k]}
+assert not bad, bad
+PY
+check; python3 "$TEST_TMP/sums.py" <<<"$OUT" >"$TEST_TMP/sums.txt" 2>&1 || fail "per-GPU NVLink sums: $(cat "$TEST_TMP/sums.txt")"
+expect_out_re '^gpuclk_gpu_nvlinks_up\{gpu="1".*\} 18$'
 # topo through the service: the same NVLink lines as read directly.
 gpuclk --sim 2xh200 --socket "$SOCK" topo
 expect_out "GPU0 <-> GPU1: 18 links x 26.562 GB/s = 478 GB/s (NVLink 4.0)"
 gpuclk --sim 2xh200 --socket "$SOCK" --format json topo
 expect_json '.[1].nvlink_links_up == 18 and .[1].nvlink_links_down == ""' true
+stop_serve
+
+# --- /metrics by default: per GPU, and a link of its own only when down or erroring ---
+# scrape_until SECONDS: scrapes every 0.5 s (as a Prometheus would, more often) for that long;
+# OUT: the last text.
+scrape_until() {
+  local end=$((SECONDS + $1))
+  while [ $SECONDS -lt $end ]; do OUT=$(metrics); sleep 0.5; done
+  LAST_CMD="curl /metrics"
+}
+per_link() { grep -oE '^gpuclk_nvlink_up\{[^}]*\}' <<<"$OUT" | sed -E 's/.*gpu="([0-9]+)".*link="([0-9]+)".*/\1:\2/' | sort -t: -k1,1n -k2,2n | paste -sd' '; }
+# At 30 simulated s a second, 6 s cover three of the service's minute-apart error reads.
+fresh_node
+GPUCLK_SIM_SPEED=$(slowed 30) start_serve --sim 2xh200 --socket "$SOCK" serve --listen 127.0.0.1:0 \
+  --counters-interval 1s || exit 1
+scrape_until "$(scaled 6)"
+expect_out_re '^gpuclk_gpu_nvlinks_up\{gpu="0".*\} 18$'
+expect_no_out "gpuclk_gpu_nvlinks_down"
+expect_out_re '^gpuclk_gpu_nvlink_errors_total\{gpu="0".*type="ecc".*\} [1-9]'
+expect_out_re '^gpuclk_gpu_nvlink_transmit_bytes_total\{gpu="1".*\} [1-9]'
+check; [ -z "$(per_link)" ] || fail "per-link series on the healthy pair: $(per_link)"
+stop_serve
+fresh_node
+start_serve --sim "$SCEN/nvlink-down.toml" --socket "$SOCK" serve --listen 127.0.0.1:0 --counters-interval 1s || exit 1
+scrape_until "$(scaled 3)"
+expect_out_re '^gpuclk_gpu_nvlinks_down\{gpu="1".*\} 1$'
+expect_out_re '^gpuclk_gpu_nvlinks_up\{gpu="1".*\} 17$'
+check; [ "$(per_link)" == "0:7 1:7" ] || fail "per-link series for '$(per_link)', expected link 7 of GPUs 0 and 1"
+expect_out_re '^gpuclk_nvlink_errors_total\{gpu="0".*link="7".*type="crc".*\} 0$'
+stop_serve
+fresh_node
+GPUCLK_SIM_SPEED=$(slowed 30) start_serve --sim "$SCEN/nvlink-errors.toml" --socket "$SOCK" serve \
+  --listen 127.0.0.1:0 --counters-interval 1s || exit 1
+scrape_until "$(scaled 6)"
+check; [ "$(per_link)" == "1:4" ] || fail "per-link series for '$(per_link)', expected link 4 of GPU 1"
+expect_out_re '^gpuclk_nvlink_errors_total\{gpu="1".*link="4".*type="replay".*\} [1-9]'
 stop_serve
 
 finish

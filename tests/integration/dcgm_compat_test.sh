@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# `gpuclk serve --metrics-compat dcgm-exporter` under a real Prometheus: two simulated nodes (4x
-# H100 and 2x H200, each with its own NODE_NAME, state, socket and port) export dcgm-exporter's
-# DCGM_FI_* series beside gpuclk's. Checked: promtool parses /metrics, finds gpuclk's part clean
+# `gpuclk serve --metrics-compat dcgm-exporter[:SET]` under a real Prometheus: two simulated nodes
+# (4x H100 with the current set, dcgm-exporter 4.8's; 2x H200 with the older one, `:3`; each with
+# its own NODE_NAME, state, socket and port) export dcgm-exporter's DCGM_FI_* series beside
+# gpuclk's. Checked: promtool parses /metrics, finds gpuclk's part clean
 # and has nothing to say of the DCGM part but what it says of dcgm-exporter's own names (counters
 # without _total, the camelCase modelName label); every template-variable query and every PromQL
 # expression of NVIDIA's dcgm-exporter dashboard (tests/integration/fixtures/, its origin in the
-# README there) returns data; the labels are dcgm-exporter's; values in dcgm-exporter's units
+# README there) returns data from the older set's node, and with its `Hostname` label spelled
+# `hostname` as 4.8.3 renamed it, from the current set's node; the labels are dcgm-exporter's
+# release's; values in dcgm-exporter's units
 # agree with gpuclk's series of the same scrape (mJ = J x 1000, MHz, %, MiB); a bad
 # --metrics-compat value exits 2 naming the value and the valid one.
 set -u
@@ -45,10 +48,14 @@ check; "$GPUCLK_BIN" completion bash | grep -q -- "--metrics-compat" ||
 # --- two nodes ---
 NODES=(default 2xh200)
 declare -A PORT HOST=([default]=gpu-node-a [2xh200]=gpu-node-b) GPUS=([default]=4 [2xh200]=2)
+# Each node's set, its host label and whether it has the driver-version label.
+declare -A COMPAT=([default]=dcgm-exporter [2xh200]=dcgm-exporter:3)
+declare -A HOST_LABEL=([default]=hostname [2xh200]=Hostname)
+declare -A DRIVER=([default]='DCGM_FI_DRIVER_VERSION!=""' [2xh200]='DCGM_FI_DRIVER_VERSION=""')
 for node in "${NODES[@]}"; do
   NODE_NAME=${HOST[$node]} GPUCLK_SIM_STATE="$TMP/$node.state" GPUCLK_STATE_DIR="$TMP/$node.journal" \
     "$GPUCLK_BIN" --sim "$node" --socket "$TMP/$node.sock" serve --listen 127.0.0.1:0 \
-    --counters-interval 1s --metrics-compat dcgm-exporter 2>"$TMP/$node.log" &
+    --counters-interval 1s --metrics-compat "${COMPAT[$node]}" 2>"$TMP/$node.log" &
   PIDS+=($!)
 done
 for node in "${NODES[@]}"; do
@@ -103,15 +110,15 @@ done
 check; { [ "${up:-0}" == 2 ] && [ "${n:-0}" == 6 ]; } ||
   fail "Prometheus did not get 2 nodes x 6 GPUs (up=$up, GR_ENGINE_ACTIVE series=$n): $(tail -5 "$TMP/prometheus.log")"
 
-# --- dcgm-exporter's labels ---
+# --- dcgm-exporter's labels, as each set's release spells them ---
 for node in "${NODES[@]}"; do
-  q="count(DCGM_FI_DEV_GPU_TEMP{Hostname=\"${HOST[$node]}\",gpu=~\"[0-9]+\",UUID=~\"GPU-.+\",pci_bus_id=~\"[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}[.][0-7]\",device=~\"nvidia[0-9]+\",modelName=~\"NVIDIA .+\",DCGM_FI_DRIVER_VERSION!=\"\"})"
+  q="count(DCGM_FI_DEV_GPU_TEMP{${HOST_LABEL[$node]}=\"${HOST[$node]}\",gpu=~\"[0-9]+\",UUID=~\"GPU-.+\",pci_bus_id=~\"[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}[.][0-7]\",device=~\"nvidia[0-9]+\",modelName=~\"NVIDIA .+\",${DRIVER[$node]}})"
   got=$(value "$q")
   check; [ "${got:-0}" == "${GPUS[$node]}" ] || fail "$node: $got GPUs with dcgm-exporter's labels, expected ${GPUS[$node]}: $q"
 done
 # device is "nvidia" and the index.
 # shellcheck disable=SC2016  # $1 is label_replace's, not the shell's
-got=$(value 'count(DCGM_FI_DEV_GPU_TEMP unless on(Hostname, gpu, device) label_replace(DCGM_FI_DEV_GPU_TEMP, "device", "nvidia$1", "gpu", "(.*)"))')
+got=$(value 'count(DCGM_FI_DEV_GPU_TEMP unless on(instance, gpu, device) label_replace(DCGM_FI_DEV_GPU_TEMP, "device", "nvidia$1", "gpu", "(.*)"))')
 check; [ -z "$got" ] || fail "device is not nvidia<gpu> on $got series"
 # No pod/namespace/container where nobody is known to hold the GPU (no labels, as dcgm-exporter).
 got=$(value 'count(DCGM_FI_DEV_GPU_TEMP{pod!=""} or DCGM_FI_DEV_GPU_TEMP{namespace!=""} or DCGM_FI_DEV_GPU_TEMP{container!=""})')
@@ -151,6 +158,7 @@ check; python3 -c "import sys; sys.exit(0 if 0.8 < float('$got') < 1.25 else 1)"
   fail "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION's rate / DCGM_FI_DEV_POWER_USAGE = $got, expected 0.8-1.25 (mJ vs W)"
 
 # --- NVIDIA's dashboard: every variable query, then every panel's expression, returns data ---
+# dashboard FILE HOSTVAR NODE: asks FILE's queries; its host variable must hold NODE's name alone.
 # A variable's values as Grafana's "All" of a multi-value variable gives them: (a|b|c).
 declare -A VARS
 substitute() {
@@ -158,31 +166,40 @@ substitute() {
   for name in "${!VARS[@]}"; do q=${q//\$$name/${VARS[$name]}}; done
   printf '%s' "$q"
 }
-nvars=0
-while IFS=$'\t' read -r name query; do
-  [[ $query =~ ^label_values\((.*),[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)\)$ ]] ||
-    { fail "variable $name: not a label_values query: $query"; continue; }
-  selector=$(substitute "${BASH_REMATCH[1]}")
-  label=${BASH_REMATCH[2]}
-  values=$(curl -sf --get "$API/label/$label/values" --data-urlencode "match[]=$selector" | jq -r '.data[]')
-  nvars=$((nvars + 1))
-  check; [ -n "$values" ] || { fail "dashboard variable $name returns no data: $query"; continue; }
-  # Regex metacharacters escaped as Grafana escapes them for Prometheus (a backslash, doubled
-  # inside PromQL's string).
-  # shellcheck disable=SC2016  # a Python expression: ${} is a regex's
-  VARS[$name]="($(printf '%s\n' "$values" | python3 -c 'import re,sys; print("|".join(re.sub(r"([.*+?^${}()|\[\]\\])", r"\\\\\1", l.strip()) for l in sys.stdin if l.strip()))'))"
-  echo "variable $name = ${VARS[$name]}"
-done < <(jq -r '.templating.list[] | select(.type == "query") | [.name, (.query.query // .query)] | @tsv' "$DASHBOARD")
-check; [ "${VARS[Hostname]:-}" == "(gpu-node-a|gpu-node-b)" ] ||
-  fail "the Hostname variable: ${VARS[Hostname]:-none}, expected both nodes"
-mapfile -t EXPRS < <(jq -r '.panels[].targets[].expr' "$DASHBOARD")
-for e in "${EXPRS[@]}"; do
-  q=$(substitute "$e")
-  n=$(promql "$q" | jq -r '.data.result | length')
-  check; [ "${n:-0}" -gt 0 ] || fail "dashboard expression returns no data: $q"
-done
-echo "${#EXPRS[@]} dashboard expressions and $nvars variable queries asked (failures above)"
-[ "${#EXPRS[@]}" -ge 8 ] || fail "only ${#EXPRS[@]} expressions in $DASHBOARD"
+dashboard() {
+  local file=$1 hostvar=$2 node=$3 nvars=0 name query selector label values e q n
+  VARS=()
+  while IFS=$'\t' read -r name query; do
+    [[ $query =~ ^label_values\((.*),[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)\)$ ]] ||
+      { fail "variable $name: not a label_values query: $query"; continue; }
+    selector=$(substitute "${BASH_REMATCH[1]}")
+    label=${BASH_REMATCH[2]}
+    values=$(curl -sf --get "$API/label/$label/values" --data-urlencode "match[]=$selector" | jq -r '.data[]')
+    nvars=$((nvars + 1))
+    check; [ -n "$values" ] || { fail "$file: variable $name returns no data: $query"; continue; }
+    # Regex metacharacters escaped as Grafana escapes them for Prometheus (a backslash, doubled
+    # inside PromQL's string).
+    # shellcheck disable=SC2016  # a Python expression: ${} is a regex's
+    VARS[$name]="($(printf '%s\n' "$values" | python3 -c 'import re,sys; print("|".join(re.sub(r"([.*+?^${}()|\[\]\\])", r"\\\\\1", l.strip()) for l in sys.stdin if l.strip()))'))"
+    echo "variable $name = ${VARS[$name]}"
+  done < <(jq -r '.templating.list[] | select(.type == "query") | [.name, (.query.query // .query)] | @tsv' "$file")
+  check; [ "${VARS[$hostvar]:-}" == "($node)" ] ||
+    fail "$file: the $hostvar variable: ${VARS[$hostvar]:-none}, expected ($node)"
+  mapfile -t EXPRS < <(jq -r '.panels[].targets[].expr' "$file")
+  for e in "${EXPRS[@]}"; do
+    q=$(substitute "$e")
+    n=$(promql "$q" | jq -r '.data.result | length')
+    check; [ "${n:-0}" -gt 0 ] || fail "$file: dashboard expression returns no data: $q"
+  done
+  echo "$file: ${#EXPRS[@]} dashboard expressions and $nvars variable queries asked (failures above)"
+  [ "${#EXPRS[@]}" -ge 8 ] || fail "only ${#EXPRS[@]} expressions in $file"
+}
+# The older set: the dashboard as it is (its Hostname variable).
+dashboard "$DASHBOARD" Hostname gpu-node-b
+# The current set: dcgm-exporter 4.8.3 renamed the Hostname label to hostname, and NVIDIA's
+# dashboard followed (its legends read {{hostname}}); the same queries with that spelling.
+sed 's/Hostname/hostname/g' "$DASHBOARD" >"$TMP/dashboard-hostname.json"
+dashboard "$TMP/dashboard-hostname.json" hostname gpu-node-a
 
 # --- a clean stop ---
 for i in 0 1; do kill -TERM "${PIDS[$i]}"; done

@@ -6,7 +6,8 @@
 # them forced by the scenario: GPU 1's application clocks); the third (default) runs in real time,
 # so its energy counter's rate must match its power and its GPM series exist. Also: `promtool
 # check metrics` on /metrics, /healthz, and every PromQL expression of deploy/grafana/gpuclk.json
-# returns data.
+# returns data from the live node, which shows the default series (the frozen ones show every
+# per-GPU series, --metrics-detail gpu, to be checked against the truth).
 set -u
 GPUCLK_BIN=${1:?usage: exporter_test.sh /path/to/gpuclk}
 for p in prometheus promtool curl jq python3; do
@@ -36,7 +37,7 @@ declare -A PORT SPEED=([default]=1 [misconfigured]=0 [a100]=0)
 # The live node reads its counters every second (the default, 5 s, is for real cards, where each
 # energy read costs ~3 ms): the check below compares rate(energy[10s]) with the mean power, and
 # 5 s steps in a 10 s window would make it a check of where the steps fall.
-declare -A EXTRA=([default]="--counters-interval 1s" [misconfigured]="" [a100]="")
+declare -A EXTRA=([default]="--counters-interval 1s" [misconfigured]="--metrics-detail gpu" [a100]="--metrics-detail gpu")
 for node in "${SCENARIOS[@]}"; do
   # shellcheck disable=SC2086  # EXTRA holds options
   GPUCLK_SIM_SPEED=${SPEED[$node]} GPUCLK_SIM_STATE="$TMP/$node.state" GPUCLK_STATE_DIR="$TMP/$node.journal" \
@@ -163,15 +164,15 @@ check; python3 -c "import sys; sys.exit(0 if 0.8 < float('$got') < 1.25 else 1)"
 got=$(promql 'count(gpuclk_gpu_gpm_activity_ratio{node="default",activity="tensor"})' | jq -r '.data.result[0].value[1]')
 check; [ "$got" == 4 ] || fail "live H100 node: $got GPUs with GPM tensor activity"
 
-# --- every PromQL expression of the Grafana dashboard returns data ---
+# --- every PromQL expression of the Grafana dashboard returns data from the default series ---
 mapfile -t EXPRS < <(jq -r '.panels[].targets[].expr' "$ROOT/deploy/grafana/gpuclk.json")
 for e in "${EXPRS[@]}"; do
   q=${e//\$__rate_interval/30s}
-  q=${q//\$instance/.*}
+  q=${q//\$instance/127.0.0.1:${PORT[default]}}
   n=$(promql "$q" | jq -r '.data.result | length')
   check; [ "${n:-0}" -gt 0 ] || fail "dashboard expression returns no data: $e"
 done
-echo "${#EXPRS[@]} dashboard expressions return data"
+echo "${#EXPRS[@]} dashboard expressions return data from the default series"
 
 # --- a clean stop ---
 for i in 0 1 2; do kill -TERM "${PIDS[$i]}"; done

@@ -2,8 +2,9 @@
 // libnvml-sim.so: each DCGM_FI_* family's type, its value in dcgm-exporter's unit against the
 // gpuclk_* series of the same text (MHz = Hz / 1e6, mJ = J × 1000, % = ratio × 100, MiB), each
 // GPU's labels in dcgm-exporter's spelling with the owners given; the gpuclk_* families are the
-// same with the option as without; the last Xid of a GPU that fell off the bus; the option's
-// value checked.
+// same with the option as without; the last Xid of a GPU that fell off the bus; each set's
+// families (name, type, HELP) as its release's default-counters.csv gives them, the older set's
+// labels; the option's values checked.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -92,13 +93,15 @@ TEST_F(serve_dcgm_compat_test, names_units_types_and_labels_match_dcgm_exporter)
         std::this_thread::sleep_for(2500ms);  // slow samples a second apart, a state refresh
         const auto& service = s.node->service();
 
+        // Every gpuclk series (--metrics-detail all), to compare the DCGM names' values with.
         serve::MetricsOptions options;
-        options.compat = serve::MetricsCompat::dcgm_exporter;
+        options.detail = serve::parse_metrics_detail("all");
+        serve::MetricsText plain(service, options);
+        options.compat = serve::MetricsCompat::dcgm_exporter_4_8;
         options.owners = [] {
           return std::vector<serve::CompatOwner>{{}, {"train-0", "ml", "trainer"}};
         };
         serve::MetricsText compat(service, options);
-        serve::MetricsText plain(service);
         const auto text = compat.get();
         const auto plain_text = plain.get();
         const auto e = parse_exposition(*text);
@@ -120,7 +123,7 @@ TEST_F(serve_dcgm_compat_test, names_units_types_and_labels_match_dcgm_exporter)
 
         // Every family of the table but the PCIe rates (read only while a dmon streams them),
         // with dcgm-exporter's type.
-        for (const auto& family : serve::dcgm_families()) {
+        for (const auto& family : serve::dcgm_families(serve::MetricsCompat::dcgm_exporter_4_8)) {
           const std::string name(family.name);
           if (name.find("PCIE_TX_BYTES") != std::string::npos ||
               name.find("PCIE_RX_BYTES") != std::string::npos) {
@@ -145,7 +148,7 @@ TEST_F(serve_dcgm_compat_test, names_units_types_and_labels_match_dcgm_exporter)
           const auto index = std::to_string(f.key.index);
           std::string dcgm = "{gpu=\"" + index + "\",UUID=\"" + f.key.uuid + "\",pci_bus_id=\"" +
                              f.key.bus_id + "\",device=\"nvidia" + index + "\",modelName=\"" +
-                             f.name + "\",Hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"" +
+                             f.name + "\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"" +
                              service.driver_version() + "\"";
           if (i == 1) dcgm += ",container=\"trainer\",namespace=\"ml\",pod=\"train-0\"";
           dcgm += "}";
@@ -227,7 +230,7 @@ TEST_F(serve_dcgm_compat_test, xid_errors_is_the_last_xid_of_the_gpu) {
       [dir, scenario](Nvml&) {
         auto s = start_node(dir, scenario);
         serve::MetricsOptions options;
-        options.compat = serve::MetricsCompat::dcgm_exporter;
+        options.compat = serve::MetricsCompat::dcgm_exporter_4_8;
         serve::MetricsText metrics(s.node->service(), options);
         const std::regex xid0(R"(\nDCGM_FI_DEV_XID_ERRORS\{gpu="0",[^}]*\} (\S+)\n)");
         const std::regex xid1(R"(\nDCGM_FI_DEV_XID_ERRORS\{gpu="1",[^}]*\} (\S+)\n)");
@@ -249,9 +252,139 @@ TEST_F(serve_dcgm_compat_test, xid_errors_is_the_last_xid_of_the_gpu) {
       }));
 }
 
-TEST(serve_dcgm_compat, metrics_compat_takes_dcgm_exporter_only) {
-  EXPECT_EQ(serve::parse_metrics_compat("dcgm-exporter"), serve::MetricsCompat::dcgm_exporter);
-  for (const char* bad : {"dcgm", "DCGM-exporter", "", "prometheus"}) {
+// Each set's families are its release's default-counters.csv rows (name, type, HELP as the file
+// gives them, in its order) that gpuclk serves, then the rows sites commonly enable from it.
+// 4.8: etc/default-counters.csv of dcgm-exporter 4.8.4 (active: its own rows; enabled: rows the
+// file has commented out). 3: the 2.x-3.x file (PCIe throughput in KB), with 4.8's DCP rows.
+struct CsvRow {
+  const char* name;
+  const char* type;
+  const char* help;
+};
+constexpr CsvRow kCsv48[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
+    {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Configured power management limit (in W)."},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+     "Total energy consumption since the driver was last reloaded (in mJ)."},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
+    {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
+    {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "gauge",
+     "Aggregate NVLink throughput across all lanes (in MB/s)."},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."},
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM."},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active."},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+     "Ratio of cycles the device memory interface is active sending or receiving data."},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the fp64 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "gauge", "Ratio of cycles the fp32 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active."},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second."},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+     "The rate of data received over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second."},
+};
+constexpr CsvRow kCsv3[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
+    {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+     "Total energy consumption since boot (in mJ)."},
+    {"DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "counter",
+     "Total number of bytes transmitted through PCIe TX (in KB) via NVML."},
+    {"DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "counter",
+     "Total number of bytes received through PCIe RX (in KB) via NVML."},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
+    {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
+    {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."},
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM."},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active."},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+     "Ratio of cycles the device memory interface is active sending or receiving data."},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the fp64 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "gauge", "Ratio of cycles the fp32 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active."},
+};
+
+template <std::size_t N>
+void expect_families(serve::MetricsCompat compat, const CsvRow (&csv)[N]) {
+  const auto families = serve::dcgm_families(compat);
+  ASSERT_EQ(families.size(), N);
+  for (std::size_t i = 0; i < N; ++i) {
+    SCOPED_TRACE(csv[i].name);
+    EXPECT_EQ(families[i].name, csv[i].name);
+    EXPECT_EQ(families[i].type == serve::MetricType::counter ? "counter" : "gauge",
+              std::string_view(csv[i].type));
+    EXPECT_EQ(families[i].help, csv[i].help);
+  }
+}
+
+TEST(serve_dcgm_compat, each_set_is_its_releases_default_counters) {
+  expect_families(serve::MetricsCompat::dcgm_exporter_4_8, kCsv48);
+  expect_families(serve::MetricsCompat::dcgm_exporter_3, kCsv3);
+}
+
+// The older set's text: Hostname (not hostname), no driver label (that file has no label row),
+// the PCIe throughput counters only while read, HELP and TYPE lines as its file's.
+TEST_F(serve_dcgm_compat_test, the_older_set_writes_its_own_labels_and_help) {
+  const auto dir = dir_;
+  expect_passed(in_child(
+      {{"GPUCLK_SIM_SCENARIO", "2xh200"}, {"GPUCLK_SIM_SPEED", "1"}, {"NODE_NAME", "node-3"}},
+      [dir](Nvml&) {
+        auto s = start_node(dir, "2xh200");
+        std::this_thread::sleep_for(2500ms);
+        serve::MetricsOptions options;
+        options.compat = serve::MetricsCompat::dcgm_exporter_3;
+        serve::MetricsText metrics(s.node->service(), options);
+        const auto text = *metrics.get();
+        EXPECT_NE(text.find("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption "
+                            "since boot (in mJ).\n# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION "
+                            "counter\n"),
+                  std::string::npos);
+        EXPECT_NE(text.find(",modelName=\"NVIDIA H200\",Hostname=\"node-3\"} "), std::string::npos)
+            << text.substr(text.find("DCGM_FI_DEV_SM_CLOCK{"), 300);
+        EXPECT_EQ(text.find("hostname="), std::string::npos);
+        EXPECT_EQ(text.find("DCGM_FI_DRIVER_VERSION="), std::string::npos);
+        EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_"), std::string::npos);
+        EXPECT_EQ(text.find("DCGM_FI_DEV_PCIE_TX_THROUGHPUT"), std::string::npos)
+            << "PCIe throughput without a dmon reading it";
+        EXPECT_EQ(text.find("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"), std::string::npos);
+        EXPECT_NE(text.find("\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"1\","), std::string::npos);
+        EXPECT_NE(text.find("\nDCGM_FI_DEV_XID_ERRORS{gpu=\"0\","), std::string::npos);
+        s.node->stop();
+      }));
+}
+
+TEST(serve_dcgm_compat, metrics_compat_takes_dcgm_exporter_and_its_sets) {
+  EXPECT_EQ(serve::parse_metrics_compat("dcgm-exporter"), serve::MetricsCompat::dcgm_exporter_4_8);
+  EXPECT_EQ(serve::parse_metrics_compat("dcgm-exporter:4.8"),
+            serve::MetricsCompat::dcgm_exporter_4_8);
+  EXPECT_EQ(serve::parse_metrics_compat("dcgm-exporter:3"), serve::MetricsCompat::dcgm_exporter_3);
+  for (const char* bad :
+       {"dcgm", "DCGM-exporter", "", "prometheus", "dcgm-exporter:4.4", "dcgm-exporter:"}) {
     try {
       serve::parse_metrics_compat(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -259,7 +392,7 @@ TEST(serve_dcgm_compat, metrics_compat_takes_dcgm_exporter_only) {
       EXPECT_EQ(error.code(), ExitCode::bad_argument);
       const std::string message = error.what();
       EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << message;
-      EXPECT_NE(message.find("dcgm-exporter"), std::string::npos) << message;
+      EXPECT_NE(message.find("dcgm-exporter:3"), std::string::npos) << message;
     }
   }
 }

@@ -1,9 +1,11 @@
 // /metrics's text (src/serve/metrics.h) over a serve::Node on libnvml-sim.so: well-formed text
 // format 0.0.4 (each family's HELP and TYPE once, before its series; no series twice; integers
-// without a fraction), and built once per sample, not once per scrape.
+// without a fraction), within the default set's budget of series per GPU, and built once per
+// sample, not once per scrape; --metrics-detail's values.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -12,9 +14,11 @@
 #include "gpu/device.h"
 #include "nvml/api.h"
 #include "serve/metrics.h"
+#include "serve/metrics_detail.h"
 #include "serve/node.h"
 #include "sim_abi_fixture.h"
 #include "util/clock.h"
+#include "util/error.h"
 
 namespace gpuclk::sim::testing {
 namespace {
@@ -57,6 +61,8 @@ TEST_F(serve_metrics_test, text_is_well_formed_and_built_once_per_sample) {
         std::set<std::string> helped, typed, series;
         const std::regex sample(R"(^([a-z_:][a-z0-9_:]*)(\{[^}]*\})? (\S+)$)");
         int samples = 0;
+        const std::regex gpu_label(R"re(\{gpu="([0-9]+)")re");
+        std::map<std::string, int> per_gpu;
         while (std::getline(in, line)) {
           SCOPED_TRACE(line);
           if (line.rfind("# HELP ", 0) == 0) {
@@ -75,20 +81,47 @@ TEST_F(serve_metrics_test, text_is_well_formed_and_built_once_per_sample) {
           EXPECT_EQ(m[1].str(), family) << "a series outside its family";
           EXPECT_TRUE(series.insert(m[1].str() + m[2].str()).second) << "a series twice";
           ++samples;
+          if (std::smatch g; std::regex_search(line, g, gpu_label)) ++per_gpu[g[1].str()];
         }
-        EXPECT_GT(samples, 100);
+        EXPECT_GT(samples, 60);
+        // The default set's budget (serve/metrics_detail.h): at most 40 series per GPU.
+        EXPECT_EQ(per_gpu.size(), 2u);
+        for (const auto& [gpu, n] : per_gpu) EXPECT_LE(n, 40) << "GPU " << gpu;
         EXPECT_EQ(helped, typed);
         // Whole numbers are written whole (the H200's 1980 MHz, in hertz), labels in order.
         EXPECT_NE(text->find("gpuclk_gpu_max_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-"),
                   std::string::npos);
         EXPECT_NE(text->find("\"} 1980000000\n"), std::string::npos);
         EXPECT_NE(text->find("# TYPE gpuclk_gpu_energy_joules_total counter\n"), std::string::npos);
-        EXPECT_NE(text->find("gpuclk_nvlink_up{gpu=\"1\","), std::string::npos);
+        // The NVLinks per GPU; no link has series of its own on the healthy pair.
+        EXPECT_NE(text->find("gpuclk_gpu_nvlinks_up{gpu=\"1\","), std::string::npos);
+        EXPECT_EQ(text->find("gpuclk_nvlink_up{"), std::string::npos);
         EXPECT_EQ(serve::health_text(node.service()).find("gpuclk_serve_healthy 1\n") ==
                       std::string::npos,
                   false);
         node.stop();
       }));
+}
+
+// --metrics-detail's list: each group, "all", "none"; anything else is exit 2 naming it.
+TEST(serve_metrics, metrics_detail_takes_its_groups) {
+  using serve::parse_metrics_detail;
+  EXPECT_EQ(parse_metrics_detail("nvlink"), (serve::MetricsDetail{.nvlink = true}));
+  EXPECT_EQ(parse_metrics_detail("gpu,attribution"),
+            (serve::MetricsDetail{.gpu = true, .attribution = true}));
+  EXPECT_EQ(parse_metrics_detail("all"),
+            (serve::MetricsDetail{.nvlink = true, .gpu = true, .attribution = true}));
+  EXPECT_EQ(parse_metrics_detail("none"), serve::MetricsDetail{});
+  EXPECT_EQ(serve::to_string(parse_metrics_detail("attribution,nvlink")), "nvlink,attribution");
+  EXPECT_EQ(serve::to_string(serve::MetricsDetail{}), "none");
+  for (const char* bad : {"", ",", "NVLink", "nvlink,links", "gpus"}) {
+    try {
+      parse_metrics_detail(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ExitCode::bad_argument) << bad;
+    }
+  }
 }
 
 }  // namespace
