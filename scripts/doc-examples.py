@@ -4,7 +4,7 @@
     scripts/doc-examples.py [--update] [--bin PATH/TO/gpuclk] [FILE.md ...]
 
 Default: README.md and docs/*.md; gpuclk is build/release/gpuclk. Every fenced block of those
-files is one of three kinds, and a block that is none of them fails the check:
+files is one of four kinds, and a block that is none of them fails the check:
 
 * **An example** — the block right after a `<!-- example ... -->` comment is a transcript:
   each `$ COMMAND` line (a line ending in `\\` continues on the next) is run from the repository
@@ -17,7 +17,7 @@ files is one of three kinds, and a block that is none of them fails the check:
   does not show (`GPUCLK_SIM_SPEED=0`). OPTIONs:
     - `lines=SPEC[;SPEC...]`: an excerpt, per command (`;` between commands; `all` or nothing
       keeps all): SPEC is items separated by commas, `N`, `N-M`, `N-$`, `$`, `$-K` (`$` is the
-      last line), or `/REGEX/` (every line it matches; `\s` for a blank) and `/REGEX/+N` (with
+      last line), or `/REGEX/` (every line it matches; `\\s` for a blank) and `/REGEX/+N` (with
       the N lines after each), for output whose length varies; each run of left-out lines is
       one `...` line, indented as the first of them. A `!/REGEX/` item drops the lines it
       matches first, with no mark: lines that come or not with timing (a service's note that it
@@ -43,12 +43,12 @@ files is one of three kinds, and a block that is none of them fails the check:
   path (left out) and the build directory (`build/release/`); a loopback port a background
   command printed (`127.0.0.1:PORT`) is shown as the written one (and the written one in later
   commands means the actual one); wall-clock times and dates (`21:13:11`, `2026-11-21T21:16:39Z`),
-  a process id after `pid`, the boot id compare equal to any other, and so do a sampler's counts of
-  samples and ticks and its lateness (`(728 samples)`, `Ticks : 202`), which the machine's load
-  decides, not the command. A command ending in `&` runs in the
-  background: what it printed until it fell quiet (1 s; if the block shows it printing, it is
-  waited for, else 3 s at most) follows it, what it prints later follows the command during
-  which it came; the block's background commands are stopped at its end.
+  a process id after `pid` and the journal's boot id compare equal to any other, and so do a
+  sampler's counts of samples and ticks and its lateness (`(728 samples)`, `Ticks : 202`), which
+  the machine's load decides, not the command. A command ending in `&` runs in the background:
+  what it printed until it fell quiet (1 s; if the block shows it printing, it is waited for,
+  else 3 s at most) follows it, what it prints later follows the command during which it came;
+  the block's background commands are stopped at its end.
 * **An example a test records** — `<!-- example recorded-by=TEST ... -->`: the command needs
   what only that test sets up (a Prometheus scraping eight services); the test runs it and calls
   `scripts/doc-examples.py --recorded COMMAND OUTPUT FILE.md...`, which checks that each line the
@@ -66,7 +66,7 @@ than the wall clock, which a sanitized build (ASan, TSan: several times slower) 
 with, so their figures are not the command's (tests/cli/CMakeLists.txt passes it there).
 Without --update, a block whose output changed fails (exit 1) with a diff; with --update the
 blocks are rewritten (those still within their tolerance and masks are kept; --refresh rewrites
-them too). tests/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
+them too). tests/cli/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
 """
 import argparse
 import concurrent.futures
