@@ -4,7 +4,7 @@
     scripts/doc-examples.py [--update] [--bin PATH/TO/gpuclk] [FILE.md ...]
 
 Default: README.md and docs/*.md; gpuclk is build/release/gpuclk. Every fenced block of those
-files is one of three kinds, and a block that is none of them fails the check:
+files is one of four kinds, and a block that is none of them fails the check:
 
 * **An example** — the block right after a `<!-- example ... -->` comment is a transcript:
   each `$ COMMAND` line (a line ending in `\\` continues on the next) is run from the repository
@@ -17,9 +17,11 @@ files is one of three kinds, and a block that is none of them fails the check:
   does not show (`GPUCLK_SIM_SPEED=0`). OPTIONs:
     - `lines=SPEC[;SPEC...]`: an excerpt, per command (`;` between commands; `all` or nothing
       keeps all): SPEC is items separated by commas, `N`, `N-M`, `N-$`, `$`, `$-K` (`$` is the
-      last line), or `/REGEX/` (every line it matches; `\s` for a blank) and `/REGEX/+N` (with
+      last line), or `/REGEX/` (every line it matches; `\\s` for a blank) and `/REGEX/+N` (with
       the N lines after each), for output whose length varies; each run of left-out lines is
-      one `...` line, indented as the first of them.
+      one `...` line, indented as the first of them. A `!/REGEX/` item drops the lines it
+      matches first, with no mark: lines that come or not with timing (a service's note that it
+      waited for a lock).
     - `tolerance=R%[,A]`: the output varies from run to run (simulated time runs while it
       samples): a number matches when it is within R % (or A, absolute) of the written one;
       everything else, and the count of lines and numbers, must match (runs of blanks count as
@@ -34,16 +36,19 @@ files is one of three kinds, and a block that is none of them fails the check:
     - `needs=PROG[,PROG]`: the block is skipped (kept as written, with a note) where PROG is not
       installed (nvtop, setpriv), or, for `root`, where this is not run as root.
     - `timeout=S`: the longest a command may take (default 120 s).
+    - `live`: what the block prints depends on how far simulated time has run by then (it runs
+      many times faster than the wall clock, or a load starts 2 s after power-on), as in every
+      block with a tolerance: `--no-live` skips it.
   Always masked, in every block: the temporary directories (`…/`), the repository's absolute
   path (left out) and the build directory (`build/release/`); a loopback port a background
   command printed (`127.0.0.1:PORT`) is shown as the written one (and the written one in later
   commands means the actual one); wall-clock times and dates (`21:13:11`, `2026-11-21T21:16:39Z`),
-  a process id after `pid`, the boot id compare equal to any other, and so do a sampler's counts of
-  samples and ticks and its lateness (`(728 samples)`, `Ticks : 202`), which the machine's load
-  decides, not the command. A command ending in `&` runs in the
-  background: what it printed until it fell quiet (1 s; if the block shows it printing, it is
-  waited for, else 3 s at most) follows it, what it prints later follows the command during
-  which it came; the block's background commands are stopped at its end.
+  a process id after `pid` and the journal's boot id compare equal to any other, and so do a
+  sampler's counts of samples and ticks and its lateness (`(728 samples)`, `Ticks : 202`), which
+  the machine's load decides, not the command. A command ending in `&` runs in the background:
+  what it printed until it fell quiet (1 s; if the block shows it printing, it is waited for,
+  else 3 s at most) follows it, what it prints later follows the command during which it came;
+  the block's background commands are stopped at its end.
 * **An example a test records** — `<!-- example recorded-by=TEST ... -->`: the command needs
   what only that test sets up (a Prometheus scraping eight services); the test runs it and calls
   `scripts/doc-examples.py --recorded COMMAND OUTPUT FILE.md...`, which checks that each line the
@@ -56,9 +61,12 @@ files is one of three kinds, and a block that is none of them fails the check:
   ```toml/```json/```csv/```yaml for files, ```cpp, ```text for diagrams and other tools' output).
   Such a block may not show a `$ gpuclk ...` line followed by output: that is an example.
 
+--no-live skips the examples with a tolerance or `live`: they run simulated time 10-100x faster
+than the wall clock, which a sanitized build (ASan, TSan: several times slower) cannot keep up
+with, so their figures are not the command's (tests/cli/CMakeLists.txt passes it there).
 Without --update, a block whose output changed fails (exit 1) with a diff; with --update the
 blocks are rewritten (those still within their tolerance and masks are kept; --refresh rewrites
-them too). tests/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
+them too). tests/cli/CMakeLists.txt runs it on every file in `make test` (ctest -L docs).
 """
 import argparse
 import concurrent.futures
@@ -93,6 +101,7 @@ VOLATILE = [
 PORT = re.compile(r"127\.0\.0\.1:(\d{4,5})")
 VERBOSE = False
 REFRESH = False  # --refresh: --update writes every example anew, also where it still matches
+NO_LIVE = False  # --no-live: examples with a tolerance or `live` are skipped
 
 
 class DocError(Exception):
@@ -138,7 +147,7 @@ def parse_marker(line):
             key, _, value = word.partition("=")
             options[key] = value
         unknown = set(options) - {"lines", "tolerance", "mask", "continues", "screen", "needs",
-                                  "timeout", "recorded-by"}
+                                  "timeout", "recorded-by", "live"}
         if unknown:
             raise DocError(f"unknown example option(s) {', '.join(sorted(unknown))}")
         return Marker("example", env.strip(), options)
@@ -201,6 +210,12 @@ def select_lines(spec, lines, where):
     """The lines SPEC keeps, each run left out replaced by one `...` line."""
     if spec in ("", "all"):
         return lines
+    items = re.findall(r"!?/(?:[^/\\]|\\.)*/(?:\+\d+)?|[^,]+", spec)
+    drops = [re.compile(i[2:-1]) for i in items if i.startswith("!/") and i.endswith("/")]
+    lines = [line for line in lines if not any(d.search(line) for d in drops)]
+    items = [i for i in items if not i.startswith("!")]
+    if not items:
+        return lines
     n = len(lines)
 
     def pos(s):
@@ -211,7 +226,7 @@ def select_lines(spec, lines, where):
         return int(s)
 
     keep = set()
-    for item in re.findall(r"/(?:[^/\\]|\\.)*/(?:\+\d+)?|[^,]+", spec):
+    for item in items:
         m = re.fullmatch(r"/(.*)/(?:\+(\d+))?", item)
         if m:  # the lines matching a pattern, each with the N lines after it
             pattern, after = re.compile(m.group(1)), int(m.group(2) or 0)
@@ -670,6 +685,11 @@ class FileCheck:
         tolerance = None
         if "tolerance" in marker.options:
             tolerance = parse_tolerance(marker.options["tolerance"], where)
+        if NO_LIVE and ("tolerance" in marker.options or "live" in marker.options):
+            print(f"doc-examples: {where}: skipped (--no-live: it runs while simulated time runs "
+                  "fast)", file=sys.stderr)
+            self.skipped += 1
+            return
         if "continues" in marker.options:
             if chain is None:
                 raise DocError(f"{where}: `continues`, but no example block runs before it")
@@ -750,6 +770,9 @@ def main():
     ap.add_argument("--update", action="store_true", help="rewrite the blocks that changed")
     ap.add_argument("--refresh", action="store_true",
                     help="with --update: rewrite every example, also those within their tolerance")
+    ap.add_argument("--no-live", action="store_true",
+                    help="skip the examples with a tolerance or `live` (simulated time runs fast "
+                         "there): a sanitized build runs too slowly for them")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/gpuclk"))
     ap.add_argument("-v", "--verbose", action="store_true", help="each block's time")
     ap.add_argument("-j", "--jobs", type=int, default=6,
@@ -759,8 +782,8 @@ def main():
                          "against the OUTPUT of the test's run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
-    global VERBOSE, REFRESH
-    VERBOSE, REFRESH = args.verbose, args.refresh and args.update
+    global VERBOSE, REFRESH, NO_LIVE
+    VERBOSE, REFRESH, NO_LIVE = args.verbose, args.refresh and args.update, args.no_live
     if args.recorded:
         return recorded(args.recorded[0], args.recorded[1], args.files)
     if not os.access(args.bin, os.X_OK):
