@@ -127,14 +127,15 @@ class Node:
 
     def wait_finding(self, rule, gpu, since, timeout):
         deadline = time.time() + timeout
-        while time.time() < deadline:
+        while True:
             for t, held in reversed(self.polls):
                 if t < since:
                     break
                 if any(r == rule and g == str(gpu) for r, _, g in held):
                     return t
+            if time.time() >= deadline:
+                return None
             time.sleep(0.05)
-        return None
 
     def close(self):
         self.stop = True
@@ -184,33 +185,47 @@ def runtime_cases(binary, tmp, latencies, planted, windows):
     planted.append(node.polls)
 
 
+def truth_loop(lib, hot):
+    """In a process of its own (the simulator library holds one node per process): the
+    simulator's truth every 0.1 s, a line each: time, the hot GPU's clock, its peers' median
+    clock, whether a thermal reason holds it, and whether its context is held."""
+    sim = ctypes.CDLL(lib)
+    sim.gpuclk_sim_gpu_truth.argtypes = [ctypes.c_uint, ctypes.POINTER(Truth)]
+    while True:
+        truths = {}
+        for i in JOB_GPUS:
+            tr = Truth()
+            sim.gpuclk_sim_gpu_truth(i, ctypes.byref(tr))
+            truths[i] = tr
+        me = truths[hot]
+        peers = statistics.median(t.sm_mhz for i, t in truths.items() if i != hot)
+        print(f"{time.time():.3f} {me.sm_mhz} {peers} {int(bool(me.event_reasons & THERMAL_BITS))} "
+              f"{me.context_active}", flush=True)
+        time.sleep(0.1)
+
+
 def thermal_cases(binary, tmp, latencies, planted, windows, lib):
     hot = 3
     for run in range(THERMAL):
         node = Node(binary, tmp, f"thermal{run}", scenario(hot), 0)
+        env = dict(node.env, GPUCLK_SIM_SCENARIO=node.path)
+        env.pop("GPUCLK_SIM_START")
+        truth = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--truth", lib, str(hot)],
+                                 stdout=subprocess.PIPE, text=True, env=env)
         try:
-            os.environ["GPUCLK_SIM_STATE"] = node.env["GPUCLK_SIM_STATE"]
-            os.environ["GPUCLK_SIM_SCENARIO"] = node.path
-            sim = ctypes.CDLL(lib, mode=os.RTLD_LOCAL)
-            sim.gpuclk_sim_gpu_truth.argtypes = [ctypes.c_uint, ctypes.POINTER(Truth)]
             first_reason = onset = seen = None
             start = time.time()
-            while time.time() - start < 300 and seen is None:
-                truths = []
-                for i in JOB_GPUS:
-                    tr = Truth()
-                    sim.gpuclk_sim_gpu_truth(i, ctypes.byref(tr))
-                    truths.append(tr)
-                me = truths[JOB_GPUS.index(hot)]
-                peers = statistics.median(t.sm_mhz for i, t in zip(JOB_GPUS, truths) if i != hot)
-                now = time.time()
-                if first_reason is None and me.event_reasons & THERMAL_BITS:
-                    first_reason = now
-                if onset is None and me.context_active and me.sm_mhz < 0.9 * peers:
-                    onset = now
+            for line in truth.stdout:
+                t, clock, peers, thermal, context = line.split()
+                t = float(t)
+                if first_reason is None and thermal == "1":
+                    first_reason = t
+                if onset is None and context == "1" and float(clock) < 0.9 * float(peers):
+                    onset = t
                 if onset is not None:
-                    seen = node.wait_finding("straggler", hot, onset - 30, 0.1)
-                time.sleep(0.1)
+                    seen = node.wait_finding("straggler", hot, onset - 30, 0)
+                if seen is not None or time.time() - start > 300:
+                    break
             latency = None if seen is None or onset is None else max(0.0, seen - onset)
             latencies.append(latency)
             reason = "" if first_reason is None or seen is None else \
@@ -220,6 +235,8 @@ def thermal_cases(binary, tmp, latencies, planted, windows, lib):
                   flush=True)
             windows.append((str(hot), start, time.time() + 60))
         finally:
+            truth.kill()
+            truth.wait()
             node.close()
         planted.append(node.polls)
 
@@ -258,4 +275,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--truth":
+        truth_loop(sys.argv[2], int(sys.argv[3]))
     sys.exit(main())

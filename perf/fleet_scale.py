@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -260,9 +261,10 @@ class Scenario:
 
 def chunks(engine, scratch, nodes, plants, lines_of, t0, samples):
     """The fleet's series in files, one at a time (the caller loads and removes each before the
-    next is written): OpenMetrics for promtool, 20 minutes of every node a file (blocks of
-    distinct time ranges, none overlapping); JSON lines for VictoriaMetrics, 100 nodes a file.
-    Yields (path, samples in it)."""
+    next is written): OpenMetrics for promtool in one file (one TSDB block holds the hour, as a
+    Prometheus's own head or 2 h block would: a block per part of the hour costs a series lookup
+    per block, and five made the instant queries twice and the range queries five times as
+    dear); JSON lines for VictoriaMetrics, 100 nodes a file. Yields (path, samples in it)."""
     scenarios = {s: Scenario(series, t0, samples) for s, series in lines_of.items()}
     path = os.path.join(scratch, "chunk")
     if engine == "prometheus":
@@ -276,7 +278,7 @@ def chunks(engine, scratch, nodes, plants, lines_of, t0, samples):
                                                            node_class(node)))
                       for name, labels in sc.sparse]
             formats.append((head + body, sc, node_class(node), sparse))
-        steps = 20 * 60 // STEP_S
+        steps = samples
         for first in range(0, samples, steps):
             count = 0
             with open(path, "w", buffering=1 << 22) as out:
@@ -318,10 +320,11 @@ def chunks(engine, scratch, nodes, plants, lines_of, t0, samples):
 
 
 def shm_or(fallback):
-    """/dev/shm when it has room for a chunk (4 GiB at 1000 nodes), else `fallback`."""
+    """/dev/shm when it has room for a chunk (VictoriaMetrics' 100 nodes: 170 MiB), else
+    `fallback`."""
     try:
         st = os.statvfs("/dev/shm")
-        if st.f_bavail * st.f_frsize > 8 << 30:
+        if st.f_bavail * st.f_frsize > 2 << 30:
             return "/dev/shm"
     except OSError:
         pass
@@ -388,11 +391,28 @@ def load(work, engine, data, nodes, at):
     return url, proc, writing, loading, samples
 
 
-def run_fleet(binary, url, extra):
-    started = time.monotonic()
-    r = subprocess.run([binary, "fleet", "--prometheus", url, "--range", "1h", "--timeout", "120s"] + extra,
-                       capture_output=True, text=True)
-    return time.monotonic() - started, r
+def cpu_seconds(pid):
+    """utime + stime of a process so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Run:
+    """One `gpuclk fleet`: its wall time, the CPU the server and it spent, its answer."""
+
+    def __init__(self, binary, url, server_pid, extra):
+        server = cpu_seconds(server_pid)
+        mine = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
+        self.result = subprocess.run([binary, "fleet", "--prometheus", url, "--range", "1h",
+                                      "--timeout", "300s"] + extra, capture_output=True, text=True)
+        self.wall = time.monotonic() - started
+        self.server_cpu = cpu_seconds(server_pid) - server
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.fleet_cpu = after.ru_utime + after.ru_stime - mine.ru_utime - mine.ru_stime
+
+    def text(self):
+        return f"{self.wall:.2f} s (server CPU {self.server_cpu:.1f} s, fleet CPU {self.fleet_cpu:.1f} s)"
 
 
 def planted_gpus(path):
@@ -446,13 +466,15 @@ def main():
         for proc in work.procs:
             proc.terminate()
         print(f"captured {scrapes} scrapes of {len(scenarios)} scenario(s) in {time.monotonic() - t:.0f} s")
-        # The hour up to now; fleet asks about it as it was then (--at), however long the load.
+        # An hour of the past that one 2 h block holds (promtool cuts blocks at multiples of 2 h);
+        # fleet asks about it as it was at its end (--at), however long the load took.
         samples = HOUR_S // STEP_S + 1
-        t0 = int(time.time()) - HOUR_S
+        t0 = (int(time.time()) // 7200 - 2) * 7200 + 1800
         at = ["--at", str(t0 + HOUR_S)]
         lines_of = {s: timeline(c, samples) for s, c in zip(scenarios, captured)}
         per_node = len(lines_of[HEALTHY]) + 1
-        scratch = tempfile.mkdtemp(prefix="gpuclk-fleet-scale.", dir=shm_or(work.dir))
+        scratch = tempfile.mkdtemp(prefix="gpuclk-fleet-scale.",
+                                   dir=work.dir if args.engine == "prometheus" else shm_or(work.dir))
         try:
             data = chunks(args.engine, scratch, args.nodes, args.plants, lines_of, t0, samples)
             url, engine, writing, loading, count = load(work, args.engine, data, args.nodes, t0 + HOUR_S)
@@ -461,26 +483,30 @@ def main():
         print(f"{args.nodes * per_node} series ({per_node} a node), {count} samples: written in "
               f"{writing:.0f} s, loaded into {args.engine} in {loading:.0f} s")
 
-        times = []
+        load_average = os.getloadavg()[0]
+        runs = []
         for _ in range(3):
-            took, r = run_fleet(binary, url, at + ["--format", "json"])
-            times.append(took)
+            runs.append(Run(binary, url, engine.pid, at + ["--format", "json"]))
+            r = runs[-1].result
             if r.returncode not in (0, 10, 11):
                 sys.exit(f"fleet_scale: gpuclk fleet exited {r.returncode}: {r.stderr.strip()}")
         answer = json.loads(r.stdout)
         print(f"fleet --range 1h: {len(answer['gpus'])} GPUs, {len(answer['nodes'])} nodes, "
               f"{len(answer['findings'])} findings, exit {r.returncode}, answered in "
-              + ", ".join(f"{s:.2f}" for s in times) + " s")
+              + "; ".join(run.text() for run in runs) + f"; load average {load_average:.1f} on "
+              f"{os.cpu_count()} CPUs")
         job_node = min(args.plants) if args.plants else 0
         job = str(1000 + job_node // NODES_PER_JOB)
-        took, jr = run_fleet(binary, url, at + ["--job", job, "--format", "json"])
+        job_run = Run(binary, url, engine.pid, at + ["--job", job, "--format", "json"])
+        jr = job_run.result
         if jr.returncode not in (0, 10, 11):
             sys.exit(f"fleet_scale: gpuclk fleet --job {job} exited {jr.returncode}: {jr.stderr.strip()}")
         ja = json.loads(jr.stdout)
         stragglers = [f"{f['instance']} GPU {f['gpus'][0]}" for f in ja["findings"] if f["rule"] == "straggler"]
         print(f"fleet --job {job}: {ja['job']['gpus']} GPUs on {ja['job']['nodes']} nodes, "
               f"{ja['job']['energy_j'] / 1e6:.1f} MJ, {ja['job']['gpu_hours']:.1f} GPU-hours, straggler "
-              f"{', '.join(stragglers) or 'none'}, exit {jr.returncode}, answered in {took:.2f} s")
+              f"{', '.join(stragglers) or 'none'}, exit {jr.returncode}, answered in {job_run.text()}")
+        times = [run.wall for run in runs]
         rss = rss_mib(engine.pid)
         found, extra = judge(answer["findings"], args.plants)
         print(f"fleet_scale: {args.nodes} nodes, {len(answer['gpus'])} GPUs, engine {args.engine}, "

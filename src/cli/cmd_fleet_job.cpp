@@ -27,17 +27,12 @@ output::Value or_na(const std::optional<double>& v, const char* unit, int precis
   return v ? output::number(*v, unit, precision) : output::na();
 }
 
-// The reasons that hold clocks back (not gpu_idle, not the application-clock setting), in the
-// order they are shown.
-constexpr const char* kHeld[] = {"sw_power_cap", "sw_thermal_slowdown", "hw_thermal_slowdown",
-                                 "hw_slowdown", "hw_power_brake_slowdown"};
-
 // "sw_power_cap 3420 s, sw_thermal_slowdown 180 s"; "-" when none held it a second.
 std::string held_text(const fleet::GpuState* g, long range_s) {
   std::string out;
   if (!g) return "-";
-  for (const auto* reason : kHeld) {
-    const auto it = g->reason_fraction.find(reason);
+  for (const auto reason : fleet::kLimitingReasons) {
+    const auto it = g->reason_fraction.find(std::string(reason));
     if (it == g->reason_fraction.end()) continue;
     const double seconds = it->second * static_cast<double>(range_s);
     if (seconds < 1) continue;

@@ -150,30 +150,26 @@ FleetFinding straggler(const Member& me, const std::vector<const GpuState*>& pee
 
 }  // namespace
 
-std::vector<JobGpu> job_gpus(const Snapshot& snap, const std::string& key) {
+std::map<std::string, std::vector<JobGpu>> jobs_of(const Snapshot& snap) {
   std::map<std::pair<std::string, unsigned>, const GpuState*> by_key;
   for (const auto& g : snap.gpus) by_key[{g.instance, g.index}] = &g;
-  std::vector<JobGpu> out;
+  std::map<std::string, std::vector<JobGpu>> out;
   for (const auto& u : snap.jobs) {
-    if (u.job != key) continue;
     const auto it = by_key.find({u.instance, u.index});
-    out.push_back({&u, it == by_key.end() ? nullptr : it->second});
+    out[u.job].push_back({&u, it == by_key.end() ? nullptr : it->second});
   }
   return out;
 }
 
-std::vector<std::string> job_keys(const Snapshot& snap) {
-  std::vector<std::string> keys;
-  for (const auto& u : snap.jobs) keys.push_back(u.job);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  return keys;
+std::vector<JobGpu> job_gpus(const Snapshot& snap, const std::string& key) {
+  auto all = jobs_of(snap);
+  const auto it = all.find(key);
+  return it == all.end() ? std::vector<JobGpu>{} : std::move(it->second);
 }
 
 void job_stragglers(const Snapshot& snap, const Thresholds& t, const std::set<std::string>& scraped,
                     std::vector<FleetFinding>& out) {
-  for (const auto& key : job_keys(snap)) {
-    const auto all = job_gpus(snap, key);
+  for (const auto& [key, all] : jobs_of(snap)) {
     if (all.size() < 2) continue;  // a job on one GPU has no peers
     std::set<std::string> nodes;
     std::map<std::string, std::vector<Member>> of_model;  // usable GPUs, by model

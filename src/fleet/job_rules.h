@@ -4,6 +4,7 @@
 // are each other's peers: a GPU no job used, or used by another job, is never compared with it.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,8 +24,8 @@ struct JobGpu {
 // The GPUs of job `key` ("slurm:1234", "pod:UID") in `snap`, by instance and index.
 std::vector<JobGpu> job_gpus(const Snapshot& snap, const std::string& key);
 
-// Every job of `snap` (its key), in key order.
-std::vector<std::string> job_keys(const Snapshot& snap);
+// Every job of `snap` by its key, with its GPUs.
+std::map<std::string, std::vector<JobGpu>> jobs_of(const Snapshot& snap);
 
 // The straggler of each job of two GPUs or more (on `scraped` nodes): one whose median SM
 // clock over the range is below `straggler_ratio` of its busy peers' (of its model), or whose

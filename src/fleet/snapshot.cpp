@@ -44,11 +44,11 @@ std::vector<unsigned> gpu_list(const std::string& text) {
 
 // The families whose latest value fleet reads (one query: collect_now).
 constexpr std::string_view kNow[] = {
-    F::sm_clock.metric,        F::power.metric,       F::gpu_temperature.metric,
-    F::gpu_utilization.metric, F::memory_used.metric, S::gpu_lost,
-    S::max_sm_clock,           S::power_limit,        S::app_sm_clock,
-    S::app_memory_clock,       S::persistence_mode,   S::locked_clocks,
-    S::locked_clock_min,       S::locked_clock_max};
+    F::sm_clock.metric,    F::power.metric,  F::gpu_temperature.metric,
+    F::memory_used.metric, S::gpu_lost,      S::max_sm_clock,
+    S::power_limit,        S::app_sm_clock,  S::app_memory_clock,
+    S::persistence_mode,   S::locked_clocks, S::locked_clock_min,
+    S::locked_clock_max};
 
 // Every GPU an answer names, by (instance, index), made on first sight.
 struct GpuOf {
@@ -198,8 +198,6 @@ void apply_now(const std::vector<Sample>& answer, GpuOf& gpu) {
       g->persistence_mode = v != 0;
     else if (name == F::gpu_temperature.metric)
       g->temperature_c = v;
-    else if (name == F::gpu_utilization.metric)
-      g->utilization = v;
     else if (name == F::memory_used.metric)
       g->memory_used_bytes = v;
     else if (s.label("domain") == "sm") {
@@ -238,7 +236,9 @@ void collect_now(Batch& batch, const std::string& selector, GpuOf& gpu) {
             });
   std::string regex;
   for (const auto n : kNow) regex += fmt::format("{}{}", regex.empty() ? "" : "|", n);
-  batch.add("max by (__name__, instance, gpu, domain) (" + series_matching(regex, selector) + ")",
+  // (gpuclk's memory clock locks are not shown: their series are left out.)
+  batch.add("max by (__name__, instance, gpu, domain) (" +
+                series_matching(regex, merged(selector, "domain!=\"memory\"")) + ")",
             [&gpu](const std::vector<Sample>& answer) { apply_now(answer, gpu); });
 }
 
@@ -246,8 +246,13 @@ void collect_now(Batch& batch, const std::string& selector, GpuOf& gpu) {
 // that were), its median SM clock (and 5th percentile), mean power and utilization.
 void collect_range(Batch& batch, const std::string& selector, const std::string& range, bool p5,
                    GpuOf& gpu) {
+  std::string limiting;
+  for (const auto r : kLimitingReasons)
+    limiting += fmt::format("{}{}", limiting.empty() ? "" : "|", r);
   batch.add("sum by (instance, gpu, reason) (avg_over_time(" +
-                series(std::string(S::clock_event_reason), selector) + range + ")) > 0",
+                merged(selector, "__name__=\"" + std::string(S::clock_event_reason) +
+                                     "\",reason=~\"" + limiting + "\"") +
+                range + ")) > 0",
             [&gpu](const std::vector<Sample>& answer) {
               for (const auto& s : answer)
                 if (auto* g = gpu(s)) g->reason_fraction[s.label("reason")] = s.value;
@@ -340,8 +345,8 @@ std::vector<SeriesRead> series_read() {
   std::vector<SeriesRead> out;
   for (const auto n : kNow)
     out.push_back({n, n != S::locked_clock_min && n != S::locked_clock_max});
-  for (const auto n : {S::gpu_info, S::clock_event_reason, F::energy.metric, S::finding,
-                       S::gpu_job_seconds, S::gpu_job_energy})
+  for (const auto n : {F::gpu_utilization.metric, S::gpu_info, S::clock_event_reason,
+                       F::energy.metric, S::finding, S::gpu_job_seconds, S::gpu_job_energy})
     out.push_back({n, true});
   for (const auto n : {S::gpu_pod_seconds, S::gpu_pod_energy}) out.push_back({n, false});
   return out;

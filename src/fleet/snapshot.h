@@ -21,7 +21,7 @@ struct GpuState {
   // Now (the latest sample Prometheus holds).
   std::optional<double> sm_clock_mhz, max_sm_clock_mhz, power_w, power_limit_w;
   std::optional<double> app_sm_clock_mhz, app_memory_clock_mhz, temperature_c;
-  std::optional<double> utilization, memory_used_bytes;
+  std::optional<double> memory_used_bytes;
   std::optional<bool> persistence_mode;
   // gpuclk's clock lock (from the node's journal): "unlocked", "1410-1755 MHz", "locked" (to a
   // symbolic bound); nullopt when the node does not export it.
@@ -29,9 +29,16 @@ struct GpuState {
   bool lost = false;
   // Over the range.
   std::optional<double> sm_clock_median_mhz, power_avg_w, utilization_avg;
-  std::optional<double> sm_clock_p5_mhz;          // collected for a job's view only
-  std::map<std::string, double> reason_fraction;  // clock event reason → fraction of the range
+  std::optional<double> sm_clock_p5_mhz;  // collected for a job's view only
+  // Clock event reason (of kLimitingReasons) → fraction of the range it was active.
+  std::map<std::string, double> reason_fraction;
 };
+
+// The clock event reasons that hold clocks back, the ones fleet asks for over the range (not
+// gpu_idle, nor the settings' applications_clocks_setting: settings_differ covers settings).
+inline constexpr std::string_view kLimitingReasons[] = {"sw_power_cap", "sw_thermal_slowdown",
+                                                        "hw_thermal_slowdown", "hw_slowdown",
+                                                        "hw_power_brake_slowdown"};
 
 // What one job (a Slurm job, a Kubernetes pod) used of one GPU over the range, from the node's
 // attribution (`gpuclk_gpu_slurm_job_*`, `gpuclk_gpu_pod_*`; docs/attribution.md).
