@@ -48,8 +48,9 @@ void usage_series(Families& f, std::string_view energy, std::string_view seconds
 }  // namespace
 
 void add_attribution_series(Families& f, const AttributionView& view,
-                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now) {
-  for (std::size_t i = 0; i < view.gpus.size() && i < gpu_labels.size(); ++i) {
+                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now,
+                            bool gpu_books) {
+  for (std::size_t i = 0; gpu_books && i < view.gpus.size() && i < gpu_labels.size(); ++i) {
     const GpuBooks& b = view.gpus[i];
     f.counter("gpuclk_gpu_idle_energy_joules_total",
               "Energy of the GPU while no process was on it (since the service started)",

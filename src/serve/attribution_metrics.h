@@ -14,9 +14,11 @@ namespace gpuclk::serve {
 
 inline constexpr std::chrono::minutes kOwnerSeriesKept{10};
 
-// `gpu_labels`: each GPU position's rendered labels (empty: no per-GPU series, as /metrics
-// leaves them out without --metrics-detail attribution); `now`: the sampler's time.
+// `gpu_labels`: each GPU position's rendered labels; `now`: the sampler's time; `gpu_books`: each
+// GPU's energy books (idle, split, unattributed, processes), which /metrics leaves out without
+// --metrics-detail attribution. Each job's and pod's series per GPU come regardless (fleet --job).
 void add_attribution_series(Families& f, const attribution::AttributionView& view,
-                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now);
+                            const std::vector<Labels>& gpu_labels, telemetry::TimePoint now,
+                            bool gpu_books = true);
 
 }  // namespace gpuclk::serve

@@ -252,10 +252,10 @@ class Build {
           f_.gauge(s.name, s.help, labels, s.value);
       }
     }
-    // Without the GPUs' labels the attribution writes no per-GPU series.
+    // Each GPU's energy books only with --metrics-detail attribution; each job's and pod's
+    // series per GPU always (fleet --job reads them; they exist only while a job runs).
     if (const attribution::Attribution* a = service_.attribution())
-      add_attribution_series(f_, a->view(), detail_.attribution ? labels_ : std::vector<Labels>{},
-                             snap.time);
+      add_attribution_series(f_, a->view(), labels_, snap.time, detail_.attribution);
   }
 
  private:
