@@ -66,7 +66,7 @@ int run_clocks(Context& ctx) {
     for (std::size_t i = 0; i < view.gpus.size(); ++i) {
       const auto& key = view.gpus[i];
       auto& row = view.rows.at(i);
-      gpu_views.push_back({key.index, key.uuid, row.name, std::move(row.settings)});
+      gpu_views.push_back({key.index, key.uuid, row.name, row.settings});
       trees.push_back(std::move(row.tree));
     }
     selected = ctx.select_from(view.gpus);

@@ -44,6 +44,7 @@ class DelegatedWriter : public control::SettingsWriter {
 
   control::ChangeReport restore(const std::vector<Previous>& gpus, const std::string&) override {
     std::vector<unsigned> indexes;
+    indexes.reserve(gpus.size());
     for (const auto& p : gpus) indexes.push_back(p.gpu->index());
     return client_.restore(indexes).report;
   }

@@ -330,14 +330,15 @@ ProcessesAnswer processes_from_json(const json& a) {
   p.gpus = keys_of(a.at("gpus"));
   p.view = attribution_from_json(a, kAnswerTime);
   p.interval_s = a.value("interval_s", 1.0);
-  p.document = a;
-  p.document.erase("v");
-  p.document.erase("ok");
+  p.text = a.dump();
   return p;
 }
 
 json ProcessesAnswer::processes_document(const std::set<unsigned>& indexes, bool ended_too) const {
-  json j = document;
+  // The text is what the service sent, parsed and written again: the same values, doubles too.
+  json j = json::parse(text);
+  j.erase("v");
+  j.erase("ok");
   auto& processes = j["processes"];
   processes.erase(std::remove_if(processes.begin(), processes.end(),
                                  [&](const json& p) {
@@ -349,8 +350,9 @@ json ProcessesAnswer::processes_document(const std::set<unsigned>& indexes, bool
 }
 
 json ProcessesAnswer::owner_document() const {
-  json j = document.at("owners").at(0);
-  j["processes"] = document.at("processes");
+  const auto answer = json::parse(text);
+  json j = answer.at("owners").at(0);
+  j["processes"] = answer.at("processes");
   return j;
 }
 

@@ -149,10 +149,12 @@ struct ProcessesAnswer {
   std::vector<gpu::DeviceKey> gpus;
   attribution::AttributionView view;  // times relative to kAnswerTime
   double interval_s = 1.0;            // the time resolution of the figures
-  nlohmann::json document;            // the answer as the service sent it, less "v" and "ok"
+  // The answer as the service sent it (its JSON text: a json member here would make this
+  // struct's destructor one that may throw, for clang-tidy).
+  std::string text;
 
-  // The answer as `gpuclk ps --format json` prints it: the processes of the GPUs with these
-  // `indexes`, and the ended ones only with `ended_too`.
+  // The answer as `gpuclk ps --format json` prints it, less "v" and "ok": the processes of the
+  // GPUs with these `indexes`, and the ended ones only with `ended_too`.
   nlohmann::json processes_document(const std::set<unsigned>& indexes, bool ended_too) const;
   // The answer to a request for one owner as `gpuclk stat --job` prints it: its entry in
   // "owners", with "processes".

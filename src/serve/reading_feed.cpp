@@ -110,7 +110,7 @@ Readings readings_of(StreamLine line) {
     g.info.index = j.key.index;
     g.info.uuid = std::move(j.key.uuid);
     g.health.lost = j.health.lost;
-    g.fast = std::move(j.fast);
+    g.fast = j.fast;
     g.slow = std::move(j.slow);
     g.previous_slow = std::move(j.previous_slow);
     r.gpus.push_back(std::move(g));

@@ -124,7 +124,7 @@ Frame ServiceFeed::frame(telemetry::Duration history, std::size_t graphed) {
     g.memory_total = memory_total_[i];
     g.health.lost = j.lost;
     g.health.read_errors = j.read_errors;
-    g.fast = std::move(j.fast);
+    g.fast = j.fast;
     g.slow = std::move(j.slow);
     if (history_ && i == graphed) {
       // Asked up to a second ago: shift to this frame's time base.

@@ -129,9 +129,10 @@ TEST_F(serve_client_test, typed_requests_answer_for_the_gpus_asked) {
 
         const auto processes = client->processes();
         ASSERT_EQ(processes.gpus.size(), 4u);
-        EXPECT_FALSE(processes.document.contains("ok"));
-        EXPECT_TRUE(processes.document.contains("owners"));
-        EXPECT_TRUE(processes.processes_document({3}, true).at("processes").is_array());
+        const auto document = processes.processes_document({3}, true);
+        EXPECT_FALSE(document.contains("ok"));
+        EXPECT_TRUE(document.contains("owners"));
+        for (const auto& p : document.at("processes")) EXPECT_EQ(p.at("gpu"), 3);
         try {
           client->processes(std::string("slurm:999999"));
           ADD_FAILURE() << "an owner the service never saw was answered";
