@@ -92,6 +92,7 @@ void apply_requests(control::SettingsWriter& writer, const std::string& command,
                     const std::function<control::Request(gpu::Device&)>& request_of,
                     std::set<std::string>* written = nullptr) {
   std::vector<control::GpuCheck> checks;
+  checks.reserve(gpus.size());
   for (auto* g : gpus) checks.push_back({request_of(*g), control::facts_of(*g)});
   const auto checked = control::validate_all(checks, false);
   std::vector<control::SettingsWriter::Target> targets;

@@ -266,7 +266,7 @@ CheckedGpus validate_all(const std::vector<GpuCheck>& gpus, bool snap) {
     problems.insert(problems.end(), checked.problems.begin(), checked.problems.end());
     for (const auto& n : checked.notes)
       out.notes.push_back(fmt::format("GPU {}: {}", gpu.facts.index, n));
-    out.targets.push_back(std::move(checked.target));
+    out.targets.push_back(checked.target);
   }
   if (!problems.empty()) throw_problems(problems);
   return out;

@@ -375,7 +375,7 @@ void SocketServer::loop() {
   std::list<Connection> clients;
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
-  std::vector<char> buffer(64 * 1024);
+  std::vector<char> buffer(std::size_t{64} * 1024);
   while (running_) {
     fds.clear();
     owners.clear();
