@@ -156,7 +156,9 @@ TEST(telemetry_field_table_test, nvlink_rows_are_unique_counters) {
     // Error rows carry a type label and no dmon column; the data rows a rate column each.
     EXPECT_EQ(f.error, !f.label_value.empty());
     EXPECT_EQ(f.error, f.dmon_column.empty());
-    if (!f.dmon_column.empty()) EXPECT_TRUE(columns.insert(f.dmon_column).second);
+    if (!f.dmon_column.empty()) {
+      EXPECT_TRUE(columns.insert(f.dmon_column).second);
+    }
     ASSERT_TRUE(f.reading(c).optional().has_value());
     EXPECT_TRUE(read.insert(*f.reading(c).optional()).second) << "two rows read one counter";
   }
