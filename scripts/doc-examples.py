@@ -436,19 +436,31 @@ class Runner:
         return lines
 
     def close(self):
+        """Ends the block's shell and what it left running (its process group: the background
+        commands), SIGTERM first, SIGKILL for what still runs 3 s later."""
         try:
             self.shell.stdin.close()
         except OSError:
             pass
+        group = self.shell.pid  # a session of its own: the group is the shell's and its jobs'
         try:
-            os.killpg(self.shell.pid, signal.SIGTERM)
+            os.killpg(group, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        try:
-            self.shell.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.shell.pid, signal.SIGKILL)
-            self.shell.wait()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            self.shell.poll()
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.shell.wait()
         self.errlog.close()
 
 
