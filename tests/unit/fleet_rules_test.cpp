@@ -27,7 +27,7 @@ Snapshot healthy(int nodes) {
       g.app_memory_clock_mhz = 2619;
       g.persistence_mode = true;
       g.sm_clock_lock = "unlocked";
-      g.utilization = g.utilization_avg = 1.0;
+      g.utilization_avg = 1.0;
       g.memory_used_bytes = 40e9;
       g.reason_fraction = {{"sw_power_cap", 0.2}, {"gpu_idle", 0.0}};
       s.gpus.push_back(g);
