@@ -114,18 +114,6 @@ Value violation_percent(const RowInput& in, bool thermal, bool as_flag) {
   return output::integer(std::llround(std::clamp(fraction, 0.0, 1.0) * 100));
 }
 
-// The column of an NVLink counter's rate between the last two slow reads, every link (MB/s:
-// MiB, as dmon's PCIe columns).
-std::pair<DmonColumn, Cell> column(const telemetry::NvLinkField& f) {
-  return {{std::string(f.dmon_column), std::string(f.dmon_unit), std::string(f.query)},
-          [&f](const RowInput& in) {
-            const auto& a = in.gpu.previous_slow;
-            const auto& b = in.gpu.slow;
-            const auto rate = a && b ? telemetry::nvlink_rate(*a, *b, {f}) : std::nullopt;
-            return rate ? output::integer(std::llround(*rate * f.dmon_scale)) : output::na();
-          }};
-}
-
 // As `gpuclk query --fields clocks_event_reasons.active` (nvidia-smi's hex bitmask).
 Value reason_bitmask(const std::optional<gpu::ClockReasons>& r) {
   return r ? output::text(fmt::format("0x{:016X}", r->bits())) : output::na();
@@ -175,8 +163,8 @@ const std::vector<Group>& groups() {
       {'t', "PCIe throughput", {Field::pcie_throughput}, {column(F::pcie_rx), column(F::pcie_tx)}},
       {'n',
        "NVLink throughput, every link (gpuclk)",
-       {Field::nvlink},
-       {column(F::nvlink_rx), column(F::nvlink_tx)}},
+       {Field::nvlink, Field::nvlink_throughput},
+       {column(F::nvlink_rx_rate), column(F::nvlink_tx_rate)}},
       {'r',
        "clock event reasons (gpuclk)",
        {Field::clock_reasons},

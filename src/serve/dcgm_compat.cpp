@@ -25,7 +25,6 @@ struct GpuView {
   const GpuFacts* fact = nullptr;
   const telemetry::FastSample* fast = nullptr;  // null: not sampled yet, or lost
   const telemetry::SlowSample* slow = nullptr;
-  const telemetry::SlowSample* previous_slow = nullptr;
   const gpu::StatusSnapshot* status = nullptr;  // null: no state yet, or the GPU is unavailable
   std::optional<std::uint64_t> last_xid;        // since gpuclk serve started
   bool xid_watched = false;                     // Xid events of this GPU reach the service
@@ -81,15 +80,13 @@ Value memory_mib(const GpuView& v, bool free) {
   return std::floor(bytes / kMebibyte);
 }
 
-// NVLink data sent and received by all links of the GPU between the last two slow samples, in
-// MB/s (10^6 bytes): the newest default-counters.csv's gauge. None without NVLink counters, on
-// the first sample, or when a counter went back (the driver was reloaded).
+// NVLink data sent and received by all links of the GPU between the last two reads of the links'
+// data counters (every slow sample while a dmon streams them, else every minute), in MB/s (10^6
+// bytes): the newest default-counters.csv's gauge. None without NVLink counters, before the
+// second read, or when a counter went back (the driver was reloaded).
 Value nvlink_throughput(const GpuView& v) {
-  if (!v.slow || !v.previous_slow) return std::nullopt;
-  namespace F = telemetry::fields;
-  const auto rate = telemetry::nvlink_rate(*v.previous_slow, *v.slow, {F::nvlink_tx, F::nvlink_rx});
-  if (!rate) return std::nullopt;
-  return *rate / 1e6;
+  if (!v.slow || !v.slow->nvlink_rx_rate || !v.slow->nvlink_tx_rate) return std::nullopt;
+  return (v.slow->nvlink_tx_rate->value() + v.slow->nvlink_rx_rate->value()) / 1e6;
 }
 
 using telemetry::FastSample;
@@ -339,7 +336,6 @@ void append_dcgm_compat(std::string& out, MetricsCompat compat, const Service& s
       const auto& g = snapshot.gpus[i];
       v.fast = g.fast ? &*g.fast : nullptr;
       v.slow = g.slow ? &*g.slow : nullptr;
-      v.previous_slow = g.previous_slow ? &*g.previous_slow : nullptr;
     }
     if (state && i < state->status.size() && state->status[i].unavailable_code == 0)
       v.status = &state->status[i];

@@ -135,7 +135,7 @@ class Build {
   void slow(std::size_t i, const telemetry::SlowSample& s) {
     const Labels& gpu = labels_[i];
     telemetry::for_each_slow_field([&](const auto& field) {
-      if (const auto& v = s.*field.member; v && shown(field))
+      if (const auto& v = s.*field.member; v && !field.metric.empty() && shown(field))
         series(field.metric, field.help, field.kind, gpu, field.label_name, field.label_value,
                telemetry::number_of(*v));
     });

@@ -257,6 +257,7 @@ json to_json(const telemetry::SlowSample& s, telemetry::TimePoint now) {
     }
     j["nvlinks"] = std::move(links);
     if (!s.nvlink_errors_fresh) j["nvlink_errors_cached"] = true;
+    if (!s.nvlink_data_fresh) j["nvlink_data_cached"] = true;
   }
   return j;
 }
@@ -320,6 +321,8 @@ telemetry::SlowSample slow_sample_from_json(const json& j, telemetry::TimePoint 
     }
     if (auto c = j.find("nvlink_errors_cached"); c != j.end() && c->is_boolean())
       s.nvlink_errors_fresh = !c->get<bool>();
+    if (auto c = j.find("nvlink_data_cached"); c != j.end() && c->is_boolean())
+      s.nvlink_data_fresh = !c->get<bool>();
   }
   return s;
 }

@@ -34,10 +34,13 @@ namespace gpuclk::serve {
 
 // The fields the service reads only while a stream asks for them (dmon's extra columns): media
 // utilization and BAR1/protected memory are four and two more reads per tick, PCIe throughput
-// 2 × 20 ms per slow read.
+// 2 × 20 ms per slow read, the NVLink data counters one field-value call per slow read (dmon -s
+// n; else the device source reads them with the error counters, each minute: issue 45's cost on
+// NVLink hosts).
 inline constexpr telemetry::FieldSet kStreamOnDemand{
     telemetry::Field::bar1_used, telemetry::Field::protected_memory_used,
-    telemetry::Field::media_utilization, telemetry::Field::pcie_throughput};
+    telemetry::Field::media_utilization, telemetry::Field::pcie_throughput,
+    telemetry::Field::nvlink_throughput};
 
 // What the open streams want of the sampler: each on-demand field while a stream asks for it,
 // and the slow tier every second while any stream is open (else every counters_every seconds).

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpu/device.h"
@@ -130,7 +132,7 @@ class DeviceSource final : public GpuSource {
     }
     if (f.has(Field::pcie_replay))
       s.pcie_replay = keep(device_.pcie_replay_errors(), o, "pcie.replay");
-    if (f.has(Field::nvlink)) read_nvlink(s, o);
+    if (f.has(Field::nvlink)) read_nvlink(s, o, f.has(Field::nvlink_throughput));
     if (f.has(Field::processes)) read_processes(s, o);
     if (f.has(Field::pcie_throughput)) {
       auto t = device_.pcie_throughput();
@@ -144,16 +146,26 @@ class DeviceSource final : public GpuSource {
   }
 
  private:
-  // State and data counters every slow tick; the DL error counters every nvlink_error_period_ of
-  // the sampler's clock (in between, the last values read): they cost ~134 ms per H100 with 18
-  // links, and doctor wants their rate over minutes, not seconds. The first tick reads them.
-  void read_nvlink(SlowSample& s, ReadOutcome& o) {
+  // The links' state every slow tick; the DL error counters every nvlink_error_period_ of the
+  // sampler's clock (in between, the last values read): they cost ~134 ms per H100 with 18 links,
+  // and doctor wants their rate over minutes, not seconds. The data counters (one field-value
+  // call, ~260 µs on an H200) every tick with Field::nvlink_throughput (dmon -s n), else with the
+  // error counters; their rate over the last two reads stays in the samples between reads. The
+  // first tick reads everything, the second the data counters again (a rate from the start).
+  void read_nvlink(SlowSample& s, ReadOutcome& o, bool data_every_tick) {
     const bool errors = !nvlink_errors_at_ || s.time - *nvlink_errors_at_ >= nvlink_error_period_;
     if (errors) nvlink_errors_at_ = s.time;
+    // The first two ticks read them too, so a rate is there from the start.
+    const bool data = errors || data_every_tick || data_reads_ < 2;
+    if (data) ++data_reads_;
     s.nvlink_errors_fresh = errors;
-    const auto counters =
-        device_.nvlink_counters(errors ? gpu::NvLinkRead::all : gpu::NvLinkRead::data);
+    s.nvlink_data_fresh = data;
+    auto what = gpu::NvLinkRead::state;
+    if (errors) what = what | gpu::NvLinkRead::errors;
+    if (data) what = what | gpu::NvLinkRead::data;
+    const auto counters = device_.nvlink_counters(what);
     if (errors) nvlink_errors_.assign(counters.size(), {});
+    if (data) nvlink_data_.nvlinks.assign(counters.size(), {});
     for (std::size_t k = 0; k < counters.size(); ++k) {
       const auto& c = counters[k];
       NvLinkSample l;
@@ -161,15 +173,30 @@ class DeviceSource final : public GpuSource {
       l.active = keep(c.active, o, "nvlink.state");
       // The rows' names are literals: .data() is a terminated string that outlives the outcome.
       for (const auto& row : fields::kNvLink) {
-        if (!row.error) {
-          l.*row.member = keep(row.reading(c), o, row.query.data());
-          continue;
-        }
-        if (errors) nvlink_errors_[k].*row.member = keep(row.reading(c), o, row.query.data());
-        if (k < nvlink_errors_.size()) l.*row.member = nvlink_errors_[k].*row.member;
+        const bool read = row.error ? errors : data;
+        auto& kept = row.error ? nvlink_errors_ : nvlink_data_.nvlinks;
+        if (read) kept[k].*row.member = keep(row.reading(c), o, row.query.data());
+        if (k < kept.size()) l.*row.member = kept[k].*row.member;
       }
       s.nvlinks.push_back(l);
     }
+    if (data) {
+      nvlink_data_.time = s.time;
+      if (nvlink_data_before_) {
+        s.nvlink_rx_rate = rate(*nvlink_data_before_, nvlink_data_, fields::nvlink_rx);
+        s.nvlink_tx_rate = rate(*nvlink_data_before_, nvlink_data_, fields::nvlink_tx);
+      }
+      nvlink_data_before_ = nvlink_data_;
+      nvlink_rates_ = {s.nvlink_rx_rate, s.nvlink_tx_rate};
+    } else {
+      std::tie(s.nvlink_rx_rate, s.nvlink_tx_rate) = nvlink_rates_;
+    }
+  }
+
+  static std::optional<BytesPerSecond> rate(const SlowSample& before, const SlowSample& after,
+                                            const NvLinkField& row) {
+    const auto r = nvlink_rate(before, after, {row});
+    return r ? std::optional<BytesPerSecond>(BytesPerSecond(*r)) : std::nullopt;
   }
 
   // The process list, then the utilization samples newer than the newest seen so far (the first
@@ -214,7 +241,11 @@ class DeviceSource final : public GpuSource {
   TimePoint last_gpm_time_{};
   Duration nvlink_error_period_;
   std::optional<TimePoint> nvlink_errors_at_;
-  std::vector<NvLinkSample> nvlink_errors_;    // per link, the last DL error counters read
+  std::vector<NvLinkSample> nvlink_errors_;       // per link, the last DL error counters read
+  SlowSample nvlink_data_;                        // the last data counters read (links, time)
+  std::optional<SlowSample> nvlink_data_before_;  // the read before it, for the rate
+  std::pair<std::optional<BytesPerSecond>, std::optional<BytesPerSecond>> nvlink_rates_;
+  unsigned data_reads_ = 0;
   std::uint64_t process_samples_seen_us_ = 0;  // the newest utilization sample's time
 };
 

@@ -80,10 +80,7 @@ struct NvLinkField {
   const gpu::Reading<std::uint64_t>& (*reading)(const gpu::NvLinkCounters&);
   bool error;                    // a DL error counter (gpu::NvLinkRead::errors), else data
   std::string_view key;          // the protocol's key in a link's object: "replay", "tx_bytes"
-  std::string_view query;        // its name in read errors; for data, dmon's JSON key of the rate
-  std::string_view dmon_column;  // dmon's column of the rate, every link ("rxnvl"); "" for none
-  std::string_view dmon_unit;
-  double dmon_scale;             // dmon shows bytes per second times this (MiB/s)
+  std::string_view query;        // its name in read errors (query's, dmon's JSON key of the rate)
   std::string_view metric;       // the per-link Prometheus counter
   std::string_view label_value;  // its `type` label (the error counters' family); "" for none
   std::string_view help;
@@ -386,10 +383,39 @@ inline constexpr SlowField<BytesPerSecond> pcie_tx{
     .label_value = "",
     .help = "PCIe traffic out of the GPU"};
 
-// Every counter and rate, in the order /metrics shows the families.
-inline constexpr std::tuple kSlow{energy,        power_violation, thermal_violation,
-                                  ecc_corrected, ecc_uncorrected, pcie_replay,
-                                  pcie_rx,       pcie_tx};
+// The NVLink data rate of every link, between the last two reads of the links' data counters
+// (telemetry::nvlink_rate of the rows below): dmon's -s n columns; no gauge (/metrics has the
+// counters, gpuclk_gpu_nvlink_*_bytes_total).
+inline constexpr SlowField<BytesPerSecond> nvlink_rx_rate{.member = &SlowSample::nvlink_rx_rate,
+                                                          .tier = Field::nvlink,
+                                                          .key = "nvlink_rx_bytes_per_second",
+                                                          .query = "nvlink.rx",
+                                                          .dmon_column = "rxnvl",
+                                                          .dmon_unit = "MB/s",
+                                                          .dmon_scale = kMebibyte,
+                                                          .metric = "",
+                                                          .kind = MetricKind::gauge,
+                                                          .label_name = "",
+                                                          .label_value = "",
+                                                          .help = ""};
+inline constexpr SlowField<BytesPerSecond> nvlink_tx_rate{.member = &SlowSample::nvlink_tx_rate,
+                                                          .tier = Field::nvlink,
+                                                          .key = "nvlink_tx_bytes_per_second",
+                                                          .query = "nvlink.tx",
+                                                          .dmon_column = "txnvl",
+                                                          .dmon_unit = "MB/s",
+                                                          .dmon_scale = kMebibyte,
+                                                          .metric = "",
+                                                          .kind = MetricKind::gauge,
+                                                          .label_name = "",
+                                                          .label_value = "",
+                                                          .help = ""};
+
+// Every counter and rate, in the order /metrics shows the families (a row without a metric has
+// none).
+inline constexpr std::tuple kSlow{
+    energy,      power_violation, thermal_violation, ecc_corrected,  ecc_uncorrected,
+    pcie_replay, pcie_rx,         pcie_tx,           nvlink_rx_rate, nvlink_tx_rate};
 
 // The NVLink counters, in the order /metrics shows them (the link's state, NvLinkSample::active,
 // has a shape of its own: a bool).
@@ -407,9 +433,6 @@ inline constexpr NvLinkField nvlink_replay{.member = &NvLinkSample::replay,
                                            .error = true,
                                            .key = "replay",
                                            .query = "nvlink.errors.replay",
-                                           .dmon_column = "",
-                                           .dmon_unit = "",
-                                           .dmon_scale = 1,
                                            .metric = "gpuclk_nvlink_errors_total",
                                            .label_value = "replay",
                                            .help = kNvLinkErrorsHelp,
@@ -420,9 +443,6 @@ inline constexpr NvLinkField nvlink_recovery{.member = &NvLinkSample::recovery,
                                              .error = true,
                                              .key = "recovery",
                                              .query = "nvlink.errors.recovery",
-                                             .dmon_column = "",
-                                             .dmon_unit = "",
-                                             .dmon_scale = 1,
                                              .metric = "gpuclk_nvlink_errors_total",
                                              .label_value = "recovery",
                                              .help = kNvLinkErrorsHelp,
@@ -433,9 +453,6 @@ inline constexpr NvLinkField nvlink_crc{.member = &NvLinkSample::crc,
                                         .error = true,
                                         .key = "crc",
                                         .query = "nvlink.errors.crc",
-                                        .dmon_column = "",
-                                        .dmon_unit = "",
-                                        .dmon_scale = 1,
                                         .metric = "gpuclk_nvlink_errors_total",
                                         .label_value = "crc",
                                         .help = kNvLinkErrorsHelp,
@@ -446,9 +463,6 @@ inline constexpr NvLinkField nvlink_ecc{.member = &NvLinkSample::ecc,
                                         .error = true,
                                         .key = "ecc",
                                         .query = "nvlink.errors.ecc",
-                                        .dmon_column = "",
-                                        .dmon_unit = "",
-                                        .dmon_scale = 1,
                                         .metric = "gpuclk_nvlink_errors_total",
                                         .label_value = "ecc",
                                         .help = kNvLinkErrorsHelp,
@@ -462,9 +476,6 @@ inline constexpr NvLinkField nvlink_tx{
     .error = false,
     .key = "tx_bytes",
     .query = "nvlink.tx",
-    .dmon_column = "txnvl",
-    .dmon_unit = "MB/s",
-    .dmon_scale = kMebibyte,
     .metric = "gpuclk_nvlink_transmit_bytes_total",
     .label_value = "",
     .help = "NVLink data sent since the driver loaded",
@@ -478,9 +489,6 @@ inline constexpr NvLinkField nvlink_rx{
     .error = false,
     .key = "rx_bytes",
     .query = "nvlink.rx",
-    .dmon_column = "rxnvl",
-    .dmon_unit = "MB/s",
-    .dmon_scale = kMebibyte,
     .metric = "gpuclk_nvlink_receive_bytes_total",
     .label_value = "",
     .help = "NVLink data received since the driver loaded",
@@ -515,9 +523,10 @@ std::optional<std::uint64_t> link_sum(const std::vector<NvLinkSample>& links,
                                       const NvLinkField& row);
 
 // How fast the `rows` summed over every link grew from `before` to `after`, per second (bytes
-// per second for the data counters): the one NVLink rate dmon and the dcgm-exporter names show.
-// Empty when a row has no link with a value in either sample, when no time passed, or when the
-// sum went back (the driver was reloaded).
+// per second for the data counters): the one NVLink rate, which the device source keeps in each
+// slow sample (nvlink_rx_rate, nvlink_tx_rate) for dmon and the dcgm-exporter names. Empty when
+// a row has no link with a value in either sample, when no time passed, or when the sum went
+// back (the driver was reloaded).
 std::optional<double> nvlink_rate(const SlowSample& before, const SlowSample& after,
                                   std::initializer_list<NvLinkField> rows);
 

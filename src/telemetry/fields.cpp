@@ -49,6 +49,8 @@ std::string_view field_name(Field f) {
       return "nvlink";
     case Field::processes:
       return "processes";
+    case Field::nvlink_throughput:
+      return "nvlink_throughput";
     case Field::count:
       break;
   }

@@ -69,7 +69,7 @@ FastSample PackedFastSample::unpack() const {
 
 namespace {
 
-static_assert(sizeof(SlowSample) == 2 * sizeof(TimePoint) + 3 * sizeof(std::optional<double>) +
+static_assert(sizeof(SlowSample) == 2 * sizeof(TimePoint) + 5 * sizeof(std::optional<double>) +
                                         sizeof(std::optional<GpmActivity>) +
                                         3 * sizeof(std::optional<std::uint64_t>) +
                                         2 * sizeof(std::optional<std::chrono::nanoseconds>) +
@@ -99,6 +99,9 @@ enum SlowBit : unsigned {
   kThermalViolation,
   kNvLinkErrorsFresh,
   kProcesses,
+  kNvLinkDataFresh,
+  kNvLinkRxRate,
+  kNvLinkTxRate,
 };
 
 constexpr std::uint64_t bit(unsigned b) { return std::uint64_t{1} << b; }
@@ -196,6 +199,9 @@ PackedSlowSample::PackedSlowSample(const SlowSample& s) : time(s.time) {
   mark(s.thermal_violation.has_value(), kThermalViolation);
   mark(s.nvlink_errors_fresh, kNvLinkErrorsFresh);
   mark(s.processes.has_value(), kProcesses);
+  mark(s.nvlink_data_fresh, kNvLinkDataFresh);
+  mark(s.nvlink_rx_rate.has_value(), kNvLinkRxRate);
+  mark(s.nvlink_tx_rate.has_value(), kNvLinkTxRate);
 
   Writer w;
   w.varint(mask);
@@ -224,6 +230,8 @@ PackedSlowSample::PackedSlowSample(const SlowSample& s) : time(s.time) {
   if (s.pcie_replay) w.varint(*s.pcie_replay);
   if (s.power_violation) w.signed_varint(s.power_violation->count());
   if (s.thermal_violation) w.signed_varint(s.thermal_violation->count());
+  if (s.nvlink_rx_rate) w.number(s.nvlink_rx_rate->value());
+  if (s.nvlink_tx_rate) w.number(s.nvlink_tx_rate->value());
 
   w.varint(s.nvlinks.size());
   for (const NvLinkSample& link : s.nvlinks) {
@@ -283,7 +291,10 @@ SlowSample PackedSlowSample::unpack() const {
   if (has(kPcieReplay)) s.pcie_replay = r.varint();
   if (has(kPowerViolation)) s.power_violation = std::chrono::nanoseconds(r.signed_varint());
   if (has(kThermalViolation)) s.thermal_violation = std::chrono::nanoseconds(r.signed_varint());
+  if (has(kNvLinkRxRate)) s.nvlink_rx_rate = BytesPerSecond(r.number());
+  if (has(kNvLinkTxRate)) s.nvlink_tx_rate = BytesPerSecond(r.number());
   s.nvlink_errors_fresh = has(kNvLinkErrorsFresh);
+  s.nvlink_data_fresh = has(kNvLinkDataFresh);
 
   s.nvlinks.resize(r.varint());
   for (NvLinkSample& link : s.nvlinks) {

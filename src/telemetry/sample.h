@@ -86,6 +86,11 @@ struct SlowSample {
   // Whether the links' DL error counters were read at this sample; false: they are the last
   // values read (they are read every 10 s: a rate is over the samples where they were fresh).
   bool nvlink_errors_fresh = true;
+  // Whether the links' data counters were read at this sample (Field::nvlink_throughput, or
+  // with the error counters); false: the last values read. The data sent and received per
+  // second, every link, between the last two reads of them: kept until the next read.
+  bool nvlink_data_fresh = true;
+  std::optional<BytesPerSecond> nvlink_rx_rate, nvlink_tx_rate;
   // Field::processes: the compute processes holding a context now (empty optional: not read),
   // and the driver's per-process utilization samples that came since the previous read (the
   // first read: what the driver keeps), so each belongs to the interval since the previous one.

@@ -5,7 +5,10 @@
 # per-link series while the two ranks exchange gradients (--metrics-detail nvlink), and by default
 # the links summed per GPU with series of its own only for a link that is down or whose errors
 # rise (link 7 of nvlink-down, link 4 of GPU 1 in nvlink-errors; none on the healthy pair, whose
-# link 14 counts data-ECC errors at a healthy link's background rate).
+# link 14 counts data-ECC errors at a healthy link's background rate). The service reads the
+# links' data counters with the error counters, every minute, and every slow tick only while a
+# `dmon -s n` streams them: its slow samples say which reads were fresh, and its NVML calls
+# (GPUCLK_NVML_TRACE) show one field-value call less per GPU and slow tick without a stream.
 source "$(dirname "$0")/lib.sh" "$1"
 SCEN="$GPUCLK_BIN_DIR/scenarios/doctor"
 fresh_node() { rm -f "$GPUCLK_SIM_STATE" "$GPUCLK_SIM_STATE.gen" "$GPUCLK_SIM_STATE.lock"; }
@@ -182,5 +185,73 @@ scrape_until "$(scaled 6)"
 check; [ "$(per_link)" == "1:4" ] || fail "per-link series for '$(per_link)', expected link 4 of GPU 1"
 expect_out_re '^gpuclk_nvlink_errors_total\{gpu="1".*link="4".*type="replay".*\} [1-9]'
 stop_serve
+
+# --- the service's pace of the links' data counters ---
+# data_reads SOCK: per GPU, "fresh/samples/with-rate" of its slow samples over the last 10 min.
+data_reads() {
+  python3 - "$1" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+f = s.makefile("rw")
+f.write(json.dumps({"v": 1, "request": "history", "seconds": 600, "resolution": "interval"}) + "\n")
+f.flush()
+for g in json.loads(f.readline())["gpus"]:
+    slow = g["slow"]
+    fresh = sum(1 for x in slow if not x.get("nvlink_data_cached"))
+    rated = sum(1 for x in slow if "nvlink_tx_bytes_per_second" in x)
+    print(f"{fresh}/{len(slow)}/{rated}")
+PY
+}
+# field_values_per_tick TRACE: the service's nvmlDeviceGetFieldValues calls per slow read (its
+# energy reads count the slow reads), and that ratio is what the NVLink data reads move.
+field_values_per_tick() {
+  awk '$1 == "nvmlDeviceGetFieldValues" { f = $2 } $1 == "nvmlDeviceGetTotalEnergyConsumption" { e = $2 }
+       END { if (e > 0) printf "%.2f\n", f / e; else print "none" }' "$1"
+}
+# 30 simulated seconds a second: 4 s cover two minutes of the sampler's clock, ~120 slow reads.
+run_service() {  # run_service TRACE [dmon]: a service for `scaled 4` s; with dmon, one streams -s n
+  fresh_node
+  GPUCLK_NVML_TRACE="$1" GPUCLK_SIM_SPEED=$(slowed 30) start_serve --sim 2xh200 --socket "$SOCK" serve \
+    --listen off --interval 1s --counters-interval 1s || exit 1
+  if [ "${2:-}" == dmon ]; then
+    "$GPUCLK_BIN" --sim 2xh200 --socket "$SOCK" dmon -s n -d 1 -c "$(scaled 150)" >"$TEST_TMP/dmon_n.txt" 2>&1 &
+    local dmon=$!
+    sleep "$(scaled 4)"
+    OUT=$(data_reads "$SOCK")
+    wait "$dmon"
+  else
+    sleep "$(scaled 4)"
+    OUT=$(data_reads "$SOCK")
+  fi
+  LAST_CMD="history of the slow samples${2:+ while dmon -s n streams}"
+  stop_serve
+}
+run_service "$TEST_TMP/trace_idle.txt"
+IDLE=$OUT
+# No stream: the data counters at the service's start and each minute (a few reads in ~120), the
+# rate of the last two reads kept in every sample after the second.
+check; python3 -c "
+import sys
+for line in sys.argv[1].split():
+    fresh, n, rated = map(int, line.split('/'))
+    assert n >= 20 and fresh <= 6 and rated >= n // 2, line
+" "$IDLE" 2>/dev/null || fail "the service's data reads without a stream (fresh/samples/with a rate per GPU): $IDLE"
+run_service "$TEST_TMP/trace_dmon.txt" dmon
+STREAMED=$OUT
+# While dmon -s n streams: every slow read reads them.
+check; python3 -c "
+import sys
+for line in sys.argv[1].split():
+    fresh, n, rated = map(int, line.split('/'))
+    assert n >= 20 and fresh >= n // 2, line
+" "$STREAMED" 2>/dev/null || fail "the service's data reads while dmon -s n streams: $STREAMED"
+check; grep -qE '^ +1 +[0-9]+ +[0-9]+ *$' "$TEST_TMP/dmon_n.txt" ||
+  fail "dmon -s n through the service shows no rate: $(tail -3 "$TEST_TMP/dmon_n.txt")"
+# NVML calls: a field-value call per GPU and slow read more while the stream asks for the data.
+idle_ratio=$(field_values_per_tick "$TEST_TMP/trace_idle.txt")
+dmon_ratio=$(field_values_per_tick "$TEST_TMP/trace_dmon.txt")
+echo "field-value calls per energy read: $idle_ratio without a stream, $dmon_ratio with dmon -s n; data reads (fresh/samples/rated): $IDLE / $STREAMED"
+check; python3 -c "import sys; sys.exit(0 if float('$dmon_ratio') - float('$idle_ratio') >= 0.5 else 1)" 2>/dev/null ||
+  fail "field-value calls per slow read: $idle_ratio without a stream, $dmon_ratio with one (expected about one more)"
 
 finish

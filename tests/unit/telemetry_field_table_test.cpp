@@ -83,13 +83,18 @@ TEST(telemetry_field_table_test, slow_rows_are_unique_counters_in_base_units) {
       EXPECT_TRUE(columns.insert(f.dmon_column).second);
     }
     EXPECT_TRUE(is_slow(f.tier));
-    EXPECT_TRUE(series.insert({f.metric, f.label_value}).second);
     EXPECT_EQ(f.label_name.empty(), f.label_value.empty());
+    if (f.metric.empty()) {  // a rate dmon shows and /metrics has as a counter
+      EXPECT_TRUE(f.help.empty());
+      EXPECT_FALSE(f.dmon_column.empty());
+      return;
+    }
+    EXPECT_TRUE(series.insert({f.metric, f.label_value}).second);
     EXPECT_FALSE(f.help.empty());
     // A counter's family ends in _total; a gauge's does not.
     EXPECT_EQ(ends_with(f.metric, "_total"), f.kind == MetricKind::counter) << f.metric;
   });
-  EXPECT_EQ(rows, 8);
+  EXPECT_EQ(rows, 10);
   std::set<std::string_view> engines;
   for (const auto& g : fields::kGpm) EXPECT_TRUE(engines.insert(g.key).second) << g.key;
 }
@@ -106,6 +111,8 @@ TEST(telemetry_field_table_test, the_protocol_carries_every_counter) {
   s.pcie_replay = (std::uint64_t{1} << 40) + 3;
   s.pcie_rx = BytesPerSecond(1.5e9);
   s.pcie_tx = BytesPerSecond(2.5e8);
+  s.nvlink_rx_rate = BytesPerSecond(4.25e10);
+  s.nvlink_tx_rate = BytesPerSecond(0.5);
   GpmActivity gpm;
   double v = 0.1;
   for (const auto& g : fields::kGpm) {
@@ -136,7 +143,7 @@ TEST(telemetry_field_table_test, the_protocol_carries_every_counter) {
 // Every NvLinkSample counter is a row: names unique, every row read from its own counter of the
 // device's reading, per-link families that are counters.
 TEST(telemetry_field_table_test, nvlink_rows_are_unique_counters) {
-  std::set<std::string_view> keys, queries, columns;
+  std::set<std::string_view> keys, queries;
   std::set<std::pair<std::string_view, std::string_view>> series;
   gpu::NvLinkCounters c;
   std::uint64_t v = 1;
@@ -153,12 +160,8 @@ TEST(telemetry_field_table_test, nvlink_rows_are_unique_counters) {
     EXPECT_EQ(f.metric.substr(0, 14), "gpuclk_nvlink_");
     EXPECT_TRUE(ends_with(f.metric, "_total"));
     EXPECT_FALSE(f.help.empty());
-    // Error rows carry a type label and no dmon column; the data rows a rate column each.
+    // Error rows carry a type label; the data rows none.
     EXPECT_EQ(f.error, !f.label_value.empty());
-    EXPECT_EQ(f.error, f.dmon_column.empty());
-    if (!f.dmon_column.empty()) {
-      EXPECT_TRUE(columns.insert(f.dmon_column).second);
-    }
     ASSERT_TRUE(f.reading(c).optional().has_value());
     EXPECT_TRUE(read.insert(*f.reading(c).optional()).second) << "two rows read one counter";
   }
@@ -185,13 +188,16 @@ TEST(telemetry_field_table_test, link_counters_come_back_through_the_protocol_an
   auto s = with_links(100, (std::uint64_t{1} << 40));
   s.nvlinks[2].crc.reset();
   s.nvlink_errors_fresh = false;
+  s.nvlink_data_fresh = false;
   const auto now = s.time;
   const auto j = serve::to_json(s, now);
   EXPECT_EQ(j.at("nvlinks").at(0).at("tx_bytes").get<std::uint64_t>(), *s.nvlinks[0].tx_bytes);
   EXPECT_TRUE(j.at("nvlink_errors_cached").get<bool>());
+  EXPECT_TRUE(j.at("nvlink_data_cached").get<bool>());
   for (const auto& back : {serve::slow_sample_from_json(j, now), PackedSlowSample(s).unpack()}) {
     ASSERT_EQ(back.nvlinks.size(), 3u);
     EXPECT_FALSE(back.nvlink_errors_fresh);
+    EXPECT_FALSE(back.nvlink_data_fresh);
     for (std::size_t k = 0; k < 3; ++k) {
       EXPECT_EQ(back.nvlinks[k].link, s.nvlinks[k].link);
       EXPECT_EQ(back.nvlinks[k].active, s.nvlinks[k].active);

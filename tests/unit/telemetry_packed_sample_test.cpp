@@ -69,6 +69,9 @@ void expect_same(const SlowSample& a, const SlowSample& b) {
   EXPECT_EQ(bits(a.energy), bits(b.energy));
   EXPECT_EQ(bits(a.pcie_rx), bits(b.pcie_rx));
   EXPECT_EQ(bits(a.pcie_tx), bits(b.pcie_tx));
+  EXPECT_EQ(bits(a.nvlink_rx_rate), bits(b.nvlink_rx_rate));
+  EXPECT_EQ(bits(a.nvlink_tx_rate), bits(b.nvlink_tx_rate));
+  EXPECT_EQ(a.nvlink_data_fresh, b.nvlink_data_fresh);
   ASSERT_EQ(a.gpm.has_value(), b.gpm.has_value());
   if (a.gpm) {
     EXPECT_EQ(bits(a.gpm->graphics), bits(b.gpm->graphics));
@@ -139,6 +142,9 @@ SlowSample h100_slow_sample() {
                          999999999999ULL * (l + 2)});
   }
   s.nvlink_errors_fresh = false;
+  s.nvlink_data_fresh = false;
+  s.nvlink_rx_rate = BytesPerSecond(3.75e10);
+  s.nvlink_tx_rate = BytesPerSecond(1.0 / 3);
   s.processes = std::vector<ProcessSample>{{4242, Bytes(80.0 * (1ULL << 30))}, {77, std::nullopt}};
   s.process_utilization = {{4242, 1764620000123456ULL, Ratio(0.97), Ratio(0.41)}};
   return s;
