@@ -35,25 +35,27 @@ struct Rank {
 class Session {
  public:
   Session(const Library& nccl, std::span<const int> ordinals, std::size_t buffer_bytes)
-      : nccl_(nccl), ranks_(ordinals.size()) {
+      : nccl_(nccl), ranks_(ordinals.size()), buffer_elements_(buffer_bytes / 2 / kElementBytes) {
     std::vector<ncclComm_t> comms(ordinals.size(), nullptr);
     NCCL_CHECK(nccl_, ncclCommInitAll, comms.data(), int(ordinals.size()), ordinals.data());
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      Rank& rank = ranks_[r];
-      rank.ordinal = ordinals[r];
-      rank.comm = comms[r];
-      DeviceGuard on(rank.ordinal);
-      rank.stream = std::make_unique<Stream>();
-      rank.send = DeviceBuffer(buffer_bytes / 2);
-      rank.recv = DeviceBuffer(buffer_bytes / 2);
-      rank.wrong = DeviceBuffer(sizeof(unsigned long long));
+      ranks_[r].ordinal = ordinals[r];
+      ranks_[r].comm = comms[r];
+    }
+    try {
+      for (Rank& rank : ranks_) {
+        DeviceGuard on(rank.ordinal);
+        rank.stream = std::make_unique<Stream>();
+        rank.send = DeviceBuffer(buffer_bytes / 2);
+        rank.recv = DeviceBuffer(buffer_bytes / 2);
+        rank.wrong = DeviceBuffer(sizeof(unsigned long long));
+      }
+    } catch (...) {
+      destroy_communicators();
+      throw;
     }
   }
-  ~Session() {
-    for (Rank& r : ranks_) {
-      if (r.comm) (void)nccl_.ncclCommDestroy(r.comm);
-    }
-  }
+  ~Session() { destroy_communicators(); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -61,25 +63,64 @@ class Session {
   Rank& rank(int r) { return ranks_[std::size_t(r)]; }
   const Library& nccl() const { return nccl_; }
 
+  // Waits for every rank's stream as nccl-tests does: polls them all (cudaStreamQuery) and
+  // asks NCCL for an asynchronous error meanwhile, so a failed peer ends the wait.
   void synchronize() {
-    for (Rank& r : ranks_) {
-      DeviceGuard on(r.ordinal);
-      r.stream->synchronize();
+    std::vector<bool> done(ranks_.size(), false);
+    std::size_t remaining = ranks_.size();
+    while (remaining > 0) {
+      for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        if (done[i]) continue;
+        const cudaError_t status = cudaStreamQuery(ranks_[i].stream->get());
+        if (status == cudaSuccess) {
+          done[i] = true;
+          --remaining;
+          continue;
+        }
+        if (status != cudaErrorNotReady) GPUCLK_CUDA_CHECK(status);
+        if (nccl_.ncclCommGetAsyncError) {
+          ncclResult_t async = ncclSuccess;
+          NCCL_CHECK(nccl_, ncclCommGetAsyncError, ranks_[i].comm, &async);
+          nccl_.check(async, "ncclCommGetAsyncError", "while waiting for the GPUs");
+        }
+      }
     }
   }
 
+  // Elements each buffer holds.
+  std::size_t buffer_elements() const { return buffer_elements_; }
+
  private:
+  void destroy_communicators() {
+    for (Rank& r : ranks_) {
+      if (r.comm) (void)nccl_.ncclCommDestroy(r.comm);
+      r.comm = nullptr;
+    }
+  }
+
   const Library& nccl_;
   std::vector<Rank> ranks_;
+  std::size_t buffer_elements_ = 0;
 };
 
-// Enqueues one operation on rank `r` (inside the caller's group).
-void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r) {
+// Where iteration `iteration` starts in the buffers, elements: nccl-tests moves each timed
+// iteration along the buffer (its startColl's shift, "to avoid cache effects"), so small sizes
+// are not timed on data already in L2.
+std::size_t shift(const Counts& c, std::size_t buffer_elements, int iteration) {
+  const std::size_t total = c.bytes / kElementBytes;
+  if (total == 0 || buffer_elements < total) return 0;
+  return total * (std::size_t(iteration) % (buffer_elements / total));
+}
+
+// Enqueues one operation on rank `r` (inside the caller's group), its buffers `offset` elements
+// in.
+void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r, std::size_t offset) {
   const Library& lib = s.nccl();
   Rank& rank = s.rank(r);
   const int n = s.size();
-  float* base = rank.recv_data();
-  const float* send = in_place ? base + c.send_in_place_offset * std::size_t(r) : rank.send_data();
+  float* base = rank.recv_data() + offset;
+  const float* send =
+      in_place ? base + c.send_in_place_offset * std::size_t(r) : rank.send_data() + offset;
   float* recv = in_place ? base + c.recv_in_place_offset * std::size_t(r) : base;
   const ncclStream_t stream = nccl_stream(rank.stream->get());
   switch (op) {
@@ -118,10 +159,11 @@ void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r) {
   }
 }
 
-// One operation on every rank, as one NCCL group.
-void launch(Session& s, Operation op, const Counts& c, bool in_place) {
+// One operation on every rank, as one NCCL group; `iteration` places it in the buffers.
+void launch(Session& s, Operation op, const Counts& c, bool in_place, int iteration = 0) {
+  const std::size_t offset = shift(c, s.buffer_elements(), iteration);
   NCCL_CHECK(s.nccl(), ncclGroupStart);
-  for (int r = 0; r < s.size(); ++r) enqueue(s, op, c, in_place, r);
+  for (int r = 0; r < s.size(); ++r) enqueue(s, op, c, in_place, r, offset);
   NCCL_CHECK(s.nccl(), ncclGroupEnd);
 }
 
@@ -202,7 +244,7 @@ Timing time_placement(Session& s, Operation op, const Counts& c, bool in_place,
   launch(s, op, c, in_place);
   s.synchronize();
   const auto start = Clock::now();
-  for (int i = 0; i < o.iterations; ++i) launch(s, op, c, in_place);
+  for (int i = 0; i < o.iterations; ++i) launch(s, op, c, in_place, i);
   s.synchronize();
   Timing t;
   t.seconds = std::chrono::duration<double>(Clock::now() - start).count() / o.iterations;
@@ -224,7 +266,7 @@ OperationResult run_operation(Session& s, Operation op, const RunOptions& o) {
   const std::size_t smallest = o.sizes.front(), largest = o.sizes.back();
   for (std::size_t bytes = smallest; bytes <= largest; bytes *= 2) {
     const Counts c = counts(op, bytes, s.size());
-    for (int i = 0; i < o.warmup_iterations; ++i) launch(s, op, c, false);
+    for (int i = 0; i < o.warmup_iterations; ++i) launch(s, op, c, false, i);
     s.synchronize();
     if (bytes > largest / 2) break;
   }
