@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "bench/detail/cuda_check.h"
 #include "bench/detail/cuda_resources.h"
@@ -22,13 +23,55 @@ using Clock = std::chrono::steady_clock;
 
 ncclStream_t nccl_stream(cudaStream_t s) { return reinterpret_cast<ncclStream_t>(s); }
 
+// A buffer NCCL moves data from or to, on the current device: from ncclMemAlloc where the
+// library has it (NCCL 2.19+, what nccl-tests allocates with: memory NCCL can map for NVLink
+// SHARP and registration), else cudaMalloc.
+class NcclBuffer {
+ public:
+  NcclBuffer() = default;
+  NcclBuffer(const Library& nccl, std::size_t bytes) : nccl_(&nccl) {
+    if (nccl.ncclMemAlloc && nccl.ncclMemFree) {
+      NCCL_CHECK(nccl, ncclMemAlloc, &data_, bytes);
+      from_nccl_ = true;
+    } else {
+      GPUCLK_CUDA_CHECK(cudaMalloc(&data_, bytes));
+    }
+  }
+  ~NcclBuffer() { release(); }
+  NcclBuffer(NcclBuffer&& o) noexcept { *this = std::move(o); }
+  NcclBuffer& operator=(NcclBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      nccl_ = o.nccl_;
+      data_ = std::exchange(o.data_, nullptr);
+      from_nccl_ = o.from_nccl_;
+    }
+    return *this;
+  }
+  float* data() const { return static_cast<float*>(data_); }
+
+ private:
+  void release() noexcept {
+    if (!data_) return;
+    if (from_nccl_)
+      (void)nccl_->ncclMemFree(data_);
+    else
+      (void)cudaFree(data_);
+    data_ = nullptr;
+  }
+  const Library* nccl_ = nullptr;
+  void* data_ = nullptr;
+  bool from_nccl_ = false;
+};
+
 struct Rank {
   int ordinal = 0;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Stream> stream;
-  DeviceBuffer send, recv, wrong;
-  float* send_data() const { return send.as<float>(); }
-  float* recv_data() const { return recv.as<float>(); }
+  NcclBuffer send, recv;
+  DeviceBuffer wrong;
+  float* send_data() const { return send.data(); }
+  float* recv_data() const { return recv.data(); }
 };
 
 // The ranks, their communicators, streams and buffers; communicators destroyed at the end.
@@ -46,8 +89,8 @@ class Session {
       for (Rank& rank : ranks_) {
         DeviceGuard on(rank.ordinal);
         rank.stream = std::make_unique<Stream>();
-        rank.send = DeviceBuffer(buffer_bytes / 2);
-        rank.recv = DeviceBuffer(buffer_bytes / 2);
+        rank.send = NcclBuffer(nccl_, buffer_bytes / 2);
+        rank.recv = NcclBuffer(nccl_, buffer_bytes / 2);
         rank.wrong = DeviceBuffer(sizeof(unsigned long long));
       }
     } catch (...) {
@@ -142,16 +185,22 @@ void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r, st
         NCCL_CHECK(lib, ncclAlltoAll, send, recv, c.param, ncclFloat32, rank.comm, stream);
         break;
       }
-      for (int p = 0; p < n; ++p) {  // nccl-tests' fallback before NCCL 2.28
+      // nccl-tests' fallback before NCCL 2.28: a group of its own (nested in the ranks' group).
+      NCCL_CHECK(lib, ncclGroupStart);
+      for (int p = 0; p < n; ++p) {
         NCCL_CHECK(lib, ncclSend, send + std::size_t(p) * c.param, c.param, ncclFloat32, p,
                    rank.comm, stream);
         NCCL_CHECK(lib, ncclRecv, recv + std::size_t(p) * c.param, c.param, ncclFloat32, p,
                    rank.comm, stream);
       }
+      NCCL_CHECK(lib, ncclGroupEnd);
       break;
     case Operation::send_recv:
+      // A group of its own as nccl-tests' SendRecvRunColl: one rank sends to itself.
+      NCCL_CHECK(lib, ncclGroupStart);
       NCCL_CHECK(lib, ncclSend, send, c.param, ncclFloat32, (r + 1) % n, rank.comm, stream);
       NCCL_CHECK(lib, ncclRecv, recv, c.param, ncclFloat32, (r + n - 1) % n, rank.comm, stream);
+      NCCL_CHECK(lib, ncclGroupEnd);
       break;
     default:
       throw Error(ExitCode::other,
@@ -159,12 +208,15 @@ void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r, st
   }
 }
 
-// One operation on every rank, as one NCCL group; `iteration` places it in the buffers.
+// One operation on every rank, as one NCCL group (none for a single rank, as nccl-tests: the
+// group's calls cost a microsecond or two of host time, which small sizes show); `iteration`
+// places it in the buffers.
 void launch(Session& s, Operation op, const Counts& c, bool in_place, int iteration = 0) {
   const std::size_t offset = shift(c, s.buffer_elements(), iteration);
-  NCCL_CHECK(s.nccl(), ncclGroupStart);
+  const bool group = s.size() > 1;
+  if (group) NCCL_CHECK(s.nccl(), ncclGroupStart);
   for (int r = 0; r < s.size(); ++r) enqueue(s, op, c, in_place, r, offset);
-  NCCL_CHECK(s.nccl(), ncclGroupEnd);
+  if (group) NCCL_CHECK(s.nccl(), ncclGroupEnd);
 }
 
 // Inputs for one placement: every rank's input where the operation reads it, the rest cleared.
