@@ -85,7 +85,7 @@ TEST(cli_command_line_test, completions_come_from_the_command_line) {
   EXPECT_EQ(o.stopped_at, "");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("complete -o default -F _gpuclk gpuclk"), std::string::npos);
-  EXPECT_NE(o.out.find("'bench') echo 'gemm mem fma compare p2p' ;;"), std::string::npos);
+  EXPECT_NE(o.out.find("'bench') echo 'gemm mem fma compare p2p nccl' ;;"), std::string::npos);
   EXPECT_NE(o.out.find("--power-limit"), std::string::npos);
   EXPECT_EQ(o.out.find("manpages"), std::string::npos);  // hidden
   o = run({"completion", "zsh"});
