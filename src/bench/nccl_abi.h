@@ -2,8 +2,9 @@
 //
 // Written from NCCL's public API reference (docs.nvidia.com/deeplearning/nccl, "NCCL API"); no
 // NVIDIA header is copied. NCCL's C API is stable: these signatures and values are those of
-// every NCCL 2.x release since 2.7 (send/recv), except ncclAlltoAll (2.28 and later, optional:
-// without it all-to-all is a group of sends and receives, as nccl-tests does). Values and
+// every NCCL 2.x release since 2.7 (send/recv), except the optional ones: ncclAlltoAll (2.28;
+// without it all-to-all is a group of sends and receives, as nccl-tests does) and
+// ncclMemAlloc/ncclMemFree (2.19; without them buffers come from cudaMalloc). Values and
 // layouts must match libnccl.so.2 exactly. Only src/bench/nccl_* include this file.
 #pragma once
 
@@ -82,4 +83,6 @@ typedef enum ncclRedOp_enum : int {
   X(ncclAlltoAll, ncclResult_t,                                                        \
     (const void* sendbuff, void* recvbuff, std::size_t count, ncclDataType_t datatype, \
      ncclComm_t comm, ncclStream_t stream))                                            \
-  X(ncclCommGetAsyncError, ncclResult_t, (ncclComm_t comm, ncclResult_t * asyncError))
+  X(ncclCommGetAsyncError, ncclResult_t, (ncclComm_t comm, ncclResult_t * asyncError)) \
+  X(ncclMemAlloc, ncclResult_t, (void** ptr, std::size_t size))                        \
+  X(ncclMemFree, ncclResult_t, (void* ptr))

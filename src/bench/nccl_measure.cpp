@@ -31,9 +31,17 @@ class WindowMapper {
   telemetry::Duration offset_;
 };
 
+// Each GPU's telemetry over [from, to]. A window shorter than two sampling intervals (an
+// operation over small sizes takes milliseconds) is widened to two around its middle, so it
+// holds the samples nearest to it rather than none.
 std::vector<GpuTelemetry> over_window(const telemetry::Sampler& sampler,
                                       const std::vector<unsigned>& gpus, telemetry::TimePoint from,
-                                      telemetry::TimePoint to) {
+                                      telemetry::TimePoint to, telemetry::Duration interval) {
+  if (to - from < 2 * interval) {
+    const telemetry::TimePoint middle = from + (to - from) / 2;
+    from = middle - interval;
+    to = middle + interval;
+  }
   std::vector<GpuTelemetry> out;
   for (std::size_t i = 0; i < gpus.size() && i < sampler.gpu_count(); ++i) {
     out.push_back(
@@ -72,11 +80,12 @@ Measured measure(const Runner& runner, const RunOptions& options,
   }
   sampler.stop();
   for (const OperationResult& op : m.run.operations) {
-    m.telemetry.push_back(over_window(sampler, gpus, to_clock(op.start), to_clock(op.end)));
+    m.telemetry.push_back(
+        over_window(sampler, gpus, to_clock(op.start), to_clock(op.end), interval));
   }
   if (!m.run.pairs.empty()) {
     m.pairs_telemetry = over_window(sampler, gpus, to_clock(m.run.pairs.front().start),
-                                    to_clock(m.run.pairs.back().end));
+                                    to_clock(m.run.pairs.back().end), interval);
   }
   return m;
 }

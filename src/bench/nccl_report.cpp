@@ -115,7 +115,11 @@ OperationReport operation_report(const OperationResult& r, const std::optional<P
     const SizeResult& largest = r.sizes.back();
     o.judged_bytes = largest.counts.bytes;
     o.judged_bus_bandwidth = largest.out_of_place.bandwidth.bus;
-    o.smallest_seconds = r.sizes.front().out_of_place.seconds;
+    // The smallest size that moves anything (all-gather's first sizes round to 0 elements per
+    // rank, which NCCL returns from at once).
+    auto first = std::find_if(r.sizes.begin(), r.sizes.end(),
+                              [](const SizeResult& s) { return s.counts.param > 0; });
+    o.smallest_seconds = (first == r.sizes.end() ? r.sizes.front() : *first).out_of_place.seconds;
     if (peak && peak->bytes_per_second > 0 && o.judged_bus_bandwidth > 0)
       o.fraction_of_peak = o.judged_bus_bandwidth / peak->bytes_per_second;
   }

@@ -75,7 +75,7 @@ struct OperationReport {
   std::size_t judged_bytes = 0;
   double judged_bus_bandwidth = 0;
   std::optional<double> fraction_of_peak;
-  double smallest_seconds = 0;  // out-of-place time at the smallest size: the latency
+  double smallest_seconds = 0;  // out-of-place time at the smallest size moving data: latency
   std::uint64_t wrong = 0;      // elements wrong over every size and placement
   bool checked = false;
   std::vector<GpuTelemetry> telemetry;  // per rank's GPU over the operation's run

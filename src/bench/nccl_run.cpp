@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "bench/detail/cuda_check.h"
 #include "bench/detail/cuda_resources.h"
@@ -22,38 +23,82 @@ using Clock = std::chrono::steady_clock;
 
 ncclStream_t nccl_stream(cudaStream_t s) { return reinterpret_cast<ncclStream_t>(s); }
 
+// A buffer NCCL moves data from or to, on the current device: from ncclMemAlloc where the
+// library has it (NCCL 2.19+, what nccl-tests allocates with: memory NCCL can map for NVLink
+// SHARP and registration), else cudaMalloc.
+class NcclBuffer {
+ public:
+  NcclBuffer() = default;
+  NcclBuffer(const Library& nccl, std::size_t bytes) : nccl_(&nccl) {
+    if (nccl.ncclMemAlloc && nccl.ncclMemFree) {
+      NCCL_CHECK(nccl, ncclMemAlloc, &data_, bytes);
+      from_nccl_ = true;
+    } else {
+      GPUCLK_CUDA_CHECK(cudaMalloc(&data_, bytes));
+    }
+  }
+  ~NcclBuffer() { release(); }
+  NcclBuffer(NcclBuffer&& o) noexcept { *this = std::move(o); }
+  NcclBuffer& operator=(NcclBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      nccl_ = o.nccl_;
+      data_ = std::exchange(o.data_, nullptr);
+      from_nccl_ = o.from_nccl_;
+    }
+    return *this;
+  }
+  float* data() const { return static_cast<float*>(data_); }
+
+ private:
+  void release() noexcept {
+    if (!data_) return;
+    if (from_nccl_)
+      (void)nccl_->ncclMemFree(data_);
+    else
+      (void)cudaFree(data_);
+    data_ = nullptr;
+  }
+  const Library* nccl_ = nullptr;
+  void* data_ = nullptr;
+  bool from_nccl_ = false;
+};
+
 struct Rank {
   int ordinal = 0;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Stream> stream;
-  DeviceBuffer send, recv, wrong;
-  float* send_data() const { return send.as<float>(); }
-  float* recv_data() const { return recv.as<float>(); }
+  NcclBuffer send, recv;
+  DeviceBuffer wrong;
+  float* send_data() const { return send.data(); }
+  float* recv_data() const { return recv.data(); }
 };
 
 // The ranks, their communicators, streams and buffers; communicators destroyed at the end.
 class Session {
  public:
   Session(const Library& nccl, std::span<const int> ordinals, std::size_t buffer_bytes)
-      : nccl_(nccl), ranks_(ordinals.size()) {
+      : nccl_(nccl), ranks_(ordinals.size()), buffer_elements_(buffer_bytes / 2 / kElementBytes) {
     std::vector<ncclComm_t> comms(ordinals.size(), nullptr);
     NCCL_CHECK(nccl_, ncclCommInitAll, comms.data(), int(ordinals.size()), ordinals.data());
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      Rank& rank = ranks_[r];
-      rank.ordinal = ordinals[r];
-      rank.comm = comms[r];
-      DeviceGuard on(rank.ordinal);
-      rank.stream = std::make_unique<Stream>();
-      rank.send = DeviceBuffer(buffer_bytes / 2);
-      rank.recv = DeviceBuffer(buffer_bytes / 2);
-      rank.wrong = DeviceBuffer(sizeof(unsigned long long));
+      ranks_[r].ordinal = ordinals[r];
+      ranks_[r].comm = comms[r];
+    }
+    try {
+      for (Rank& rank : ranks_) {
+        DeviceGuard on(rank.ordinal);
+        rank.stream = std::make_unique<Stream>();
+        rank.send = NcclBuffer(nccl_, buffer_bytes / 2);
+        rank.recv = NcclBuffer(nccl_, buffer_bytes / 2);
+        rank.wrong = DeviceBuffer(sizeof(unsigned long long));
+      }
+    } catch (...) {
+      destroy_communicators();
+      throw;
     }
   }
-  ~Session() {
-    for (Rank& r : ranks_) {
-      if (r.comm) (void)nccl_.ncclCommDestroy(r.comm);
-    }
-  }
+  ~Session() { destroy_communicators(); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -61,25 +106,64 @@ class Session {
   Rank& rank(int r) { return ranks_[std::size_t(r)]; }
   const Library& nccl() const { return nccl_; }
 
+  // Waits for every rank's stream as nccl-tests does: polls them all (cudaStreamQuery) and
+  // asks NCCL for an asynchronous error meanwhile, so a failed peer ends the wait.
   void synchronize() {
-    for (Rank& r : ranks_) {
-      DeviceGuard on(r.ordinal);
-      r.stream->synchronize();
+    std::vector<bool> done(ranks_.size(), false);
+    std::size_t remaining = ranks_.size();
+    while (remaining > 0) {
+      for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        if (done[i]) continue;
+        const cudaError_t status = cudaStreamQuery(ranks_[i].stream->get());
+        if (status == cudaSuccess) {
+          done[i] = true;
+          --remaining;
+          continue;
+        }
+        if (status != cudaErrorNotReady) GPUCLK_CUDA_CHECK(status);
+        if (nccl_.ncclCommGetAsyncError) {
+          ncclResult_t async = ncclSuccess;
+          NCCL_CHECK(nccl_, ncclCommGetAsyncError, ranks_[i].comm, &async);
+          nccl_.check(async, "ncclCommGetAsyncError", "while waiting for the GPUs");
+        }
+      }
     }
   }
 
+  // Elements each buffer holds.
+  std::size_t buffer_elements() const { return buffer_elements_; }
+
  private:
+  void destroy_communicators() {
+    for (Rank& r : ranks_) {
+      if (r.comm) (void)nccl_.ncclCommDestroy(r.comm);
+      r.comm = nullptr;
+    }
+  }
+
   const Library& nccl_;
   std::vector<Rank> ranks_;
+  std::size_t buffer_elements_ = 0;
 };
 
-// Enqueues one operation on rank `r` (inside the caller's group).
-void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r) {
+// Where iteration `iteration` starts in the buffers, elements: nccl-tests moves each timed
+// iteration along the buffer (its startColl's shift, "to avoid cache effects"), so small sizes
+// are not timed on data already in L2.
+std::size_t shift(const Counts& c, std::size_t buffer_elements, int iteration) {
+  const std::size_t total = c.bytes / kElementBytes;
+  if (total == 0 || buffer_elements < total) return 0;
+  return total * (std::size_t(iteration) % (buffer_elements / total));
+}
+
+// Enqueues one operation on rank `r` (inside the caller's group), its buffers `offset` elements
+// in.
+void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r, std::size_t offset) {
   const Library& lib = s.nccl();
   Rank& rank = s.rank(r);
   const int n = s.size();
-  float* base = rank.recv_data();
-  const float* send = in_place ? base + c.send_in_place_offset * std::size_t(r) : rank.send_data();
+  float* base = rank.recv_data() + offset;
+  const float* send =
+      in_place ? base + c.send_in_place_offset * std::size_t(r) : rank.send_data() + offset;
   float* recv = in_place ? base + c.recv_in_place_offset * std::size_t(r) : base;
   const ncclStream_t stream = nccl_stream(rank.stream->get());
   switch (op) {
@@ -101,16 +185,22 @@ void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r) {
         NCCL_CHECK(lib, ncclAlltoAll, send, recv, c.param, ncclFloat32, rank.comm, stream);
         break;
       }
-      for (int p = 0; p < n; ++p) {  // nccl-tests' fallback before NCCL 2.28
+      // nccl-tests' fallback before NCCL 2.28: a group of its own (nested in the ranks' group).
+      NCCL_CHECK(lib, ncclGroupStart);
+      for (int p = 0; p < n; ++p) {
         NCCL_CHECK(lib, ncclSend, send + std::size_t(p) * c.param, c.param, ncclFloat32, p,
                    rank.comm, stream);
         NCCL_CHECK(lib, ncclRecv, recv + std::size_t(p) * c.param, c.param, ncclFloat32, p,
                    rank.comm, stream);
       }
+      NCCL_CHECK(lib, ncclGroupEnd);
       break;
     case Operation::send_recv:
+      // A group of its own as nccl-tests' SendRecvRunColl: one rank sends to itself.
+      NCCL_CHECK(lib, ncclGroupStart);
       NCCL_CHECK(lib, ncclSend, send, c.param, ncclFloat32, (r + 1) % n, rank.comm, stream);
       NCCL_CHECK(lib, ncclRecv, recv, c.param, ncclFloat32, (r + n - 1) % n, rank.comm, stream);
+      NCCL_CHECK(lib, ncclGroupEnd);
       break;
     default:
       throw Error(ExitCode::other,
@@ -118,11 +208,15 @@ void enqueue(Session& s, Operation op, const Counts& c, bool in_place, int r) {
   }
 }
 
-// One operation on every rank, as one NCCL group.
-void launch(Session& s, Operation op, const Counts& c, bool in_place) {
-  NCCL_CHECK(s.nccl(), ncclGroupStart);
-  for (int r = 0; r < s.size(); ++r) enqueue(s, op, c, in_place, r);
-  NCCL_CHECK(s.nccl(), ncclGroupEnd);
+// One operation on every rank, as one NCCL group (none for a single rank, as nccl-tests: the
+// group's calls cost a microsecond or two of host time, which small sizes show); `iteration`
+// places it in the buffers.
+void launch(Session& s, Operation op, const Counts& c, bool in_place, int iteration = 0) {
+  const std::size_t offset = shift(c, s.buffer_elements(), iteration);
+  const bool group = s.size() > 1;
+  if (group) NCCL_CHECK(s.nccl(), ncclGroupStart);
+  for (int r = 0; r < s.size(); ++r) enqueue(s, op, c, in_place, r, offset);
+  if (group) NCCL_CHECK(s.nccl(), ncclGroupEnd);
 }
 
 // Inputs for one placement: every rank's input where the operation reads it, the rest cleared.
@@ -202,7 +296,7 @@ Timing time_placement(Session& s, Operation op, const Counts& c, bool in_place,
   launch(s, op, c, in_place);
   s.synchronize();
   const auto start = Clock::now();
-  for (int i = 0; i < o.iterations; ++i) launch(s, op, c, in_place);
+  for (int i = 0; i < o.iterations; ++i) launch(s, op, c, in_place, i);
   s.synchronize();
   Timing t;
   t.seconds = std::chrono::duration<double>(Clock::now() - start).count() / o.iterations;
@@ -224,7 +318,7 @@ OperationResult run_operation(Session& s, Operation op, const RunOptions& o) {
   const std::size_t smallest = o.sizes.front(), largest = o.sizes.back();
   for (std::size_t bytes = smallest; bytes <= largest; bytes *= 2) {
     const Counts c = counts(op, bytes, s.size());
-    for (int i = 0; i < o.warmup_iterations; ++i) launch(s, op, c, false);
+    for (int i = 0; i < o.warmup_iterations; ++i) launch(s, op, c, false, i);
     s.synchronize();
     if (bytes > largest / 2) break;
   }

@@ -192,8 +192,9 @@ std::vector<std::string> report_notes(const NcclReport& r) {
   if (r.topology.gpus.size() == 1) {
     notes.push_back(fmt::format(
         "one GPU (GPU {}): NCCL runs with one rank, so every operation is a copy within the GPU "
-        "and no link is measured; by nccl-tests' definition bus bandwidth is 0 for all-reduce, "
-        "all-gather, reduce-scatter and all-to-all (their factors have n - 1 = 0)",
+        "(in place: nothing to do) and no link is measured; by nccl-tests' definition bus "
+        "bandwidth is 0 for all-reduce, all-gather, reduce-scatter and all-to-all (their factors "
+        "have n - 1 = 0)",
         r.topology.gpus.front().index));
   }
   const bool has_all_to_all =

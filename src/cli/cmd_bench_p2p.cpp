@@ -186,6 +186,7 @@ int run_p2p(Context& ctx, const P2pOptions& o) {
 
   p2p::P2pReport report;
   std::vector<int> ordinals;
+  ordinals.reserve(targets.size());
   for (const bench::Target& t : targets) ordinals.push_back(t.cuda_ordinal);
   report.gpus = p2p::link_facts(devices, ordinals, nvlinks);
   P2pProgress progress(isatty(STDERR_FILENO) == 1);

@@ -176,24 +176,23 @@ void communication_bound(const Input& in, const Thresholds& t, std::vector<Findi
     const double share = std::min(1.0, *in_nccl / *wall);
     if (share < t.comm_share) continue;
     const Bandwidth b = transfer_bandwidth(c);
-    const auto peak = w.link_peak_bytes_per_second;
-    const std::optional<double> of_peak =
-        peak && *peak > 0 ? std::optional<double>(b.bus() / *peak) : std::nullopt;
-    const bool short_of_link = of_peak && *of_peak < t.comm_bandwidth_fraction;
+    const double peak = w.link_peak_bytes_per_second.value_or(0);
+    const bool has_peak = peak > 0;
+    const double of_peak = has_peak ? b.bus() / peak : 0;
     std::string summary =
         fmt::format("{}: {:.0f}% of the job's time in NCCL operations at {:.1f} GB/s bus bandwidth",
                     subject(w), share * 100, b.bus() * 1e-9);
-    if (of_peak)
-      summary += fmt::format(", {:.0f}% of its links' {:.1f} GB/s", *of_peak * 100, *peak * 1e-9);
+    if (has_peak)
+      summary += fmt::format(", {:.0f}% of its links' {:.1f} GB/s", of_peak * 100, peak * 1e-9);
     std::string cause, fix;
     Severity severity = Severity::info;
-    if (short_of_link) {
+    if (has_peak && of_peak < t.comm_bandwidth_fraction) {
       severity = Severity::warning;
       cause = communication_cause(in, w, b, t);
       fix =
           "remove the setting or repair the link the cause names; then `gpuclk bench nccl` on "
           "the job's GPUs should reach the links' peak";
-    } else if (of_peak) {
+    } else if (has_peak) {
       cause = "the links carry what they can: the job waits for communication, not for a fault";
       fix =
           "overlap communication with compute (DDP buckets, FSDP prefetch), send less (larger "
@@ -208,8 +207,10 @@ void communication_bound(const Input& in, const Thresholds& t, std::vector<Findi
     add(f, "nccl_time_s", *in_nccl, "s", 3);
     add(f, "wall_time_s", *wall, "s", 3);
     add(f, "bus_bandwidth_gb_per_s", b.bus() * 1e-9, "GB/s", 2);
-    if (peak) add(f, "link_peak_gb_per_s", *peak * 1e-9, "GB/s", 2);
-    if (of_peak) add(f, "pct_of_peak", *of_peak * 100, "%", 1);
+    if (has_peak) {
+      add(f, "link_peak_gb_per_s", peak * 1e-9, "GB/s", 2);
+      add(f, "pct_of_peak", of_peak * 100, "%", 1);
+    }
     if (!w.link_basis.empty()) f.evidence.push_back({"link_basis", "", 0, 0, w.link_basis});
     add(f, "mean_message_bytes", b.mean_message(), "B");
     add(f, "ranks", c.ranks);

@@ -4,7 +4,11 @@
 #include <limits>
 
 namespace gpuclk::telemetry::nccl {
-namespace {
+
+// The tracker's state types: named (not internal) since CommunicatorTracker::State holds them.
+namespace tracking {
+
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
 OperationTotals& totals_for(std::vector<OperationTotals>& list, Operation operation) {
   auto it = std::find_if(list.begin(), list.end(),
@@ -31,39 +35,107 @@ void add(OperationTotals& t, const InspectorRecord& r) {
   t.seconds += double(r.exec_time_us) * 1e-6;
 }
 
-// When a record's operation ran, host µs: the verbose trace where there is one (from the call
-// to the last kernel stop), else the dump time.
-std::pair<std::uint64_t, std::uint64_t> record_span(const InspectorRecord& r) {
-  const std::uint64_t from = r.call_time_us.value_or(r.kernel_start_us.value_or(r.dump_time_us));
-  const std::uint64_t to = r.kernel_stop_us.value_or(r.dump_time_us);
-  return {std::min(from, to), std::max(from, to)};
+// All-reduce, all-gather, reduce-scatter and all-to-all end together on every rank (each rank's
+// last step needs everybody's data), so execution times, read from each GPU's own timer, give
+// arrivals exactly and need no common clock. A broadcast's or reduce's ranks end when their own
+// part is done: there only the traced host times can tell (none: not compared).
+bool ends_together(Operation operation) {
+  switch (operation) {
+    case Operation::all_reduce:
+    case Operation::all_gather:
+    case Operation::all_gather_v:
+    case Operation::reduce_scatter:
+    case Operation::all_to_all:
+      return true;
+    default:
+      return false;
+  }
 }
 
-bool traced(const InspectorRecord* r) { return r->call_time_us || r->kernel_start_us; }
-
-// The records of one communicator, grouped.
-struct Group {
-  Communicator comm;
-  std::map<int, std::vector<const InspectorRecord*>> by_rank;
+// What one rank's record of a collective says about when the rank got there.
+struct Arrival {
+  int rank = 0;
+  Operation operation = Operation::all_reduce;
+  std::uint64_t exec_us = 0;
+  std::optional<std::uint64_t> kernel_start_us, call_time_us;
 };
 
-RankActivity rank_activity(int rank, const std::vector<const InspectorRecord*>& records,
-                           bool dump_times_only) {
-  RankActivity a;
-  a.rank = rank;
-  a.hostname = records.front()->hostname;
-  a.pid = records.front()->pid;
-  a.first_us = std::numeric_limits<std::uint64_t>::max();
-  for (const InspectorRecord* r : records) {
-    add(totals_for(a.operations, r->operation), *r);
-    a.seconds += double(r->exec_time_us) * 1e-6;
-    const auto [from, to] =
-        dump_times_only ? std::pair{r->dump_time_us, r->dump_time_us} : record_span(*r);
-    a.first_us = std::min(a.first_us, from);
-    a.last_us = std::max(a.last_us, to);
+ArrivalMethod arrival_method(const std::vector<Arrival>& op) {
+  if (ends_together(op.front().operation)) return ArrivalMethod::execution_time;
+  const auto all = [&](auto has) { return std::all_of(op.begin(), op.end(), has); };
+  if (all([](const Arrival& a) { return a.kernel_start_us.has_value(); }))
+    return ArrivalMethod::kernel_start;
+  if (all([](const Arrival& a) { return a.call_time_us.has_value(); }))
+    return ArrivalMethod::call_time;
+  return ArrivalMethod::none;
+}
+
+// Each member's arrival at one shared collective, µs, in the method's time base.
+std::vector<double> arrival_times(const std::vector<Arrival>& op, ArrivalMethod m) {
+  std::vector<double> out;
+  std::uint64_t longest = 0;
+  for (const Arrival& a : op) longest = std::max(longest, a.exec_us);
+  for (const Arrival& a : op) {
+    switch (m) {
+      case ArrivalMethod::kernel_start:
+        out.push_back(double(*a.kernel_start_us));
+        break;
+      case ArrivalMethod::call_time:
+        out.push_back(double(*a.call_time_us));
+        break;
+      default:
+        out.push_back(double(longest - a.exec_us));
+        break;
+    }
   }
-  sort_by_operation(a.operations);
-  return a;
+  return out;
+}
+
+// One rank as records come: its totals and both spans (traced host times, dump times).
+struct Member {
+  RankActivity activity;
+  std::uint64_t trace_first = kNever, trace_last = 0, dump_first = kNever, dump_last = 0;
+  double lateness_sum = 0;  // µs over its last arrivals
+};
+
+// What the shared collectives judged so far say: counted once per collective.
+struct Arrivals {
+  std::map<ArrivalMethod, std::size_t> methods;
+  std::size_t shared = 0, delayed = 0;
+  std::map<int, double> waited_us, lateness_sum;  // by rank
+  std::map<int, std::size_t> last_arrivals;
+};
+
+struct CommState {
+  Communicator header;  // id, name, ranks, nodes
+  std::map<int, Member> members;
+  std::map<std::uint64_t, std::vector<Arrival>> pending;  // collectives by sequence number
+  Arrivals judged;
+  bool any_trace = false;
+};
+
+// Judges one collective if every member (rank seen) recorded it once.
+void judge(const std::map<int, Member>& members, std::vector<Arrival> op, double delayed_us,
+           Arrivals& out) {
+  if (members.size() < 2 || op.size() != members.size()) return;
+  std::sort(op.begin(), op.end(),
+            [](const Arrival& a, const Arrival& b) { return a.rank < b.rank; });
+  auto m = members.begin();
+  for (const Arrival& a : op) {
+    if (a.rank != (m++)->first) return;  // a repeated number is no match
+  }
+  const ArrivalMethod method = arrival_method(op);
+  if (method == ArrivalMethod::none) return;
+  ++out.methods[method];
+  const std::vector<double> at = arrival_times(op, method);
+  const auto [first, last] = std::minmax_element(at.begin(), at.end());
+  ++out.shared;
+  for (std::size_t i = 0; i < at.size(); ++i) out.waited_us[op[i].rank] += *last - at[i];
+  if (*last - *first < delayed_us) return;
+  ++out.delayed;
+  const int latest = op[std::size_t(last - at.begin())].rank;
+  out.last_arrivals[latest] += 1;
+  out.lateness_sum[latest] += *last - *first;
 }
 
 // A typical rank per kind (largest count and bytes, mean time), and the member that waited
@@ -90,98 +162,112 @@ void summarize_operations(Communicator& c) {
   }
 }
 
-// All-reduce, all-gather, reduce-scatter and all-to-all end together on every rank (each rank's
-// last step needs everybody's data), so execution times, read from each GPU's own timer, give
-// arrivals exactly and need no common clock. A broadcast's or reduce's ranks end when their own
-// part is done: there only the traced host times can tell (none: not compared).
-bool ends_together(Operation operation) {
-  switch (operation) {
-    case Operation::all_reduce:
-    case Operation::all_gather:
-    case Operation::all_gather_v:
-    case Operation::reduce_scatter:
-    case Operation::all_to_all:
-      return true;
-    default:
-      return false;
+// The model of one communicator now: the judged collectives and those pending that every
+// member seen has recorded.
+Communicator snapshot(const CommState& s, double delayed_us) {
+  Communicator c = s.header;
+  Arrivals arrivals = s.judged;
+  for (const auto& [sequence, op] : s.pending) judge(s.members, op, delayed_us, arrivals);
+  c.span_from_dump_times = !s.any_trace;
+  c.first_us = kNever;
+  for (const auto& [rank, m] : s.members) {
+    RankActivity a = m.activity;
+    sort_by_operation(a.operations);
+    a.first_us = s.any_trace ? m.trace_first : m.dump_first;
+    a.last_us = s.any_trace ? m.trace_last : m.dump_last;
+    if (a.first_us == kNever) a.first_us = a.last_us;  // a member whose records had no trace
+    a.waited_us = arrivals.waited_us[rank];
+    a.last_arrivals = arrivals.last_arrivals[rank];
+    if (a.last_arrivals > 0) a.lateness_us = arrivals.lateness_sum[rank] / double(a.last_arrivals);
+    c.first_us = std::min(c.first_us, a.first_us);
+    c.last_us = std::max(c.last_us, a.last_us);
+    c.members.push_back(std::move(a));
+  }
+  if (c.members.empty()) c.first_us = 0;
+  summarize_operations(c);
+  c.shared_operations = arrivals.shared;
+  c.delayed_operations = arrivals.delayed;
+  if (!arrivals.methods.empty()) {
+    c.arrival = std::max_element(arrivals.methods.begin(), arrivals.methods.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; })
+                    ->first;
+  }
+  return c;
+}
+
+void add_to_member(Member& m, const InspectorRecord& r) {
+  add(totals_for(m.activity.operations, r.operation), r);
+  m.activity.seconds += double(r.exec_time_us) * 1e-6;
+  m.dump_first = std::min(m.dump_first, r.dump_time_us);
+  m.dump_last = std::max(m.dump_last, r.dump_time_us);
+  if (r.call_time_us || r.kernel_start_us) {
+    // From the call to the last kernel stop (or the dump where the stop was not traced).
+    const std::uint64_t from = r.call_time_us.value_or(*r.kernel_start_us);
+    const std::uint64_t to = r.kernel_stop_us.value_or(r.dump_time_us);
+    m.trace_first = std::min(m.trace_first, std::min(from, to));
+    m.trace_last = std::max(m.trace_last, std::max(from, to));
   }
 }
 
-ArrivalMethod arrival_method(const std::vector<const InspectorRecord*>& op) {
-  if (ends_together(op.front()->operation)) return ArrivalMethod::execution_time;
-  const auto all = [&](auto has) { return std::all_of(op.begin(), op.end(), has); };
-  if (all([](const InspectorRecord* r) { return r->kernel_start_us.has_value(); }))
-    return ArrivalMethod::kernel_start;
-  if (all([](const InspectorRecord* r) { return r->call_time_us.has_value(); }))
-    return ArrivalMethod::call_time;
-  return ArrivalMethod::none;
+}  // namespace tracking
+
+struct CommunicatorTracker::State {
+  BuildOptions options;
+  std::map<std::string, tracking::CommState> comms;
+  std::size_t records = 0;
+};
+
+CommunicatorTracker::CommunicatorTracker(BuildOptions options) : state_(std::make_unique<State>()) {
+  state_->options = options;
+}
+CommunicatorTracker::~CommunicatorTracker() = default;
+CommunicatorTracker::CommunicatorTracker(CommunicatorTracker&&) noexcept = default;
+CommunicatorTracker& CommunicatorTracker::operator=(CommunicatorTracker&&) noexcept = default;
+
+std::size_t CommunicatorTracker::records() const { return state_->records; }
+
+void CommunicatorTracker::add(const InspectorRecord& r) {
+  auto [it, created] = state_->comms.try_emplace(r.comm_id);
+  tracking::CommState& s = it->second;
+  if (created) {
+    s.header.id = r.comm_id;
+    s.header.name = r.comm_name;
+    s.header.ranks = r.ranks;
+    s.header.nodes = r.nodes;
+  }
+  if (r.ranks != s.header.ranks) return;
+  ++state_->records;
+  auto [member, joined] = s.members.try_emplace(r.rank);
+  if (joined) {
+    member->second.activity.rank = r.rank;
+    member->second.activity.hostname = r.hostname;
+    member->second.activity.pid = r.pid;
+  }
+  add_to_member(member->second, r);
+  s.any_trace = s.any_trace || r.call_time_us || r.kernel_start_us;
+  if (r.point_to_point) return;
+  auto& op = s.pending[r.sequence];
+  op.push_back({r.rank, r.operation, r.exec_time_us, r.kernel_start_us, r.call_time_us});
+  const double delayed_us = state_->options.delayed_us;
+  // Every rank of the communicator has it: nothing more will come.
+  if (int(op.size()) == s.header.ranks) {
+    judge(s.members, std::move(op), delayed_us, s.judged);
+    s.pending.erase(r.sequence);
+  }
+  const std::size_t bound = state_->options.max_pending;
+  while (bound > 0 && s.pending.size() > bound) {
+    judge(s.members, std::move(s.pending.begin()->second), delayed_us, s.judged);
+    s.pending.erase(s.pending.begin());
+  }
 }
 
-// Each member's arrival at one shared collective, µs, in the method's time base.
-std::vector<double> arrivals(const std::vector<const InspectorRecord*>& op, ArrivalMethod m) {
-  std::vector<double> out;
-  std::uint64_t longest = 0;
-  for (const InspectorRecord* r : op) longest = std::max(longest, r->exec_time_us);
-  for (const InspectorRecord* r : op) {
-    switch (m) {
-      case ArrivalMethod::kernel_start:
-        out.push_back(double(*r->kernel_start_us));
-        break;
-      case ArrivalMethod::call_time:
-        out.push_back(double(*r->call_time_us));
-        break;
-      default:
-        out.push_back(double(longest - r->exec_time_us));
-        break;
-    }
+std::vector<Communicator> CommunicatorTracker::communicators() const {
+  std::vector<Communicator> out;
+  for (const auto& [id, s] : state_->comms) {
+    if (!s.members.empty()) out.push_back(snapshot(s, state_->options.delayed_us));
   }
   return out;
 }
-
-// Arrivals at the collectives every member recorded: who waited, who was last.
-void analyse_arrivals(Group& g, const BuildOptions& options) {
-  Communicator& c = g.comm;
-  if (c.members.size() < 2) return;
-  std::map<std::uint64_t, std::vector<const InspectorRecord*>> shared;  // by sequence
-  for (const auto& [rank, records] : g.by_rank) {
-    for (const InspectorRecord* r : records) {
-      if (!r->point_to_point) shared[r->sequence].push_back(r);
-    }
-  }
-  std::map<ArrivalMethod, std::size_t> methods;
-  std::vector<double> lateness_sum(c.members.size(), 0.0);
-  for (auto& [sequence, op] : shared) {
-    if (op.size() != c.members.size()) continue;  // a rank's record is missing: not comparable
-    std::sort(op.begin(), op.end(),
-              [](const InspectorRecord* a, const InspectorRecord* b) { return a->rank < b->rank; });
-    bool one_each = true;  // members are in rank order too; a repeated number is no match
-    for (std::size_t i = 0; i < op.size(); ++i) one_each &= op[i]->rank == c.members[i].rank;
-    if (!one_each) continue;
-    const ArrivalMethod method = arrival_method(op);
-    if (method == ArrivalMethod::none) continue;
-    ++methods[method];
-    const std::vector<double> at = arrivals(op, method);
-    const auto [first, last] = std::minmax_element(at.begin(), at.end());
-    ++c.shared_operations;
-    for (std::size_t i = 0; i < at.size(); ++i) c.members[i].waited_us += *last - at[i];
-    if (*last - *first < options.delayed_us) continue;
-    ++c.delayed_operations;
-    const auto latest = std::size_t(last - at.begin());
-    c.members[latest].last_arrivals += 1;
-    lateness_sum[latest] += *last - *first;
-  }
-  for (std::size_t i = 0; i < c.members.size(); ++i) {
-    if (c.members[i].last_arrivals > 0)
-      c.members[i].lateness_us = lateness_sum[i] / double(c.members[i].last_arrivals);
-  }
-  if (!methods.empty()) {
-    c.arrival = std::max_element(methods.begin(), methods.end(), [](const auto& a, const auto& b) {
-                  return a.second < b.second;
-                })->first;
-  }
-}
-
-}  // namespace
 
 std::optional<double> OperationTotals::algorithm_bandwidth() const {
   if (seconds <= 0) return std::nullopt;
@@ -224,38 +310,9 @@ const RankActivity* Communicator::latest() const {
 
 std::vector<Communicator> build_communicators(std::span<const InspectorRecord> records,
                                               const BuildOptions& options) {
-  std::map<std::string, Group> groups;
-  for (const InspectorRecord& r : records) {
-    auto [it, created] = groups.try_emplace(r.comm_id);
-    Group& g = it->second;
-    if (created) {
-      g.comm.id = r.comm_id;
-      g.comm.name = r.comm_name;
-      g.comm.ranks = r.ranks;
-      g.comm.nodes = r.nodes;
-    }
-    if (r.ranks != g.comm.ranks) continue;
-    g.by_rank[r.rank].push_back(&r);
-  }
-  std::vector<Communicator> out;
-  for (auto& [id, g] : groups) {
-    Communicator& c = g.comm;
-    bool any_trace = false;
-    for (const auto& [rank, list] : g.by_rank) {
-      any_trace = any_trace || std::any_of(list.begin(), list.end(), traced);
-    }
-    c.span_from_dump_times = !any_trace;
-    c.first_us = std::numeric_limits<std::uint64_t>::max();
-    for (const auto& [rank, list] : g.by_rank) {
-      c.members.push_back(rank_activity(rank, list, !any_trace));
-      c.first_us = std::min(c.first_us, c.members.back().first_us);
-      c.last_us = std::max(c.last_us, c.members.back().last_us);
-    }
-    summarize_operations(c);
-    analyse_arrivals(g, options);
-    out.push_back(std::move(c));
-  }
-  return out;
+  CommunicatorTracker tracker(options);
+  for (const InspectorRecord& r : records) tracker.add(r);
+  return tracker.communicators();
 }
 
 void attach_gpus(std::vector<Communicator>& communicators,

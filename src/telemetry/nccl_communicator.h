@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -100,6 +101,32 @@ struct Communicator {
 
 struct BuildOptions {
   double delayed_us = 1000;  // an operation whose arrivals spread this much is delayed
+  // Collectives kept waiting for the other ranks' records, per communicator (0: no bound).
+  // Past it the oldest is judged with the ranks it has: a rank on another node never writes
+  // here, so a service that reads files as they grow bounds what it keeps.
+  std::size_t max_pending = 0;
+};
+
+// Communicators built record by record in the memory of their totals and of the collectives
+// still waiting for a rank's record (BuildOptions::max_pending): what a reader of files that
+// grow keeps. A collective is judged once every rank of the communicator has recorded it, or,
+// when the model is taken, if every rank seen so far has. Not thread-safe.
+class CommunicatorTracker {
+ public:
+  explicit CommunicatorTracker(BuildOptions options = {});
+  ~CommunicatorTracker();
+  CommunicatorTracker(CommunicatorTracker&&) noexcept;
+  CommunicatorTracker& operator=(CommunicatorTracker&&) noexcept;
+
+  // A record of a communicator whose rank count differs from its first record's is dropped.
+  void add(const InspectorRecord& record);
+  // The communicators so far, ordered by id (as build_communicators over every record added).
+  std::vector<Communicator> communicators() const;
+  std::size_t records() const;  // added and kept
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // One communicator per id, from its records in any order, ordered by id. A record whose rank

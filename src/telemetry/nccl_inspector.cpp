@@ -45,9 +45,9 @@ int int_value(const json& object, const char* key) {
   return v.get<int>();
 }
 
-std::string string_value(const json& object, const char* key, std::string fallback = {}) {
+std::string string_value(const json& object, const char* key, const char* fallback = "") {
   const json* v = optional_member(object, key);
-  return v && v->is_string() ? v->get<std::string>() : fallback;
+  return v && v->is_string() ? v->get<std::string>() : std::string(fallback);
 }
 
 // The plugin writes a double with "%lf", and NaN as the string "nan".

@@ -94,6 +94,30 @@ TEST(bench_nccl_measure_test, each_operation_gets_the_telemetry_of_its_own_run) 
   EXPECT_EQ(m.pairs_telemetry.size(), 2u);
 }
 
+TEST(bench_nccl_measure_test, an_operation_shorter_than_the_interval_gets_the_nearest_samples) {
+  ScaledClock clock;
+  std::vector<std::unique_ptr<telemetry::GpuSource>> sources;
+  sources.push_back(gpu_source(1755, 1755, never()));
+  RunOptions options;
+  options.operations = {Operation::all_reduce};
+  options.sizes = {8};
+  const Runner runner = [](const RunOptions&) {
+    std::this_thread::sleep_for(300ms);  // samples before it
+    RunResult r;
+    OperationResult o;
+    o.start = Steady::now();
+    std::this_thread::sleep_for(5ms);  // far shorter than the 100 ms interval
+    o.end = Steady::now();
+    r.operations = {o};
+    std::this_thread::sleep_for(300ms);
+    return r;
+  };
+  const Measured m = measure(runner, options, std::move(sources), {0}, clock, 100ms);
+  ASSERT_EQ(m.telemetry.size(), 1u);
+  ASSERT_TRUE(m.telemetry[0][0].sm_clock_mhz);
+  EXPECT_DOUBLE_EQ(*m.telemetry[0][0].sm_clock_mhz, 1755);
+}
+
 TEST(bench_nccl_measure_test, a_failed_run_stops_the_sampler_and_passes_the_error_on) {
   ScaledClock clock;
   std::vector<std::unique_ptr<telemetry::GpuSource>> sources;

@@ -290,6 +290,18 @@ TEST(bench_nccl_report_test, the_worst_pair_is_named_against_its_own_peak) {
   EXPECT_NEAR(r.operations[0].peak->bytes_per_second, 478.1e9, 0.1e9);
 }
 
+TEST(bench_nccl_report_test, latency_is_the_smallest_size_that_moves_data) {
+  // all_gather_perf's 8 B on 2 ranks rounds to 0 elements per rank: NCCL returns at once.
+  RunResult run = run_of({Operation::all_gather}, 2, 370e9);
+  SizeResult empty;
+  empty.counts = counts(Operation::all_gather, 8, 2);
+  empty.out_of_place.seconds = 0.6e-6;
+  run.operations[0].sizes.insert(run.operations[0].sizes.begin(), empty);
+  const NcclReport r = make_report(run, options_for(run), nv18_pair(), {});
+  EXPECT_EQ(r.operations[0].sizes.front().counts.param, 0u);
+  EXPECT_DOUBLE_EQ(r.operations[0].smallest_seconds, 20e-6);  // 1 MiB's, not 0 B's
+}
+
 TEST(bench_nccl_report_test, telemetry_of_a_window_has_clocks_power_and_nvlink_traffic) {
   telemetry::Summary s;
   s.sm_clock = telemetry::ClockStatistics{};

@@ -17,8 +17,10 @@ using gpu::ClockReasons;
 
 // The recording's communicator, its rank r joined to GPU r.
 CommunicatorWindow window_of(const std::string& name) {
-  const auto parsed = tn::parse_inspector_directory(std::string(GPUCLK_SOURCE_DIR) +
-                                                    "/tests/data/nccl_inspector/" + name);
+  std::string dir = GPUCLK_SOURCE_DIR;
+  dir += "/tests/data/nccl_inspector/";
+  dir += name;
+  const auto parsed = tn::parse_inspector_directory(dir);
   auto comms = tn::build_communicators(parsed.records);
   EXPECT_EQ(comms.size(), 1u);
   std::map<unsigned, std::vector<tn::GpuRef>> held;

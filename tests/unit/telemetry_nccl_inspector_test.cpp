@@ -16,7 +16,10 @@ namespace gpuclk::telemetry::nccl {
 namespace {
 
 std::string recording(const std::string& name) {
-  return std::string(GPUCLK_SOURCE_DIR) + "/tests/data/nccl_inspector/" + name;
+  std::string path = GPUCLK_SOURCE_DIR;
+  path += "/tests/data/nccl_inspector/";
+  path += name;
+  return path;
 }
 
 // One line as the plugin writes it (format v4.0, inspector_json.cc's key order).
@@ -281,6 +284,52 @@ TEST(telemetry_nccl_inspector_test, collectives_missing_on_a_rank_are_not_compar
   const auto stray = parse_inspector_text(coll_line("0xabc", 0, 4, 999, 9, 100) + "\n", "t");
   records.push_back(stray.records.at(0));
   EXPECT_EQ(build_communicators(records)[0].members.size(), 2u);
+}
+
+TEST(telemetry_nccl_inspector_test, records_added_as_they_come_give_the_same_model) {
+  // A service reads the ranks' files as they grow: records interleave across ranks. The model
+  // is the one the whole files give, read one after the other.
+  const ParsedText parsed = parse_inspector_directory(recording("late_rank_4gpu"));
+  std::vector<InspectorRecord> by_time = parsed.records;
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto& a, const auto& b) { return a.dump_time_us < b.dump_time_us; });
+  CommunicatorTracker tracker;
+  for (const auto& r : by_time) tracker.add(r);
+  const auto streamed = tracker.communicators();
+  const auto whole = build_communicators(parsed.records);
+  ASSERT_EQ(streamed.size(), 1u);
+  EXPECT_EQ(tracker.records(), 80u);
+  EXPECT_EQ(streamed[0].shared_operations, whole[0].shared_operations);
+  EXPECT_EQ(streamed[0].delayed_operations, whole[0].delayed_operations);
+  ASSERT_NE(streamed[0].latest(), nullptr);
+  EXPECT_EQ(streamed[0].latest()->rank, 2);
+  EXPECT_DOUBLE_EQ(streamed[0].latest()->lateness_us, whole[0].latest()->lateness_us);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(streamed[0].members[i].waited_us, whole[0].members[i].waited_us);
+    EXPECT_DOUBLE_EQ(streamed[0].members[i].seconds, whole[0].members[i].seconds);
+  }
+}
+
+TEST(telemetry_nccl_inspector_test, ranks_on_other_nodes_are_waited_for_within_a_bound) {
+  // Ranks 0 and 1 of a 4-rank communicator write here; 2 and 3 on another node. Their
+  // collectives never complete here: judged among the ranks seen, when the model is taken or
+  // when more than max_pending wait.
+  BuildOptions bounded;
+  bounded.max_pending = 3;
+  CommunicatorTracker tracker(bounded);
+  for (std::uint64_t sn = 1; sn <= 10; ++sn) {
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto parsed = parse_inspector_text(
+          coll_line("0xn", rank, 4, 50u + unsigned(rank), sn, rank == 0 ? 100 : 3100) + "\n", "t");
+      tracker.add(parsed.records.at(0));
+    }
+  }
+  const auto comms = tracker.communicators();
+  ASSERT_EQ(comms.size(), 1u);
+  EXPECT_FALSE(comms[0].all_ranks_seen());
+  EXPECT_EQ(comms[0].shared_operations, 10u);  // 7 judged when evicted, 3 when taken
+  EXPECT_EQ(comms[0].delayed_operations, 10u);
+  EXPECT_EQ(comms[0].latest()->rank, 0);  // rank 0 ran 3 ms shorter: it came 3 ms late
 }
 
 TEST(telemetry_nccl_inspector_test, ranks_get_the_gpus_their_processes_hold) {
