@@ -16,7 +16,9 @@
 # Exit 0 only when every planted fault is found on its node and GPU and nothing else is above
 # info; 1 otherwise; 2 for a bad option; 77 when Prometheus/promtool or victoria-metrics is missing.
 # Environment: GPUCLK_BIN (default build/release/gpuclk), SCRAPES (scrapes captured per scenario,
-# default 40, cycled over the hour), KEEP=1 (keep the work directory), TMPDIR.
+# default 40, cycled over the hour), KEEP=1 (keep the work directory), TMPDIR, QUIET_BELOW=L (on
+# a shared machine: wait, at most QUIET_WAIT s (default 3600), for a 1-minute load average below L
+# before fleet is timed).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v python3 >/dev/null || { echo "fleet_scale: needs python3" >&2; exit 77; }
