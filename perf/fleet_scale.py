@@ -40,6 +40,7 @@ HEALTHY = os.path.join(HERE, "fleet_scale", "node.toml")
 STEP_S = 15
 HOUR_S = 3600
 SPEED = 30
+TIME_SCALE = int(os.environ.get("GPUCLK_TEST_TIME_SCALE", "1"))
 NODES_PER_JOB = 4
 # The families gpuclk fleet reads (fleet::series_read(); tests/unit/fleet_series_test.cpp keeps
 # that list honest against /metrics).
@@ -108,7 +109,9 @@ def get(url, timeout=30, data=None):
         return r.read()
 
 
-def wait_for(what, check, seconds):
+def wait_for(what, check, seconds, procs=()):
+    """Polls `check` until it holds; fails after `seconds`, or at once when one of `procs` (what
+    is being waited for) has exited."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -116,6 +119,10 @@ def wait_for(what, check, seconds):
                 return
         except OSError:
             pass
+        for proc in procs:
+            if proc.poll() is not None:
+                sys.exit(f"fleet_scale: {what}: {' '.join(proc.args[:3])} exited {proc.returncode} "
+                         "before it answered")
         time.sleep(0.2)
     sys.exit(f"fleet_scale: {what} did not come within {seconds} s")
 
@@ -165,7 +172,9 @@ def capture(work, binary, scenarios, scrapes):
     for log in services:
         def listening():
             return re.search(r"metrics http://127\.0\.0\.1:(\d+)", open(log).read())
-        wait_for(f"gpuclk serve ({log})", listening, 120)
+        # A sanitizer build simulates the services' first 300 s slowly, five at once: the
+        # tests' time scale (GPUCLK_TEST_TIME_SCALE, 3 for that build) stretches the wait.
+        wait_for(f"gpuclk serve ({log})", listening, 120 * TIME_SCALE, work.procs)
         ports.append(int(listening().group(1)))
     # Warm up: the attribution books the jobs from its first intervals.
     time.sleep(60 / SPEED)
