@@ -13,7 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 #include "gpu/selection.h"
 #include "host/cpu.h"
 #include "host/process.h"

@@ -5,7 +5,7 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 #include "control/consistency.h"
 #include "gpu/status.h"
 #include "rules/rule.h"

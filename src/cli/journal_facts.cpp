@@ -1,4 +1,4 @@
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 
 #include "cli/cmd_control.h"
 #include "cli/context.h"
