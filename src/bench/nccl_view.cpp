@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ostream>
 
 namespace gpuclk::bench::nccl {
 
@@ -340,6 +341,31 @@ std::string parameters_line(const NcclReport& r) {
       r.options.warmup_iterations, r.options.check ? "results checked" : "results not checked",
       r.topology.gpus.size(), r.topology.gpus.size() == 1 ? "" : "s", r.library_version,
       r.library_path);
+}
+
+std::string progress_text(const Progress& p) {
+  return p.pair_from >= 0
+             ? fmt::format("bench nccl | send/recv pair rank {} -> rank {} | {}", p.pair_from,
+                           p.pair_to, size_text(p.bytes))
+             : fmt::format("bench nccl | {} | {} ({}/{}) | {}",
+                           telemetry::nccl::info(p.operation).label, size_text(p.bytes), p.step + 1,
+                           p.steps, p.in_place ? "in-place" : "out-of-place");
+}
+
+void print_text(std::ostream& os, output::Printer& printer, const NcclReport& report) {
+  for (const auto& note : report.notes) os << "Note: " << note << "\n\n";
+  bool first = true;
+  for (const auto& t : nccl_tables(report)) {
+    os << (first ? "" : "\n") << t.title << "\n";
+    os.flush();
+    printer.print_table(t.table);
+    first = false;
+  }
+  if (!report.verdicts.empty()) {
+    os << "\nVerdicts:\n";
+    for (const auto& v : report.verdicts) os << "  " << v << '\n';
+  }
+  os << '\n' << parameters_line(report) << '\n';
 }
 
 }  // namespace gpuclk::bench::nccl

@@ -4,11 +4,13 @@
 // Display units: GB/s (1e9 B/s, as nccl-tests) and µs.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "bench/nccl_report.h"
 #include "bench/p2p_view.h"
+#include "output/printer.h"
 #include "output/value.h"
 
 namespace gpuclk::bench::nccl {
@@ -31,5 +33,12 @@ std::vector<p2p::TitledTable> nccl_tables(const NcclReport& report);
 
 // The line under the tables: sizes, iterations, check, NCCL version and path.
 std::string parameters_line(const NcclReport& report);
+
+// The table format on `os` (through `printer`, which writes to it): the notes, nccl-tests'
+// tables, the verdicts, the parameters line.
+void print_text(std::ostream& os, output::Printer& printer, const NcclReport& report);
+
+// The progress line on a terminal: which operation, which size (or which send/recv pair).
+std::string progress_text(const Progress& p);
 
 }  // namespace gpuclk::bench::nccl

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ostream>
 
 namespace gpuclk::bench::p2p {
 
@@ -274,6 +275,37 @@ std::vector<std::string> p2p_verdict_lines(const P2pReport& r) {
     }
   }
   return lines;
+}
+
+std::string progress_text(Figure figure, int device, int peer, int sample, int samples) {
+  const std::string where =
+      peer < 0 ? fmt::format("cuda{}", device) : fmt::format("cuda{} <-> cuda{}", device, peer);
+  return fmt::format("bench p2p | {} | {} | sample {}/{}", where, info(figure).label, sample + 1,
+                     samples);
+}
+
+void print_text(std::ostream& os, output::Printer& printer, const P2pReport& report) {
+  bool first = true;
+  if (!report.peer_skipped.empty()) {
+    os << "Peer: " << report.peer_skipped << "\n";
+    first = false;
+  }
+  for (const auto& t : p2p_tables(report)) {
+    os << (first ? "" : "\n") << t.title << "\n";
+    os.flush();
+    printer.print_table(t.table);
+    first = false;
+  }
+  const auto verdicts = p2p_verdict_lines(report);
+  if (!verdicts.empty()) {
+    os << "\nVerdicts:\n";
+    for (const auto& v : verdicts) os << "  " << v << '\n';
+  }
+  os << fmt::format(
+      "\n{} MiB per copy, {} copies per sample timed behind a spin kernel (+{} warm-up), median "
+      "of {} samples, as nvbandwidth v0.8 measures (docs/bench.md#p2p)\n",
+      report.options.bytes >> 20, report.options.copies_per_sample, report.options.warmup_copies,
+      report.options.samples);
 }
 
 }  // namespace gpuclk::bench::p2p

@@ -101,4 +101,17 @@ void ProgressLine::draw(bool force) {
   drawn_ = true;
 }
 
+void StatusLine::show(const std::string& line) {
+  if (!enabled_) return;
+  out_ << '\r' << line << std::string(width_ > line.size() ? width_ - line.size() : 0, ' ')
+       << std::flush;
+  width_ = line.size();
+}
+
+void StatusLine::clear() {
+  if (!enabled_ || width_ == 0) return;
+  out_ << '\r' << std::string(width_, ' ') << '\r' << std::flush;
+  width_ = 0;
+}
+
 }  // namespace gpuclk::bench

@@ -53,4 +53,23 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
+// One line redrawn in place on `out` (bench p2p's and bench nccl's progress on a terminal):
+// show() replaces the last line, clear() erases it; when not `enabled` nothing is drawn.
+class StatusLine {
+ public:
+  StatusLine(std::ostream& out, bool enabled) : out_(out), enabled_(enabled) {}
+  ~StatusLine() { clear(); }
+  StatusLine(const StatusLine&) = delete;
+  StatusLine& operator=(const StatusLine&) = delete;
+
+  bool enabled() const { return enabled_; }
+  void show(const std::string& line);
+  void clear();
+
+ private:
+  std::ostream& out_;
+  bool enabled_;
+  std::size_t width_ = 0;
+};
+
 }  // namespace gpuclk::bench

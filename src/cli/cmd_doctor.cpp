@@ -13,7 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 #include "gpu/selection.h"
 #include "host/cpu.h"
 #include "host/process.h"
@@ -23,6 +23,7 @@
 #include "telemetry/interval.h"
 #include "telemetry/sampler.h"
 #include "util/error.h"
+#include "views/findings.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -157,7 +158,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
     }
     root.add("samples", "Samples", output::integer(static_cast<long long>(samples)));
     root.add("worst", "Worst", output::text(std::string(rules::to_string(rules::worst(findings)))));
-    root.children.push_back(findings_node(findings));
+    root.children.push_back(views::findings_node(findings));
     ctx.printer()->print_tree(root);
   } else if (format.kind == output::Format::Kind::csv) {
     ctx.printer()->print_table(findings_table(findings));
@@ -201,7 +202,7 @@ int run_doctor(Context& ctx, const DoctorOptions& o) {
       std::cout << "no findings: nothing held the GPUs back that a rule knows\n";
     } else {
       std::cout << '\n';
-      print_finding_lines(std::cout, findings, true);
+      views::print_finding_lines(std::cout, findings, true);
     }
   }
   return rules::exit_code(findings);

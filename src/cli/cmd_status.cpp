@@ -5,12 +5,13 @@
 #include "cli/cmd_control.h"
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 #include "control/consistency.h"
 #include "gpu/status.h"
 #include "rules/rule.h"
 #include "rules/status_input.h"
 #include "serve/client.h"
+#include "views/findings.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -115,7 +116,7 @@ int run_status(Context& ctx) {
       auto& n = list.section("gpu", "");
       for (std::size_t c = 0; c < row.size(); ++c) n.add(table.columns[c].key, "", row[c]);
     }
-    root.children.push_back(findings_node(findings));
+    root.children.push_back(views::findings_node(findings));
     printer->print_tree(root);
     return 0;
   }
@@ -123,7 +124,7 @@ int run_status(Context& ctx) {
   printer->print_table(table);
   if (format.kind == output::Format::Kind::table) {
     if (!simulated.empty()) std::cout << "(simulated node: " << simulated << ")\n";
-    print_finding_lines(std::cout, findings, false);
+    views::print_finding_lines(std::cout, findings, false);
   }
   return 0;
 }

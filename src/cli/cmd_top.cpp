@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/findings_view.h"
+#include "cli/journal_facts.h"
 #include "gpu/simulator.h"
 #include "serve/client.h"
 #include "telemetry/interval.h"

@@ -52,5 +52,26 @@ TEST(bench_progress_test, an_enabled_line_redraws_in_place_and_is_erased) {
   EXPECT_EQ(text.substr(text.size() - 4), "\r\x1b[K");
 }
 
+// bench p2p's and bench nccl's line: each show() overwrites the last (padded over a longer one),
+// clear() erases it; disabled, nothing is written.
+TEST(bench_progress_test, a_status_line_overwrites_its_last_text_and_erases_it) {
+  std::ostringstream out;
+  {
+    StatusLine line(out, true);
+    line.show("bench nccl | all-reduce | 8 B (1/31)");
+    line.show("bench nccl | pair");
+  }
+  EXPECT_EQ(out.str(),
+            "\rbench nccl | all-reduce | 8 B (1/31)"
+            "\rbench nccl | pair" +
+                std::string(19, ' ') + "\r" + std::string(17, ' ') + "\r");
+  std::ostringstream quiet;
+  {
+    StatusLine line(quiet, false);
+    line.show("anything");
+  }
+  EXPECT_EQ(quiet.str(), "");
+}
+
 }  // namespace
 }  // namespace gpuclk::bench

@@ -1,14 +1,8 @@
-#include "cli/findings_view.h"
-
-#include <fmt/format.h>
+#include "views/findings.h"
 
 #include <ostream>
 
-#include "cli/cmd_control.h"
-#include "cli/context.h"
-#include "control/consistency.h"
-
-namespace gpuclk::cli {
+namespace gpuclk::views {
 
 output::Node findings_node(const std::vector<rules::Finding>& findings) {
   output::Node list{"findings", "Findings", {}, {}, true};
@@ -56,19 +50,4 @@ void print_finding_lines(std::ostream& out, const std::vector<rules::Finding>& f
   }
 }
 
-void add_journal_facts(Context& ctx, std::vector<rules::GpuWindow>& gpus) {
-  const auto journal = peek_journal(ctx);
-  if (!journal || journal->clean()) return;
-  for (auto& w : gpus) {
-    if (w.facts.uuid.empty()) continue;
-    control::Settings settings;
-    control::add_journal_locks(settings, *journal, w.facts.uuid);
-    if (settings.has(control::Setting::locked_gpu_clocks))
-      w.facts.locked_gpu_clocks = control::describe(settings, control::Setting::locked_gpu_clocks);
-    if (settings.has(control::Setting::locked_memory_clocks))
-      w.facts.locked_memory_clocks =
-          control::describe(settings, control::Setting::locked_memory_clocks);
-  }
-}
-
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::views

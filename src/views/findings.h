@@ -1,6 +1,6 @@
 // Findings (src/rules) as output: the JSON/tree shape every command uses
-// ({"rule", "severity", "gpus": [..], "summary", "evidence": {..}, "cause", "fix", "docs"}),
-// the lines a table view prints under its table, and the facts commands add from the journal.
+// ({"rule", "severity", "gpus": [..], "summary", "evidence": {..}, "cause", "fix", "docs"}) and
+// the lines a table view prints under its table (status, doctor, fleet).
 #pragma once
 
 #include <iosfwd>
@@ -8,11 +8,8 @@
 
 #include "output/value.h"
 #include "rules/finding.h"
-#include "rules/input.h"
 
-namespace gpuclk::cli {
-
-class Context;
+namespace gpuclk::views {
 
 // A list node "findings" (an array in JSON, empty when there are none).
 output::Node findings_node(const std::vector<rules::Finding>& findings);
@@ -22,8 +19,4 @@ output::Node findings_node(const std::vector<rules::Finding>& findings);
 void print_finding_lines(std::ostream& out, const std::vector<rules::Finding>& findings,
                          bool details);
 
-// The clock locks gpuclk's journal knows (NVML cannot read locks) into each GPU's facts; nothing
-// when the journal is absent or clean (no GPU was ever changed).
-void add_journal_facts(Context& ctx, std::vector<rules::GpuWindow>& gpus);
-
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::views

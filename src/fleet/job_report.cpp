@@ -1,26 +1,17 @@
-// `gpuclk fleet --job ID` / `--pod NAMESPACE/NAME`: one Slurm job's (or pod's) GPUs on every node
-// side by side, from the Prometheus that scrapes the nodes' gpuclk serve: per GPU its SM clock
-// (median and 5th percentile over the range), power and limit, the clock event reasons that held
-// it back and for how long, the energy the node booked to the job and its busy share; the job's
-// totals; and its straggler, with the cause (docs/fleet.md#a-job-across-nodes).
+#include "fleet/job_report.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iostream>
 #include <map>
 #include <set>
 
-#include "cli/context.h"
-#include "cli/fleet_views.h"
-#include "fleet/job_rules.h"
-#include "fleet/prometheus.h"
-#include "fleet/snapshot.h"
+#include "fleet/fleet_view.h"
 #include "util/error.h"
 #include "util/text.h"
 
-namespace gpuclk::cli {
+namespace gpuclk::fleet {
 namespace {
 
 output::Value or_na(const std::optional<double>& v, const char* unit, int precision = 0) {
@@ -28,10 +19,10 @@ output::Value or_na(const std::optional<double>& v, const char* unit, int precis
 }
 
 // "sw_power_cap 3420 s, sw_thermal_slowdown 180 s"; "-" when none held it a second.
-std::string held_text(const fleet::GpuState* g, long range_s) {
+std::string held_text(const GpuState* g, long range_s) {
   std::string out;
   if (!g) return "-";
-  for (const auto reason : fleet::kLimitingReasons) {
+  for (const auto reason : kLimitingReasons) {
     const auto it = g->reason_fraction.find(std::string(reason));
     if (it == g->reason_fraction.end()) continue;
     const double seconds = it->second * static_cast<double>(range_s);
@@ -41,26 +32,16 @@ std::string held_text(const fleet::GpuState* g, long range_s) {
   return out.empty() ? "-" : out;
 }
 
-struct JobView {
-  std::string key, name, user;
-  std::vector<fleet::JobGpu> gpus;
-  std::size_t nodes = 0;
-  double energy_j = 0, gpu_hours = 0;
-  std::vector<fleet::FleetFinding> findings;  // on its GPUs and nodes; stragglers of this job
-  std::vector<std::string> other_keys;        // other pod UIDs of the same name
-};
-
 // The findings of the job's nodes that concern it: on its GPUs, about a node as a whole, and
 // the stragglers of this job (not another job's on a shared GPU).
-std::vector<fleet::FleetFinding> job_findings(const std::vector<fleet::FleetFinding>& all,
-                                              const JobView& job) {
+std::vector<FleetFinding> job_findings(const std::vector<FleetFinding>& all, const JobReport& job) {
   std::set<std::pair<std::string, unsigned>> mine;
   std::set<std::string> nodes;
   for (const auto& g : job.gpus) {
     mine.insert({g.use->instance, g.use->index});
     nodes.insert(g.use->instance);
   }
-  std::vector<fleet::FleetFinding> out;
+  std::vector<FleetFinding> out;
   for (const auto& f : all) {
     if (!nodes.count(f.instance)) continue;
     if (f.finding.rule == "straggler" && !f.job.empty() && f.job != job.key) continue;
@@ -71,8 +52,10 @@ std::vector<fleet::FleetFinding> job_findings(const std::vector<fleet::FleetFind
   return out;
 }
 
-JobView look_up(fleet::Prometheus& prometheus, const FleetJobQuery& q, fleet::Snapshot& snap) {
-  const auto uses = fleet::collect_job(prometheus, q.selector, q.range_s, q.job, q.pod);
+}  // namespace
+
+JobReport look_up_job(Prometheus& prometheus, const JobQuery& q, Snapshot& snap) {
+  const auto uses = collect_job(prometheus, q.selector, q.range_s, q.job, q.pod);
   const auto what = q.pod ? "pod " + q.job : "Slurm job " + q.job;
   if (uses.empty())
     throw Error(ExitCode::gpu_not_found,
@@ -83,7 +66,7 @@ JobView look_up(fleet::Prometheus& prometheus, const FleetJobQuery& q, fleet::Sn
   // A pod's name may have had several UIDs in the range (restarted): the one that used most.
   std::map<std::string, double> seconds;
   for (const auto& u : uses) seconds[u.job] += u.context_s;
-  JobView job;
+  JobReport job;
   for (const auto& [key, s] : seconds)
     if (job.key.empty() || s > seconds[job.key]) job.key = key;
   for (const auto& [key, s] : seconds)
@@ -93,9 +76,9 @@ JobView look_up(fleet::Prometheus& prometheus, const FleetJobQuery& q, fleet::Sn
     if (u.job == job.key) instances.push_back(u.instance);
   std::sort(instances.begin(), instances.end());
   instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
-  snap = fleet::collect(prometheus, fleet::with_instances(q.selector, instances), q.range_s, true);
+  snap = collect(prometheus, with_instances(q.selector, instances), q.range_s, true);
   snap.selector = q.selector;
-  job.gpus = fleet::job_gpus(snap, job.key);
+  job.gpus = job_gpus(snap, job.key);
   job.nodes = instances.size();
   for (const auto& g : job.gpus) {
     job.name = g.use->name;
@@ -103,11 +86,11 @@ JobView look_up(fleet::Prometheus& prometheus, const FleetJobQuery& q, fleet::Sn
     job.energy_j += g.use->energy_j.value_or(0);
     job.gpu_hours += g.use->context_s / 3600;
   }
-  job.findings = job_findings(fleet::evaluate(snap), job);
+  job.findings = job_findings(evaluate(snap), job);
   return job;
 }
 
-output::Table job_table(const JobView& job, long range_s) {
+output::Table job_table(const JobReport& job, long range_s) {
   std::map<std::pair<std::string, unsigned>, std::set<std::string>> rules_of;
   for (const auto& f : job.findings)
     for (auto g : f.finding.gpus) rules_of[{f.instance, g}].insert(f.finding.rule);
@@ -141,7 +124,7 @@ output::Table job_table(const JobView& job, long range_s) {
   return t;
 }
 
-output::Node job_tree(const JobView& job, const fleet::Snapshot& snap) {
+output::Node job_tree(const JobReport& job, const Snapshot& snap) {
   output::Node root;
   root.add("prometheus", "", output::text(snap.prometheus));
   root.add("selector", "", output::text(snap.selector));
@@ -176,49 +159,30 @@ output::Node job_tree(const JobView& job, const fleet::Snapshot& snap) {
     n.add("gpu_seconds", "", output::number(jg.use->context_s, "s", 1));
     n.add("busy_share", "", output::number(jg.use->busy_share(), "", 3));
   }
-  add_fleet_findings(root, job.findings);
+  add_findings(root, job.findings);
   return root;
 }
 
-}  // namespace
+std::string job_heading(const JobReport& job, long range_s) {
+  return fmt::format("{}{}: {} on {} over the last {} s\n", job.name,
+                     job.user.empty() ? "" : " (user " + job.user + ")",
+                     text::counted(job.gpus.size(), "GPU"), text::counted(job.nodes, "node"),
+                     range_s);
+}
 
-int run_fleet_job(Context& ctx, const FleetJobQuery& q) {
-  fleet::Prometheus prometheus(q.prometheus, q.timeout);
-  if (q.at) prometheus.set_time(*q.at);
-  ctx.effect("ask Prometheus");
-  fleet::Snapshot snap;
-  const auto job = look_up(prometheus, q, snap);
-  const auto code = fleet::exit_code(job.findings);
-  auto printer = ctx.printer();
-  const auto format = ctx.format();
-  if (format.kind == output::Format::Kind::json) {
-    printer->print_tree(job_tree(job, snap));
-    return code;
-  }
-  if (format.kind == output::Format::Kind::csv) {
-    printer->print_table(job_table(job, snap.range_s));
-    return code;
-  }
-  std::cout << fmt::format("{}{}: {} on {} over the last {} s\n", job.name,
-                           job.user.empty() ? "" : " (user " + job.user + ")",
-                           text::counted(job.gpus.size(), "GPU"), text::counted(job.nodes, "node"),
-                           snap.range_s);
-  printer->print_table(job_table(job, snap.range_s));
-  std::cout << fmt::format("\nTotal: {:.1f} kJ booked to the job, {:.3f} GPU-hours\n",
-                           job.energy_j / 1000, job.gpu_hours);
+std::string job_totals(const JobReport& job) {
+  std::string out = fmt::format("\nTotal: {:.1f} kJ booked to the job, {:.3f} GPU-hours\n",
+                                job.energy_j / 1000, job.gpu_hours);
   if (!job.other_keys.empty())
-    std::cout << fmt::format(
-        "(the name also had {} in the range: gpuclk fleet --pod UID shows it)\n",
-        fmt::join(job.other_keys, ", "));
+    out += fmt::format("(the name also had {} in the range: gpuclk fleet --pod UID shows it)\n",
+                       fmt::join(job.other_keys, ", "));
   bool straggler = false;
   for (const auto& f : job.findings) straggler = straggler || f.finding.rule == "straggler";
   if (!straggler)
-    std::cout << (job.gpus.size() < 2
-                      ? "No straggler: the job ran on one GPU (no peers to compare).\n"
-                      : "No straggler: no GPU of the job ran clearly slower than its others.\n");
-  if (!job.findings.empty()) std::cout << '\n';
-  print_fleet_findings(std::cout, job.findings);
-  return code;
+    out += job.gpus.size() < 2
+               ? "No straggler: the job ran on one GPU (no peers to compare).\n"
+               : "No straggler: no GPU of the job ran clearly slower than its others.\n";
+  return out;
 }
 
-}  // namespace gpuclk::cli
+}  // namespace gpuclk::fleet
