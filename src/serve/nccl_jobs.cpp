@@ -1,0 +1,301 @@
+#include "serve/nccl_jobs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "serve/collectives_json.h"
+#include "util/text.h"
+#include "util/thread_name.h"
+
+namespace gpuclk::serve {
+
+namespace tn = telemetry::nccl;
+
+struct NcclJobs::Directory {
+  explicit Directory(const tn::BuildOptions& o) : current(o), previous(o) {}
+  // Since first read: Σ over the ranks, by kind; the ranks seen per communicator; the pids.
+  std::map<tn::Operation, tn::OperationTotals> totals;
+  std::map<std::string, std::set<int>> ranks;
+  std::set<unsigned> pids;
+  // The window being filled and the last one.
+  tn::CommunicatorTracker current, previous;
+  std::chrono::steady_clock::time_point started;
+};
+
+namespace {
+
+void add_to(tn::OperationTotals& t, const tn::InspectorRecord& r) {
+  const double moved = tn::algorithm_bytes(r.operation, double(r.message_bytes), r.ranks);
+  t.operation = r.operation;
+  t.count += 1;
+  t.message_bytes += double(r.message_bytes);
+  t.algorithm_bytes += moved;
+  t.bus_bytes += moved * tn::bus_factor(r.operation, r.ranks);
+  t.seconds += double(r.exec_time_us) * 1e-6;
+}
+
+// The NCCL_* variables of a process (empty when it is not ours to read, or gone).
+std::map<std::string, std::string> nccl_environment(unsigned pid) {
+  std::map<std::string, std::string> out;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string entry;
+  for (std::size_t n = 0; n < 4096 && std::getline(in, entry, '\0'); ++n) {
+    const auto eq = entry.find('=');
+    if (entry.rfind("NCCL_", 0) == 0 && eq != std::string::npos)
+      out[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return out;
+}
+
+// The share of wall time a rank of `c` spent in `operation`: the members' mean over the span
+// their records cover (none where the span cannot be the wall time: dump times written at once).
+std::optional<double> time_share(const tn::Communicator& c, tn::Operation operation) {
+  const double span = c.span_seconds();
+  if (span <= 0 || c.members.empty() ||
+      (c.span_from_dump_times && span < c.mean_seconds().value_or(0)))
+    return std::nullopt;
+  double seconds = 0;
+  for (const auto& m : c.members)
+    for (const auto& t : m.operations)
+      if (t.operation == operation) seconds += t.seconds;
+  return seconds / double(c.members.size()) / span;
+}
+
+// Per job and kind (no GPU label: a job's ranks on the node together), and the reader's health.
+std::vector<ExtraSeries> collectives_series(const std::vector<views::JobCollectives>& jobs,
+                                            std::size_t files, std::uint64_t records,
+                                            std::uint64_t errors) {
+  std::vector<ExtraSeries> out;
+  for (const auto& job : jobs) {
+    for (const auto& c : job.collectives) {
+      const std::vector<std::pair<std::string, std::string>> labels{
+          {"job", host::owner_key(job.owner)},
+          {"user", job.owner.user},
+          {"collective", std::string(tn::info(c.total.operation).key)}};
+      const auto add = [&](const char* name, const char* help, bool counter, double v) {
+        out.push_back({name, help, counter, std::nullopt, labels, v});
+      };
+      add("gpuclk_job_nccl_operations_total",
+          "NCCL operations the job's ranks on the node completed (each rank's counted)", true,
+          double(c.total.count));
+      add("gpuclk_job_nccl_bytes_total",
+          "Message bytes of the job's NCCL operations, as the NCCL Inspector gives them, summed "
+          "over its ranks on the node",
+          true, c.total.message_bytes);
+      add("gpuclk_job_nccl_seconds_total",
+          "Time the job's ranks on the node spent in NCCL operations (their GPU time), summed",
+          true, c.total.seconds);
+      if (c.bus_bandwidth)
+        add("gpuclk_job_nccl_bus_bandwidth_bytes_per_second",
+            "Bus bandwidth of the job's NCCL operations over the last window (nccl-tests' "
+            "definition: bus bytes over time)",
+            false, *c.bus_bandwidth);
+      if (c.time_share)
+        add("gpuclk_job_nccl_time_ratio",
+            "Share of a rank's wall time spent in the job's NCCL operations over the last window",
+            false, *c.time_share);
+    }
+  }
+  out.push_back({"gpuclk_nccl_inspector_files",
+                 "NCCL Inspector files gpuclk serve follows under --nccl-inspector-dir",
+                 false,
+                 std::nullopt,
+                 {},
+                 double(files)});
+  out.push_back({"gpuclk_nccl_inspector_records_total",
+                 "NCCL Inspector records (one per rank and operation) read",
+                 true,
+                 std::nullopt,
+                 {},
+                 double(records)});
+  out.push_back({"gpuclk_nccl_inspector_errors_total",
+                 "Problems reading the NCCL Inspector's files (unreadable files, lines that are "
+                 "not records); `gpuclk ps` shows the last ones",
+                 true,
+                 std::nullopt,
+                 {},
+                 double(errors)});
+  return out;
+}
+
+}  // namespace
+
+NcclJobs::NcclJobs(NcclJobsOptions options, const Service& service)
+    : options_(std::move(options)), service_(service), reader_(options_.root, options_.reader) {}
+
+NcclJobs::~NcclJobs() { stop(); }
+
+void NcclJobs::start() {
+  poll();
+  thread_ = std::thread([this] {
+    util::name_this_thread("gpuclk-nccl");
+    std::unique_lock lock(mutex_);
+    while (!stop_cv_.wait_for(lock, options_.poll, [this] { return stopping_; })) {
+      lock.unlock();
+      poll();
+      lock.lock();
+    }
+  });
+}
+
+void NcclJobs::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void NcclJobs::poll() {
+  const auto now = std::chrono::steady_clock::now();
+  std::set<unsigned> running;
+  if (const auto* a = service_.attribution()) {
+    for (const auto& p : a->view().processes)
+      if (p.running) running.insert(p.pid);
+  }
+  const auto alive = [&](unsigned pid) {
+    std::error_code ec;
+    return running.contains(pid) || std::filesystem::exists("/proc/" + std::to_string(pid), ec);
+  };
+  const tn::BuildOptions build{1000, options_.max_pending};
+  for (auto& [path, d] : directories_) {
+    if (now - d->started < options_.window) continue;
+    d->previous = std::move(d->current);
+    d->current = tn::CommunicatorTracker(build);
+    d->started = now;
+  }
+  for (auto& batch : reader_.poll(now, alive)) {
+    auto& slot = directories_[batch.directory];
+    if (!slot) {
+      slot = std::make_unique<Directory>(build);
+      slot->started = now;
+    }
+    Directory& d = *slot;
+    for (const auto& r : batch.records) {
+      add_to(d.totals[r.operation], r);
+      d.ranks[r.comm_id].insert(r.rank);
+      if (d.pids.insert(r.pid).second) environments_[r.pid] = nccl_environment(r.pid);
+      d.current.add(r);
+    }
+  }
+  // A directory none of whose files is followed any more: its job is gone.
+  const auto followed = reader_.directories();
+  for (auto it = directories_.begin(); it != directories_.end();) {
+    if (followed.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    for (unsigned pid : it->second->pids) environments_.erase(pid);
+    it = directories_.erase(it);
+  }
+  publish();
+}
+
+void NcclJobs::publish() {
+  attribution::AttributionView view;
+  if (const auto* a = service_.attribution()) view = a->view();
+  std::map<unsigned, std::vector<tn::GpuRef>> gpus_by_pid;
+  std::map<unsigned, host::Owner> owners;
+  const auto& facts = service_.facts();
+  for (const auto& p : view.processes) {
+    owners.try_emplace(p.pid, p.owner);
+    if (!p.running) continue;
+    std::optional<std::uint64_t> memory;
+    if (p.memory) memory = std::uint64_t(p.memory->value());
+    gpus_by_pid[p.pid].push_back(
+        {p.gpu_index, p.gpu < facts.size() ? facts[p.gpu].key.bus_id : "", memory});
+  }
+  std::vector<views::JobCollectives> jobs;
+  for (const auto& [path, d] : directories_) {
+    views::JobCollectives job;
+    job.directory = path;
+    // Its owner: the first of its processes the attribution knows, else /proc's answer.
+    std::optional<host::Owner> owner;
+    for (unsigned pid : d->pids) {
+      if (auto it = owners.find(pid); it != owners.end()) {
+        owner = it->second;
+        break;
+      }
+    }
+    if (!owner && !d->pids.empty()) owner = host::owner_of(*d->pids.begin());
+    job.owner = owner ? *owner
+                      : host::Owner{host::OwnerKind::process,
+                                    d->pids.empty() ? "" : std::to_string(*d->pids.begin())};
+    for (const auto& [id, ranks] : d->ranks) job.ranks = std::max(job.ranks, int(ranks.size()));
+    const auto& judged = d->previous.records() > d->current.records() ? d->previous : d->current;
+    auto comms = judged.communicators();
+    tn::attach_gpus(comms, gpus_by_pid);
+    std::set<unsigned> gpus;
+    for (const auto& [op, total] : d->totals) {
+      views::JobCollective c{total, std::nullopt, std::nullopt};
+      double bus = 0, seconds = 0, share = 0;
+      bool shared = false;
+      for (const auto& comm : comms) {
+        for (const auto& m : comm.members)
+          for (const auto& t : m.operations)
+            if (t.operation == op) bus += t.bus_bytes, seconds += t.seconds;
+        if (auto s = time_share(comm, op)) share += *s, shared = true;
+      }
+      if (seconds > 0) c.bus_bandwidth = bus / seconds;
+      if (shared) c.time_share = std::min(1.0, share);
+      job.collectives.push_back(c);
+    }
+    for (auto& comm : comms) {
+      rules::CommunicatorWindow w;
+      for (const auto& m : comm.members) {
+        if (m.gpu) gpus.insert(m.gpu->index);
+        for (const auto& [key, value] : environments_[m.pid]) w.nccl_environment[key] = value;
+      }
+      w.job = host::describe(job.owner);
+      w.communicator = std::move(comm);
+      job.communicators.push_back(std::move(w));
+    }
+    job.gpus.assign(gpus.begin(), gpus.end());
+    jobs.push_back(std::move(job));
+  }
+  auto series = collectives_series(jobs, reader_.files(), reader_.records(), reader_.errors());
+  std::lock_guard lock(mutex_);
+  jobs_ = std::move(jobs);
+  series_ = std::move(series);
+  files_ = reader_.files();
+  records_ = reader_.records();
+  errors_ = reader_.errors();
+  problems_ = reader_.last_problems();
+}
+
+std::vector<ExtraSeries> NcclJobs::series() const {
+  std::lock_guard lock(mutex_);
+  return series_;
+}
+
+std::vector<rules::CommunicatorWindow> NcclJobs::communicators() const {
+  std::lock_guard lock(mutex_);
+  std::vector<rules::CommunicatorWindow> out;
+  for (const auto& job : jobs_)
+    out.insert(out.end(), job.communicators.begin(), job.communicators.end());
+  return out;
+}
+
+nlohmann::json NcclJobs::answer(const nlohmann::json& request) const {
+  const auto owner = request.contains("owner")
+                         ? std::optional<std::string>(request.at("owner").get<std::string>())
+                         : std::nullopt;
+  CollectivesAnswer a;
+  a.enabled = true;
+  a.root = options_.root;
+  {
+    std::lock_guard lock(mutex_);
+    a.files = files_;
+    a.records = records_;
+    a.errors = errors_;
+    a.problems = problems_;
+    for (const auto& job : jobs_)
+      if (!owner || host::owner_key(job.owner) == *owner) a.jobs.push_back(job);
+  }
+  return collectives_json(a);
+}
+
+}  // namespace gpuclk::serve
