@@ -115,11 +115,11 @@ expect_out "NCCL collectives per job"
 expect_out_re 'Slurm job 4242 +all-reduce +4 +80 +1\.95 '
 gpuclk --sim "$SCENARIO" --socket "$SOCK" --format json ps
 expect_json '.collectives[0].collectives[0].count' 80
-gpuclk --sim "$SCENARIO" --socket "$SOCK" stat --job slurm:4242
+gpuclk --sim "$SCENARIO" --socket "$SOCK" stat --job 4242
 expect_exit 0
 expect_out "NCCL collectives"
 expect_out_re 'Slurm job 4242 +all-reduce +4 +80 '
-gpuclk --sim "$SCENARIO" --socket "$SOCK" --format json stat --job slurm:4242
+gpuclk --sim "$SCENARIO" --socket "$SOCK" --format json stat --job 4242
 expect_json '.collectives[0].owner' slurm:4242
 
 # doctor through the service names the late rank's GPU.
