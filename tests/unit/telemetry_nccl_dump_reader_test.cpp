@@ -44,7 +44,7 @@ std::size_t count(const std::vector<DumpBatch>& batches) {
 
 TEST_F(DumpReaderTest, reads_what_files_gain_and_a_cut_line_once) {
   const std::string text = recorded("late_rank_4gpu/vm-pid4373.log");  // 20 lines
-  const auto cut = text.find('\n', text.size() / 2) + 40;                // inside a line
+  const auto cut = text.find('\n', text.size() / 2) + 40;              // inside a line
   const auto file = root / "4242" / "vm-pid4373.log";
   DumpReader reader(root.string());
   const auto t0 = std::chrono::steady_clock::now();
