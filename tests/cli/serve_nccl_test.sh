@@ -13,7 +13,8 @@ SCENARIO="$ROOT/tests/cli/fixtures/nccl-4gpu.toml"
 DATA="$ROOT/tests/data/nccl_inspector"
 NCCL="$TEST_TMP/nccl"
 SOCK="$TEST_TMP/s.sock"
-export GPUCLK_SIM_SPEED=$(slowed 2)
+GPUCLK_SIM_SPEED=$(slowed 2)
+export GPUCLK_SIM_SPEED
 
 # A root that does not exist is refused before anything starts.
 gpuclk --sim "$SCENARIO" --socket "$SOCK" serve --listen off --nccl-inspector-dir "$TEST_TMP/none"
@@ -130,7 +131,7 @@ expect_json '[.findings[] | select(.rule == "late_rank") | .gpus[0]] | join(",")
 stop_serve
 
 # A healthy job: its collectives, no finding.
-rm -rf "$NCCL"/*
+rm -rf "${NCCL:?}"/*
 mkdir -p "$NCCL/77"
 start_serve --sim "$SCENARIO" --socket "$SOCK" serve --counters-interval 1s --listen 127.0.0.1:0 \
   --nccl-inspector-dir "$NCCL"
