@@ -99,6 +99,8 @@ json window_json(const rules::CommunicatorWindow& w) {
           {"first_us", c.first_us},
           {"last_us", c.last_us},
           {"job", w.job},
+          {"link_peak_bytes_per_s", w.link_peak_bytes_per_second.value_or(0)},
+          {"link_basis", w.link_basis},
           {"nccl_environment", w.nccl_environment}};
 }
 
@@ -122,6 +124,9 @@ rules::CommunicatorWindow window_from(const json& j) {
   c.first_us = j.at("first_us").get<std::uint64_t>();
   c.last_us = j.at("last_us").get<std::uint64_t>();
   w.job = j.at("job").get<std::string>();
+  if (const double peak = j.at("link_peak_bytes_per_s").get<double>(); peak > 0)
+    w.link_peak_bytes_per_second = peak;
+  w.link_basis = j.at("link_basis").get<std::string>();
   w.nccl_environment = j.at("nccl_environment").get<std::map<std::string, std::string>>();
   return w;
 }

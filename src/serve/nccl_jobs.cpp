@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "bench/p2p_links.h"
 #include "serve/collectives_json.h"
 #include "util/text.h"
 #include "util/thread_name.h"
@@ -61,6 +62,74 @@ std::optional<double> time_share(const tn::Communicator& c, tn::Operation operat
     for (const auto& t : m.operations)
       if (t.operation == operation) seconds += t.seconds;
   return seconds / double(c.members.size()) / span;
+}
+
+// The peak a rank of `w` has to the others where all its ranks are here with their GPUs known
+// (bench nccl's definition; peer access assumed: the service cannot see a process's).
+void set_link_peak(rules::CommunicatorWindow& w, const bench::nccl::Topology& node) {
+  const tn::Communicator& c = w.communicator;
+  if (!c.all_ranks_seen() || c.nodes > 1 || node.gpus.empty()) return;
+  bench::nccl::Topology t;
+  for (const auto& m : c.members) {
+    if (!m.gpu) return;
+    const auto g = std::find_if(node.gpus.begin(), node.gpus.end(),
+                                [&](const auto& l) { return l.index == m.gpu->index; });
+    if (g == node.gpus.end()) return;
+    t.gpus.push_back(*g);
+  }
+  for (const auto& p : node.nvlink_pairs) {
+    const auto has = [&](unsigned i) {
+      return std::any_of(t.gpus.begin(), t.gpus.end(), [&](const auto& g) { return g.index == i; });
+    };
+    if (has(p.a) && has(p.b)) t.nvlink_pairs.push_back(p);
+  }
+  const std::vector<std::vector<bool>> access(t.gpus.size(),
+                                              std::vector<bool>(t.gpus.size(), true));
+  if (auto peak = bench::nccl::collective_peak(t, access)) {
+    w.link_peak_bytes_per_second = peak->bytes_per_second;
+    w.link_basis = peak->basis;
+  }
+}
+
+// `job` into `jobs`, merged with the job of the same owner (two dump directories of one job:
+// steps writing apart, or the root and a job directory), so that its series are one per kind.
+void merge_into(std::vector<views::JobCollectives>& jobs, views::JobCollectives job) {
+  const auto same = std::find_if(jobs.begin(), jobs.end(), [&](const auto& j) {
+    return host::owner_key(j.owner) == host::owner_key(job.owner);
+  });
+  if (same == jobs.end()) {
+    jobs.push_back(std::move(job));
+    return;
+  }
+  views::JobCollectives& into = *same;
+  into.directory += ", " + job.directory;
+  into.ranks = std::max(into.ranks, job.ranks);
+  std::set<unsigned> gpus(into.gpus.begin(), into.gpus.end());
+  gpus.insert(job.gpus.begin(), job.gpus.end());
+  into.gpus.assign(gpus.begin(), gpus.end());
+  for (auto& c : job.collectives) {
+    auto it = std::find_if(into.collectives.begin(), into.collectives.end(),
+                           [&](const auto& i) { return i.total.operation == c.total.operation; });
+    if (it == into.collectives.end()) {
+      into.collectives.push_back(c);
+      continue;
+    }
+    // Bandwidth weighted by time; shares add up (one rank's time in either).
+    const double a = it->total.seconds, b = c.total.seconds;
+    if (c.bus_bandwidth)
+      it->bus_bandwidth = it->bus_bandwidth && a + b > 0
+                              ? (*it->bus_bandwidth * a + *c.bus_bandwidth * b) / (a + b)
+                              : c.bus_bandwidth;
+    if (c.time_share) it->time_share = std::min(1.0, it->time_share.value_or(0) + *c.time_share);
+    it->total.count += c.total.count;
+    it->total.message_bytes += c.total.message_bytes;
+    it->total.algorithm_bytes += c.total.algorithm_bytes;
+    it->total.bus_bytes += c.total.bus_bytes;
+    it->total.seconds += c.total.seconds;
+  }
+  std::sort(into.collectives.begin(), into.collectives.end(),
+            [](const auto& x, const auto& y) { return x.total.operation < y.total.operation; });
+  for (auto& w : job.communicators) into.communicators.push_back(std::move(w));
 }
 
 // Per job and kind (no GPU label: a job's ranks on the node together), and the reader's health.
@@ -121,6 +190,21 @@ std::vector<ExtraSeries> collectives_series(const std::vector<views::JobCollecti
 }
 
 }  // namespace
+
+bench::nccl::Topology node_links(const std::vector<gpu::Device*>& devices) {
+  const gpu::NvLinkSummary nvlinks = gpu::nvlink_summary(devices);
+  bench::nccl::Topology t;
+  t.gpus = bench::p2p::link_facts(devices, {}, nvlinks);
+  for (auto& g : t.gpus)
+    if (g.pcie_max) g.pcie_loaded = g.pcie_max;
+  for (std::size_t a = 0; a < devices.size(); ++a) {
+    for (std::size_t b = a + 1; b < devices.size(); ++b) {
+      if (auto d = bench::p2p::direct_links(nvlinks, devices[a]->index(), devices[b]->index()))
+        t.nvlink_pairs.push_back(*d);
+    }
+  }
+  return t;
+}
 
 NcclJobs::NcclJobs(NcclJobsOptions options, const Service& service)
     : options_(std::move(options)), service_(service), reader_(options_.root, options_.reader) {}
@@ -251,10 +335,11 @@ void NcclJobs::publish() {
       }
       w.job = host::describe(job.owner);
       w.communicator = std::move(comm);
+      set_link_peak(w, options_.links);
       job.communicators.push_back(std::move(w));
     }
     job.gpus.assign(gpus.begin(), gpus.end());
-    jobs.push_back(std::move(job));
+    merge_into(jobs, std::move(job));
   }
   auto series = collectives_series(jobs, reader_.files(), reader_.records(), reader_.errors());
   std::lock_guard lock(mutex_);

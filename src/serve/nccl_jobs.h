@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/nccl_report.h"
 #include "serve/service.h"
 #include "telemetry/nccl_dump_reader.h"
 #include "views/collectives.h"
@@ -41,7 +42,14 @@ struct NcclJobsOptions {
   std::chrono::milliseconds poll{1000};
   std::size_t max_pending = 256;  // per communicator
   telemetry::nccl::DumpReaderOptions reader;
+  // The node's GPUs' links (node_links()): each communicator's peak, the bandwidth a rank has to
+  // the others, that communication_bound judges against; empty: unknown.
+  bench::nccl::Topology links;
 };
+
+// The links of `devices` as read now (NVML: NVLinks up and to the NVSwitch fabric, PCIe at its
+// maximum: a link trained down at idle is not the one a transfer runs on).
+bench::nccl::Topology node_links(const std::vector<gpu::Device*>& devices);
 
 class NcclJobs {
  public:

@@ -95,7 +95,9 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
   locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
   service_->add_series([this] { return locks_->series(); });
   if (!options_.nccl_inspector_dir.empty()) {
-    nccl_ = std::make_unique<NcclJobs>(NcclJobsOptions{options_.nccl_inspector_dir}, *service_);
+    NcclJobsOptions nccl{options_.nccl_inspector_dir};
+    nccl.links = node_links(devices_.all());
+    nccl_ = std::make_unique<NcclJobs>(std::move(nccl), *service_);
     service_->add_series([this] { return nccl_->series(); });
   }
   // The writers' series, once they exist (they may be built after start()).

@@ -146,6 +146,18 @@ LAST_CMD="curl /metrics (healthy)"
 expect_out 'gpuclk_job_nccl_operations_total{job="slurm:4242",user="",collective="all_reduce"} 48'
 expect_no_out 'rule="late_rank"'
 expect_no_out 'rule="communication_bound"'
+
+# A job at 6 GB/s (recorded with NCCL_P2P_DISABLE=1 on PCIe) on GPUs joined by the NVSwitch
+# fabric: communication-bound, judged against the links' peak.
+mkdir -p "$NCCL/88"
+copy_job comm_bound_pcie_2gpu "$NCCL/88" 0
+wait_for '"records":104'
+gpuclk --sim "$SCENARIO" --socket "$SOCK" --format json doctor --duration 3s --rules communication_bound
+expect_json '.findings[0].rule' communication_bound
+expect_json '.findings[0].severity' warning
+expect_json '.findings[0].evidence.link_basis' "18 NVLinks x 26.562 GB/s to the NVSwitches (GPU 0)"
+expect_json '.findings[0].evidence.link_peak_gb_per_s' 478.12
+expect_json '.findings[0].gpus | map(tostring) | join(",")' 0,1
 stop_serve
 
 finish
