@@ -1,10 +1,14 @@
 #include "telemetry/nccl_dump_reader.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <set>
 
 namespace gpuclk::telemetry::nccl {
@@ -57,15 +61,30 @@ std::vector<std::string> DumpReader::list_files() {
 }
 
 void DumpReader::read_file(const std::string& path, File& file, SteadyTime now, DumpBatch& batch) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    problem(fmt::format("{}: cannot open", path));
+  // A job's directory is its user's: a link or a FIFO planted there is neither followed (the
+  // service reads as root) nor waited on.
+  constexpr auto kRefused = std::numeric_limits<std::uint64_t>::max();
+  if (file.offset == kRefused) return;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 && errno == ENOENT) return;  // removed since listed
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd >= 0) ::close(fd);
+    problem(
+        fmt::format("{}: {}", path,
+                    fd < 0 && errno == ELOOP ? "a symbolic link, not read" : "not a regular file"));
+    file.offset = kRefused;  // not tried again
     return;
   }
-  in.seekg(std::streamoff(file.offset));
-  std::string text(options_.max_read_bytes, '\0');
-  in.read(text.data(), std::streamsize(text.size()));
-  text.resize(std::size_t(in.gcount()));
+  if (file.offset >= std::uint64_t(st.st_size)) {
+    ::close(fd);
+    return;
+  }
+  std::string text(std::min<std::uint64_t>(options_.max_read_bytes, st.st_size - file.offset),
+                   '\0');
+  const auto got = ::pread(fd, text.data(), text.size(), off_t(file.offset));
+  ::close(fd);
+  text.resize(got > 0 ? std::size_t(got) : 0);
   if (text.empty()) return;
   file.grew = now;
   auto parsed = parse_inspector_text(text, path, file.line);

@@ -4,6 +4,7 @@
 // down are found, lines that are not records are counted, and a file whose process is gone is
 // forgotten once idle and never read twice.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,21 @@ TEST_F(DumpReaderTest, counts_bad_lines_and_ignores_other_files) {
   ASSERT_EQ(reader.last_problems().size(), 1u);
   EXPECT_NE(reader.last_problems()[0].find("vm-pid7.log:1: "), std::string::npos);
   EXPECT_EQ(reader.files(), 1u);
+}
+
+TEST_F(DumpReaderTest, follows_no_link_and_waits_on_no_fifo) {
+  append(root / "secret.json", recorded("late_rank_4gpu/vm-pid4373.log"));
+  fs::create_directories(root / "5");
+  fs::create_symlink(root / "secret.json", root / "5" / "vm-pid9.log");
+  ASSERT_EQ(::mkfifo((root / "5" / "vm-pid10.log").c_str(), 0600), 0);
+  DumpReader reader(root.string());
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(reader.poll(t0, alive).empty());
+  EXPECT_EQ(reader.errors(), 1u);  // the link (the FIFO is not listed: not a regular file)
+  EXPECT_NE(reader.last_problems().at(0).find("vm-pid9.log: a symbolic link, not read"),
+            std::string::npos);
+  EXPECT_TRUE(reader.poll(t0, alive).empty());
+  EXPECT_EQ(reader.errors(), 1u);  // said once
 }
 
 TEST_F(DumpReaderTest, forgets_idle_files_of_gone_processes_without_reading_them_again) {
