@@ -161,9 +161,10 @@ int run_ps(Context& ctx, const PsOptions& o) {
         "utilization\n(gpuclk ps --all: ended processes too; docs/attribution.md: how)\n",
         reply.interval_s);
   }
-  if (!nccl.jobs.empty() && ctx.format().kind == out::Format::Kind::table) {
+  const auto collectives = views::collectives_table(nccl.jobs, &gpus);
+  if (!collectives.rows.empty() && ctx.format().kind == out::Format::Kind::table) {
     std::cout << "\nNCCL collectives per job (the NCCL Inspector's files; docs/nccl.md):\n";
-    ctx.printer()->print_table(views::collectives_table(nccl.jobs));
+    ctx.printer()->print_table(collectives);
   }
   return 0;
 }

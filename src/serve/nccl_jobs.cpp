@@ -19,6 +19,7 @@ struct NcclJobs::Directory {
   // Since first read: Σ over the ranks, by kind; the ranks seen per communicator; the pids.
   std::map<tn::Operation, tn::OperationTotals> totals;
   std::map<std::string, std::set<int>> ranks;
+  int max_ranks = 0;  // the most ranks of one communicator seen
   std::set<unsigned> pids;
   // The window being filled and the last one.
   tn::CommunicatorTracker current, previous;
@@ -26,6 +27,8 @@ struct NcclJobs::Directory {
 };
 
 namespace {
+
+constexpr std::size_t kCommunicatorsKept = 1024;  // per job, for its rank count
 
 void add_to(tn::OperationTotals& t, const tn::InspectorRecord& r) {
   const double moved = tn::algorithm_bytes(r.operation, double(r.message_bytes), r.ranks);
@@ -260,7 +263,10 @@ void NcclJobs::poll() {
     Directory& d = *slot;
     for (const auto& r : batch.records) {
       add_to(d.totals[r.operation], r);
-      d.ranks[r.comm_id].insert(r.rank);
+      auto& ranks = d.ranks[r.comm_id];
+      ranks.insert(r.rank);
+      d.max_ranks = std::max(d.max_ranks, int(ranks.size()));
+      if (d.ranks.size() > kCommunicatorsKept) d.ranks.clear();  // a job making a new one per step
       if (d.pids.insert(r.pid).second) environments_[r.pid] = nccl_environment(r.pid);
       d.current.add(r);
     }
@@ -308,7 +314,7 @@ void NcclJobs::publish() {
     job.owner = owner ? *owner
                       : host::Owner{host::OwnerKind::process,
                                     d->pids.empty() ? "" : std::to_string(*d->pids.begin())};
-    for (const auto& [id, ranks] : d->ranks) job.ranks = std::max(job.ranks, int(ranks.size()));
+    job.ranks = d->max_ranks;
     const auto& judged = d->previous.records() > d->current.records() ? d->previous : d->current;
     auto comms = judged.communicators();
     tn::attach_gpus(comms, gpus_by_pid);

@@ -2,19 +2,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuclk::views {
 
 namespace out = output;
 namespace tn = telemetry::nccl;
 
-out::Table collectives_table(const std::vector<JobCollectives>& jobs) {
+out::Table collectives_table(const std::vector<JobCollectives>& jobs,
+                             const std::set<unsigned>* only) {
   out::Table t;
   t.columns = {{"job", "JOB", true},     {"collective", "COLLECTIVE", true},
                {"ranks", "RANKS"},       {"count", "COUNT"},
                {"gib", "GiB"},           {"seconds", "TIME s"},
                {"bus_gbps", "BUS GB/s"}, {"time_pct", "TIME %"}};
   for (const auto& job : jobs) {
+    const bool shown = !only || job.gpus.empty() ||
+                       std::any_of(job.gpus.begin(), job.gpus.end(),
+                                   [&](unsigned g) { return only->contains(g); });
     for (const auto& c : job.collectives) {
+      if (!shown) break;
       t.rows.push_back(
           {out::text(host::describe(job.owner)),
            out::text(std::string(tn::info(c.total.operation).label)), out::integer(job.ranks),

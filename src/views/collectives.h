@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,10 @@ struct JobCollectives {
   std::vector<rules::CommunicatorWindow> communicators;
 };
 
-// JOB, COLLECTIVE, RANKS, COUNT, GiB, TIME s, BUS GB/s, TIME %: a row per job and kind.
-output::Table collectives_table(const std::vector<JobCollectives>& jobs);
+// JOB, COLLECTIVE, RANKS, COUNT, GiB, TIME s, BUS GB/s, TIME %: a row per job and kind; with
+// `only`, the jobs on one of those GPUs (and those whose GPUs are not known).
+output::Table collectives_table(const std::vector<JobCollectives>& jobs,
+                                const std::set<unsigned>* only = nullptr);
 
 // "NCCL: all-reduce 120 ops, 3.0 GiB, 1.2 s, 290 GB/s bus, 11% of the time; …" for one job;
 // "" when it has none.

@@ -141,6 +141,12 @@ sleep "$(scaled 4)"
 gpuclk --sim "$SCENARIO" --socket "$SOCK" --format json doctor --duration 3s --rules late_rank,communication_bound
 expect_exit 0
 expect_json '.findings | length' 0
+# ps -i: a job's collectives with its GPUs (0 and 1 here).
+gpuclk --sim "$SCENARIO" --socket "$SOCK" -i 1 ps
+expect_out_re 'Slurm job 4242 +all-reduce +2 +48 '
+gpuclk --sim "$SCENARIO" --socket "$SOCK" -i 3 ps
+expect_exit 0
+expect_no_out "NCCL collectives"
 OUT=$(curl -sf "http://127.0.0.1:$PORT/metrics")
 LAST_CMD="curl /metrics (healthy)"
 expect_out 'gpuclk_job_nccl_operations_total{job="slurm:4242",user="",collective="all_reduce"} 48'
