@@ -80,6 +80,7 @@ gpuclk_configure_file(deploy/slurm/gpuclk-slurm-common.sh gpuclk-slurm-common.sh
 file(INSTALL DESTINATION "${libexecdir}" TYPE FILE
      FILES "${GPUCLK_SOURCE_DIR}/deploy/slurm/gpuclk-prolog.sh"
            "${GPUCLK_SOURCE_DIR}/deploy/slurm/gpuclk-epilog.sh"
+           "${GPUCLK_SOURCE_DIR}/deploy/slurm/gpuclk-task-prolog.sh"
      PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                  WORLD_READ WORLD_EXECUTE)
 # Sourced, not run.

@@ -129,6 +129,12 @@ if [ "$REPORT_TO_OUTPUT_DIR" == yes ] && [ "$stat_json" != null ] && [ -n "${SLU
   fi
 fi
 
+# The job's NCCL Inspector files: read by gpuclk serve meanwhile (it polls every second; the
+# attribution wait above outlasts that), then removed.
+if [ -n "$NCCL_INSPECTOR_ROOT" ] && [ -d "$NCCL_INSPECTOR_ROOT/$JOB_ID" ]; then
+  rm -rf "${NCCL_INSPECTOR_ROOT:?}/$JOB_ID"
+fi
+
 # 4. The journal goes only once the GPUs are back.
 if [ "$restored" == true ]; then
   rm -rf "$JOB_STATE"

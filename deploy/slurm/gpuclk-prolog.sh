@@ -57,6 +57,15 @@ if [ -n "$requested" ]; then
 fi
 printf '%s\n' "$gpus" >"$JOB_STATE/gpus"
 printf '%s\n' "$profile_name" >"$JOB_STATE/profile"
+# NCCL telemetry (docs/nccl.md): the job's Inspector directory, its user's, which gpuclk serve
+# reads as root; the TaskProlog points the job's tasks at it. Never fails the job.
+if [ -n "$NCCL_INSPECTOR_ROOT" ] && [ -d "$NCCL_INSPECTOR_ROOT" ]; then
+  nccl_dir="$NCCL_INSPECTOR_ROOT/$JOB_ID"
+  if ! { mkdir -p "$nccl_dir" && chmod 0700 "$nccl_dir" &&
+    chown "${SLURM_JOB_UID:-0}:${SLURM_JOB_GID:-${SLURM_JOB_UID:-0}}" "$nccl_dir"; }; then
+    log notice "cannot make $nccl_dir for the job's NCCL Inspector files"
+  fi
+fi
 printf '%s\n' "$profile_source" >"$JOB_STATE/profile_source"
 [ -s "$JOB_STATE/notes" ] && log notice "$(tr '\n' ' ' <"$JOB_STATE/notes")"
 

@@ -15,6 +15,9 @@ STOP_TIMEOUT=10
 SCONTROL=scontrol
 COMMENT_FROM_SCONTROL=no
 ATTRIBUTION_WAIT=10
+NCCL_INSPECTOR_ROOT=""
+NCCL_INSPECTOR_PLUGIN=/usr/local/lib/libnccl-profiler-inspector.so
+NCCL_INSPECTOR_INTERVAL_US=1000000
 
 # log LEVEL MESSAGE...: one line "gpuclk-slurm[job N]: MESSAGE" on stderr and to syslog.
 log() {

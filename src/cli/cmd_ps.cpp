@@ -19,6 +19,7 @@
 #include "serve/attribution_json.h"
 #include "serve/client.h"
 #include "serve/protocol.h"
+#include "views/collectives.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -142,9 +143,12 @@ int run_ps(Context& ctx, const PsOptions& o) {
   const auto& view = reply.view;
   std::set<unsigned> gpus;
   for (auto index : ctx.indexes_from(reply.gpus)) gpus.insert(index);
+  const auto nccl = service->collectives();
   if (ctx.format().kind == out::Format::Kind::json) {
-    // The service's answer as it is, less what -i leaves out.
-    std::cout << reply.processes_document(gpus, o.all).dump(2) << '\n';
+    // The service's answer as it is, less what -i leaves out; each job's NCCL collectives.
+    auto doc = reply.processes_document(gpus, o.all);
+    if (nccl.enabled) doc["collectives"] = serve::collectives_json(nccl).at("jobs");
+    std::cout << doc.dump(2) << '\n';
     return 0;
   }
   ctx.printer()->print_table(process_table(view, gpus, o.all));
@@ -156,6 +160,11 @@ int run_ps(Context& ctx, const PsOptions& o) {
         "\nEach GPU's energy counter is split between its processes every {:.0f} s, by their SM "
         "utilization\n(gpuclk ps --all: ended processes too; docs/attribution.md: how)\n",
         reply.interval_s);
+  }
+  const auto collectives = views::collectives_table(nccl.jobs, &gpus);
+  if (!collectives.rows.empty() && ctx.format().kind == out::Format::Kind::table) {
+    std::cout << "\nNCCL collectives per job (the NCCL Inspector's files; docs/nccl.md):\n";
+    ctx.printer()->print_table(collectives);
   }
   return 0;
 }

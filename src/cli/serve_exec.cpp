@@ -99,6 +99,9 @@ void add_serve_command(CLI::App& app, Context& ctx) {
                   "also export these series on /metrics: nvlink (every link's), gpu (every "
                   "per-GPU reading and limit), attribution (each GPU's energy split), all; "
                   "default: at most 40 per GPU (docs/exporter.md)");
+  sub->add_option("--nccl-inspector-dir", o.nccl_inspector_dir,
+                  "read the NCCL Inspector's files <host>-pid<pid>.log under this directory and "
+                  "its job directories: collectives per job (docs/nccl.md)");
   sub->callback([&ctx, args] {
     ctx.run = [&ctx, args] {
       ctx.effect("run gpuclk-serve");

@@ -12,6 +12,7 @@
 #include "serve/attribution_json.h"
 #include "serve/client.h"
 #include "util/error.h"
+#include "views/collectives.h"
 
 namespace gpuclk::cli {
 namespace {
@@ -68,6 +69,8 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
   const attribution::OwnerUse& o = view.owners.at(0);
   nlohmann::json j = reply.owner_document();
   j["summary"] = summary_line(o);
+  const auto nccl = service->collectives(owner_key);
+  if (!nccl.jobs.empty()) j["collectives"] = serve::collectives_json(nccl).at("jobs");
   if (json_out) json_out << j.dump(2) << '\n';
   if (ctx.format().kind == out::Format::Kind::json) {
     std::cout << j.dump(2) << '\n';
@@ -102,6 +105,10 @@ int run_stat_owner(Context& ctx, const std::string& owner_key, const std::string
     sep = ", ";
   }
   if (view.processes.empty()) std::cout << " none kept (the service keeps ended ones 10 min)";
+  if (!nccl.jobs.empty()) {
+    std::cout << "\n\nNCCL collectives (the NCCL Inspector's files; docs/nccl.md):\n";
+    ctx.printer()->print_table(views::collectives_table(nccl.jobs));
+  }
   std::cout << fmt::format(
       "\nSummary: {}\nEnergy: each GPU's energy counter split between its processes every {:.0f} "
       "s (docs/attribution.md)\n",

@@ -79,6 +79,14 @@ serve::NodeOptions node_options(const serve::ServeOptionTexts& o) {
   so.history = telemetry::duration_option(o.history, "--history", 60, 7 * 86400, "3600s, 90m, 1h");
   so.counters_every = parse_counters_interval(o.counters_interval);
   if (o.kubelet_socket != "off") so.kubelet_socket = o.kubelet_socket;
+  if (!o.nccl_inspector_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.nccl_inspector_dir, ec))
+      throw bad_argument(
+          fmt::format("--nccl-inspector-dir {}: not a directory", o.nccl_inspector_dir),
+          "give the root the jobs' NCCL_INSPECTOR_DUMP_DIR are in (docs/nccl.md)");
+    node.nccl_inspector_dir = o.nccl_inspector_dir;
+  }
   if (!o.metrics_compat.empty())
     node.metrics.compat = serve::parse_metrics_compat(o.metrics_compat);
   if (!o.metrics_detail.empty())

@@ -43,6 +43,9 @@ class Client {
                     telemetry::TimePoint now);
   // Every owner's processes, or `owner`'s alone (an owner key: "slurm:1234").
   ProcessesAnswer processes(const std::optional<std::string>& owner = std::nullopt);
+  // Each job's NCCL collectives, or `owner`'s alone; not enabled (no jobs) from a service that
+  // reads no NCCL Inspector files, an older one included.
+  CollectivesAnswer collectives(const std::optional<std::string>& owner = std::nullopt);
   // Delegated settings: a change, and putting back what the caller holds (GPU indexes; every
   // GPU when not given).
   ChangeAnswer set(const SetRequest& request);

@@ -31,7 +31,8 @@ json to_json(const DaemonArgs& a) {
             {"policy", o.policy},
             {"metrics_compat", o.metrics_compat},
             {"metrics_detail", o.metrics_detail},
-            {"kubelet_socket", o.kubelet_socket}}}};
+            {"kubelet_socket", o.kubelet_socket},
+            {"nccl_inspector_dir", o.nccl_inspector_dir}}}};
 }
 
 DaemonArgs daemon_args_from_json(const json& j) {
@@ -60,6 +61,7 @@ DaemonArgs daemon_args_from_json(const json& j) {
     t.metrics_compat = o.at("metrics_compat").get<std::string>();
     t.metrics_detail = o.at("metrics_detail").get<std::string>();
     t.kubelet_socket = o.at("kubelet_socket").get<std::string>();
+    t.nccl_inspector_dir = o.value("nccl_inspector_dir", std::string());
     return a;
   } catch (const json::exception& e) {
     throw bad_argument(std::string("bad ") + kDaemonArgsVariable + ": " + e.what(),

@@ -41,6 +41,9 @@ struct ServeOptionTexts {
   std::string metrics_detail;
   // --kubelet-socket PATH: pods' names from the kubelet's pod-resources API (serve/pod_names.h).
   std::string kubelet_socket = kKubeletPodResourcesSocket;
+  // --nccl-inspector-dir DIR: the NCCL Inspector's dump directories, DIR and DIR/* (one per job;
+  // serve/nccl_jobs.h).
+  std::string nccl_inspector_dir;
 };
 
 struct DaemonArgs {

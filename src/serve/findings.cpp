@@ -24,6 +24,7 @@ std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>
 std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapshot>& status,
                                             const telemetry::Sampler& sampler,
                                             const attribution::Attribution* attribution,
+                                            std::vector<rules::CommunicatorWindow> communicators,
                                             telemetry::Duration window) {
   if (!attribution || !sampler.running()) return {};
   auto in = rules::status_input(status);
@@ -38,7 +39,10 @@ std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapsho
     in.gpus[p.gpu].facts.processes->push_back(p.pid);
     in.process_owners[p.pid] = p.owner;
   }
-  static const std::vector<const rules::Rule*> rules{rules::find_rule("straggler")};
+  in.communicators = std::move(communicators);
+  static const std::vector<const rules::Rule*> rules{rules::find_rule("straggler"),
+                                                     rules::find_rule("communication_bound"),
+                                                     rules::find_rule("late_rank")};
   return rules::evaluate(in, rules);
 }
 

@@ -13,6 +13,7 @@
 #include "attribution/attribution.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
+#include "rules/input.h"
 #include "telemetry/sampler.h"
 
 namespace gpuclk::serve {
@@ -21,13 +22,15 @@ std::vector<rules::Finding> node_findings(const std::vector<gpu::StatusSnapshot>
 
 // The rules that judge a window of samples rather than one look — the straggler: a GPU of a
 // multi-GPU job slower than the job's others (doctor's rule) — over the sampler's last `window`,
-// with the jobs from the attribution's running processes. One look misses them: a status
-// snapshot has no window.
+// with the jobs from the attribution's running processes; and the NCCL rules
+// (communication_bound, late_rank) over the jobs' `communicators` (serve/nccl_jobs.h), the late
+// rank's GPU judged over the same window. One look misses them: a status snapshot has no window.
 inline constexpr std::chrono::seconds kFindingsWindow{8};
-std::vector<rules::Finding> window_findings(const std::vector<gpu::StatusSnapshot>& status,
-                                            const telemetry::Sampler& sampler,
-                                            const attribution::Attribution* attribution,
-                                            telemetry::Duration window = kFindingsWindow);
+std::vector<rules::Finding> window_findings(
+    const std::vector<gpu::StatusSnapshot>& status, const telemetry::Sampler& sampler,
+    const attribution::Attribution* attribution,
+    std::vector<rules::CommunicatorWindow> communicators = {},
+    telemetry::Duration window = kFindingsWindow);
 
 // Findings as /metrics shows them: one look at the node (a status snapshot's temperatures, its
 // clocks) finds some of them in one refresh and not the next as the load moves, so

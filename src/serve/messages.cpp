@@ -135,6 +135,12 @@ json processes_request(const std::optional<std::string>& owner) {
   return r;
 }
 
+json collectives_request(const std::optional<std::string>& owner) {
+  auto r = request_named("collectives");
+  if (owner) r["owner"] = *owner;
+  return r;
+}
+
 json set_request(const SetRequest& s) {
   auto r = request_named("set");
   r["settings"] = s.settings;

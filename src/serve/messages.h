@@ -24,6 +24,7 @@
 #include "host/owner.h"
 #include "output/value.h"
 #include "serve/attribution_json.h"
+#include "serve/collectives_json.h"
 #include "telemetry/fields.h"
 #include "telemetry/sample.h"
 #include "telemetry/sampler.h"
@@ -216,6 +217,8 @@ nlohmann::json history_request(const HistoryRequest& r);
 nlohmann::json summary_request(const std::optional<std::vector<unsigned>>& gpus, double seconds);
 nlohmann::json snapshot_request(const std::vector<unsigned>& gpus, bool read_counters);
 nlohmann::json processes_request(const std::optional<std::string>& owner);
+// `collectives`: each job's NCCL collectives (collectives_json.h: CollectivesAnswer).
+nlohmann::json collectives_request(const std::optional<std::string>& owner);
 nlohmann::json set_request(const SetRequest& r);
 nlohmann::json restore_request(const std::optional<std::vector<unsigned>>& gpus);
 nlohmann::json stream_request(const StreamRequest& r);

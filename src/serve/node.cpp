@@ -6,11 +6,13 @@
 #include <set>
 
 #include "control/journal_store.h"
+#include "serve/collectives_json.h"
 #include "serve/delegate.h"
 #include "serve/delegate_writer.h"
 #include "serve/http.h"
 #include "serve/journal_locks.h"
 #include "serve/kubelet_client.h"
+#include "serve/nccl_jobs.h"
 #include "serve/node_views.h"
 #include "serve/profile_keeper.h"
 #include "serve/protocol.h"
@@ -23,7 +25,8 @@ namespace {
 
 // One request line → the part that answers it: `set` and `restore` to the delegation (refused
 // without a policy), everything else to the service.
-Reply route(std::string_view line, const Peer& peer, Service& service, Delegation* delegation) {
+Reply route(std::string_view line, const Peer& peer, Service& service, Delegation* delegation,
+            const NcclJobs* nccl) {
   auto request = json::parse(line, nullptr, false);
   if (request.is_discarded())
     return Reply{
@@ -37,6 +40,17 @@ Reply route(std::string_view line, const Peer& peer, Service& service, Delegatio
                                   static_cast<int>(ExitCode::no_permission)),
                    nullptr};
     return delegation->answer(request, peer);
+  }
+  // `collectives`: the NCCL Inspector's jobs (an empty list where the service reads none).
+  if (request.is_object() && request.value("request", std::string()) == "collectives") {
+    try {
+      json answer = nccl ? nccl->answer(request) : collectives_json({});
+      answer["ok"] = true;
+      answer["v"] = kProtocolVersion;
+      return Reply{answer, nullptr};
+    } catch (const std::exception& e) {
+      return Reply{error_response(e.what(), static_cast<int>(ExitCode::bad_argument)), nullptr};
+    }
   }
   return service.answer(request, peer);
 }
@@ -69,14 +83,23 @@ Node::Node(gpu::DeviceSet& devices, const Clock& clock, NodeOptions options)
   // Requests wait in the listen queue until start().
   socket_ = std::make_unique<SocketServer>(
       options_.socket_path, [this](std::string_view line, const Peer& peer) {
-        return route(line, peer, *service_, delegation_seen_.load());
+        return route(line, peer, *service_, delegation_seen_.load(), nccl_.get());
       });
   // The node's own views (query, clocks, info, topo, top), then any the options add.
+  // The NCCL Inspector's communicators join the findings' rules (communication_bound, late_rank).
+  if (!options_.nccl_inspector_dir.empty())
+    so.communicators = [this] { return nccl_->communicators(); };
   auto views = node_views(devices_, so.simulated);
   for (auto& v : options_.views) views.push_back(std::move(v));
   service_ = std::make_unique<Service>(devices_, clock, so, std::move(views));
   locks_ = std::make_unique<JournalLocks>(options_.session.journal_dir, *service_);
   service_->add_series([this] { return locks_->series(); });
+  if (!options_.nccl_inspector_dir.empty()) {
+    NcclJobsOptions nccl{options_.nccl_inspector_dir};
+    nccl.links = node_links(devices_.all());
+    nccl_ = std::make_unique<NcclJobs>(std::move(nccl), *service_);
+    service_->add_series([this] { return nccl_->series(); });
+  }
   // The writers' series, once they exist (they may be built after start()).
   service_->add_series([this] {
     const auto* g = governor_seen_.load();
@@ -151,6 +174,7 @@ std::string Node::start() {
   started_ = true;
   service_->start();
   locks_->start();
+  if (nccl_) nccl_->start();
   if (!writers_deferred_) start_writers();
   if (options_.listen) {
     http_ = std::make_unique<HttpExporter>(*service_, options_.listen->text(), options_.metrics);
@@ -192,6 +216,7 @@ ExitCode Node::stop() {
   }
   http_.reset();
   socket_->stop();
+  if (nccl_) nccl_->stop();
   locks_->stop();
   service_->stop();
   return governed;

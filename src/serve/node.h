@@ -4,6 +4,8 @@
 //                    `set`/`restore` go to Delegation, everything else to Service;
 //   HttpExporter     /metrics and /healthz (when `listen` is given);
 //   JournalLocks     the clock locks gpuclk's journal records, as series;
+//   NcclJobs         `--nccl-inspector-dir`: each job's NCCL collectives from the NCCL
+//                    Inspector's files, as series, the `collectives` answer and findings;
 //   ProfileKeeper    `--profile`: the desired state, applied at start and kept;
 //   ServiceGovernor  `--govern`: the energy governor on the selected GPUs;
 //   Delegation       `--policy`: settings users who are not root may change, written by a
@@ -42,6 +44,7 @@ class SocketServer;
 class HttpExporter;
 class Delegation;
 class JournalLocks;
+class NcclJobs;
 class ProfileKeeper;
 class DelegateWriter;
 
@@ -62,6 +65,8 @@ struct NodeOptions {
   std::optional<control::DelegationPolicy> policy;
   // Views besides the node's own (node_views.h: query, clocks, info, topo, top).
   std::vector<View> views;
+  // The NCCL Inspector's dump directories' root (nccl_jobs.h); empty: none read.
+  std::string nccl_inspector_dir;
 };
 
 class Node {
@@ -110,6 +115,7 @@ class Node {
   std::unique_ptr<ServiceGovernor> governor_;
   std::unique_ptr<DelegateWriter> writer_;
   std::unique_ptr<JournalLocks> locks_;
+  std::unique_ptr<NcclJobs> nccl_;
   std::unique_ptr<HttpExporter> http_;
 };
 

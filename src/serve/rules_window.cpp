@@ -95,6 +95,10 @@ RulesWindow look_back(Client& client, const Hello& hello, const Clock& clock,
     w.health.lost = w.facts.unavailable_code != 0;
     out.input.gpus.push_back(std::move(w));
   }
+  // The jobs' NCCL communicators the service reads (none where it reads no Inspector files).
+  for (auto& job : client.collectives().jobs) {
+    for (auto& c : job.communicators) out.input.communicators.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -37,7 +37,8 @@ RulesWindow watch_window(const std::vector<gpu::Device*>& devices, const Clock& 
 // The last `duration` of the history of the service whose `hello` answered, through `client`. A
 // service that has run for less than `duration` is waited for. Settings, ECC counts and
 // processes are read from `devices` once, as when watching; the Xid and ECC events are the ones
-// the service received over the window (it waits on them all along, as watching does). Throws a
+// the service received over the window (it waits on them all along, as watching does); the NCCL
+// communicators are the ones it joined from the Inspector's files (nccl_jobs.h). Throws a
 // bad argument (exit 2) for a `duration` longer than the service's history, and the client's
 // Error when the service stops answering.
 RulesWindow look_back(Client& client, const Hello& hello, const Clock& clock,

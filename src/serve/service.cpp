@@ -161,9 +161,11 @@ void Service::refresh() {
     gpu::copy_status_settings(settings_[i], status);
     next->status.push_back(std::move(status));
   }
-  next->findings =
-      findings_hold_.update(node_findings(next->status), std::chrono::steady_clock::now(),
-                            window_findings(next->status, *sampler_, attribution_.get()));
+  next->findings = findings_hold_.update(
+      node_findings(next->status), std::chrono::steady_clock::now(),
+      window_findings(next->status, *sampler_, attribution_.get(),
+                      options_.communicators ? options_.communicators()
+                                             : std::vector<rules::CommunicatorWindow>{}));
   for (const auto& view : views_) {
     if (!in_demand(view.name)) continue;
     auto& rows = next->views[view.name];

@@ -38,6 +38,7 @@
 #include "gpu/selection.h"
 #include "gpu/status.h"
 #include "rules/finding.h"
+#include "rules/input.h"
 #include "serve/answers.h"
 #include "serve/event_log.h"
 #include "serve/findings.h"
@@ -73,6 +74,9 @@ struct ServiceOptions {
   // kubelet_client.h's); none: pods are named by UID.
   std::string kubelet_socket;
   attribution::ListPodResources list_pod_resources;
+  // The NCCL communicators of the node's jobs (serve/nccl_jobs.h), judged by the window findings
+  // at each refresh; none when not given.
+  std::function<std::vector<rules::CommunicatorWindow>()> communicators;
 };
 
 // A per-GPU document the service keeps fresh for one read command (`gpuclk query`'s fields,

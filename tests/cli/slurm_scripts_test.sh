@@ -152,4 +152,28 @@ run epilog 10 # the admin's retry
 expect_exit 0
 check; [ ! -e "$TEST_TMP/state/job-10" ] && [ "$(limits)" == "700 700 700 700" ] || fail "retry: limits $(limits)"
 
+# --- NCCL telemetry: the prolog makes the job's Inspector directory, the TaskProlog points the
+# task at it (its "export" lines), the epilog removes it; off without NCCL_INSPECTOR_ROOT ---
+run task-prolog 60
+expect_exit 0
+expect_lines 1 # nothing but an empty line: off by default
+mkdir -p "$TEST_TMP/nccl"
+: >"$TEST_TMP/plugin.so"
+conf "NCCL_INSPECTOR_ROOT=$TEST_TMP/nccl" "NCCL_INSPECTOR_PLUGIN=$TEST_TMP/plugin.so"
+run prolog 61 SLURM_JOB_GPUS=0
+expect_exit 0
+check; [ -d "$TEST_TMP/nccl/61" ] || fail "the prolog made no $TEST_TMP/nccl/61"
+run task-prolog 61
+expect_exit 0
+expect_out "export NCCL_PROFILER_PLUGIN=$TEST_TMP/plugin.so"
+expect_out "export NCCL_INSPECTOR_ENABLE=1"
+expect_out "export NCCL_INSPECTOR_DUMP_DIR=$TEST_TMP/nccl/61"
+expect_out "export NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000000"
+run task-prolog 61 NCCL_PROFILER_PLUGIN=/opt/own.so
+expect_lines 1 # the job's own plugin stays
+run epilog 61 SLURM_JOB_GPUS=0
+expect_exit 0
+check; [ ! -e "$TEST_TMP/nccl/61" ] || fail "the epilog left $TEST_TMP/nccl/61"
+conf
+
 finish

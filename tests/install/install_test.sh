@@ -43,7 +43,8 @@ expect_out "Kept: $ROOT/etc/gpuclk/profile.toml.example"
 LAST_CMD="the installed files"
 expect_file() { check; [ -e "$1" ] || fail "missing: ${1#"$ROOT"}"; }
 expect_executable() { check; [ -x "$1" ] && [ -f "$1" ] || fail "not an executable file: ${1#"$ROOT"}"; }
-for f in bin/gpuclk bin/gpuclk-serve libexec/gpuclk/gpuclk-prolog.sh libexec/gpuclk/gpuclk-epilog.sh; do
+for f in bin/gpuclk bin/gpuclk-serve libexec/gpuclk/gpuclk-prolog.sh libexec/gpuclk/gpuclk-epilog.sh \
+  libexec/gpuclk/gpuclk-task-prolog.sh; do
   expect_executable "$P/$f"
 done
 for f in "$PRIVLIB/libnvml-sim.so" "$PRIVLIB/nvml-compat/libnvidia-ml.so.1" \

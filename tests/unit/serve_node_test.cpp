@@ -1,7 +1,8 @@
 // The node service's parts over libnvml-sim.so, as gpuclk serve runs them: the delegated
 // writer (journaled writes, put back), the profile keeper (applied at start, drift corrected on
 // its thread) and serve::Node (its socket answers, refuses settings without a policy, and a
-// second Node on the same socket stops before touching a GPU). Simulated time is frozen; the
+// second Node on the same socket stops before touching a GPU), and its NcclJobs (a job's NCCL
+// Inspector files read on its thread, served and judged). Simulated time is frozen; the
 // keeper's checks run on wall time (1 s, the shortest --profile-check).
 #include <gtest/gtest.h>
 
@@ -313,6 +314,71 @@ TEST_F(serve_node_test, a_views_first_request_does_not_hold_up_the_other_clients
     a.reset();
     b.reset();
     node.stop();
+  });
+}
+
+}  // namespace
+}  // namespace gpuclk::sim::testing
+
+namespace gpuclk::sim::testing {
+namespace {
+
+// --nccl-inspector-dir: the Node's NcclJobs follows a job directory's Inspector files (a recorded
+// 4-rank job whose rank 2 is late, its ranks renamed to the default node's processes 41000-41003)
+// on its thread while the socket, the refresher and a scrape read what it publishes.
+TEST_F(serve_node_test, node_reads_a_jobs_nccl_files_and_judges_its_late_rank) {
+  on_default_node([](gpu::DeviceSet& set, const fs::path& dir) {
+    fs::create_directories(dir / "nccl" / "77");
+    for (int rank = 0; rank < 4; ++rank) {
+      std::ifstream in(std::string(GPUCLK_SOURCE_DIR) +
+                       "/tests/data/nccl_inspector/late_rank_4gpu/vm-pid" +
+                       std::to_string(4373 + rank) + ".log");
+      std::ofstream out(dir / "nccl" / "77" / ("vm-pid" + std::to_string(41000 + rank) + ".log"));
+      for (std::string line; std::getline(in, line);) {
+        const auto at = line.find("\"pid\":");
+        const auto end = line.find_first_not_of("0123456789", at + 6);
+        out << line.substr(0, at + 6) << 41000 + rank << line.substr(end) << '\n';
+      }
+    }
+    ScaledClock clock(0);
+    auto options = node_options(dir, set);
+    options.nccl_inspector_dir = (dir / "nccl").string();
+    serve::Node node(set, clock, options);
+    node.start();
+    auto client = serve::Client::connect(options.socket_path);
+    ASSERT_TRUE(client);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    serve::CollectivesAnswer answer;
+    bool judged = false;
+    while (std::chrono::steady_clock::now() < deadline && !judged) {
+      answer = client->collectives();
+      for (const auto& f : node.service().state()->findings)
+        judged = judged || f.rule == "late_rank";
+      std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_TRUE(judged) << "no late_rank finding in the service's state";
+    EXPECT_TRUE(answer.enabled);
+    EXPECT_EQ(answer.records, 80u);
+    EXPECT_EQ(answer.errors, 0u);
+    ASSERT_EQ(answer.jobs.size(), 1u);
+    EXPECT_EQ(answer.jobs[0].ranks, 4);
+    ASSERT_EQ(answer.jobs[0].collectives.size(), 1u);
+    EXPECT_EQ(answer.jobs[0].collectives[0].total.count, 80u);
+    ASSERT_EQ(answer.jobs[0].communicators.size(), 1u);
+    const auto* late = answer.jobs[0].communicators[0].communicator.latest();
+    ASSERT_NE(late, nullptr);
+    EXPECT_EQ(late->rank, 2);
+    // The series of the job, one per kind, from every source the scrape asks.
+    std::size_t operations = 0;
+    for (const auto& source : node.service().series())
+      for (const auto& s : source())
+        if (s.name == "gpuclk_job_nccl_operations_total") {
+          ++operations;
+          EXPECT_EQ(s.value, 80);
+        }
+    EXPECT_EQ(operations, 1u);
+    client.reset();
+    EXPECT_EQ(node.stop(), ExitCode::ok);
   });
 }
 
