@@ -4,7 +4,7 @@
 # sections: foundation latency readonly (the default), occupancy telemetry bench torch multigpu,
 # nvlink doctor2 h200cal (several GPUs),
 # copy_variants gemm_dtypes power_by_data dmon_groups serve serve_load doctor govern top bench_copy trace
-# memory_power bench_inputs power_mixed;
+# memory_power bench_inputs power_mixed nccl_job;
 # docs/device.md says which docs/results/ page each one produced.
 # Build first, here: cmake --preset device && cmake --build build/device -j2
 # Run there with carry ["build/device"]: results table on stdout, full logs under $OUT.
@@ -547,6 +547,12 @@ for r in d["results"]:
 PY
     done
   done
+}
+
+section_nccl_job() {
+  echo "## nccl_job: a PyTorch NCCL job with the NCCL Inspector, followed by gpuclk serve"
+  # Every GPU a rank; on several, LATE_RANK=1 plants a late rank (tests/device/nccl_job_test.sh).
+  OUT="$OUT/nccl_job" tests/device/nccl_job_test.sh || status=1
 }
 
 for s in $SECTIONS; do
