@@ -280,8 +280,11 @@ check; [ $RC -eq 255 ] || fail "fleet against a silent server exited $RC, expect
 # which a sanitized build on a loaded machine stretched past 4 s.
 bound=$((2 + 2 * ${GPUCLK_TEST_TIME_SCALE:-1}))
 check; python3 -c "import sys; sys.exit(0 if $took < $bound else 1)" || fail "fleet --timeout 2s took $took s (>= $bound)"
-check; grep -Eq "timed out after (19[0-9][0-9]|2[0-9][0-9][0-9]) milliseconds" "$TMP/slow.out" ||
-  fail "curl did not time out after 2 s: $(cat "$TMP/slow.out")"
+# The 2 s cover all of fleet's queries from its start: curl is given what is left when the query
+# goes out (1883 ms once in the sanitizer build under load, its start-up having taken the rest).
+ms=$(grep -Eo "timed out after [0-9]+ milliseconds" "$TMP/slow.out" | grep -Eo "[0-9]+" | head -1)
+check; [ -n "$ms" ] && [ "$ms" -ge 1000 ] && [ "$ms" -lt 3000 ] ||
+  fail "curl did not time out after the 2 s's rest (1-3 s): $(cat "$TMP/slow.out")"
 check; grep -q "http://127.0.0.1:$SLOW_PORT.*did not answer within --timeout 2 s" "$TMP/slow.out" &&
   grep -q "tried GET http://127.0.0.1:$SLOW_PORT/api/v1/query" "$TMP/slow.out" ||
   fail "no clear timeout message: $(cat "$TMP/slow.out")"
