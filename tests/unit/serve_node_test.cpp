@@ -352,8 +352,10 @@ TEST_F(serve_node_test, node_reads_a_jobs_nccl_files_and_judges_its_late_rank) {
     bool judged = false;
     while (std::chrono::steady_clock::now() < deadline && !judged) {
       answer = client->collectives();
-      for (const auto& f : node.service().state()->findings)
-        judged = judged || f.rule == "late_rank";
+      // The state held while its findings are read: a range-for over a member of the
+      // temporary shared_ptr reads freed memory once the refresher replaces the state.
+      const auto state = node.service().state();
+      for (const auto& f : state->findings) judged = judged || f.rule == "late_rank";
       std::this_thread::sleep_for(100ms);
     }
     EXPECT_TRUE(judged) << "no late_rank finding in the service's state";
