@@ -10,8 +10,13 @@
 #   - with LATE_RANK=K on a host of two GPUs or more (rank K sleeps LATE_MS before each step, as
 #     a rank with more input or compute would; no setting of the GPUs changes), `gpuclk doctor`
 #     names rank K's GPU in a late_rank finding; without it, no late_rank finding.
-# On one GPU the job has one rank: NCCL runs its collectives on that GPU alone (a copy), which is
-# what shows that the real plugin's files go end to end; a late rank needs two.
+# On one GPU the job has one rank, and a one-rank communicator's collectives never reach NCCL's
+# profiler: the plugin makes its file and writes nothing into it (torch 2.11, NCCL 2.28.9 on an
+# H100: 3763 steps, 0 bytes; docs/results/nccl_job_h100.md). There the test checks what it can
+# (the plugin loads and makes a file per rank, the service follows it without a problem) and
+# exits 77 naming what needs two GPUs. Where the processes run in a container (as on the GPU
+# machines we use), the attribution books them to the container, not SLURM_JOB_ID: the
+# series' job label is checked against what `ps` says of the ranks' owner.
 # The plugin's files are kept under $OUT/inspector/ (recordings for tests/data/nccl_inspector/).
 #
 #   tests/device/nccl_job_test.sh   (GPUCLK_BIN, default build/device/gpuclk; OUT for logs;
@@ -112,13 +117,12 @@ curl -s "$URL" >"$OUT/metrics_running.txt"
 "$BIN" --socket "$T/s.sock" ps --format json >"$OUT/ps_running.json" 2>&1
 "$BIN" --socket "$T/s.sock" doctor --duration 10s >"$OUT/doctor.txt" 2>&1
 OWNER=$(grep -o 'gpuclk_job_nccl_operations_total{job="[^"]*"' "$OUT/metrics_running.txt" | head -1 | sed 's/.*job="//; s/"$//')
-"$BIN" --socket "$T/s.sock" stat --job "$JOB_ID" >"$OUT/stat_job.txt" 2>&1 ||
-  fail "stat --job $JOB_ID: $(tail -3 "$OUT/stat_job.txt")"
+"$BIN" --socket "$T/s.sock" stat --job "$JOB_ID" >"$OUT/stat_job.txt" 2>&1
 for p in "${PIDS[@]}"; do wait "$p" || fail "rank pid $p exited $?: $(tail -3 "$OUT/rank"*.log)"; done
 sleep 2
 curl -s "$URL" >"$OUT/metrics_end.txt"
 kill "$SERVE"; wait "$SERVE" 2>/dev/null; SERVE=""
-mkdir -p "$OUT/inspector" && cp "$T"/nccl/job/*.log "$OUT/inspector/" 2>/dev/null
+rm -rf "$OUT/inspector"; mkdir -p "$OUT/inspector" && cp "$T"/nccl/job/*.log "$OUT/inspector/" 2>/dev/null
 
 not() { ! "$@"; }
 # check CONDITION-COMMAND... -- WHAT WHY-NOT: "ok: WHAT" when the command succeeds, else FAIL.
@@ -133,15 +137,31 @@ files=0; [ -e "${logs[0]}" ] && files=${#logs[@]}
 check test "$files" -eq "$RANKS" -- "the plugin wrote $files file(s), one per rank" \
   "the plugin wrote $files file(s) for $RANKS rank(s) (NCCL's profiler lines: grep -i profiler $OUT/rank0.log)"
 grep -E '^gpuclk_(job_nccl|nccl_inspector)' "$OUT/metrics_end.txt" | sed 's/^/  /'
-check test "$OWNER" = "slurm:$JOB_ID" -- "/metrics: the job's collectives under job=\"$OWNER\"" \
-  "no gpuclk_job_nccl series of slurm:$JOB_ID on /metrics (job=\"$OWNER\")"
+check grep -q "^gpuclk_nccl_inspector_files $RANKS\$" "$OUT/metrics_running.txt" -- \
+  "the service follows the $RANKS file(s)" "the service does not follow the plugin's files"
+if [ "$RANKS" -lt 2 ]; then
+  bytes=$(cat "$OUT"/inspector/*.log 2>/dev/null | wc -c)
+  echo "one rank: the plugin's file holds $bytes bytes (a one-rank communicator's collectives do not reach the profiler)"
+  [ "$FAIL" -eq 0 ] || exit 1
+  echo "skip: the job's records, series, ps, stat --job and late_rank need two GPUs or more (RANKS=$RANKS)"
+  exit 77
+fi
+# The ranks' owner as the attribution saw it: their Slurm job, or the container they run in.
+ps_owner=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(next((p['owner'] for p in d['processes'] if p['pid']==int(sys.argv[2])), ''))" \
+  "$OUT/ps_running.json" "${PIDS[0]}" 2>/dev/null)
+check test -n "$OWNER" -a "$OWNER" = "${ps_owner:-slurm:$JOB_ID}" -- "/metrics: the job's collectives under job=\"$OWNER\"" \
+  "no gpuclk_job_nccl series of the ranks' owner ${ps_owner:-slurm:$JOB_ID} on /metrics (job=\"$OWNER\")"
 check grep -q '^gpuclk_job_nccl_operations_total{.*collective="all_reduce"} [1-9]' "$OUT/metrics_end.txt" -- \
   "all-reduces counted" "no all-reduce counted"
 check grep -q '^gpuclk_nccl_inspector_errors_total 0$' "$OUT/metrics_end.txt" -- "the reader met no problem" \
   "reader problems: $(grep inspector_errors "$OUT/metrics_end.txt")"
 check grep -q "NCCL collectives" "$OUT/ps_running.txt" -- "ps shows the collectives" "ps shows no collectives"
-check grep -q "NCCL collectives" "$OUT/stat_job.txt" -- "stat --job $JOB_ID shows them" \
-  "stat --job $JOB_ID shows no collectives"
+if [ "$OWNER" = "slurm:$JOB_ID" ]; then
+  check grep -q "NCCL collectives" "$OUT/stat_job.txt" -- "stat --job $JOB_ID shows them" \
+    "stat --job $JOB_ID shows no collectives"
+else
+  echo "note: the ranks' owner is $OWNER, not a Slurm job: stat --job not checked"
+fi
 if [ -n "${LATE_RANK:-}" ] && [ "$RANKS" -ge 2 ]; then
   gpu=$((LATE_RANK % GPUS))
   check grep -q "warning: GPU $gpu (rank $LATE_RANK" "$OUT/doctor.txt" -- "doctor names rank $LATE_RANK's GPU $gpu late" \
