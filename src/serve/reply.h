@@ -30,6 +30,10 @@ class Stream {
   // The next line without its newline; nullopt when it is not ready yet (the first line waits
   // for one read of the fields it asked for: ask again in a few ms). `last`: the final line.
   virtual std::optional<std::string> next(bool& last) = 0;
+  // Moves past the next line without building it, for a reader too far behind to be sent it
+  // (socket_server.h); the line counts as sent. False when this line may not be skipped (the
+  // first, the last of a counted stream, or one not ready): the caller calls next() instead.
+  virtual bool skip_line() { return false; }
 };
 
 // What a request gets: one response line, or a stream of lines. `text`, when set, is the

@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -26,6 +28,8 @@ namespace {
 
 // A stream's first line not ready yet (it waits for its fields' first read): asked again after.
 constexpr auto kStreamRetry = std::chrono::milliseconds(5);
+// The most one pass of the poll loop spends on stream lines before it answers requests.
+constexpr auto kStreamBudget = std::chrono::milliseconds(20);
 
 sockaddr_un address_of(const std::string& path) {
   sockaddr_un addr{};
@@ -106,16 +110,17 @@ void serve_lines(Connection& c, const SocketServer::Handler& handler, Clock::tim
 
 // Writes the stream's line when it is due; the end of the stream lets waiting requests in. A
 // reader kStreamBacklog behind misses lines (not the last), and the next line it gets counts
-// them: {"...", "skipped_lines": N}.
+// them: {"...", "skipped_lines": N}. A stream that can skips them without building them.
 void step_stream(Connection& c, const SocketServer::Handler& handler, Clock::time_point now) {
   if (!c.stream || c.close_after_write || now < c.due) return;
   bool last = false;
-  auto line = c.stream->next(last);
-  if (!line) {
+  std::optional<std::string> line;
+  if (c.out.size() >= SocketServer::kStreamBacklog && c.stream->skip_line()) {
+    ++c.skipped;
+  } else if (!(line = c.stream->next(last))) {
     c.due = now + kStreamRetry;
     return;
-  }
-  if (!last && c.out.size() >= SocketServer::kStreamBacklog) {
+  } else if (!last && c.out.size() >= SocketServer::kStreamBacklog) {
     ++c.skipped;
   } else {
     if (c.skipped > 0 && !line->empty() && line->back() == '}') {
@@ -136,6 +141,26 @@ void step_stream(Connection& c, const SocketServer::Handler& handler, Clock::tim
       std::max<std::chrono::nanoseconds>(c.stream->interval(), std::chrono::milliseconds(1));
   do c.due += interval;
   while (c.due <= now);
+}
+
+// The loop's phase 1, streams: the due lines of every stream, for at most kStreamBudget; the next
+// pass starts where this one stopped (`start`), so that the requests of other clients are answered
+// between passes however many streams there are and however slow the machine.
+void step_streams(std::list<Connection>& clients, std::size_t& start,
+                  const SocketServer::Handler& handler, Clock::time_point now) {
+  const auto n = clients.size();
+  if (n == 0) return;
+  start %= n;
+  auto it = std::next(clients.begin(), static_cast<std::ptrdiff_t>(start));
+  const auto until = Clock::now() + kStreamBudget;
+  for (std::size_t k = 1; k <= n; ++k) {
+    step_stream(*it, handler, now);
+    if (++it == clients.end()) it = clients.begin();
+    if (Clock::now() >= until) {
+      start += k;
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -376,6 +401,7 @@ void SocketServer::loop() {
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
   std::vector<char> buffer(std::size_t{64} * 1024);
+  std::size_t stream_start = 0;  // where the next pass over the streams begins
   while (running_) {
     fds.clear();
     owners.clear();
@@ -395,7 +421,7 @@ void SocketServer::loop() {
       }
     }
     const auto now = Clock::now();
-    for (auto& c : clients) step_stream(c, handler_, now);
+    step_streams(clients, stream_start, handler_, now);
     if (fds[1].revents & POLLIN) accept_clients(listen_fd_, reserve_fd_, clients, now);
     std::vector<Connection*> dead;
     for (std::size_t i = 0; i < owners.size(); ++i) {

@@ -8,8 +8,11 @@
 // faults"):
 //   - a client's answers queue up to kClientBacklog; past it its further requests wait in the
 //     kernel's socket buffer (it is slowed, not dropped);
-//   - a stream whose reader falls kStreamBacklog behind is thinned: lines are skipped, and the
-//     next line written says how many ("skipped_lines");
+//   - a stream whose reader falls kStreamBacklog behind is thinned: lines are skipped (not even
+//     built, where the stream can: Stream::skip_line), and the next line written says how many
+//     ("skipped_lines");
+//   - one pass of the poll loop builds stream lines for at most 20 ms, the next pass going on
+//     where it stopped: requests are answered between passes however many streams there are;
 //   - every client's queued answers together stay under kTotalBacklog: past it, the clients
 //     furthest behind are dropped until it holds;
 //   - a uid holds at most kMaxClientsPerUid connections (root's are not capped), all uids

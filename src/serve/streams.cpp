@@ -46,6 +46,20 @@ class SampleStream final : public Stream {
 
   std::chrono::nanoseconds interval() const override { return wall_; }
 
+  // A skipped line's samples are lost to the reader, as they would be in the line: the next
+  // line's "samples" start after them. Building none of its JSON is what lets the poll thread
+  // keep up with many streams whose readers stopped reading (a line costs its samples' JSON).
+  bool skip_line() override {
+    if (sent_ == 0 || (count_ && sent_ + 1 >= count_)) return false;
+    const auto snap = sampler_.snapshot();
+    for (auto& [fast_until, slow_until] : sent_until_) {
+      fast_until = std::max(fast_until, snap.time);
+      slow_until = std::max(slow_until, snap.time);
+    }
+    ++sent_;
+    return true;
+  }
+
   std::optional<std::string> next(bool& last) override {
     const auto snap = sampler_.snapshot();
     if (sent_ == 0 && std::chrono::steady_clock::now() < give_up_waiting_ && !ready(snap))

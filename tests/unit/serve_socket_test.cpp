@@ -7,12 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "serve/socket_server.h"
 
@@ -21,18 +24,35 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// How the test's streams behave beyond their lines: what building a line costs (a sleep: the
+// service's lines cost their samples' JSON), whether a line may be skipped unbuilt, and how many
+// lines were built and skipped (for every stream of the server).
+struct StreamCosts {
+  std::chrono::milliseconds build{0};
+  bool skippable = false;
+  std::atomic<int> built{0}, skipped{0};
+};
+
 // Lines "tick N" (padded to `size` bytes), `count` of them (0: for ever); counts itself alive.
 // With `json`, each line is {"tick":N,"pad":"..."}, as the service's stream lines are objects.
 class CountingStream final : public Stream {
  public:
   CountingStream(std::atomic<int>& alive, std::chrono::nanoseconds interval, int count,
-                 std::size_t size, bool json = false)
-      : alive_(alive), interval_(interval), count_(count), size_(size), json_(json) {
+                 std::size_t size, bool json, StreamCosts& costs)
+      : alive_(alive), interval_(interval), count_(count), size_(size), json_(json), costs_(costs) {
     ++alive_;
   }
   ~CountingStream() override { --alive_; }
   std::chrono::nanoseconds interval() const override { return interval_; }
+  bool skip_line() override {
+    if (!costs_.skippable || sent_ == 0 || (count_ && sent_ + 1 >= count_)) return false;
+    ++sent_;
+    ++costs_.skipped;
+    return true;
+  }
   std::optional<std::string> next(bool& last) override {
+    std::this_thread::sleep_for(costs_.build);
+    ++costs_.built;
     ++sent_;
     last = count_ && sent_ >= count_;
     if (json_)
@@ -49,6 +69,7 @@ class CountingStream final : public Stream {
   int count_, sent_ = 0;
   std::size_t size_;
   bool json_;
+  StreamCosts& costs_;
 };
 
 class Connection {
@@ -110,6 +131,7 @@ struct Server {
   int count = 3;
   std::size_t size = 0;
   bool json_lines = false;
+  StreamCosts costs;
   std::unique_ptr<SocketServer> server;
 
   Server() {
@@ -117,8 +139,8 @@ struct Server {
     path = std::string(::mkdtemp(dir)) + "/s.sock";
     server = std::make_unique<SocketServer>(path, [this](std::string_view line, const Peer&) {
       if (line == "stream")
-        return Reply{json(),
-                     std::make_unique<CountingStream>(alive, interval, count, size, json_lines)};
+        return Reply{json(), std::make_unique<CountingStream>(alive, interval, count, size,
+                                                              json_lines, costs)};
       return Reply{json{{"echo", std::string(line)}}, nullptr};
     });
     server->start();
@@ -157,8 +179,11 @@ TEST(serve_socket, a_client_that_goes_mid_stream_is_dropped_with_its_stream) {
   EXPECT_EQ(b.line(), R"({"echo":"still there"})");
 }
 
-TEST(serve_socket, a_stream_that_is_not_read_is_thinned_and_told_the_others_go_on) {
+// The thinning below, for a stream that can skip a line without building it, then one that
+// cannot (the server builds the line and drops it).
+void not_read_is_thinned(bool skippable) {
   Server s;
+  s.costs.skippable = skippable;
   s.count = 0;
   s.interval = 1ms;
   s.size = 64 << 10;  // 64 KiB lines at 1 kHz: 64 MiB/s if nothing held them back
@@ -190,6 +215,48 @@ TEST(serve_socket, a_stream_that_is_not_read_is_thinned_and_told_the_others_go_o
   other.send("pong\n");
   EXPECT_EQ(other.line(), R"({"echo":"pong"})");
   EXPECT_EQ(s.alive.load(), 1);  // thinned, not dropped
+  if (skippable) {
+    EXPECT_GE(s.costs.skipped.load(), skipped_seen);
+    EXPECT_LT(s.costs.built.load(), previous) << "the skipped lines were built";
+  } else {
+    EXPECT_EQ(s.costs.skipped.load(), 0);
+  }
+}
+
+TEST(serve_socket, a_stream_that_is_not_read_is_thinned_and_told_the_others_go_on) {
+  not_read_is_thinned(false);
+}
+
+TEST(serve_socket, a_stream_that_can_skip_its_lines_does_not_build_those_its_reader_misses) {
+  not_read_is_thinned(true);
+}
+
+// 100 streams whose lines take 10 ms each to build, due every millisecond: one pass over them all
+// is a second. Another client's request is answered between passes of at most kStreamBudget
+// (20 ms), not after a whole one: a service with many streams still answers `gpuclk status`.
+TEST(serve_socket, requests_are_answered_between_passes_over_many_slow_streams) {
+  Server s;
+  s.count = 0;
+  s.interval = 1ms;
+  s.costs.build = 10ms;
+  std::vector<std::unique_ptr<Connection>> streams;
+  for (int i = 0; i < 100; ++i) {
+    streams.push_back(std::make_unique<Connection>(s.path));
+    streams.back()->send("stream\n");
+  }
+  std::this_thread::sleep_for(200ms);
+  Connection other(s.path);
+  auto worst = std::chrono::steady_clock::duration::zero();
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    other.send("ping\n");
+    EXPECT_EQ(other.line(), R"({"echo":"ping"})");
+    worst = std::max(worst, std::chrono::steady_clock::now() - start);
+  }
+  EXPECT_LT(worst, 500ms) << "a request waited "
+                          << std::chrono::duration_cast<std::chrono::milliseconds>(worst).count()
+                          << " ms behind the streams";
+  EXPECT_GE(s.costs.built.load(), 20);  // the streams were served too (100 lines a second)
 }
 
 }  // namespace
