@@ -5,6 +5,9 @@
 #   make deb   the Debian packages gpuclk and gpuclk-sim (build/*.deb; cmake/Package.cmake)
 PRESET ?= release
 JOBS   ?= $(shell nproc)
+# The tests mostly wait (a simulated node's time, services starting; the ci suite used half of two
+# cores at -j2): twice as many at once as there are cores.
+TEST_JOBS ?= $(shell echo $$((2 * $$(nproc))))
 BIN    := build/$(PRESET)
 # What `make run` needs: the command (which builds gpuclk-serve too) and the simulator it falls
 # back to. The tests, perf tools and fuzz replays are `make test`'s.
@@ -36,7 +39,7 @@ run: configure
 	@GPUCLK_FALLBACK_SIM=1 $(BIN)/gpuclk
 
 test: build
-	@ctest --test-dir $(BIN) --output-on-failure --no-tests=error -j $(JOBS)
+	@ctest --test-dir $(BIN) --output-on-failure --no-tests=error -j $(TEST_JOBS)
 
 # DESTDIR (a staging root) is passed on as cmake --install reads it, from the environment.
 install: configure

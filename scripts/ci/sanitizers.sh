@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 JOBS=${JOBS:-2}
+TEST_JOBS=${TEST_JOBS:-$((2 * JOBS))}  # the tests mostly wait: twice as many as the build's jobs
 STAGES=${*:-asan tsan}
 REPORTS=$PWD/build/sanitizer-reports
 rm -rf "$REPORTS"
@@ -46,7 +47,7 @@ for stage in $STAGES; do
       cmake --build build/ci -j"$JOBS"
       echo "ci build: $((SECONDS - start)) s"
       start=$SECONDS
-      ctest --test-dir build/ci -j"$JOBS" --output-on-failure --timeout 600 --repeat until-pass:2 ||
+      ctest --test-dir build/ci -j"$TEST_JOBS" --output-on-failure --timeout 600 --repeat until-pass:2 ||
         status=1
       echo "ci tests: $((SECONDS - start)) s"
       ;;
@@ -62,7 +63,7 @@ for stage in $STAGES; do
       # doctor's 20 s windows of simulated faults lost their timing (a GPU lost before the
       # window opened), so they stay in the ASan suite only.
       TSAN_TESTS='telemetry_sampler|host_child_process|event_watcher|serve|cli\.(stat|dmon)$'
-      ctest --test-dir build/tsan -j"$JOBS" -R "$TSAN_TESTS" --output-on-failure --timeout 600 \
+      ctest --test-dir build/tsan -j"$TEST_JOBS" -R "$TSAN_TESTS" --output-on-failure --timeout 600 \
         --repeat until-pass:2 || status=1
       echo "tsan tests: $((SECONDS - start)) s"
       ;;
