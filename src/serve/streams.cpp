@@ -68,9 +68,14 @@ class SampleStream final : public Stream {
     // then SIGCONT) and this thread woke before the sampler's. Its values would go out as the
     // line of now: wait for the sampler's next tick instead, up to 2 s (a sampler that stays
     // late, a driver call that hangs: then the line goes with what there is).
+    // A gap between two looks (this process was stopped, or not scheduled) starts the wait
+    // again: the sampler gets its 2 s from when this thread runs again, not from before the
+    // stop (a snapshot already late when SIGSTOP came went out as the line after SIGCONT).
     if (sampler_.now() - snap.time > 2 * sampler_.options().fast_interval) {
       const auto now = std::chrono::steady_clock::now();
-      if (!stale_since_) stale_since_ = now;
+      if (!stale_since_ || now - last_stale_look_ > std::chrono::milliseconds(500))
+        stale_since_ = now;
+      last_stale_look_ = now;
       if (now - *stale_since_ < std::chrono::seconds(2)) return std::nullopt;
     }
     stale_since_.reset();
@@ -150,6 +155,7 @@ class SampleStream final : public Stream {
   std::vector<std::size_t> positions_;
   std::chrono::nanoseconds wall_;
   std::optional<std::chrono::steady_clock::time_point> stale_since_;
+  std::chrono::steady_clock::time_point last_stale_look_;  // when next() last found it stale
   std::uint64_t count_, sent_ = 0;
   FieldSet wanted_;
   TimePoint opened_{};
