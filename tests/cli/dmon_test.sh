@@ -104,7 +104,10 @@ check; [ "$rows_gpu0" -eq 20 ] && [ "$rows_gpu2" -ge 1 ] && [ "$rows_gpu2" -le 1
 # --- Ctrl-C ends it cleanly ---
 "$GPUCLK_BIN" --sim dmon -d 0.1 >"$TEST_TMP/ctrlc.out" 2>&1 &
 pid=$!
-sleep 0.5; kill -INT $pid; wait $pid; RC=$?; OUT=$(cat "$TEST_TMP/ctrlc.out"); LAST_CMD="dmon + SIGINT"
+# Once its header is out: a background job of a script starts with SIGINT ignored, so a SIGINT
+# before dmon's handler was lost and dmon ran on (under load 0.5 s was not enough: it hung).
+for _ in $(seq "$(scaled 100)"); do grep -q "# gpu" "$TEST_TMP/ctrlc.out" && break; sleep 0.1; done
+kill -INT $pid; wait $pid; RC=$?; OUT=$(cat "$TEST_TMP/ctrlc.out"); LAST_CMD="dmon + SIGINT"
 expect_exit 0; expect_out "# gpu"
 
 # --- -f writes a file ---
