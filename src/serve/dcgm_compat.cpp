@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <span>
 
@@ -32,10 +33,15 @@ struct GpuView {
 
 using Value = std::optional<double>;
 
-// A family and how a GPU's value is computed; nullopt: no series for that GPU.
+// The dcgm-exporter releases a row is served for (a bit each).
+enum Release : unsigned { k48 = 1, k3 = 2, kBoth = k48 | k3 };
+
+// A family, how a GPU's value is computed (nullopt: no series for that GPU), and the releases
+// whose set holds it.
 struct Row {
   DcgmFamily family;
-  Value (*value)(const GpuView&);
+  Value (*value)(const GpuView&) = nullptr;
+  unsigned releases = kBoth;
 };
 
 constexpr double kMebibyte = 1024.0 * 1024.0;
@@ -136,11 +142,16 @@ Value pcie(const GpuView& v) {
   return Kilobytes ? whole(of(rate, 1.0 / 1024)) : of(rate);
 }
 
-// dcgm-exporter 4.8 (4.8.3, 4.8.4): etc/default-counters.csv's rows gpuclk serves, in its order,
-// with its types and HELP (4.8.4's file), and the rows sites commonly enable from it
-// (POWER_MGMT_LIMIT, the ECC totals, the DCP ratios beyond its three). docs/exporter.md says
-// where each was read.
-constexpr Row kRows48[] = {
+// Every row of both sets, each set's rows in its own order:
+// - dcgm-exporter 4.8 (4.8.3, 4.8.4): etc/default-counters.csv's rows gpuclk serves, with its
+//   types and HELP (4.8.4's file), and the rows sites commonly enable from it
+//   (POWER_MGMT_LIMIT, the ECC totals, the DCP ratios beyond its three);
+// - the older default counters (dcgm-exporter 2.x to 3.3): the PCIe throughput counters in KB
+//   that DCGM 4.7 removed, the energy "since boot", no POWER_MGMT_LIMIT or PCIe bytes rows, and
+//   the NVLink total left out (a counter of unstated unit there); the ECC totals and the DCP
+//   ratios sites enable, with 4.8's HELP.
+// docs/exporter.md says where each was read.
+constexpr Row kRows[] = {
     {{"DCGM_FI_DEV_SM_CLOCK", MetricType::gauge, "SM clock frequency (in MHz)."}, sm_clock},
     {{"DCGM_FI_DEV_MEM_CLOCK", MetricType::gauge, "Memory clock frequency (in MHz)."},
      memory_clock},
@@ -149,10 +160,24 @@ constexpr Row kRows48[] = {
     {{"DCGM_FI_DEV_POWER_USAGE", MetricType::gauge, "Power draw (in W)."}, power_usage},
     {{"DCGM_FI_DEV_POWER_MGMT_LIMIT", MetricType::gauge,
       "Configured power management limit (in W)."},
-     power_limit},
+     power_limit,
+     k48},
     {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
       "Total energy consumption since the driver was last reloaded (in mJ)."},
-     energy_mj},
+     energy_mj,
+     k48},
+    {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
+      "Total energy consumption since boot (in mJ)."},
+     energy_mj,
+     k3},
+    {{"DCGM_FI_DEV_PCIE_TX_THROUGHPUT", MetricType::counter,
+      "Total number of bytes transmitted through PCIe TX (in KB) via NVML."},
+     pcie<true, true>,
+     k3},
+    {{"DCGM_FI_DEV_PCIE_RX_THROUGHPUT", MetricType::counter,
+      "Total number of bytes received through PCIe RX (in KB) via NVML."},
+     pcie<false, true>,
+     k3},
     {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::counter, "Total number of PCIe retries."},
      pcie_replay},
     {{"DCGM_FI_DEV_GPU_UTIL", MetricType::gauge, "GPU utilization (in %)."}, gpu_util},
@@ -169,7 +194,8 @@ constexpr Row kRows48[] = {
      ecc_dbe},
     {{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", MetricType::gauge,
       "Aggregate NVLink throughput across all lanes (in MB/s)."},
-     nvlink_throughput},
+     nvlink_throughput,
+     k48},
     {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::gauge,
       "Ratio of time the graphics engine is active."},
      gpm_ratio<&GpmActivity::graphics>},
@@ -197,60 +223,27 @@ constexpr Row kRows48[] = {
     {{"DCGM_FI_PROF_PCIE_TX_BYTES", MetricType::gauge,
       "The rate of data transmitted over the PCIe bus - including both protocol headers and "
       "data payloads - in bytes per second."},
-     pcie<true, false>},
+     pcie<true, false>,
+     k48},
     {{"DCGM_FI_PROF_PCIE_RX_BYTES", MetricType::gauge,
       "The rate of data received over the PCIe bus - including both protocol headers and data "
       "payloads - in bytes per second."},
-     pcie<false, false>},
+     pcie<false, false>,
+     k48},
 };
 
-// The older default counters (dcgm-exporter 2.x to 3.3): the PCIe throughput counters in KB that
-// DCGM 4.7 removed, the energy "since boot", no POWER_MGMT_LIMIT or PCIe bytes rows, and the
-// NVLink total left out (a counter of unstated unit there). The ECC totals and the DCP ratios
-// sites enable, with 4.8's HELP.
-constexpr Row kRows3[] = {
-    {{"DCGM_FI_DEV_SM_CLOCK", MetricType::gauge, "SM clock frequency (in MHz)."}, sm_clock},
-    {{"DCGM_FI_DEV_MEM_CLOCK", MetricType::gauge, "Memory clock frequency (in MHz)."},
-     memory_clock},
-    {{"DCGM_FI_DEV_MEMORY_TEMP", MetricType::gauge, "Memory temperature (in C)."}, memory_temp},
-    {{"DCGM_FI_DEV_GPU_TEMP", MetricType::gauge, "GPU temperature (in C)."}, gpu_temp},
-    {{"DCGM_FI_DEV_POWER_USAGE", MetricType::gauge, "Power draw (in W)."}, power_usage},
-    {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MetricType::counter,
-      "Total energy consumption since boot (in mJ)."},
-     energy_mj},
-    {{"DCGM_FI_DEV_PCIE_TX_THROUGHPUT", MetricType::counter,
-      "Total number of bytes transmitted through PCIe TX (in KB) via NVML."},
-     pcie<true, true>},
-    {{"DCGM_FI_DEV_PCIE_RX_THROUGHPUT", MetricType::counter,
-      "Total number of bytes received through PCIe RX (in KB) via NVML."},
-     pcie<false, true>},
-    {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", MetricType::counter, "Total number of PCIe retries."},
-     pcie_replay},
-    {{"DCGM_FI_DEV_GPU_UTIL", MetricType::gauge, "GPU utilization (in %)."}, gpu_util},
-    {{"DCGM_FI_DEV_MEM_COPY_UTIL", MetricType::gauge, "Memory utilization (in %)."}, mem_copy_util},
-    {{"DCGM_FI_DEV_XID_ERRORS", MetricType::gauge, "Value of the last XID error encountered."},
-     last_xid},
-    {{"DCGM_FI_DEV_FB_FREE", MetricType::gauge, "Framebuffer memory free (in MiB)."}, fb_free},
-    {{"DCGM_FI_DEV_FB_USED", MetricType::gauge, "Framebuffer memory used (in MiB)."}, fb_used},
-    {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", MetricType::counter,
-      "Total number of single-bit volatile ECC errors."},
-     ecc_sbe},
-    {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", MetricType::counter,
-      "Total number of double-bit volatile ECC errors."},
-     ecc_dbe},
-    kRows48[16],  // the DCP ratios, GR_ENGINE_ACTIVE .. PIPE_FP16_ACTIVE
-    kRows48[17],
-    kRows48[18],
-    kRows48[19],
-    kRows48[20],
-    kRows48[21],
-    kRows48[22],
-    kRows48[23],
-};
-
-static_assert(kRows48[16].family.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" &&
-                  kRows48[23].family.name == "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
-              "kRows3 takes the DCP ratios from kRows48 by position");
+// The rows of one release, in kRows's order.
+template <Release R>
+constexpr auto rows_of() {
+  constexpr auto n = static_cast<std::size_t>(std::count_if(
+      std::begin(kRows), std::end(kRows), [](const Row& r) { return r.releases & R; }));
+  std::array<Row, n> rows{};
+  std::copy_if(std::begin(kRows), std::end(kRows), rows.begin(),
+               [](const Row& r) { return r.releases & R; });
+  return rows;
+}
+constexpr auto kRows48 = rows_of<k48>();
+constexpr auto kRows3 = rows_of<k3>();
 
 // One set: its rows and its labels' spelling.
 struct CompatSet {
@@ -260,7 +253,7 @@ struct CompatSet {
 };
 
 template <std::size_t N>
-constexpr auto families_of(const Row (&rows)[N]) {
+constexpr auto families_of(const std::array<Row, N>& rows) {
   std::array<DcgmFamily, N> families{};
   for (std::size_t i = 0; i < N; ++i) families[i] = rows[i].family;
   return families;
