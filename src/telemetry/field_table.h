@@ -428,46 +428,29 @@ template <gpu::NvLinkError E>
 constexpr const gpu::Reading<std::uint64_t>& link_error(const gpu::NvLinkCounters& c) {
   return c.errors[std::size_t(E)];
 }
-inline constexpr NvLinkField nvlink_replay{.member = &NvLinkSample::replay,
-                                           .reading = link_error<gpu::NvLinkError::replay>,
-                                           .error = true,
-                                           .key = "replay",
-                                           .query = "nvlink.errors.replay",
-                                           .metric = "gpuclk_nvlink_errors_total",
-                                           .label_value = "replay",
-                                           .help = kNvLinkErrorsHelp,
-                                           .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
-                                           .gpu_help = kNvLinkGpuErrorsHelp};
-inline constexpr NvLinkField nvlink_recovery{.member = &NvLinkSample::recovery,
-                                             .reading = link_error<gpu::NvLinkError::recovery>,
-                                             .error = true,
-                                             .key = "recovery",
-                                             .query = "nvlink.errors.recovery",
-                                             .metric = "gpuclk_nvlink_errors_total",
-                                             .label_value = "recovery",
-                                             .help = kNvLinkErrorsHelp,
-                                             .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
-                                             .gpu_help = kNvLinkGpuErrorsHelp};
-inline constexpr NvLinkField nvlink_crc{.member = &NvLinkSample::crc,
-                                        .reading = link_error<gpu::NvLinkError::crc>,
-                                        .error = true,
-                                        .key = "crc",
-                                        .query = "nvlink.errors.crc",
-                                        .metric = "gpuclk_nvlink_errors_total",
-                                        .label_value = "crc",
-                                        .help = kNvLinkErrorsHelp,
-                                        .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
-                                        .gpu_help = kNvLinkGpuErrorsHelp};
-inline constexpr NvLinkField nvlink_ecc{.member = &NvLinkSample::ecc,
-                                        .reading = link_error<gpu::NvLinkError::ecc>,
-                                        .error = true,
-                                        .key = "ecc",
-                                        .query = "nvlink.errors.ecc",
-                                        .metric = "gpuclk_nvlink_errors_total",
-                                        .label_value = "ecc",
-                                        .help = kNvLinkErrorsHelp,
-                                        .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
-                                        .gpu_help = kNvLinkGpuErrorsHelp};
+// A DL error counter's row: the family gpuclk_nvlink_errors_total, `key` its type label too.
+template <gpu::NvLinkError E>
+constexpr NvLinkField error_row(std::optional<std::uint64_t> NvLinkSample::*member,
+                                std::string_view key, std::string_view query) {
+  return {.member = member,
+          .reading = link_error<E>,
+          .error = true,
+          .key = key,
+          .query = query,
+          .metric = "gpuclk_nvlink_errors_total",
+          .label_value = key,
+          .help = kNvLinkErrorsHelp,
+          .gpu_metric = "gpuclk_gpu_nvlink_errors_total",
+          .gpu_help = kNvLinkGpuErrorsHelp};
+}
+inline constexpr NvLinkField nvlink_replay =
+    error_row<gpu::NvLinkError::replay>(&NvLinkSample::replay, "replay", "nvlink.errors.replay");
+inline constexpr NvLinkField nvlink_recovery = error_row<gpu::NvLinkError::recovery>(
+    &NvLinkSample::recovery, "recovery", "nvlink.errors.recovery");
+inline constexpr NvLinkField nvlink_crc =
+    error_row<gpu::NvLinkError::crc>(&NvLinkSample::crc, "crc", "nvlink.errors.crc");
+inline constexpr NvLinkField nvlink_ecc =
+    error_row<gpu::NvLinkError::ecc>(&NvLinkSample::ecc, "ecc", "nvlink.errors.ecc");
 inline constexpr NvLinkField nvlink_tx{
     .member = &NvLinkSample::tx_bytes,
     .reading = [](const gpu::NvLinkCounters& c) -> const gpu::Reading<std::uint64_t>& {
