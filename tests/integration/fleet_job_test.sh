@@ -11,24 +11,8 @@
 # table and CSV, its totals, and its errors: a job no node ran (exit 6), bad options (exit 2).
 set -u
 GPUCLK_BIN=${1:?usage: fleet_job_test.sh /path/to/gpuclk}
-for p in prometheus curl jq python3; do
-  command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-fleet-job.XXXXXX")
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset GPUCLK_SOCKET GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_SIM_SPEED
+source "$(dirname "$0")/fleet_lib.sh" fleet-job prometheus curl jq python3
 export GPUCLK_SIM_START=300  # warm: the poorly cooled GPU is in thermal slowdown from the start
-FAILURES=0 CHECKS=0
-fail() { FAILURES=$((FAILURES + 1)); echo "FAIL: $*" >&2; }
-check() { CHECKS=$((CHECKS + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-START=$(date +%s)
 POD_UID=7c0ffee0-1234-4abc-9def-000000004444
 
 # scenario OWNER PHASE [EXTRA]: four H100s, one process per GPU working for OWNER.
@@ -68,39 +52,14 @@ NODES=(0 1 2 3 4)
 HOT=1 HOT_GPU=2
 scenario_of() { case $1 in 1) echo "$TMP/hot.toml" ;; 3) echo "$TMP/capped.toml" ;; 4) echo "$TMP/light.toml" ;; *) echo "$TMP/job.toml" ;; esac; }
 
-declare -A INSTANCE
 for n in "${NODES[@]}"; do
   GPUCLK_SIM_STATE="$TMP/n$n.state" GPUCLK_STATE_DIR="$TMP/n$n.journal" "$GPUCLK_BIN" \
     --sim "$(scenario_of "$n")" --socket "$TMP/n$n.sock" serve --listen 127.0.0.1:0 \
     --counters-interval 1s 2>"$TMP/n$n.log" &
   PIDS+=($!)
 done
-i=0
-for n in "${NODES[@]}"; do
-  for _ in $(seq $((1200 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do
-    grep -q "metrics http://" "$TMP/n$n.log" && break
-    kill -0 "${PIDS[$i]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  i=$((i + 1))
-  port=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/n$n.log" | head -1 | sed 's/.*://')
-  [ -n "$port" ] || { echo "serve on node $n did not start: $(cat "$TMP/n$n.log")"; exit 1; }
-  INSTANCE[$n]="127.0.0.1:$port"
-done
-
-PROM_PORT=$(free_port)
-{
-  echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
-  echo "scrape_configs:"
-  echo "  - job_name: gpuclk"
-  echo "    static_configs:"
-  for n in "${NODES[@]}"; do echo "      - targets: ['${INSTANCE[$n]}']"; done
-} >"$TMP/prometheus.yml"
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
-PIDS+=($!)
-URL="http://127.0.0.1:$PROM_PORT"
-promql() { curl -sf --get "$URL/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // 0' 2>/dev/null; }
+wait_for_services "${NODES[@]}"
+start_prometheus "${NODES[@]}"
 # Every GPU booked to its job a few scrapes long, and the hot GPU's node naming it (its service
 # judges a window of samples: seconds after the job's processes are known).
 for _ in $(seq $((900 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do

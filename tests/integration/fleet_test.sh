@@ -12,25 +12,9 @@
 # naming the URL).
 set -u
 GPUCLK_BIN=${1:?usage: fleet_test.sh /path/to/gpuclk}
-for p in prometheus promtool curl jq python3; do
-  command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-fleet.XXXXXX")
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset GPUCLK_SOCKET GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_SIM_SPEED
+source "$(dirname "$0")/fleet_lib.sh" fleet prometheus promtool curl jq python3
 # Warm (5 min after power-on), so the poorly cooled GPU is in thermal slowdown from the start.
 export GPUCLK_SIM_START=300
-FAILURES=0 CHECKS=0
-fail() { FAILURES=$((FAILURES + 1)); echo "FAIL: $*" >&2; }
-check() { CHECKS=$((CHECKS + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-START=$(date +%s)
 
 # --- the scenarios: one node type, two with a fault ---
 cat >"$TMP/node.toml" <<'TOML'
@@ -74,41 +58,14 @@ on_node() { # on_node N ARGS...: gpuclk on node N's simulated GPUs and journal (
 (on_node $MISMATCHED set --app-clocks 2619,1410) >"$TMP/set.txt" 2>&1 ||
   { echo "set on node $MISMATCHED failed: $(cat "$TMP/set.txt")"; exit 1; }
 
-declare -A PORT INSTANCE
 for n in "${NODES[@]}"; do
   (on_node "$n" serve --listen 127.0.0.1:0 --interval 250ms) 2>"$TMP/n$n.log" &
   PIDS+=($!)
 done
-# Each service says when it listens; one that exits has failed. The bound is only for a hang:
-# four sanitized services starting on a loaded 2-core machine took more than 30 s.
-i=0
-for n in "${NODES[@]}"; do
-  for _ in $(seq $((1200 * ${GPUCLK_TEST_TIME_SCALE:-1}))); do
-    grep -q "metrics http://" "$TMP/n$n.log" && break
-    kill -0 "${PIDS[$i]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  i=$((i + 1))
-  PORT[$n]=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/n$n.log" | head -1 | sed 's/.*://')
-  [ -n "${PORT[$n]}" ] || { echo "serve on node $n did not start: $(cat "$TMP/n$n.log")"; exit 1; }
-  INSTANCE[$n]="127.0.0.1:${PORT[$n]}"
-done
+wait_for_services "${NODES[@]}"
 
 # --- Prometheus scrapes them ---
-PROM_PORT=$(free_port)
-{
-  echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
-  echo "scrape_configs:"
-  echo "  - job_name: gpuclk"
-  echo "    static_configs:"
-  for n in "${NODES[@]}"; do echo "      - targets: ['${INSTANCE[$n]}']"; done
-} >"$TMP/prometheus.yml"
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
-PROM_PID=$!
-PIDS+=($PROM_PID)
-URL="http://127.0.0.1:$PROM_PORT"
-promql() { curl -sf --get "$URL/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // 0' 2>/dev/null; }
+start_prometheus "${NODES[@]}"
 # Eight nodes up with their settings and findings, and a few scrapes of each in the range.
 # (Bounds only for a hang: each loop ends as soon as its condition holds; a loaded machine with
 # sanitized services needs more than the seconds an idle one does.)
