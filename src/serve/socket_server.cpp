@@ -115,12 +115,15 @@ void step_stream(Connection& c, const SocketServer::Handler& handler, Clock::tim
   if (!c.stream || c.close_after_write || now < c.due) return;
   bool last = false;
   std::optional<std::string> line;
-  if (c.out.size() >= SocketServer::kStreamBacklog && c.stream->skip_line()) {
-    ++c.skipped;
-  } else if (!(line = c.stream->next(last))) {
-    c.due = now + kStreamRetry;
-    return;
-  } else if (!last && c.out.size() >= SocketServer::kStreamBacklog) {
+  const bool behind = c.out.size() >= SocketServer::kStreamBacklog;
+  if (!behind || !c.stream->skip_line()) {
+    line = c.stream->next(last);
+    if (!line) {
+      c.due = now + kStreamRetry;
+      return;
+    }
+  }
+  if (!line || (behind && !last)) {
     ++c.skipped;
   } else {
     if (c.skipped > 0 && !line->empty() && line->back() == '}') {
