@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite with every core busy: one CPU hog per core (a busy loop at the tests' own
-# priority) runs beside ctest, RUNS times in a row. CI runs on a 2-core machine that may be
+# priority) runs beside ctest, RUNS times in a row, with as many tests at once as `make test`
+# runs (TEST_JOBS, twice the cores). CI runs on a 2-core machine that may be
 # busy; a test that fails here fails a submission at random (docs/hardening.md keeps the score).
 #   scripts/ci/under-load.sh [BUILD_DIR] [RUNS] [CTEST_ARGS...]   (default build/ci, 3 runs)
 # Exit: 0 when every run passed; the failing tests of each run are listed.
@@ -24,7 +25,7 @@ passed=0
 for run in $(seq "$RUNS"); do
   start=$SECONDS
   log=$BUILD/under-load-$run.log
-  if ctest --test-dir "$BUILD" -j "$(nproc)" --output-on-failure "$@" >"$log" 2>&1; then
+  if ctest --test-dir "$BUILD" -j "${TEST_JOBS:-$((2 * $(nproc)))}" --output-on-failure "$@" >"$log" 2>&1; then
     passed=$((passed + 1))
     echo "under-load: run $run passed ($((SECONDS - start)) s): $(grep -E 'tests passed' "$log")"
   else
