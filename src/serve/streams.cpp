@@ -70,8 +70,9 @@ class SampleStream final : public Stream {
     // late, a driver call that hangs: then the line goes with what there is).
     // A gap between two looks (this process was stopped, or not scheduled) starts the wait
     // again: the sampler gets its 2 s from when this thread runs again, not from before the
-    // stop (a snapshot already late when SIGSTOP came went out as the line after SIGCONT).
-    if (sampler_.now() - snap.time > 2 * sampler_.options().fast_interval) {
+    // stop.
+    const bool fresh = !stale(snap);
+    if (!fresh) {
       const auto now = std::chrono::steady_clock::now();
       if (!stale_since_ || now - last_stale_look_ > std::chrono::milliseconds(500))
         stale_since_ = now;
@@ -79,13 +80,27 @@ class SampleStream final : public Stream {
       if (now - *stale_since_ < std::chrono::seconds(2)) return std::nullopt;
     }
     stale_since_.reset();
+    const auto sent_until = sent_until_;
+    const auto energy_bases = energy_base_.size();
     json line{{"v", kProtocolVersion}, {"ok", true}, {"line", sent_ + 1}};
     // The sampler's time, in seconds of its time base: `t` of the samples is relative to it.
     line["time"] = std::chrono::duration<double>(snap.time.time_since_epoch()).count();
     line["gpus"] = json::array();
     for (std::size_t k = 0; k < positions_.size(); ++k) line["gpus"].push_back(gpu_line(k, snap));
-    ++sent_;
     auto text = line.dump();
+    // Stopped (SIGSTOP) or starved while it built the line from a fresh snapshot: the line
+    // would go out after the stop with the values of before it (seen with a sanitized service
+    // under load). Undone once, and the wait above begins at the next look; a line that takes
+    // that long to build every time goes out the second time. (A stop after this check, before
+    // the line's send, still sends it late: a line carries its snapshot's `time`.)
+    if (fresh && stale(snap) && !rebuilt_) {
+      sent_until_ = sent_until;
+      energy_base_.resize(energy_bases);
+      rebuilt_ = true;
+      return std::nullopt;
+    }
+    rebuilt_ = false;
+    ++sent_;
     if (count_ && sent_ >= count_) {
       last = true;
       text += '\n';
@@ -138,6 +153,11 @@ class SampleStream final : public Stream {
     if (health.lost_at) j["lost_t"] = std::chrono::duration<double>(*health.lost_at - now).count();
   }
 
+  // Older than two sampling intervals: the sampler has not ticked since (see next()).
+  bool stale(const telemetry::Snapshot& snap) const {
+    return sampler_.now() - snap.time > 2 * sampler_.options().fast_interval;
+  }
+
   // The first line waits for one read of the on-demand fields it asked for: a fast tick that
   // began after they were asked for, and a slow read after that.
   bool ready(const telemetry::Snapshot& snap) const {
@@ -156,6 +176,7 @@ class SampleStream final : public Stream {
   std::chrono::nanoseconds wall_;
   std::optional<std::chrono::steady_clock::time_point> stale_since_;
   std::chrono::steady_clock::time_point last_stale_look_;  // when next() last found it stale
+  bool rebuilt_ = false;  // the line being built was undone once (stopped mid-line)
   std::uint64_t count_, sent_ = 0;
   FieldSet wanted_;
   TimePoint opened_{};
