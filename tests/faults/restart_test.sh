@@ -17,7 +17,10 @@ export GPUCLK_SIM_SPEED=4
 BEFORE=$(sim_settings "$GOVERN_NODE")
 start_serve --sim "$GOVERN_NODE" --socket "$SOCK" -i 0 serve --listen off --govern phase || exit 1
 LAST_CMD="serve --govern phase, kill -9"
-check; wait_for 15 '[ "$(journal_gpus "$GOVERN_NODE")" == 1 ]' || fail "the governor never locked GPU 0"
+# The journal is written before the lock (journal first): wait for both, or the kill can land
+# between them (it did under ctest -j4: "GPU 0 was not locked at the kill").
+check; wait_for 15 '[ "$(journal_gpus "$GOVERN_NODE")" == 1 ] && sim_settings "$GOVERN_NODE" | grep -q "^GPU 0: locked_sm=[0-9]"' ||
+  fail "the governor never locked GPU 0"
 kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=""
 check; sim_settings "$GOVERN_NODE" | grep -q "^GPU 0: locked_sm=[0-9]" || fail "GPU 0 was not locked at the kill"
 start_serve --sim "$GOVERN_NODE" --socket "$SOCK" -i 0 serve --listen off --govern phase || exit 1
