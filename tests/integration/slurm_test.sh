@@ -146,6 +146,9 @@ KillWait=2
 InactiveLimit=0
 SlurmdTimeout=30
 SchedulerType=sched/builtin
+# Pending jobs are looked at every 2 s, not 60: a job submitted while the node was not yet back
+# (RESUME after the drain below) waited for the next pass, past the test's 30 s (CI, -j4).
+SchedulerParameters=sched_interval=2
 SlurmdParameters=config_overrides
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=4 Gres=gpu:4 State=UNKNOWN
 PartitionName=gpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
@@ -163,7 +166,8 @@ start_slurmd() {
   PIDS+=("$SLURMD_PID")
 }
 start_slurmd
-node_idle() { scontrol show node "$NODE" 2>/dev/null | grep -qE 'State=IDLE|State=MIXED'; }
+# Idle and nothing else: not +COMPLETING (an epilog still running), not +NOT_RESPONDING.
+node_idle() { scontrol show node "$NODE" 2>/dev/null | grep -qE 'State=(IDLE|MIXED) '; }
 wait_for 30 node_idle || { echo "the node did not come up"; dump_logs; cat "$TMP/slurmctld.out" "$TMP/slurmd.out"; exit 1; }
 echo "slurm up: node $NODE, slurmctld :$CTLD_PORT, slurmd :$SLURMD_PORT"
 
