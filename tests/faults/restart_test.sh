@@ -10,7 +10,8 @@
 #     `restore` returns the GPU to what it was before any grant, never to another user's.
 source "$(dirname "$0")/lib.sh" "$1"
 SOCK="$TEST_TMP/gpuclk.sock"
-GOVERN_NODE="$FIXTURES/govern-4gpu.toml"
+# The GPUs idle with a context held: the governor locks GPU 0 and keeps it locked until killed.
+GOVERN_NODE="$FIXTURES/govern-idle.toml"
 export GPUCLK_SIM_SPEED=4
 
 # --- serve --govern: kill -9, restart, SIGTERM. ---
