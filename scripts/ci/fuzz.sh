@@ -42,9 +42,13 @@ fuzz_one() {
   echo "fuzz_$t: ${runs:-?} inputs in ${SECONDS_PER_TARGET} s, nothing found"
 }
 
-# FUZZ_JOBS targets at a time (default 1; CI runs two once its other stages are done). Each
-# target's lines are printed whole, when it ends.
+# FUZZ_JOBS targets at a time (default 1). FUZZ_WIDEN_WHEN=FILE: one at a time until FILE
+# exists, then FUZZ_JOBS (CI: two once the TSan tests beside them are done). Each target's lines
+# are printed whole, when it ends.
 FUZZ_JOBS=${FUZZ_JOBS:-1}
+jobs_now() {
+  if [ -n "${FUZZ_WIDEN_WHEN:-}" ] && [ ! -e "$FUZZ_WIDEN_WHEN" ]; then echo 1; else echo "$FUZZ_JOBS"; fi
+}
 status=0
 pids=() logs=()
 finish_oldest() {
@@ -54,7 +58,12 @@ finish_oldest() {
   pids=("${pids[@]:1}") logs=("${logs[@]:1}")
 }
 for t in "${TARGETS[@]}"; do
-  [ ${#pids[@]} -lt "$FUZZ_JOBS" ] || finish_oldest
+  # Waits for the oldest to end; with room (FUZZ_WIDEN_WHEN appeared meanwhile) starts at once.
+  while [ ${#pids[@]} -ge "$(jobs_now)" ]; do
+    if [ ${#pids[@]} -gt 0 ] && ! kill -0 "${pids[0]}" 2>/dev/null; then finish_oldest; continue; fi
+    [ ${#pids[@]} -lt "$FUZZ_JOBS" ] || { finish_oldest; continue; }
+    sleep 1
+  done
   log=$(mktemp)
   fuzz_one "$t" >"$log" 2>&1 &
   pids+=($!) logs+=("$log")
