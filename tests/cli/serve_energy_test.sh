@@ -55,8 +55,15 @@ for run in 1 2; do
   OUT=$(cat "$TEST_TMP/stat.json"); LAST_CMD="stat -- sleep 2 through the service, run $run"
   expect_json '.sampling.sampled_by' "gpuclk serve"
   expect_json '.gpus[0].energy_source' "energy counter"
-  check; jq -e '.gpus[0] | (.energy_j - .simulator_energy_j | fabs) <= 0.01 * .simulator_energy_j + 1' \
-    <<<"$OUT" >/dev/null || fail "energy off the simulator's: $(jq -c '.gpus[0] | [.energy_j, .simulator_energy_j]' <<<"$OUT")"
+  # Each edge is the service's time when it answered; its counter read comes on a slow thread a
+  # wake-up later, and the counter at the edge is shared out over that gap by the power readings.
+  # A swing of the load within it (up to 700 - 75 W) is missed: on a loaded machine (under-load,
+  # lateness p99 7 ms) 202.6 J against 198.5 J. So each edge may be off by the swing over the
+  # service's own lateness p99 (at least 1 ms), beside 1 % + 1 J; the power readings' integral,
+  # the bug this guards, was 14 % off.
+  check; jq -e '(([.sampling.lateness_p99_ms, 1] | max) / 1000 * 625 * 2) as $edges | .gpus[0] |
+      (.energy_j - .simulator_energy_j | fabs) <= 0.01 * .simulator_energy_j + 1 + $edges' \
+    <<<"$OUT" >/dev/null || fail "energy off the simulator's: $(jq -c '[.gpus[0].energy_j, .gpus[0].simulator_energy_j, .sampling.lateness_p99_ms]' <<<"$OUT")"
 done
 stop_serve
 finish
