@@ -66,6 +66,10 @@ wait_for() {
 # Half of each rank's lines, and a line cut in two: 10 records per rank read, no error.
 copy_job late_rank_4gpu "$NCCL/4242" 10
 wait_for '"records":40'
+# The simulated ranks' pids exist only in the service's attribution, whose first pass may come
+# after the reader's first poll: until then the job is "process 41000" (/proc's answer, as for a
+# pid of no Slurm job), and each poll re-resolves it (on a node, /proc's cgroup names the job).
+wait_for '"owner":"slurm:4242"'
 OUT=$(collectives)
 LAST_CMD="collectives after half the lines"
 expect_json '.errors' 0
