@@ -29,6 +29,9 @@ files is one of four kinds, and a block that is none of them fails the check:
       it keeps the written one).
     - `mask=/REGEX/[,/REGEX/...]`: what a REGEX's groups match (all it matches, without groups)
       compares equal to anything: for figures that are noise by nature, as a spread of runs.
+    - `vary=/REGEX/[,/REGEX/...]`: lines whose number varies from run to run (a screen's graph
+      rows, which give way to one more finding): the lines a REGEX matches are left out on both
+      sides before comparing; the block keeps them as written (`--update` writes them as run).
     - `continues`: runs on the node, journal and /tmp of the file's previous example block.
     - `screen=COLSxROWS`: the block's last command is a full-screen program (top, nvtop): run in
       a tmux pane of that size, its screen is captured once it has stopped changing (but for
@@ -146,8 +149,8 @@ def parse_marker(line):
         for word in inner.split():
             key, _, value = word.partition("=")
             options[key] = value
-        unknown = set(options) - {"lines", "tolerance", "mask", "continues", "screen", "needs",
-                                  "timeout", "recorded-by", "live"}
+        unknown = set(options) - {"lines", "tolerance", "mask", "vary", "continues", "screen",
+                                  "needs", "timeout", "recorded-by", "live"}
         if unknown:
             raise DocError(f"unknown example option(s) {', '.join(sorted(unknown))}")
         return Marker("example", env.strip(), options)
@@ -633,6 +636,7 @@ class Example:
     block: Block
     tolerance: tuple | None
     masks: list
+    vary: list  # lines left out of the comparison (`vary=`)
     chain: list  # the blocks that run on one node, this one among them (`continues`)
     result: tuple | None = None  # (commands, output per command), or DocError
     seconds: float = 0
@@ -708,7 +712,8 @@ class FileCheck:
         else:
             chain = []
         masks = parse_masks(marker.options["mask"], where) if "mask" in marker.options else []
-        example = Example(where, block, tolerance, masks, chain)
+        vary = parse_masks(marker.options["vary"], where) if "vary" in marker.options else []
+        example = Example(where, block, tolerance, masks, vary, chain)
         chain.append(example)
         self.examples.append(example)
 
@@ -725,7 +730,10 @@ class FileCheck:
             cmds, got = ex.result
             new_body, same = [], True
             for cmd, out in zip(cmds, got):
-                if outputs_match(cmd.output, out, ex.tolerance, ex.masks) and not REFRESH:
+                def steady(lines):
+                    return [x for x in lines if not any(v.search(x) for v in ex.vary)]
+                if outputs_match(steady(cmd.output), steady(out), ex.tolerance,
+                                 ex.masks) and not REFRESH:
                     out = cmd.output  # equal up to masked values and the tolerance: keep it
                 else:
                     same = False

@@ -2,7 +2,8 @@
 # scripts/doc-examples.py, which generates and checks every example of README.md and docs/*.md
 # (ctest docs.examples runs it on them), on small documents of its own: a stale figure fails with
 # a diff naming the block and --update rewrites it; in an example with a tolerance a figure within
-# it passes and one beyond it fails (295 W where the command gives more); excerpts (`lines=`),
+# it passes and one beyond it fails (295 W where the command gives more); lines left out of the
+# comparison (`vary=`); excerpts (`lines=`),
 # a block continuing the previous one's node, a background command, quotes of recorded output, an
 # example a test records (--recorded), and blocks that are neither examples nor marked as
 # something else. Then the README's list of simulator scenarios against the scenarios --sim knows.
@@ -54,6 +55,28 @@ expect_exit 0; check; grep -qE "^ +0 +$near " "$D/tolerance.md" || fail "--updat
 sed -i -E "s/^( +0 +)$near /\\1295 /" "$D/tolerance.md"
 docs "$D/tolerance.md"
 expect_exit 1; expect_out "-    0    295 "
+
+# --- vary=: lines whose number varies (a screen's graph rows) are left out of the comparison on
+# both sides; the block keeps them as written, and the other lines still count ---
+cat >"$D/vary.md" <<EOF
+<!-- example vary=/^row/ -->
+$FENCE
+\$ printf 'head\\nrow 1\\nrow 2\\ntail\\n'
+head
+row 1
+tail
+$FENCE
+EOF
+cp "$D/vary.md" "$D/vary.orig"
+docs "$D/vary.md"
+expect_exit 0; expect_err "vary.md: 1 example(s) run"
+check; cmp -s "$D/vary.md" "$D/vary.orig" || fail "a passing check changed the block"
+sed -e 's| vary=/^row/ | |' "$D/vary.orig" >"$D/novary.md"
+docs "$D/novary.md"
+expect_exit 1; expect_out "+row 2"
+sed -e 's/^tail$/TAIL/' "$D/vary.orig" >"$D/vary.md"
+docs "$D/vary.md"
+expect_exit 1; expect_out "-TAIL"
 
 # --- an excerpt; a block on the node of the one before; a background command's output ---
 cat >"$D/flow.md" <<EOF
