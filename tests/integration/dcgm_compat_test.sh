@@ -13,25 +13,11 @@
 # --metrics-compat value exits 2 naming the value and the valid one.
 set -u
 GPUCLK_BIN=${1:?usage: dcgm_compat_test.sh /path/to/gpuclk}
-for p in prometheus promtool curl jq python3; do
-  command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
+source "$(dirname "$0")/lib.sh" dcgm-compat prometheus promtool curl jq python3
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 DASHBOARD="$ROOT/tests/integration/fixtures/dcgm-exporter-dashboard.json"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-dcgm-compat.XXXXXX")
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
 export GPUCLK_SIM_START=5 GPUCLK_SIM_SPEED=1
-unset GPUCLK_SOCKET GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO NODE_NAME
-FAILURES=0 CHECKS=0
-fail() { FAILURES=$((FAILURES + 1)); echo "FAIL: $*" >&2; }
-check() { CHECKS=$((CHECKS + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+unset NODE_NAME
 
 # --- a bad value: exit 2, the value and the valid one named, nothing started ---
 for bad in dcgm prometheus DCGM-EXPORTER; do

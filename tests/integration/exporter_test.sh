@@ -10,26 +10,11 @@
 # per-GPU series, --metrics-detail gpu, to be checked against the truth).
 set -u
 GPUCLK_BIN=${1:?usage: exporter_test.sh /path/to/gpuclk}
-for p in prometheus promtool curl jq python3; do
-  command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
+source "$(dirname "$0")/lib.sh" exporter prometheus promtool curl jq python3
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-exporter.XXXXXX")
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
 # 5 s after power-on, in the scenarios' GEMM phase, where the clock event reasons of a loaded
 # node are active.
 export GPUCLK_SIM_START=5
-unset GPUCLK_SOCKET GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO
-FAILURES=0 CHECKS=0
-fail() { FAILURES=$((FAILURES + 1)); echo "FAIL: $*" >&2; }
-check() { CHECKS=$((CHECKS + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # --- three nodes ---
 SCENARIOS=(default misconfigured a100)

@@ -1,23 +1,7 @@
-# What the fleet tests share (fleet_test.sh, fleet_job_test.sh): a folder for the test, its
-# processes stopped at exit, checks counted, the simulated nodes' services and a real Prometheus
-# scraping them. Sourced as `source fleet_lib.sh NAME TOOL...`: skips (77) when a TOOL is missing.
-# TMP: the test's folder; PIDS: what cleanup stops; START: the test's start (date +%s).
-for p in "${@:2}"; do
-  command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuclk-$1.XXXXXX")
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset GPUCLK_SOCKET GPUCLK_NVML_LIB GPUCLK_SIM_SCENARIO GPUCLK_SIM_SPEED
-FAILURES=0 CHECKS=0
-fail() { FAILURES=$((FAILURES + 1)); echo "FAIL: $*" >&2; }
-check() { CHECKS=$((CHECKS + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# What the fleet tests share (fleet_test.sh, fleet_job_test.sh): lib.sh's folder, processes and
+# checks, then the simulated nodes' services and a real Prometheus scraping them. Sourced as
+# `source fleet_lib.sh NAME TOOL...` (lib.sh's arguments). START: the test's start (date +%s).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 START=$(date +%s)
 
 # wait_for_services N...: node N's service (PIDS, in NODES' order from the first) is listening:
